@@ -1,0 +1,285 @@
+//! Offload annotations: for one CPU function, its accelerator equivalent, the split type of
+//! each argument and of the result, whether it can run in pieces, and cost estimators.
+//!
+//! This is the public API for annotators: the project annotates its array library with it,
+//! and a user annotates their own function from a notebook cell the same way:
+//!
+//! ```
+//! use bach_runtime::{oa, split, Session, Value};
+//! let softplus = oa("softplus")
+//!     .cpu(|_ctx, args| {
+//!         let x = args[0].array::<f64>("softplus")?;
+//!         Ok(Value::from(x.mapv(|v| (1.0 + v.exp()).ln())))
+//!     })
+//!     .build();
+//! let session = Session::new();
+//! let x = session.source(Value::from(ndarray::arr1(&[0.0, 1.0]).into_dyn()), "x");
+//! let y = softplus.call(&[&x]).unwrap();
+//! let out = y.eval().unwrap();
+//! assert!((out.array::<f64>().unwrap()[[1]] - 1.3132616875182228).abs() < 1e-15);
+//! ```
+
+use std::fmt;
+use std::ops::Range;
+use std::sync::Arc;
+
+use crate::device::DeviceProfile;
+use crate::error::{BachError, Result};
+use crate::session::Lazy;
+use crate::split::{self, SplitRef};
+use crate::value::{Meta, Value, ValueRef};
+
+/// What a kernel is told about the piece it computes.
+#[derive(Clone, Debug)]
+pub struct OpCtx<'a> {
+    /// Meta of the whole result (not of the piece).
+    pub meta: &'a Meta,
+    /// Rows of the split dimension this piece covers (the whole range when run whole).
+    pub rows: Range<usize>,
+    /// Index of the piece within its stage.
+    pub piece: usize,
+}
+
+/// The CPU implementation of an op: piece arguments in, piece result out.
+pub type CpuKernel = Arc<dyn Fn(&OpCtx<'_>, &[ValueRef<'_>]) -> Result<Value> + Send + Sync>;
+/// Result meta from argument metas; errors here are errors at the line of the call.
+pub type ShapeRule = Arc<dyn Fn(&[Meta]) -> Result<Meta> + Send + Sync>;
+/// Estimated seconds to run the op once over whole values on a device.
+pub type Estimator = Arc<dyn Fn(&[Meta], &Meta, &DeviceProfile) -> f64 + Send + Sync>;
+
+/// The accelerator slot of an annotation: kernel source for the accelerator library. The
+/// CUDA device compiles `source` (CUDA C) with NVRTC and launches `entry`.
+#[derive(Clone, Debug)]
+pub struct AcceleratorKernel {
+    pub entry: String,
+    pub source: String,
+}
+
+/// What kind of node an annotation makes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OpKind {
+    /// A computation over its arguments.
+    Compute,
+    /// An allocation (`oa_alloc`): no arguments, created on the device of its first user.
+    Alloc,
+    /// A value the user handed in; it lives on the CPU.
+    Source,
+}
+
+/// One annotated function. Build with [`oa`] or [`oa_alloc`].
+pub struct Annotation {
+    pub(crate) name: String,
+    pub(crate) kind: OpKind,
+    pub(crate) cpu: CpuKernel,
+    pub(crate) accelerator: Option<AcceleratorKernel>,
+    pub(crate) args: Vec<SplitRef>,
+    pub(crate) result: SplitRef,
+    pub(crate) splittable: bool,
+    pub(crate) shape: ShapeRule,
+    pub(crate) estimator: Option<Estimator>,
+    pub(crate) cpu_only_reason: Option<String>,
+}
+
+impl fmt::Debug for Annotation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Annotation")
+            .field("name", &self.name)
+            .field("kind", &self.kind)
+            .field("args", &self.args)
+            .field("result", &self.result)
+            .field("splittable", &self.splittable)
+            .field("accelerator", &self.accelerator.as_ref().map(|k| &k.entry))
+            .finish()
+    }
+}
+
+impl Annotation {
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+    pub fn kind(&self) -> OpKind {
+        self.kind
+    }
+    pub fn splittable(&self) -> bool {
+        self.splittable
+    }
+    pub fn accelerator(&self) -> Option<&AcceleratorKernel> {
+        self.accelerator.as_ref()
+    }
+    pub fn result_split(&self) -> &SplitRef {
+        &self.result
+    }
+    /// Why this op never leaves the CPU, when it never does.
+    pub fn cpu_only_reason(&self) -> Option<&str> {
+        self.cpu_only_reason.as_deref()
+    }
+    /// Run the CPU implementation.
+    pub fn run_cpu(&self, ctx: &OpCtx<'_>, args: &[ValueRef<'_>]) -> Result<Value> {
+        (self.cpu)(ctx, args)
+    }
+    pub fn estimate(&self, args: &[Meta], result: &Meta, device: &DeviceProfile) -> Option<f64> {
+        self.estimator.as_ref().map(|e| e(args, result, device))
+    }
+
+    /// Add a node calling this op on `args` to their session's graph. Shapes and dtypes are
+    /// checked now: a mismatch is an error here, not at evaluation.
+    pub fn call(self: &Arc<Self>, args: &[&Lazy]) -> Result<Lazy> {
+        let first = args
+            .first()
+            .ok_or_else(|| BachError::invalid(&self.name, "an op needs at least one argument (use oa_alloc for allocations)"))?;
+        first.session().add_node(self, args)
+    }
+
+    /// The result's meta for these argument metas (the shape rule).
+    pub fn result_meta(&self, args: &[Meta]) -> Result<Meta> {
+        if self.kind == OpKind::Compute && args.len() != self.args.len() {
+            return Err(BachError::invalid(
+                &self.name,
+                format!("takes {} argument(s), got {}", self.args.len(), args.len()),
+            ));
+        }
+        (self.shape)(args)
+    }
+
+    /// Split types of the arguments of one call. A `rows` argument that does not span the
+    /// result's first axis (it is broadcast along it, or the result has none) is handed
+    /// whole to every piece instead.
+    pub fn resolve_splits(&self, args: &[Meta], result: &Meta) -> Vec<SplitRef> {
+        let elementwise = self.result.key() == "rows";
+        self.args
+            .iter()
+            .zip(args)
+            .map(|(declared, meta)| {
+                let spans = meta.ndim() == result.ndim() && meta.ndim() > 0 && meta.shape[0] == result.shape[0];
+                if declared.key() == "rows" && (meta.ndim() == 0 || (elementwise && !spans)) {
+                    split::broadcast()
+                } else {
+                    declared.clone()
+                }
+            })
+            .collect()
+    }
+}
+
+/// Builder for an [`Annotation`].
+pub struct AnnotationBuilder {
+    a: Annotation,
+    args_set: bool,
+}
+
+/// Annotate a function: `oa(name).cpu(kernel)...build()`. Defaults: one `rows` argument,
+/// `rows` result, splittable, result meta equal to the first argument's.
+pub fn oa(name: impl Into<String>) -> AnnotationBuilder {
+    AnnotationBuilder::new(name.into(), OpKind::Compute)
+}
+
+/// Annotate an allocation: no arguments; the kernel fills `ctx.rows` of a value of meta
+/// `ctx.meta`. The node is created on the device of its first user.
+pub fn oa_alloc(name: impl Into<String>) -> AnnotationBuilder {
+    let mut b = AnnotationBuilder::new(name.into(), OpKind::Alloc);
+    b.a.args = vec![];
+    b.args_set = true;
+    b
+}
+
+impl AnnotationBuilder {
+    fn new(name: String, kind: OpKind) -> Self {
+        let n = name.clone();
+        AnnotationBuilder {
+            a: Annotation {
+                name,
+                kind,
+                cpu: Arc::new(move |_, _| Err(BachError::invalid(&n, "no CPU implementation was annotated"))),
+                accelerator: None,
+                args: vec![split::rows()],
+                result: split::rows(),
+                splittable: true,
+                shape: Arc::new(|args: &[Meta]| {
+                    args.first().cloned().ok_or_else(|| BachError::invalid("shape", "no argument to take the shape from"))
+                }),
+                estimator: None,
+                cpu_only_reason: None,
+            },
+            args_set: false,
+        }
+    }
+    /// The CPU implementation.
+    pub fn cpu(mut self, f: impl Fn(&OpCtx<'_>, &[ValueRef<'_>]) -> Result<Value> + Send + Sync + 'static) -> Self {
+        self.a.cpu = Arc::new(f);
+        self
+    }
+    /// The accelerator implementation (CUDA C source and its entry point).
+    pub fn accelerator(mut self, entry: impl Into<String>, source: impl Into<String>) -> Self {
+        self.a.accelerator = Some(AcceleratorKernel { entry: entry.into(), source: source.into() });
+        self
+    }
+    /// Split types of the arguments, in order.
+    pub fn args(mut self, splits: impl IntoIterator<Item = SplitRef>) -> Self {
+        self.a.args = splits.into_iter().collect();
+        self.args_set = true;
+        self
+    }
+    /// Split type of the result.
+    pub fn result(mut self, split: SplitRef) -> Self {
+        self.a.result = split;
+        self
+    }
+    /// The op needs whole values: it never runs in pieces.
+    pub fn unsplittable(mut self) -> Self {
+        self.a.splittable = false;
+        self.a.result = split::unsplittable();
+        self
+    }
+    /// How the result's meta follows from the arguments' (also where shapes are checked).
+    pub fn shape(mut self, f: impl Fn(&[Meta]) -> Result<Meta> + Send + Sync + 'static) -> Self {
+        self.a.shape = Arc::new(f);
+        self
+    }
+    /// Cost estimator: seconds for one whole run on a device.
+    pub fn estimate(mut self, f: impl Fn(&[Meta], &Meta, &DeviceProfile) -> f64 + Send + Sync + 'static) -> Self {
+        self.a.estimator = Some(Arc::new(f));
+        self
+    }
+    /// This op stays on the CPU, and the plan says why (e.g. a Rust closure).
+    pub fn cpu_only(mut self, reason: impl Into<String>) -> Self {
+        self.a.cpu_only_reason = Some(reason.into());
+        self.a.accelerator = None;
+        self
+    }
+    pub fn build(self) -> Arc<Annotation> {
+        let _ = self.args_set;
+        Arc::new(self.a)
+    }
+}
+
+/// The annotation of values handed in by the user.
+pub(crate) fn source_annotation(name: &str) -> Arc<Annotation> {
+    let mut b = AnnotationBuilder::new(name.to_string(), OpKind::Source);
+    b.a.args = vec![];
+    b.a.splittable = false;
+    b.a.result = split::rows();
+    b.build()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::value::DType;
+
+    #[test]
+    fn broadcast_args_are_not_split() {
+        let add = oa("add").args([split::rows(), split::rows()]).build();
+        let res = Meta::new(DType::F64, [4, 3]);
+        let splits = add.resolve_splits(&[Meta::new(DType::F64, [4, 3]), Meta::new(DType::F64, [3])], &res);
+        assert_eq!(splits[0].key(), "rows");
+        assert_eq!(splits[1].key(), "broadcast");
+        let scalar = add.resolve_splits(&[Meta::new(DType::F64, [4, 3]), Meta::new(DType::F64, [])], &res);
+        assert_eq!(scalar[1].key(), "broadcast");
+    }
+
+    #[test]
+    fn wrong_arity_is_an_error() {
+        let f = oa("f").build();
+        assert!(f.result_meta(&[]).is_err());
+    }
+}

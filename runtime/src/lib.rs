@@ -1,0 +1,30 @@
+//! # Bach runtime
+//!
+//! A lazy offload runtime after *Offload Annotations* (Yuan et al., USENIX ATC 2020).
+//! Calls of annotated functions add nodes to one task graph per [`Session`]; evaluating a
+//! value plans the part of the graph it needs ([`plan::plan`], a pure function), then the
+//! executor runs the plan in pieces on the session's devices and records a [`trace`].
+//!
+//! Layers, each printable and testable alone: graph (what) -> [`Plan`] (where and how) ->
+//! executor (do it) -> [`trace::Trace`] (what happened).
+
+pub mod annotation;
+pub mod cost;
+pub mod device;
+pub mod error;
+mod exec;
+pub mod plan;
+pub mod session;
+pub mod split;
+pub mod trace;
+pub mod value;
+
+pub use annotation::{oa, oa_alloc, AcceleratorKernel, Annotation, AnnotationBuilder, OpCtx, OpKind};
+pub use cost::{CostModel, Policy};
+pub use device::{CpuDevice, Device, DeviceId, DeviceKind, DeviceProfile, Devices, CPU};
+pub use error::{BachError, Result};
+pub use exec::{piece_ranges, span};
+pub use plan::{Plan, Stage, Step, Transfer};
+pub use session::{current, global, with_session, Config, Lazy, NodeInfo, Session};
+pub use split::{SplitRef, SplitType};
+pub use value::{DType, Element, Meta, Value, ValueRef};

@@ -1,0 +1,370 @@
+//! The planner: a pure function of (graph part, cost model, device profiles, policy) to a
+//! [`Plan`]. It sees metas, split types and where values live, never their data, so a plan
+//! can be printed and tested for devices this machine does not have.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::Arc;
+
+use crate::annotation::{Annotation, OpKind};
+use crate::cost::{CostModel, Policy};
+use crate::device::{DeviceId, DeviceKind, DeviceProfile, CPU};
+use crate::error::{BachError, Result};
+use crate::split::SplitRef;
+use crate::value::Meta;
+
+/// One node of the part of the graph an evaluation needs.
+#[derive(Clone)]
+pub struct PartNode {
+    pub id: u64,
+    pub op: Arc<Annotation>,
+    /// Indices (into the part) of the arguments; empty for evaluated nodes.
+    pub inputs: Vec<usize>,
+    pub arg_splits: Vec<SplitRef>,
+    pub meta: Meta,
+    pub cell: u64,
+    /// Where the value already is, for nodes evaluated earlier (the part's boundary).
+    pub materialized: Option<DeviceId>,
+    /// Asked for by the evaluation.
+    pub target: bool,
+}
+
+/// The nodes an evaluation needs, in topological order (arguments before users).
+#[derive(Clone, Default)]
+pub struct GraphPart {
+    pub nodes: Vec<PartNode>,
+}
+
+impl GraphPart {
+    /// Length of the dimension node `i` runs its pieces along, when it can run in pieces.
+    pub fn split_len(&self, i: usize) -> Option<usize> {
+        let n = &self.nodes[i];
+        if n.materialized.is_some() || !n.op.splittable() {
+            return None;
+        }
+        match n.op.kind() {
+            OpKind::Source => None,
+            OpKind::Alloc => {
+                let r = n.op.result_split();
+                if r.splittable() { r.size(&n.meta) } else { None }
+            }
+            OpKind::Compute => n
+                .arg_splits
+                .iter()
+                .zip(&n.inputs)
+                .find_map(|(s, &u)| if s.splittable() { s.size(&self.nodes[u].meta) } else { None }),
+        }
+    }
+}
+
+/// One op of the plan.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Step {
+    /// Index of the node in the graph part.
+    pub node: usize,
+    pub id: u64,
+    pub op: String,
+    pub meta: Meta,
+    pub cell: u64,
+    pub device: DeviceId,
+    pub stage: usize,
+    /// Why it was placed there.
+    pub reason: String,
+    /// Estimated seconds over the whole value.
+    pub estimate_s: f64,
+}
+
+/// Ops that run together: with a split length, every piece goes through all of them before
+/// the next piece starts; without, the single op runs once over whole values.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Stage {
+    pub device: DeviceId,
+    pub split_len: Option<usize>,
+    pub piece_rows: usize,
+    pub pieces: usize,
+    /// Indices into `Plan::steps`, in execution order.
+    pub steps: Vec<usize>,
+    /// Nodes (part indices) whose pieces are merged at the end of the stage.
+    pub outputs: Vec<usize>,
+    /// The stage's data does not fit the device's memory and is streamed through it.
+    pub paged: bool,
+}
+
+/// A copy of a value between devices.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Transfer {
+    pub node: usize,
+    pub id: u64,
+    pub from: DeviceId,
+    pub to: DeviceId,
+    pub bytes: usize,
+    /// The stage that needs it (`None`: the result going back to the host at the end).
+    pub stage: Option<usize>,
+}
+
+/// Where a lazy allocation is created.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Allocation {
+    pub node: usize,
+    pub id: u64,
+    pub op: String,
+    pub device: DeviceId,
+    /// The node whose device decided it.
+    pub first_user: Option<u64>,
+}
+
+/// Where and how an evaluation runs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Plan {
+    pub steps: Vec<Step>,
+    pub stages: Vec<Stage>,
+    pub transfers: Vec<Transfer>,
+    pub allocations: Vec<Allocation>,
+    pub devices: Vec<DeviceProfile>,
+    pub policy: Policy,
+    pub notes: Vec<String>,
+}
+
+impl Plan {
+    /// The step of node `id`, if the plan runs it.
+    pub fn step_of(&self, id: u64) -> Option<&Step> {
+        self.steps.iter().find(|s| s.id == id)
+    }
+    pub fn total_pieces(&self) -> usize {
+        self.stages.iter().map(|s| s.pieces).sum()
+    }
+}
+
+/// Plan the evaluation of `part`'s targets.
+pub fn plan(part: &GraphPart, cost: &CostModel, devices: &[DeviceProfile], policy: Policy, memory_cap: Option<u64>) -> Result<Plan> {
+    if devices.first().map(|d| d.kind) != Some(DeviceKind::Cpu) {
+        return Err(BachError::invalid("plan", "the first device must be the CPU"));
+    }
+    let n = part.nodes.len();
+    let accel = match policy {
+        Policy::Greedy => devices.iter().find(|d| d.kind != DeviceKind::Cpu),
+        Policy::CpuOnly => None,
+    };
+    let budget = |d: &DeviceProfile| -> Option<u64> {
+        d.memory_bytes.map(|m| {
+            let m = memory_cap.map_or(m, |c| c.min(m));
+            (m as f64 * cost.accelerator_memory_fraction) as u64
+        })
+    };
+    let mut notes = Vec::new();
+    let mut consumers: Vec<Vec<usize>> = vec![vec![]; n];
+    for (i, node) in part.nodes.iter().enumerate() {
+        for &u in &node.inputs {
+            consumers[u].push(i);
+        }
+    }
+
+    // 1. Placement: computations first, then each allocation on its first user's device.
+    let mut device: Vec<DeviceId> = vec![CPU; n];
+    let mut reason: Vec<String> = vec![String::new(); n];
+    for (i, node) in part.nodes.iter().enumerate() {
+        if let Some(d) = node.materialized {
+            device[i] = d;
+            continue;
+        }
+        if node.op.kind() != OpKind::Compute {
+            continue;
+        }
+        (device[i], reason[i]) = match (accel, node.op.accelerator(), node.op.cpu_only_reason()) {
+            (_, _, Some(why)) => (CPU, why.to_string()),
+            (None, _, _) if policy == Policy::CpuOnly => (CPU, "policy cpu".into()),
+            (None, _, _) => (CPU, "no accelerator present".into()),
+            (Some(_), None, _) => (CPU, "no accelerator version".into()),
+            (Some(a), Some(_), _) => {
+                let whole: usize = node.inputs.iter().map(|&u| part.nodes[u].meta.bytes()).sum::<usize>() + node.meta.bytes();
+                match budget(a) {
+                    Some(b) if !node.op.splittable() && whole as u64 > b => {
+                        notes.push(format!("#{} {} needs {} whole, more than the {} budget of {}: runs on the CPU", node.id, node.op.name(), bytes(whole), bytes(b as usize), a.name));
+                        (CPU, "does not fit accelerator memory".into())
+                    }
+                    _ => (a.id, "accelerator version (greedy)".into()),
+                }
+            }
+        };
+    }
+    let mut allocations = Vec::new();
+    for (i, node) in part.nodes.iter().enumerate() {
+        if node.materialized.is_none() && node.op.kind() == OpKind::Alloc {
+            let first = consumers[i].iter().copied().find(|&c| part.nodes[c].materialized.is_none());
+            device[i] = first.map_or(CPU, |c| device[c]);
+            reason[i] = match first {
+                Some(c) => format!("allocated where its first user #{} runs", part.nodes[c].id),
+                None => "allocation with no user: on the host".into(),
+            };
+            allocations.push(Allocation { node: i, id: node.id, op: node.op.name().to_string(), device: device[i], first_user: first.map(|c| part.nodes[c].id) });
+        }
+    }
+
+    // 2. Stages: a node joins its producer's stage when pieces can flow between them
+    //    unmerged (same device, same split length, matching split types).
+    let split_len: Vec<Option<usize>> = (0..n).map(|i| part.split_len(i)).collect();
+    let mut level = vec![0usize; n];
+    let mut stage_of: Vec<Option<usize>> = vec![None; n];
+    let mut stages: Vec<(usize, Stage)> = Vec::new();
+    let mut open: HashMap<(usize, DeviceId, usize), usize> = HashMap::new();
+    for (i, node) in part.nodes.iter().enumerate() {
+        if node.materialized.is_some() {
+            continue;
+        }
+        let mut lv = 0;
+        for (k, &u) in node.inputs.iter().enumerate() {
+            if part.nodes[u].materialized.is_some() {
+                continue;
+            }
+            let joinable = split_len[i].is_some()
+                && split_len[u] == split_len[i]
+                && device[u] == device[i]
+                && node.arg_splits[k].splittable()
+                && part.nodes[u].op.result_split().key() == node.arg_splits[k].key();
+            lv = lv.max(if joinable { level[u] } else { level[u] + 1 });
+        }
+        level[i] = lv;
+        let new_stage = |stages: &mut Vec<(usize, Stage)>| {
+            stages.push((lv, Stage { device: device[i], split_len: split_len[i], piece_rows: 0, pieces: 1, steps: vec![], outputs: vec![], paged: false }));
+            stages.len() - 1
+        };
+        let s = match split_len[i] {
+            Some(len) => *open.entry((lv, device[i], len)).or_insert_with(|| new_stage(&mut stages)),
+            None => new_stage(&mut stages),
+        };
+        stage_of[i] = Some(s);
+    }
+    // Execution order: by level, then creation.
+    let mut order: Vec<usize> = (0..stages.len()).collect();
+    order.sort_by_key(|&s| stages[s].0);
+    let mut renum = vec![0; stages.len()];
+    for (new, &old) in order.iter().enumerate() {
+        renum[old] = new;
+    }
+    let mut stages: Vec<Stage> = {
+        let mut v: Vec<Option<Stage>> = stages.into_iter().map(|(_, s)| Some(s)).collect();
+        order.iter().map(|&o| v[o].take().expect("each once")).collect()
+    };
+
+    let mut steps = Vec::new();
+    for (i, node) in part.nodes.iter().enumerate() {
+        let Some(s) = stage_of[i].map(|s| renum[s]) else { continue };
+        let args: Vec<Meta> = node.inputs.iter().map(|&u| part.nodes[u].meta.clone()).collect();
+        let dev = &devices[device[i].0 as usize];
+        let estimate_s = node.op.estimate(&args, &node.meta, dev).unwrap_or_else(|| cost.default_estimate(&node.meta, dev));
+        stages[s].steps.push(steps.len());
+        steps.push(Step { node: i, id: node.id, op: node.op.name().to_string(), meta: node.meta.clone(), cell: node.cell, device: device[i], stage: s, reason: std::mem::take(&mut reason[i]), estimate_s });
+        let needed_elsewhere = node.target || consumers[i].iter().any(|&c| stage_of[c].map(|x| renum[x]) != Some(s));
+        if needed_elsewhere {
+            stages[s].outputs.push(i);
+        }
+    }
+
+    // 3. Pieces: CPU stages are cut for the cache, accelerator stages for device memory.
+    for stage in &mut stages {
+        let Some(len) = stage.split_len else {
+            let first = &steps[stage.steps[0]];
+            stage.piece_rows = first.meta.rows();
+            continue;
+        };
+        let nodes: Vec<usize> = stage.steps.iter().map(|&s| steps[s].node).collect();
+        let mut row_bytes = Vec::new();
+        let mut fixed = 0usize;
+        for &i in &nodes {
+            row_bytes.push(part.nodes[i].meta.row_bytes());
+            for (k, &u) in part.nodes[i].inputs.iter().enumerate() {
+                if nodes.contains(&u) {
+                    continue;
+                }
+                if part.nodes[i].arg_splits[k].splittable() {
+                    row_bytes.push(part.nodes[u].meta.row_bytes());
+                } else {
+                    fixed += part.nodes[u].meta.bytes();
+                }
+            }
+        }
+        let dev = &devices[stage.device.0 as usize];
+        stage.piece_rows = match budget(dev) {
+            None => (cost.cpu_piece_bytes / row_bytes.iter().copied().max().unwrap_or(1).max(1)).max(1),
+            Some(b) => {
+                let per_row: usize = row_bytes.iter().sum::<usize>().max(1);
+                let need = fixed as u64 + (len as u64) * per_row as u64;
+                if need <= b {
+                    len.max(1)
+                } else {
+                    stage.paged = true;
+                    // Two pieces in flight: one computing while the next one is copied in.
+                    let rows = (b.saturating_sub(fixed as u64) / (2 * per_row as u64)) as usize;
+                    notes.push(format!("stage on {} needs {}, over its {} budget: paged in pieces of {} rows", dev.name, bytes(need as usize), bytes(b as usize), rows.max(1)));
+                    rows.max(1)
+                }
+            }
+        };
+        stage.pieces = if len == 0 { 1 } else { len.div_ceil(stage.piece_rows) };
+    }
+
+    // 4. Transfers: wherever a value is used on another device than where it is.
+    let mut transfers: Vec<Transfer> = Vec::new();
+    for st in &steps {
+        for &u in &part.nodes[st.node].inputs {
+            if device[u] != st.device && !transfers.iter().any(|t| t.node == u && t.to == st.device) {
+                transfers.push(Transfer { node: u, id: part.nodes[u].id, from: device[u], to: st.device, bytes: part.nodes[u].meta.bytes(), stage: Some(st.stage) });
+            }
+        }
+    }
+    for (i, node) in part.nodes.iter().enumerate() {
+        if node.target && device[i] != CPU {
+            transfers.push(Transfer { node: i, id: node.id, from: device[i], to: CPU, bytes: node.meta.bytes(), stage: None });
+        }
+    }
+
+    Ok(Plan { steps, stages, transfers, allocations, devices: devices.to_vec(), policy, notes })
+}
+
+/// Bytes in a unit a person reads at a glance.
+pub fn bytes(b: usize) -> String {
+    let b = b as f64;
+    if b >= (1u64 << 30) as f64 {
+        format!("{:.1} GiB", b / (1u64 << 30) as f64)
+    } else if b >= (1 << 20) as f64 {
+        format!("{:.1} MiB", b / (1 << 20) as f64)
+    } else if b >= 1024.0 {
+        format!("{:.1} KiB", b / 1024.0)
+    } else {
+        format!("{b} B")
+    }
+}
+
+impl fmt::Display for Plan {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let dev = |d: DeviceId| self.devices.get(d.0 as usize).map_or_else(|| format!("device {}", d.0), |p| p.name.clone());
+        writeln!(f, "plan: {} ops in {} stages, policy {}, devices: {}", self.steps.len(), self.stages.len(), self.policy, self.devices.iter().map(|d| d.name.as_str()).collect::<Vec<_>>().join(", "))?;
+        for (s, stage) in self.stages.iter().enumerate() {
+            match stage.split_len {
+                Some(len) => writeln!(f, "stage {s} on {}: {len} rows in {} piece(s) of {} rows{}", dev(stage.device), stage.pieces, stage.piece_rows, if stage.paged { " (paged)" } else { "" })?,
+                None => writeln!(f, "stage {s} on {}: whole values", dev(stage.device))?,
+            }
+            for &i in &stage.steps {
+                let st = &self.steps[i];
+                writeln!(f, "  #{:<5} {:<14} {:<18} cell {:<3} {}", st.id, st.op, st.meta.to_string(), st.cell, st.reason)?;
+            }
+            if !stage.outputs.is_empty() && stage.pieces > 1 {
+                let ids: Vec<String> = stage.outputs.iter().map(|&o| format!("#{}", self.steps.iter().find(|s| s.node == o).map_or(0, |s| s.id))).collect();
+                writeln!(f, "  merge {}", ids.join(", "))?;
+            }
+        }
+        if self.transfers.is_empty() {
+            writeln!(f, "transfers: none")?;
+        }
+        for t in &self.transfers {
+            writeln!(f, "transfer #{} {} -> {}: {}", t.id, dev(t.from), dev(t.to), bytes(t.bytes))?;
+        }
+        for a in &self.allocations {
+            writeln!(f, "allocation #{} {} on {}{}", a.id, a.op, dev(a.device), a.first_user.map(|u| format!(" (first user #{u})")).unwrap_or_default())?;
+        }
+        for n in &self.notes {
+            writeln!(f, "note: {n}")?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,448 @@
+//! The process-wide session: one lazy task graph for the whole notebook, shared by every cell.
+//!
+//! Annotated calls add nodes; nodes record op, arguments, result meta and the cell they came
+//! from. A node is removed when no handle points at it and no pending node needs it. A node
+//! that has been evaluated keeps its value and lets go of its inputs.
+
+use std::cell::RefCell;
+use std::collections::HashSet;
+use std::fmt;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, LazyLock, Mutex, MutexGuard, RwLock};
+use std::time::Instant;
+
+use petgraph::stable_graph::{NodeIndex, StableDiGraph};
+use petgraph::Direction;
+
+use crate::annotation::{source_annotation, Annotation, OpKind};
+use crate::cost::{CostModel, Policy};
+use crate::device::{DeviceProfile, Devices, CPU};
+use crate::error::{BachError, Result};
+use crate::exec;
+use crate::plan::{self, GraphPart, PartNode, Plan};
+use crate::split::SplitRef;
+use crate::trace::Trace;
+use crate::value::{Meta, Value};
+
+/// One node of the task graph.
+pub struct Node {
+    /// Unique for the session's life (graph indices are reused after removal).
+    pub id: u64,
+    pub op: Arc<Annotation>,
+    /// Pending inputs, in argument order; emptied once the node holds its value.
+    inputs: Vec<NodeIndex>,
+    /// Ids of the arguments, kept for display after the inputs are released.
+    pub arg_ids: Vec<u64>,
+    pub arg_splits: Vec<SplitRef>,
+    pub meta: Meta,
+    pub cell: u64,
+    pub value: Option<Value>,
+    handles: usize,
+}
+
+/// A node as seen from outside the session (for display and tests).
+#[derive(Clone, Debug, PartialEq)]
+pub struct NodeInfo {
+    pub id: u64,
+    pub op: String,
+    pub args: Vec<u64>,
+    pub meta: Meta,
+    pub cell: u64,
+    pub evaluated: bool,
+}
+
+#[derive(Default)]
+struct Graph {
+    g: StableDiGraph<Node, u32>,
+    next_id: u64,
+}
+
+impl Graph {
+    fn node(&self, idx: NodeIndex, id: u64) -> Option<&Node> {
+        self.g.node_weight(idx).filter(|n| n.id == id)
+    }
+
+    /// Remove `start` and then every input that it was the last reason to keep.
+    fn collect(&mut self, start: NodeIndex) {
+        let mut stack = vec![start];
+        while let Some(idx) = stack.pop() {
+            let Some(node) = self.g.node_weight(idx) else { continue };
+            let consumers = self.g.neighbors_directed(idx, Direction::Outgoing).count();
+            if node.handles == 0 && consumers == 0 {
+                let node = self.g.remove_node(idx).expect("present");
+                stack.extend(node.inputs);
+            }
+        }
+    }
+
+    /// The node now holds its value: drop its edges to its inputs and collect them.
+    fn materialize(&mut self, idx: NodeIndex, value: Value) {
+        let node = &mut self.g[idx];
+        node.value = Some(value);
+        let inputs = std::mem::take(&mut node.inputs);
+        let edges: Vec<_> = self.g.edges_directed(idx, Direction::Incoming).map(|e| petgraph::visit::EdgeRef::id(&e)).collect();
+        for e in edges {
+            self.g.remove_edge(e);
+        }
+        for i in inputs {
+            self.collect(i);
+        }
+    }
+}
+
+/// Settings a user changes from the notebook.
+#[derive(Clone, Debug)]
+pub struct Config {
+    pub policy: Policy,
+    pub cost: CostModel,
+    /// Cap on the accelerator memory the planner may use (bytes).
+    pub memory_cap: Option<u64>,
+}
+
+/// A Bach session: the graph, the devices, the settings and the timeline.
+pub struct Session {
+    graph: Mutex<Graph>,
+    cell: AtomicU64,
+    interrupt: AtomicBool,
+    evals: AtomicU64,
+    devices: Devices,
+    config: RwLock<Config>,
+    trace: Mutex<Trace>,
+    epoch: Instant,
+}
+
+static GLOBAL: LazyLock<Arc<Session>> = LazyLock::new(Session::new);
+
+thread_local! {
+    static CURRENT: RefCell<Option<Arc<Session>>> = const { RefCell::new(None) };
+}
+
+/// The session new values are created in: the process-wide one, unless [`with_session`]
+/// says otherwise on this thread.
+pub fn current() -> Arc<Session> {
+    CURRENT.with(|c| c.borrow().clone()).unwrap_or_else(|| GLOBAL.clone())
+}
+
+/// The process-wide session (the notebook's).
+pub fn global() -> Arc<Session> {
+    GLOBAL.clone()
+}
+
+/// Run `f` with `session` as the current session of this thread (isolated tests, tools).
+pub fn with_session<R>(session: &Arc<Session>, f: impl FnOnce() -> R) -> R {
+    let previous = CURRENT.with(|c| c.replace(Some(session.clone())));
+    struct Restore(Option<Arc<Session>>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            let prev = self.0.take();
+            CURRENT.with(|c| *c.borrow_mut() = prev);
+        }
+    }
+    let _restore = Restore(previous);
+    f()
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // A panic elsewhere never makes the session unusable.
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl Session {
+    pub fn new() -> Arc<Session> {
+        Arc::new(Session {
+            graph: Mutex::new(Graph::default()),
+            cell: AtomicU64::new(0),
+            interrupt: AtomicBool::new(false),
+            evals: AtomicU64::new(0),
+            devices: Devices::detect(),
+            config: RwLock::new(Config { policy: Policy::Greedy, cost: CostModel::default(), memory_cap: None }),
+            trace: Mutex::new(Trace::default()),
+            epoch: Instant::now(),
+        })
+    }
+
+    /// The kernel calls this before each cell: nodes created from now on belong to cell `n`.
+    /// It also clears an interrupt left over from the previous cell.
+    pub fn set_cell(&self, n: u64) {
+        self.cell.store(n, Ordering::SeqCst);
+        self.interrupt.store(false, Ordering::SeqCst);
+    }
+    pub fn cell(&self) -> u64 {
+        self.cell.load(Ordering::SeqCst)
+    }
+
+    /// Ask a running evaluation to stop at the next piece boundary.
+    pub fn interrupt(&self) {
+        self.interrupt.store(true, Ordering::SeqCst);
+    }
+    pub(crate) fn interrupted(&self) -> bool {
+        self.interrupt.load(Ordering::Relaxed)
+    }
+
+    pub fn devices(&self) -> &Devices {
+        &self.devices
+    }
+    pub fn config(&self) -> Config {
+        self.config.read().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+    pub fn update_config(&self, f: impl FnOnce(&mut Config)) {
+        f(&mut self.config.write().unwrap_or_else(|p| p.into_inner()));
+    }
+    pub fn trace(&self) -> MutexGuard<'_, Trace> {
+        lock(&self.trace)
+    }
+    pub(crate) fn epoch(&self) -> Instant {
+        self.epoch
+    }
+
+    /// Number of nodes alive in the graph.
+    pub fn node_count(&self) -> usize {
+        lock(&self.graph).g.node_count()
+    }
+    /// Every live node, oldest first.
+    pub fn nodes(&self) -> Vec<NodeInfo> {
+        let g = lock(&self.graph);
+        let mut v: Vec<NodeInfo> = g
+            .g
+            .node_weights()
+            .map(|n| NodeInfo {
+                id: n.id,
+                op: n.op.name().to_string(),
+                args: n.arg_ids.clone(),
+                meta: n.meta.clone(),
+                cell: n.cell,
+                evaluated: n.value.is_some(),
+            })
+            .collect();
+        v.sort_by_key(|n| n.id);
+        v
+    }
+
+    fn insert(self: &Arc<Self>, op: &Arc<Annotation>, inputs: &[&Lazy], meta: Meta, arg_splits: Vec<SplitRef>, value: Option<Value>) -> Lazy {
+        let mut g = lock(&self.graph);
+        let id = g.next_id;
+        g.next_id += 1;
+        let input_idx: Vec<NodeIndex> = inputs.iter().map(|l| l.inner.node).collect();
+        let idx = g.g.add_node(Node {
+            id,
+            op: op.clone(),
+            inputs: input_idx.clone(),
+            arg_ids: inputs.iter().map(|l| l.inner.id).collect(),
+            arg_splits,
+            meta: meta.clone(),
+            cell: self.cell(),
+            value,
+            handles: 1,
+        });
+        for (pos, i) in input_idx.into_iter().enumerate() {
+            g.g.add_edge(i, idx, pos as u32);
+        }
+        Lazy { inner: Arc::new(LazyInner { session: self.clone(), node: idx, id, meta }) }
+    }
+
+    /// Add a node calling `op` on `args`. Checks shapes, dtypes and sessions now.
+    pub fn add_node(self: &Arc<Self>, op: &Arc<Annotation>, args: &[&Lazy]) -> Result<Lazy> {
+        if let Some(other) = args.iter().find(|a| !Arc::ptr_eq(&a.inner.session, self)) {
+            let _ = other;
+            return Err(BachError::SessionMismatch { op: op.name().to_string() });
+        }
+        let metas: Vec<Meta> = args.iter().map(|a| a.meta().clone()).collect();
+        let meta = op.result_meta(&metas)?;
+        let splits = op.resolve_splits(&metas, &meta);
+        let sizes: HashSet<usize> = splits.iter().zip(&metas).filter_map(|(s, m)| if s.splittable() { s.size(m) } else { None }).collect();
+        if sizes.len() > 1 {
+            return Err(BachError::shape(op.name(), format!("arguments split into pieces disagree on their length: {:?}", metas.iter().map(|m| &m.shape).collect::<Vec<_>>())));
+        }
+        Ok(self.insert(op, args, meta, splits, None))
+    }
+
+    /// A value handed in by the user (it lives on the CPU and is already evaluated).
+    pub fn source(self: &Arc<Self>, value: Value, name: &str) -> Lazy {
+        let meta = value.meta();
+        self.insert(&source_annotation(name), &[], meta, vec![], Some(value))
+    }
+
+    /// A lazy allocation of `meta`, created where its first user runs.
+    pub fn alloc(self: &Arc<Self>, op: &Arc<Annotation>, meta: Meta) -> Result<Lazy> {
+        if op.kind() != OpKind::Alloc {
+            return Err(BachError::invalid(op.name(), "not an allocation (use oa_alloc)"));
+        }
+        Ok(self.insert(op, &[], meta, vec![], None))
+    }
+
+    fn release(&self, node: NodeIndex, id: u64) {
+        let mut g = lock(&self.graph);
+        let Some(n) = g.g.node_weight_mut(node).filter(|n| n.id == id) else { return };
+        n.handles -= 1;
+        g.collect(node);
+    }
+
+    /// The part of the graph that `targets` need and that is not evaluated yet, in
+    /// topological order, with the values already computed at its boundary.
+    fn extract(&self, targets: &[&Lazy]) -> Result<(GraphPart, Vec<Option<Value>>, Vec<(NodeIndex, u64)>)> {
+        let g = lock(&self.graph);
+        let mut order: Vec<NodeIndex> = Vec::new();
+        let mut pos: std::collections::HashMap<NodeIndex, usize> = Default::default();
+        // Iterative post-order DFS over inputs, stopping at evaluated nodes.
+        for t in targets {
+            if !std::ptr::eq(Arc::as_ptr(&t.inner.session), self) {
+                return Err(BachError::SessionMismatch { op: "evaluate".into() });
+            }
+            let root = t.inner.node;
+            if g.node(root, t.inner.id).is_none() || pos.contains_key(&root) {
+                continue;
+            }
+            let mut stack = vec![(root, false)];
+            while let Some((idx, done)) = stack.pop() {
+                if done {
+                    if !pos.contains_key(&idx) {
+                        pos.insert(idx, order.len());
+                        order.push(idx);
+                    }
+                    continue;
+                }
+                if pos.contains_key(&idx) {
+                    continue;
+                }
+                stack.push((idx, true));
+                let n = &g.g[idx];
+                if n.value.is_none() {
+                    for &i in n.inputs.iter().rev() {
+                        if !pos.contains_key(&i) {
+                            stack.push((i, false));
+                        }
+                    }
+                }
+            }
+        }
+        let target_set: HashSet<NodeIndex> = targets.iter().map(|t| t.inner.node).collect();
+        let mut nodes = Vec::with_capacity(order.len());
+        let mut values = Vec::with_capacity(order.len());
+        let mut keys = Vec::with_capacity(order.len());
+        for &idx in &order {
+            let n = &g.g[idx];
+            nodes.push(PartNode {
+                id: n.id,
+                op: n.op.clone(),
+                inputs: if n.value.is_some() { vec![] } else { n.inputs.iter().map(|i| pos[i]).collect() },
+                arg_splits: n.arg_splits.clone(),
+                meta: n.meta.clone(),
+                cell: n.cell,
+                materialized: n.value.as_ref().map(|_| CPU),
+                target: target_set.contains(&idx),
+            });
+            values.push(n.value.clone());
+            keys.push((idx, n.id));
+        }
+        Ok((GraphPart { nodes }, values, keys))
+    }
+
+    /// The plan that evaluating `targets` would run, without running it.
+    pub fn plan(&self, targets: &[&Lazy]) -> Result<Plan> {
+        self.plan_for(targets, &self.devices.profiles())
+    }
+
+    /// The plan for `targets` on other devices than this machine's ("what would happen on an
+    /// 80 GB H100"): planning never touches data, so no device is needed.
+    pub fn plan_for(&self, targets: &[&Lazy], devices: &[DeviceProfile]) -> Result<Plan> {
+        let (part, _, _) = self.extract(targets)?;
+        let cfg = self.config();
+        plan::plan(&part, &cfg.cost, devices, cfg.policy, cfg.memory_cap)
+    }
+
+    /// Evaluate several values in one pass (shared work is done once). Values come back on
+    /// the CPU and are cached on their nodes.
+    pub fn evaluate(&self, targets: &[&Lazy]) -> Result<Vec<Value>> {
+        let (part, mut values, keys) = self.extract(targets)?;
+        let pending = part.nodes.iter().any(|n| n.materialized.is_none());
+        if pending {
+            let cfg = self.config();
+            let plan = plan::plan(&part, &cfg.cost, &self.devices.profiles(), cfg.policy, cfg.memory_cap)?;
+            let eval = self.evals.fetch_add(1, Ordering::SeqCst) + 1;
+            let result = exec::execute(self, eval, &plan, &part, &mut values);
+            // Keep what was computed, even when a later stage failed or was interrupted.
+            let mut g = lock(&self.graph);
+            for (i, (idx, id)) in keys.iter().enumerate() {
+                let Some(v) = &values[i] else { continue };
+                if part.nodes[i].materialized.is_some() {
+                    continue;
+                }
+                let keep = g.node(*idx, *id).is_some_and(|n| n.handles > 0 && n.value.is_none());
+                if keep {
+                    g.materialize(*idx, v.clone());
+                }
+            }
+            drop(g);
+            if let Err(e) = result {
+                if e == BachError::Interrupted {
+                    self.interrupt.store(false, Ordering::SeqCst);
+                }
+                return Err(e);
+            }
+        }
+        targets
+            .iter()
+            .map(|t| {
+                let i = keys.iter().position(|(idx, id)| *idx == t.inner.node && *id == t.inner.id);
+                i.and_then(|i| values[i].clone()).ok_or_else(|| BachError::invalid("evaluate", "value is no longer in the session"))
+            })
+            .collect()
+    }
+}
+
+impl fmt::Debug for Session {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Session({} nodes, cell {})", self.node_count(), self.cell())
+    }
+}
+
+struct LazyInner {
+    session: Arc<Session>,
+    node: NodeIndex,
+    id: u64,
+    meta: Meta,
+}
+
+impl Drop for LazyInner {
+    fn drop(&mut self) {
+        self.session.release(self.node, self.id);
+    }
+}
+
+/// A handle to a node of the graph: cheap to clone, `Send + Sync`. Its value is computed
+/// when asked for ([`Lazy::eval`]); the node lives while a handle or a pending user does.
+#[derive(Clone)]
+pub struct Lazy {
+    inner: Arc<LazyInner>,
+}
+
+impl Lazy {
+    pub fn meta(&self) -> &Meta {
+        &self.inner.meta
+    }
+    pub fn id(&self) -> u64 {
+        self.inner.id
+    }
+    pub fn session(&self) -> &Arc<Session> {
+        &self.inner.session
+    }
+    /// Compute (or fetch the cached) value, on the CPU.
+    pub fn eval(&self) -> Result<Value> {
+        let mut v = self.inner.session.evaluate(&[self])?;
+        Ok(v.pop().expect("one target, one value"))
+    }
+    /// The plan evaluating this value would run.
+    pub fn plan(&self) -> Result<Plan> {
+        self.inner.session.plan(&[self])
+    }
+    pub fn is_evaluated(&self) -> bool {
+        let g = lock(&self.inner.session.graph);
+        g.node(self.inner.node, self.inner.id).is_some_and(|n| n.value.is_some())
+    }
+}
+
+impl fmt::Debug for Lazy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Lazy(#{} {})", self.inner.id, self.inner.meta)
+    }
+}

@@ -1,0 +1,279 @@
+//! What flows along the graph's edges: host values (`Value`), borrowed pieces of them
+//! (`ValueRef`), and what is known about a value before it exists (`Meta`).
+
+use std::any::Any;
+use std::fmt;
+use std::ops::Range;
+use std::sync::Arc;
+
+use ndarray::{ArcArray, ArrayD, ArrayViewD, Axis, IxDyn, Slice};
+
+use crate::error::{BachError, Result};
+
+/// Element type of a value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum DType {
+    F64,
+    F32,
+    Bool,
+    /// Anything that is not an array: a fitted model, a user struct.
+    Opaque,
+}
+
+impl DType {
+    /// Bytes per element (0 for opaque values, whose size the planner does not know).
+    pub fn size_of(self) -> usize {
+        match self {
+            DType::F64 => 8,
+            DType::F32 => 4,
+            DType::Bool => 1,
+            DType::Opaque => 0,
+        }
+    }
+}
+
+impl fmt::Display for DType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            DType::F64 => "f64",
+            DType::F32 => "f32",
+            DType::Bool => "bool",
+            DType::Opaque => "opaque",
+        })
+    }
+}
+
+/// Shape and dtype of a value: known when the call is made, before anything runs.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Meta {
+    pub dtype: DType,
+    pub shape: Vec<usize>,
+}
+
+impl Meta {
+    pub fn new(dtype: DType, shape: impl Into<Vec<usize>>) -> Self {
+        Meta { dtype, shape: shape.into() }
+    }
+    pub fn opaque() -> Self {
+        Meta { dtype: DType::Opaque, shape: vec![] }
+    }
+    pub fn ndim(&self) -> usize {
+        self.shape.len()
+    }
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.shape.iter().product()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Length of axis 0 (1 for a 0-d value): the dimension pieces are cut along.
+    pub fn rows(&self) -> usize {
+        self.shape.first().copied().unwrap_or(1)
+    }
+    /// Bytes of one row (all axes but the first).
+    pub fn row_bytes(&self) -> usize {
+        self.shape.iter().skip(1).product::<usize>() * self.dtype.size_of()
+    }
+    pub fn bytes(&self) -> usize {
+        self.len() * self.dtype.size_of()
+    }
+    pub fn with_dtype(&self, dtype: DType) -> Meta {
+        Meta { dtype, shape: self.shape.clone() }
+    }
+}
+
+impl fmt::Display for Meta {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}{:?}", self.dtype, self.shape)
+    }
+}
+
+/// A value on the host: an n-d array (shared, so caching and handing it out copy nothing)
+/// or an opaque object.
+#[derive(Clone)]
+pub enum Value {
+    F64(ArcArray<f64, IxDyn>),
+    F32(ArcArray<f32, IxDyn>),
+    Bool(ArcArray<bool, IxDyn>),
+    Opaque(Arc<dyn Any + Send + Sync>),
+}
+
+impl fmt::Debug for Value {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Value::F64(a) => write!(f, "F64({a})"),
+            Value::F32(a) => write!(f, "F32({a})"),
+            Value::Bool(a) => write!(f, "Bool({a})"),
+            Value::Opaque(_) => f.write_str("Opaque(..)"),
+        }
+    }
+}
+
+impl Value {
+    pub fn meta(&self) -> Meta {
+        self.view().meta()
+    }
+    pub fn view(&self) -> ValueRef<'_> {
+        match self {
+            Value::F64(a) => ValueRef::F64(a.view()),
+            Value::F32(a) => ValueRef::F32(a.view()),
+            Value::Bool(a) => ValueRef::Bool(a.view()),
+            Value::Opaque(o) => ValueRef::Opaque(o),
+        }
+    }
+    pub fn bytes(&self) -> usize {
+        self.meta().bytes()
+    }
+    /// The typed array inside, if the dtype is `A`.
+    pub fn array<A: Element>(&self) -> Option<&ArcArray<A, IxDyn>> {
+        A::array_of(self)
+    }
+}
+
+impl<A: Element> From<ArrayD<A>> for Value {
+    fn from(a: ArrayD<A>) -> Self {
+        A::wrap(a.into_shared())
+    }
+}
+
+/// A borrowed value, possibly a piece (a range of rows) of a larger one.
+#[derive(Clone)]
+pub enum ValueRef<'a> {
+    F64(ArrayViewD<'a, f64>),
+    F32(ArrayViewD<'a, f32>),
+    Bool(ArrayViewD<'a, bool>),
+    Opaque(&'a Arc<dyn Any + Send + Sync>),
+}
+
+impl<'a> ValueRef<'a> {
+    pub fn meta(&self) -> Meta {
+        match self {
+            ValueRef::F64(a) => Meta::new(DType::F64, a.shape()),
+            ValueRef::F32(a) => Meta::new(DType::F32, a.shape()),
+            ValueRef::Bool(a) => Meta::new(DType::Bool, a.shape()),
+            ValueRef::Opaque(_) => Meta::opaque(),
+        }
+    }
+    pub fn dtype(&self) -> DType {
+        match self {
+            ValueRef::F64(_) => DType::F64,
+            ValueRef::F32(_) => DType::F32,
+            ValueRef::Bool(_) => DType::Bool,
+            ValueRef::Opaque(_) => DType::Opaque,
+        }
+    }
+    pub fn to_value(&self) -> Value {
+        match self {
+            ValueRef::F64(a) => Value::F64(a.to_shared()),
+            ValueRef::F32(a) => Value::F32(a.to_shared()),
+            ValueRef::Bool(a) => Value::Bool(a.to_shared()),
+            ValueRef::Opaque(o) => Value::Opaque(Arc::clone(o)),
+        }
+    }
+    /// Rows `range` of axis 0 (a view, nothing copied).
+    pub fn slice_rows(self, range: Range<usize>) -> Result<ValueRef<'a>> {
+        let meta = self.meta();
+        if meta.ndim() == 0 || range.end > meta.rows() || range.start > range.end {
+            return Err(BachError::invalid(
+                "split",
+                format!("rows {range:?} of a value of shape {:?}", meta.shape),
+            ));
+        }
+        let s = Slice::from(range.start..range.end);
+        Ok(match self {
+            ValueRef::F64(a) => ValueRef::F64(a.slice_axis_move(Axis(0), s)),
+            ValueRef::F32(a) => ValueRef::F32(a.slice_axis_move(Axis(0), s)),
+            ValueRef::Bool(a) => ValueRef::Bool(a.slice_axis_move(Axis(0), s)),
+            ValueRef::Opaque(_) => unreachable!("opaque values have no rows"),
+        })
+    }
+    /// The typed view inside, or a dtype error naming `op`.
+    pub fn array<A: Element>(&self, op: &str) -> Result<ArrayViewD<'a, A>> {
+        A::view_of(self.clone()).ok_or_else(|| BachError::dtype(op, A::DTYPE, self.dtype()))
+    }
+}
+
+/// The element types a lazy array can hold.
+pub trait Element: Copy + Send + Sync + fmt::Debug + fmt::Display + PartialEq + 'static {
+    const DTYPE: DType;
+    fn wrap(a: ArcArray<Self, IxDyn>) -> Value;
+    fn array_of(v: &Value) -> Option<&ArcArray<Self, IxDyn>>;
+    fn view_of(v: ValueRef<'_>) -> Option<ArrayViewD<'_, Self>>;
+}
+
+macro_rules! element {
+    ($t:ty, $variant:ident) => {
+        impl Element for $t {
+            const DTYPE: DType = DType::$variant;
+            fn wrap(a: ArcArray<Self, IxDyn>) -> Value {
+                Value::$variant(a)
+            }
+            fn array_of(v: &Value) -> Option<&ArcArray<Self, IxDyn>> {
+                match v {
+                    Value::$variant(a) => Some(a),
+                    _ => None,
+                }
+            }
+            fn view_of(v: ValueRef<'_>) -> Option<ArrayViewD<'_, Self>> {
+                match v {
+                    ValueRef::$variant(a) => Some(a),
+                    _ => None,
+                }
+            }
+        }
+    };
+}
+element!(f64, F64);
+element!(f32, F32);
+element!(bool, Bool);
+
+/// Concatenate row pieces (in order) into one value: the merge of the row split type.
+pub fn concat_rows(pieces: &[Value]) -> Result<Value> {
+    fn cat<A: Element>(pieces: &[Value]) -> Result<Value> {
+        let views: Vec<ArrayViewD<'_, A>> = pieces
+            .iter()
+            .map(|p| p.view().array::<A>("merge"))
+            .collect::<Result<_>>()?;
+        let whole = ndarray::concatenate(Axis(0), &views)
+            .map_err(|e| BachError::shape("merge", e.to_string()))?;
+        Ok(A::wrap(whole.into_shared()))
+    }
+    match pieces.first() {
+        None => Err(BachError::invalid("merge", "no pieces")),
+        Some(_) if pieces.len() == 1 => Ok(pieces[0].clone()),
+        Some(Value::F64(_)) => cat::<f64>(pieces),
+        Some(Value::F32(_)) => cat::<f32>(pieces),
+        Some(Value::Bool(_)) => cat::<bool>(pieces),
+        Some(Value::Opaque(_)) => Err(BachError::invalid("merge", "opaque values cannot be concatenated")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ndarray::{array, ArrayD};
+
+    #[test]
+    fn slice_and_concat_roundtrip() {
+        let a: ArrayD<f64> = array![[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]].into_dyn();
+        let v = Value::from(a.clone());
+        let p0 = v.view().slice_rows(0..1).unwrap().to_value();
+        let p1 = v.view().slice_rows(1..3).unwrap().to_value();
+        let back = concat_rows(&[p0, p1]).unwrap();
+        assert_eq!(back.array::<f64>().unwrap(), &a.into_shared());
+    }
+
+    #[test]
+    fn slicing_a_scalar_is_an_error() {
+        let v = Value::from(ArrayD::from_elem(IxDyn(&[]), 1.0f64));
+        assert!(v.view().slice_rows(0..1).is_err());
+    }
+
+    #[test]
+    fn wrong_dtype_names_the_op() {
+        let v = Value::from(ArrayD::from_elem(IxDyn(&[2]), 1.0f32));
+        let err = v.view().array::<f64>("sqrt").unwrap_err();
+        assert_eq!(err.to_string(), "dtype mismatch in `sqrt`: expected f64, got f32");
+    }
+}
