@@ -1,1 +1,39 @@
+//! # bach: the annotated ndarray library
+//!
+//! Lazy n-d arrays whose API mirrors `ndarray`: every call adds a node to the session's
+//! task graph (see `bach_runtime`), and values are computed when displayed, indexed or
+//! `.eval()`ed. Porting an ndarray program changes its imports and little else:
+//!
+//! ```
+//! use bach::prelude::*;
+//! let x = Array::linspace(0.0, 1.0, 5);
+//! let y = (&x * 2.0 + 1.0).sqrt();          // nothing has run yet
+//! assert_eq!(y.shape(), &[5]);
+//! let v = y.eval().unwrap();                // planned, run in pieces, cached
+//! assert!((v[[4]] - 3f64.sqrt()).abs() < 1e-15);
+//! ```
+//!
+//! Each op is an offload annotation: a CPU implementation, split types for its arguments and
+//! result, whether it runs in pieces; the accelerator slot is filled by the CUDA device.
 
+mod alloc;
+mod array;
+mod elementwise;
+mod linalg;
+mod npy;
+pub mod random;
+mod real;
+mod reduce;
+
+pub use array::{evaluate, Array, Array1, Array2, ArrayD, AsLazy, Operand, ShapeArg};
+pub use bach_runtime as runtime;
+pub use bach_runtime::{BachError, Result};
+pub use elementwise::where_;
+pub use real::Real;
+
+/// Everything a notebook needs: `use bach::prelude::*;`
+pub mod prelude {
+    pub use crate::{evaluate, where_, Array, Array1, Array2, ArrayD, Real};
+    pub use bach_runtime::{BachError, Plan};
+    pub use ndarray::Axis;
+}

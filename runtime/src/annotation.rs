@@ -78,6 +78,7 @@ pub struct Annotation {
     pub(crate) shape: ShapeRule,
     pub(crate) estimator: Option<Estimator>,
     pub(crate) cpu_only_reason: Option<String>,
+    pub(crate) elementwise: bool,
 }
 
 impl fmt::Debug for Annotation {
@@ -141,11 +142,11 @@ impl Annotation {
         (self.shape)(args)
     }
 
-    /// Split types of the arguments of one call. A `rows` argument that does not span the
-    /// result's first axis (it is broadcast along it, or the result has none) is handed
-    /// whole to every piece instead.
+    /// Split types of the arguments of one call. A `rows` argument without rows (0-d), or,
+    /// for elementwise ops, one broadcast along the result's first axis, is handed whole to
+    /// every piece instead.
     pub fn resolve_splits(&self, args: &[Meta], result: &Meta) -> Vec<SplitRef> {
-        let elementwise = self.result.key() == "rows";
+        let elementwise = self.elementwise;
         self.args
             .iter()
             .zip(args)
@@ -199,6 +200,7 @@ impl AnnotationBuilder {
                 }),
                 estimator: None,
                 cpu_only_reason: None,
+                elementwise: false,
             },
             args_set: false,
         }
@@ -217,6 +219,12 @@ impl AnnotationBuilder {
     pub fn args(mut self, splits: impl IntoIterator<Item = SplitRef>) -> Self {
         self.a.args = splits.into_iter().collect();
         self.args_set = true;
+        self
+    }
+    /// An elementwise op with numpy broadcasting: an argument broadcast along the first axis
+    /// of the result is not split but handed whole to every piece.
+    pub fn elementwise(mut self) -> Self {
+        self.a.elementwise = true;
         self
     }
     /// Split type of the result.
@@ -268,7 +276,7 @@ mod tests {
 
     #[test]
     fn broadcast_args_are_not_split() {
-        let add = oa("add").args([split::rows(), split::rows()]).build();
+        let add = oa("add").args([split::rows(), split::rows()]).elementwise().build();
         let res = Meta::new(DType::F64, [4, 3]);
         let splits = add.resolve_splits(&[Meta::new(DType::F64, [4, 3]), Meta::new(DType::F64, [3])], &res);
         assert_eq!(splits[0].key(), "rows");

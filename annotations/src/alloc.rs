@@ -1,0 +1,92 @@
+//! Allocations (`oa_alloc`): constant fills, ranges and seeded random arrays. They are lazy
+//! and created on the device of their first user; fills and ranges are made piece by piece.
+
+use bach_runtime::{oa_alloc, session, BachError, Element, Meta, Result};
+use ndarray::{ArrayD, IxDyn};
+
+use crate::array::{Array, ShapeArg};
+use crate::random::RandomState;
+use crate::real::Real;
+
+/// Shape of the piece covering `rows` of a value of `meta`.
+fn piece_shape(meta: &Meta, rows: &std::ops::Range<usize>) -> Vec<usize> {
+    let mut shape = meta.shape.clone();
+    if let Some(first) = shape.first_mut() {
+        *first = rows.len();
+    }
+    shape
+}
+
+impl<A: Element> Array<A> {
+    /// An array of `shape` filled with `value` (ndarray's `from_elem`).
+    pub fn from_elem(shape: impl ShapeArg, value: A) -> Self {
+        Self::fill("full", shape.dims(), value)
+    }
+    /// Same as [`Array::from_elem`] (numpy's name).
+    pub fn full(shape: impl ShapeArg, value: A) -> Self {
+        Self::fill("full", shape.dims(), value)
+    }
+    fn fill(name: &str, shape: Vec<usize>, value: A) -> Self {
+        let op = oa_alloc(name)
+            .cpu(move |ctx, _| Ok(A::wrap(ArrayD::from_elem(IxDyn(&piece_shape(ctx.meta, &ctx.rows)), value).into_shared())))
+            .build();
+        Self::wrap(session::current().alloc(&op, Meta::new(A::DTYPE, shape)).expect("an oa_alloc annotation"))
+    }
+}
+
+impl<A: Real> Array<A> {
+    pub fn zeros(shape: impl ShapeArg) -> Self {
+        Self::fill("zeros", shape.dims(), A::zero())
+    }
+    pub fn ones(shape: impl ShapeArg) -> Self {
+        Self::fill("ones", shape.dims(), A::one())
+    }
+
+    /// `n` evenly spaced values from `start` to `end` inclusive (as ndarray and numpy).
+    pub fn linspace(start: A, end: A, n: usize) -> Self {
+        let step = if n > 1 { (end - start) / A::of((n - 1) as f64) } else { A::zero() };
+        Self::arithmetic("linspace", start, step, n)
+    }
+
+    /// Values from `start` to `end` (exclusive) by `step` (ndarray's `range`, numpy's
+    /// `arange`); an error when the step goes the wrong way or is zero.
+    pub fn range(start: A, end: A, step: A) -> Result<Self> {
+        let steps = ((end - start) / step).ceil();
+        if step == A::zero() || steps.is_nan() || steps < A::zero() && steps != A::zero() {
+            return Err(BachError::invalid("range", format!("from {start} to {end} by {step}")));
+        }
+        Ok(Self::arithmetic("range", start, step, steps.max(A::zero()).to_usize().unwrap_or(0)))
+    }
+
+    fn arithmetic(name: &str, start: A, step: A, n: usize) -> Self {
+        let op = oa_alloc(name)
+            .cpu(move |ctx, _| {
+                let v: Vec<A> = ctx.rows.clone().map(|i| start + step * A::of(i as f64)).collect();
+                Ok(A::wrap(ArrayD::from_shape_vec(IxDyn(&[v.len()]), v).expect("1-d").into_shared()))
+            })
+            .build();
+        Self::wrap(session::current().alloc(&op, Meta::new(A::DTYPE, [n])).expect("an oa_alloc annotation"))
+    }
+
+    /// Uniform values in [low, high) from numpy's `RandomState(seed).uniform(low, high, shape)`.
+    /// Generated whole (one random stream), where first used.
+    pub fn random_uniform(shape: impl ShapeArg, low: f64, high: f64, seed: u32) -> Self {
+        Self::random("random_uniform", shape.dims(), seed, move |rs| rs.uniform(low, high))
+    }
+    /// Normal values from numpy's `RandomState(seed).normal(mean, std, shape)`.
+    pub fn random_normal(shape: impl ShapeArg, mean: f64, std: f64, seed: u32) -> Self {
+        Self::random("random_normal", shape.dims(), seed, move |rs| rs.normal(mean, std))
+    }
+
+    fn random(name: &str, shape: Vec<usize>, seed: u32, draw: impl Fn(&mut RandomState) -> f64 + Send + Sync + 'static) -> Self {
+        let op = oa_alloc(name)
+            .unsplittable()
+            .cpu(move |ctx, _| {
+                let mut rs = RandomState::new(seed);
+                let v: Vec<A> = (0..ctx.meta.len()).map(|_| A::of(draw(&mut rs))).collect();
+                Ok(A::wrap(ArrayD::from_shape_vec(IxDyn(&ctx.meta.shape), v).expect("meta shape").into_shared()))
+            })
+            .build();
+        Self::wrap(session::current().alloc(&op, Meta::new(A::DTYPE, shape)).expect("an oa_alloc annotation"))
+    }
+}

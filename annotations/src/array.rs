@@ -1,0 +1,254 @@
+//! `Array<A>`: a lazy n-d array (1-D and 2-D, plus 0-d results of reductions).
+
+use std::fmt;
+use std::marker::PhantomData;
+use std::ops::Index;
+use std::sync::{Arc, OnceLock};
+
+use bach_runtime::{session, Annotation, BachError, Element, Lazy, Meta, Plan, Result, Value};
+use ndarray::{ArcArray, Dimension, Ix1, Ix2, IxDyn};
+
+/// A lazy n-d array of `A` (f64, f32 or bool). Cheap to clone, `Send + Sync`.
+pub struct Array<A: Element> {
+    lazy: Lazy,
+    /// The evaluated value, kept by the handle so indexing can hand out references.
+    value: OnceLock<ArcArray<A, IxDyn>>,
+    _elem: PhantomData<A>,
+}
+
+/// Aliases so that code written against ndarray's names reads the same.
+pub type Array1<A> = Array<A>;
+pub type Array2<A> = Array<A>;
+pub type ArrayD<A> = Array<A>;
+
+impl<A: Element> Clone for Array<A> {
+    fn clone(&self) -> Self {
+        Array { lazy: self.lazy.clone(), value: self.value.clone(), _elem: PhantomData }
+    }
+}
+
+/// Anything that is a handle to a graph node.
+pub trait AsLazy {
+    fn as_lazy(&self) -> &Lazy;
+}
+impl AsLazy for Lazy {
+    fn as_lazy(&self) -> &Lazy {
+        self
+    }
+}
+impl<A: Element> AsLazy for Array<A> {
+    fn as_lazy(&self) -> &Lazy {
+        &self.lazy
+    }
+}
+
+/// Evaluate several values in one pass: work they share is done once, each is cached.
+pub fn evaluate(values: &[&dyn AsLazy]) -> Result<()> {
+    let Some(first) = values.first() else { return Ok(()) };
+    let lazies: Vec<&Lazy> = values.iter().map(|v| v.as_lazy()).collect();
+    first.as_lazy().session().evaluate(&lazies).map(|_| ())
+}
+
+/// A shape argument: `n`, `(rows, cols)`, `[rows, cols]` or a `Vec`.
+pub trait ShapeArg {
+    fn dims(self) -> Vec<usize>;
+}
+impl ShapeArg for usize {
+    fn dims(self) -> Vec<usize> {
+        vec![self]
+    }
+}
+impl ShapeArg for (usize, usize) {
+    fn dims(self) -> Vec<usize> {
+        vec![self.0, self.1]
+    }
+}
+impl<const N: usize> ShapeArg for [usize; N] {
+    fn dims(self) -> Vec<usize> {
+        self.to_vec()
+    }
+}
+impl ShapeArg for Vec<usize> {
+    fn dims(self) -> Vec<usize> {
+        self
+    }
+}
+impl ShapeArg for &[usize] {
+    fn dims(self) -> Vec<usize> {
+        self.to_vec()
+    }
+}
+
+/// The right-hand side of a binary op: an array or a scalar.
+pub trait Operand<A: Element> {
+    /// A node for this operand in `like`'s session.
+    fn node(&self, like: &Lazy) -> Lazy;
+}
+impl<A: Element> Operand<A> for Array<A> {
+    fn node(&self, _like: &Lazy) -> Lazy {
+        self.lazy.clone()
+    }
+}
+impl<A: Element> Operand<A> for &Array<A> {
+    fn node(&self, _like: &Lazy) -> Lazy {
+        self.lazy.clone()
+    }
+}
+macro_rules! scalar_operand {
+    ($($t:ty),*) => {$(
+        impl Operand<$t> for $t {
+            fn node(&self, like: &Lazy) -> Lazy {
+                like.session().source(Value::from(ndarray::ArrayD::from_elem(IxDyn(&[]), *self)), "scalar")
+            }
+        }
+    )*};
+}
+scalar_operand!(f64, f32, bool);
+
+impl<A: Element> Array<A> {
+    /// Wrap a node whose dtype is `A`.
+    pub fn from_lazy(lazy: Lazy) -> Result<Self> {
+        if lazy.meta().dtype != A::DTYPE {
+            return Err(BachError::dtype("Array", A::DTYPE, lazy.meta().dtype));
+        }
+        Ok(Array { lazy, value: OnceLock::new(), _elem: PhantomData })
+    }
+    pub(crate) fn wrap(lazy: Lazy) -> Self {
+        debug_assert_eq!(lazy.meta().dtype, A::DTYPE);
+        Array { lazy, value: OnceLock::new(), _elem: PhantomData }
+    }
+
+    /// An array holding `a`'s data (copied once into the session; evaluated already).
+    pub fn from_array<D: Dimension>(a: ndarray::Array<A, D>) -> Self {
+        Self::from_shared(a.into_dyn().into_shared())
+    }
+    fn from_shared(a: ArcArray<A, IxDyn>) -> Self {
+        Self::wrap(session::current().source(A::wrap(a), "from_array"))
+    }
+    /// A 1-D array of `v`.
+    pub fn from_vec(v: Vec<A>) -> Self {
+        Self::from_array(ndarray::Array1::from_vec(v))
+    }
+    /// An array of `shape` from `v` in row-major order.
+    pub fn from_shape_vec(shape: impl ShapeArg, v: Vec<A>) -> Result<Self> {
+        let dims = shape.dims();
+        let a = ndarray::ArrayD::from_shape_vec(IxDyn(&dims), v).map_err(|e| BachError::shape("from_shape_vec", e.to_string()))?;
+        Ok(Self::from_array(a))
+    }
+
+    pub fn lazy(&self) -> &Lazy {
+        &self.lazy
+    }
+    pub fn meta(&self) -> &Meta {
+        self.lazy.meta()
+    }
+    pub fn shape(&self) -> &[usize] {
+        &self.lazy.meta().shape
+    }
+    pub fn ndim(&self) -> usize {
+        self.shape().len()
+    }
+    pub fn len(&self) -> usize {
+        self.meta().len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Compute the value (once; later calls and other handles reuse it), on the CPU.
+    pub fn eval(&self) -> Result<ArcArray<A, IxDyn>> {
+        if let Some(v) = self.value.get() {
+            return Ok(v.clone());
+        }
+        let v = self.lazy.eval()?;
+        let a = v.array::<A>().ok_or_else(|| BachError::dtype("eval", A::DTYPE, v.meta().dtype))?.clone();
+        Ok(self.value.get_or_init(|| a).clone())
+    }
+    /// The value as an owned `ndarray` array.
+    pub fn to_array(&self) -> Result<ndarray::ArrayD<A>> {
+        Ok(self.eval()?.into_owned())
+    }
+    pub fn to_array1(&self) -> Result<ndarray::Array1<A>> {
+        self.to_array()?.into_dimensionality::<Ix1>().map_err(|e| BachError::shape("to_array1", format!("{e}: shape {:?}", self.shape())))
+    }
+    pub fn to_array2(&self) -> Result<ndarray::Array2<A>> {
+        self.to_array()?.into_dimensionality::<Ix2>().map_err(|e| BachError::shape("to_array2", format!("{e}: shape {:?}", self.shape())))
+    }
+    /// The single element of a 0-d (or one-element) array, e.g. the result of `sum()`.
+    pub fn to_scalar(&self) -> Result<A> {
+        let v = self.eval()?;
+        if v.len() != 1 {
+            return Err(BachError::shape("to_scalar", format!("array of shape {:?} is not a scalar", v.shape())));
+        }
+        Ok(*v.iter().next().expect("one element"))
+    }
+    /// The element at `index` (evaluates).
+    pub fn get(&self, index: &[usize]) -> Result<A> {
+        let v = self.eval()?;
+        v.get(IxDyn(index)).copied().ok_or_else(|| BachError::invalid("index", format!("{index:?} is out of bounds for shape {:?}", v.shape())))
+    }
+    /// The plan that evaluating this array would run (nothing runs).
+    pub fn plan(&self) -> Result<Plan> {
+        self.lazy.plan()
+    }
+    /// Whether the value has been computed.
+    pub fn is_evaluated(&self) -> bool {
+        self.value.get().is_some() || self.lazy.is_evaluated()
+    }
+
+    fn evaluated(&self) -> &ArcArray<A, IxDyn> {
+        if self.value.get().is_none() {
+            if let Err(e) = self.eval() {
+                panic!("bach: cannot evaluate {}: {e}", self.meta());
+            }
+        }
+        self.value.get().expect("just evaluated")
+    }
+
+    /// Call annotated `op` with `self` and `others` as arguments.
+    pub(crate) fn call<B: Element>(&self, op: &Arc<Annotation>, others: &[&Lazy]) -> Result<Array<B>> {
+        let mut args = vec![&self.lazy];
+        args.extend_from_slice(others);
+        Ok(Array::wrap(op.call(&args)?))
+    }
+}
+
+impl<A: Element, D: Dimension> From<ndarray::Array<A, D>> for Array<A> {
+    fn from(a: ndarray::Array<A, D>) -> Self {
+        Array::from_array(a)
+    }
+}
+
+/// Indexing evaluates; an index out of bounds panics as in ndarray.
+impl<A: Element, const N: usize> Index<[usize; N]> for Array<A> {
+    type Output = A;
+    #[track_caller]
+    fn index(&self, index: [usize; N]) -> &A {
+        &self.evaluated()[IxDyn(&index)]
+    }
+}
+impl<A: Element> Index<usize> for Array<A> {
+    type Output = A;
+    #[track_caller]
+    fn index(&self, index: usize) -> &A {
+        &self.evaluated()[IxDyn(&[index])]
+    }
+}
+
+/// Display evaluates and prints like ndarray.
+impl<A: Element> fmt::Display for Array<A> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.eval() {
+            Ok(v) => fmt::Display::fmt(&v, f),
+            Err(e) => write!(f, "<{} not evaluated: {e}>", self.meta()),
+        }
+    }
+}
+impl<A: Element> fmt::Debug for Array<A> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.eval() {
+            Ok(v) => write!(f, "{v:?}, bach #{}", self.lazy.id()),
+            Err(e) => write!(f, "<{} #{} not evaluated: {e}>", self.meta(), self.lazy.id()),
+        }
+    }
+}

@@ -1,0 +1,280 @@
+//! Reductions: sum (pairwise, like numpy), min, max over the whole array or along an axis,
+//! and mean/var/std built from them. Over pieces, each piece gives a partial result and the
+//! partials are merged by the result's split type.
+
+use std::sync::Arc;
+
+use bach_runtime::split::{self, Partials};
+use bach_runtime::{oa, Annotation, BachError, DType, Meta, Result, Value, ValueRef};
+use ndarray::{s, Array1, ArrayD, ArrayView2, ArrayViewD, Axis, Ix2, IxDyn};
+
+use crate::array::Array;
+use crate::real::Real;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Reducer {
+    Sum,
+    Min,
+    Max,
+}
+
+/// numpy's pairwise summation: 8 accumulators over blocks of 128, halves above that.
+pub(crate) fn pairwise_sum<A: Real>(x: &[A]) -> A {
+    if x.len() <= 128 {
+        let mut acc = [A::zero(); 8];
+        let chunks = x.chunks_exact(8);
+        let rest = chunks.remainder();
+        for c in chunks {
+            for k in 0..8 {
+                acc[k] = acc[k] + c[k];
+            }
+        }
+        let mut s = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+        for &r in rest {
+            s = s + r;
+        }
+        s
+    } else {
+        let half = x.len() / 2 / 8 * 8;
+        pairwise_sum(&x[..half]) + pairwise_sum(&x[half..])
+    }
+}
+
+/// Minimum that propagates NaN (numpy's `min`).
+fn nan_min<A: Real>(a: A, b: A) -> A {
+    if a.is_nan() || a <= b {
+        a
+    } else {
+        b
+    }
+}
+/// Maximum that propagates NaN (numpy's `max`).
+fn nan_max<A: Real>(a: A, b: A) -> A {
+    if a.is_nan() || a >= b {
+        a
+    } else {
+        b
+    }
+}
+
+impl Reducer {
+    fn name(self) -> &'static str {
+        match self {
+            Reducer::Sum => "sum",
+            Reducer::Min => "min",
+            Reducer::Max => "max",
+        }
+    }
+    fn pair<A: Real>(self, a: A, b: A) -> A {
+        match self {
+            Reducer::Sum => a + b,
+            Reducer::Min => nan_min(a, b),
+            Reducer::Max => nan_max(a, b),
+        }
+    }
+    /// Over all elements.
+    fn all<A: Real>(self, v: &ArrayViewD<'_, A>) -> A {
+        let owned;
+        let x = match v.as_slice_memory_order() {
+            Some(x) => x,
+            None => {
+                owned = v.iter().copied().collect::<Vec<A>>();
+                &owned
+            }
+        };
+        match self {
+            Reducer::Sum => pairwise_sum(x),
+            _ => x.iter().copied().reduce(|a, b| self.pair(a, b)).unwrap_or_else(A::nan),
+        }
+    }
+    /// Down axis 0 of a matrix (pairwise over rows for sums).
+    fn down<A: Real>(self, v: ArrayView2<'_, A>) -> Array1<A> {
+        if v.nrows() <= 8 {
+            let mut rows = v.rows().into_iter();
+            let Some(first) = rows.next() else { return Array1::zeros(v.ncols()) };
+            let mut acc = first.to_owned();
+            for r in rows {
+                acc.zip_mut_with(&r, |a, &b| *a = self.pair(*a, b));
+            }
+            return acc;
+        }
+        let h = v.nrows() / 2;
+        let mut top = self.down(v.slice(s![..h, ..]));
+        top.zip_mut_with(&self.down(v.slice(s![h.., ..])), |a, &b| *a = self.pair(*a, b));
+        top
+    }
+    /// Along axis 1 of a matrix: one result per row.
+    fn across<A: Real>(self, v: ArrayView2<'_, A>) -> Array1<A> {
+        v.rows().into_iter().map(|r| self.all(&r.into_dyn())).collect()
+    }
+    /// Merge partial results elementwise (a tree for sums, so they stay pairwise).
+    fn merge<A: Real>(self, parts: &[ArrayViewD<'_, A>]) -> ArrayD<A> {
+        if parts.len() == 1 {
+            return parts[0].to_owned();
+        }
+        let (l, r) = parts.split_at(parts.len() / 2);
+        let mut left = self.merge(l);
+        left.zip_mut_with(&self.merge(r), |a, &b| *a = self.pair(*a, b));
+        left
+    }
+
+    fn merge_values(self, parts: Vec<Value>) -> Result<Value> {
+        fn typed<A: Real>(r: Reducer, parts: &[Value]) -> Result<Value> {
+            let views: Vec<ArrayViewD<'_, A>> = parts.iter().map(|p| p.view().array::<A>(r.name())).collect::<Result<_>>()?;
+            Ok(Value::from(r.merge(&views)))
+        }
+        match parts[0].meta().dtype {
+            DType::F64 => typed::<f64>(self, &parts),
+            DType::F32 => typed::<f32>(self, &parts),
+            d => Err(BachError::dtype(self.name(), "f64 or f32", d)),
+        }
+    }
+
+    /// The annotation reducing an `ndim`-d array over `axis` (None: everything).
+    fn annotation(self, axis: Option<usize>, ndim: usize) -> Arc<Annotation> {
+        let name = self.name();
+        let whole = axis.is_none() || ndim == 1;
+        let op_name = if whole { name.to_string() } else { format!("{name}_axis{}", axis.unwrap_or(0)) };
+        let builder = oa(op_name).shape(move |m: &[Meta]| {
+            let mut shape = m[0].shape.clone();
+            match axis {
+                None => shape.clear(),
+                Some(a) => {
+                    shape.remove(a);
+                }
+            }
+            Ok(Meta::new(m[0].dtype, shape))
+        });
+        let down = !whole && axis == Some(0);
+        let builder = if whole || down {
+            // Each piece holds some rows: partials merged by the reducer.
+            builder.result(Arc::new(Partials::new(if whole { name.to_string() } else { format!("{name}_axis0") }, move |parts| self.merge_values(parts))))
+        } else {
+            builder.result(split::rows())
+        };
+        builder
+            .cpu(move |_, args| {
+                fn typed<A: Real>(r: Reducer, v: ArrayViewD<'_, A>, whole: bool, down: bool) -> Result<Value> {
+                    if whole {
+                        return Ok(Value::from(ArrayD::from_elem(IxDyn(&[]), r.all(&v))));
+                    }
+                    let m = v.into_dimensionality::<Ix2>().map_err(|e| BachError::shape(r.name(), e.to_string()))?;
+                    Ok(Value::from(if down { r.down(m) } else { r.across(m) }.into_dyn()))
+                }
+                match &args[0] {
+                    ValueRef::F64(a) => typed(self, a.view(), whole, down),
+                    ValueRef::F32(a) => typed(self, a.view(), whole, down),
+                    v => Err(BachError::dtype(name, "f64 or f32", v.dtype())),
+                }
+            })
+            .build()
+    }
+}
+
+impl<A: Real> Array<A> {
+    fn reduce(&self, r: Reducer, axis: Option<Axis>) -> Result<Array<A>> {
+        let ndim = self.ndim();
+        let axis = axis.map(|a| a.index());
+        match axis {
+            Some(a) if a >= ndim || ndim > 2 => {
+                return Err(BachError::invalid(r.name(), format!("axis {a} of a {ndim}-d array (1-d and 2-d arrays are supported)")))
+            }
+            None if ndim > 2 => return Err(BachError::invalid(r.name(), "1-d and 2-d arrays are supported")),
+            _ => {}
+        }
+        let n = match axis {
+            None => self.len(),
+            Some(a) => self.shape()[a],
+        };
+        if r != Reducer::Sum && n == 0 {
+            return Err(BachError::EmptyReduction { op: r.name().to_string() });
+        }
+        self.call(&r.annotation(axis, ndim), &[])
+    }
+
+    /// Sum of all elements (pairwise summation), a 0-d array.
+    pub fn sum(&self) -> Array<A> {
+        self.reduce(Reducer::Sum, None).expect("sum accepts 1-d and 2-d arrays")
+    }
+    /// Sums along `axis`.
+    pub fn sum_axis(&self, axis: Axis) -> Result<Array<A>> {
+        self.reduce(Reducer::Sum, Some(axis))
+    }
+    /// Smallest element (NaN if any is NaN); an error for an empty array.
+    pub fn min(&self) -> Result<Array<A>> {
+        self.reduce(Reducer::Min, None)
+    }
+    pub fn max(&self) -> Result<Array<A>> {
+        self.reduce(Reducer::Max, None)
+    }
+    pub fn min_axis(&self, axis: Axis) -> Result<Array<A>> {
+        self.reduce(Reducer::Min, Some(axis))
+    }
+    pub fn max_axis(&self, axis: Axis) -> Result<Array<A>> {
+        self.reduce(Reducer::Max, Some(axis))
+    }
+    /// Mean of all elements; an error for an empty array.
+    pub fn mean(&self) -> Result<Array<A>> {
+        if self.is_empty() {
+            return Err(BachError::EmptyReduction { op: "mean".into() });
+        }
+        self.sum().try_div(A::of(self.len() as f64))
+    }
+    pub fn mean_axis(&self, axis: Axis) -> Result<Array<A>> {
+        let s = self.sum_axis(axis)?;
+        let n = self.shape()[axis.index()];
+        if n == 0 {
+            return Err(BachError::EmptyReduction { op: "mean_axis".into() });
+        }
+        s.try_div(A::of(n as f64))
+    }
+    /// Variance with `ddof` degrees of freedom (0: population), two passes like numpy.
+    pub fn var(&self, ddof: A) -> Result<Array<A>> {
+        let n = A::of(self.len() as f64);
+        if n - ddof <= A::zero() {
+            return Err(BachError::EmptyReduction { op: "var".into() });
+        }
+        let d = self.try_sub(self.mean()?)?;
+        (&d * &d).sum().try_div(n - ddof)
+    }
+    pub fn std(&self, ddof: A) -> Result<Array<A>> {
+        Ok(self.var(ddof)?.sqrt())
+    }
+    /// Variance along `axis` with `ddof` degrees of freedom.
+    pub fn var_axis(&self, axis: Axis, ddof: A) -> Result<Array<A>> {
+        let n = A::of(*self.shape().get(axis.index()).ok_or_else(|| BachError::invalid("var_axis", format!("no axis {}", axis.index())))? as f64);
+        if n - ddof <= A::zero() {
+            return Err(BachError::EmptyReduction { op: "var_axis".into() });
+        }
+        let mut m = self.mean_axis(axis)?;
+        if axis.index() == 1 {
+            m = m.insert_axis(Axis(1))?;
+        }
+        let d = self.try_sub(m)?;
+        (&d * &d).sum_axis(axis)?.try_div(n - ddof)
+    }
+    pub fn std_axis(&self, axis: Axis, ddof: A) -> Result<Array<A>> {
+        Ok(self.var_axis(axis, ddof)?.sqrt())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pairwise_matches_exact_small_sums() {
+        let x: Vec<f64> = (1..=1000).map(|i| i as f64).collect();
+        assert_eq!(pairwise_sum(&x), 500500.0);
+        assert_eq!(pairwise_sum::<f64>(&[]), 0.0);
+    }
+
+    #[test]
+    fn nan_propagates_through_min_and_max() {
+        assert!(nan_min(f64::NAN, 1.0).is_nan());
+        assert!(nan_min(1.0, f64::NAN).is_nan());
+        assert!(nan_max(1.0, f64::NAN).is_nan());
+        assert_eq!(nan_min(1.0, 2.0), 1.0);
+        assert_eq!(nan_max(1.0, 2.0), 2.0);
+    }
+}
