@@ -122,7 +122,8 @@ impl<A: Element> Array<A> {
     pub fn from_array<D: Dimension>(a: ndarray::Array<A, D>) -> Self {
         Self::from_shared(a.into_dyn().into_shared())
     }
-    fn from_shared(a: ArcArray<A, IxDyn>) -> Self {
+    /// An array holding a shared ndarray array (no copy).
+    pub fn from_shared(a: ArcArray<A, IxDyn>) -> Self {
         Self::wrap(session::current().source(A::wrap(a), "from_array"))
     }
     /// A 1-D array of `v`.

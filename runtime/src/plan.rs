@@ -261,19 +261,19 @@ pub fn plan(part: &GraphPart, cost: &CostModel, devices: &[DeviceProfile], polic
     }
 
     // 3. Pieces: CPU stages are cut for the cache, accelerator stages for device memory.
-    for stage in &mut stages {
+    for (s, stage) in stages.iter_mut().enumerate() {
         let Some(len) = stage.split_len else {
             let first = &steps[stage.steps[0]];
             stage.piece_rows = first.meta.rows();
             continue;
         };
-        let nodes: Vec<usize> = stage.steps.iter().map(|&s| steps[s].node).collect();
         let mut row_bytes = Vec::new();
         let mut fixed = 0usize;
-        for &i in &nodes {
+        for &st in &stage.steps {
+            let i = steps[st].node;
             row_bytes.push(part.nodes[i].meta.row_bytes());
             for (k, &u) in part.nodes[i].inputs.iter().enumerate() {
-                if nodes.contains(&u) {
+                if stage_of[u].map(|x| renum[x]) == Some(s) {
                     continue;
                 }
                 if part.nodes[i].arg_splits[k].splittable() {

@@ -229,14 +229,30 @@ element!(f32, F32);
 element!(bool, Bool);
 
 /// Concatenate row pieces (in order) into one value: the merge of the row split type.
+/// Pieces are copied in parallel into an output that is never zero-filled first.
 pub fn concat_rows(pieces: &[Value]) -> Result<Value> {
     fn cat<A: Element>(pieces: &[Value]) -> Result<Value> {
+        use rayon::prelude::*;
         let views: Vec<ArrayViewD<'_, A>> = pieces
             .iter()
             .map(|p| p.view().array::<A>("merge"))
             .collect::<Result<_>>()?;
-        let whole = ndarray::concatenate(Axis(0), &views)
-            .map_err(|e| BachError::shape("merge", e.to_string()))?;
+        let mut shape = views[0].shape().to_vec();
+        if shape.is_empty() || views.iter().any(|v| v.shape()[1..] != shape[1..]) {
+            return Err(BachError::shape("merge", "row pieces of different widths"));
+        }
+        shape[0] = views.iter().map(|v| v.len_of(Axis(0))).sum();
+        let mut out = ndarray::ArrayD::<A>::uninit(IxDyn(&shape));
+        let mut rest = out.view_mut();
+        let mut chunks = Vec::with_capacity(views.len());
+        for v in &views {
+            let (head, tail) = rest.split_at(Axis(0), v.len_of(Axis(0)));
+            chunks.push(head);
+            rest = tail;
+        }
+        chunks.into_par_iter().zip(views.par_iter()).for_each(|(chunk, v)| v.assign_to(chunk));
+        // SAFETY: the chunks cover every row of `out` and each was assigned above.
+        let whole = unsafe { out.assume_init() };
         Ok(A::wrap(whole.into_shared()))
     }
     match pieces.first() {

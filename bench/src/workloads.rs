@@ -1,0 +1,126 @@
+//! The paper's workloads, each as the natural eager ndarray program (`cpu`) and the same
+//! program on bach's lazy arrays (`bach`). Formulas and constants: shared/workloads.md.
+
+use std::collections::BTreeMap;
+
+use bach::random::RandomState;
+use ndarray::{ArcArray, Array1, IxDyn};
+
+/// Named 1-D inputs or outputs, in a fixed order.
+pub type Columns = BTreeMap<&'static str, Array1<f64>>;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Workload {
+    BlackScholes,
+    Haversine,
+}
+
+impl Workload {
+    pub fn parse(s: &str) -> Result<Self, String> {
+        match s {
+            "black-scholes" => Ok(Workload::BlackScholes),
+            "haversine" => Ok(Workload::Haversine),
+            _ => Err(format!("unknown workload `{s}` (known: black-scholes, haversine)")),
+        }
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            Workload::BlackScholes => "black-scholes",
+            Workload::Haversine => "haversine",
+        }
+    }
+
+    /// Inputs: `None` for the all-constant reference inputs, `Some(seed)` for random ones.
+    pub fn inputs(self, n: usize, seed: Option<u32>) -> Columns {
+        // (name, reference value, random low, random high)
+        let spec: &[(&'static str, f64, f64, f64)] = match self {
+            Workload::BlackScholes => &[
+                ("price", 4.0, 10.0, 50.0),
+                ("strike", 4.0, 10.0, 50.0),
+                ("t", 4.0, 1.0, 2.0),
+                ("rate", 4.0, 0.01, 0.05),
+                ("vol", 4.0, 0.1, 0.5),
+            ],
+            Workload::Haversine => &[
+                ("lat2", 0.0698132, -std::f64::consts::FRAC_PI_2, std::f64::consts::FRAC_PI_2),
+                ("lon2", 0.0698132, -std::f64::consts::PI, std::f64::consts::PI),
+            ],
+        };
+        let mut rs = seed.map(RandomState::new);
+        spec.iter()
+            .map(|&(name, reference, lo, hi)| {
+                let col = match rs.as_mut() {
+                    None => Array1::from_elem(n, reference),
+                    Some(rs) => Array1::from_iter((0..n).map(|_| rs.uniform(lo, hi))),
+                };
+                (name, col)
+            })
+            .collect()
+    }
+
+    /// The eager ndarray program.
+    pub fn cpu(self, inp: &Columns) -> Columns {
+        match self {
+            Workload::BlackScholes => {
+                let (price, strike, t, rate, vol) = (&inp["price"], &inp["strike"], &inp["t"], &inp["rate"], &inp["vol"]);
+                let rsig = vol * vol * C05 + rate;
+                let vol_sqrt = t.mapv(f64::sqrt) * vol;
+                let d1 = ((price / strike).mapv(f64::log2) + &rsig * t) / &vol_sqrt;
+                let d2 = &d1 - &vol_sqrt;
+                let big_d1 = (&d1 * INVSQRT2).mapv(libm::erf) * C05 + C05;
+                let big_d2 = (&d2 * INVSQRT2).mapv(libm::erf) * C05 + C05;
+                let e_rt = (-rate * t).mapv(f64::exp);
+                let call = price * &big_d1 - &e_rt * strike * &big_d2;
+                let put = &e_rt * strike * (C10 - &big_d2) - price * (C10 - &big_d1);
+                [("call", call), ("put", put)].into_iter().collect()
+            }
+            Workload::Haversine => {
+                let (lat2, lon2) = (&inp["lat2"], &inp["lon2"]);
+                let dlat = ((lat2 - LAT1) / 2.0).mapv(f64::sin).mapv(|x| x.powi(2));
+                let dlon = ((lon2 - LON1) / 2.0).mapv(f64::sin).mapv(|x| x.powi(2));
+                let a = dlat + lat2.mapv(f64::cos) * LAT1.cos() * dlon;
+                let out = a.mapv(f64::sqrt).mapv(f64::asin) * 2.0 * MILES;
+                [("distance", out)].into_iter().collect()
+            }
+        }
+    }
+
+    /// The same program on bach's lazy arrays: only the array type changed.
+    pub fn bach(self, inp: &BTreeMap<&'static str, bach::Array<f64>>) -> bach::Result<BTreeMap<&'static str, ArcArray<f64, IxDyn>>> {
+        let outputs: Vec<(&'static str, bach::Array<f64>)> = match self {
+            Workload::BlackScholes => {
+                let (price, strike, t, rate, vol) = (&inp["price"], &inp["strike"], &inp["t"], &inp["rate"], &inp["vol"]);
+                let rsig = vol * vol * C05 + rate;
+                let vol_sqrt = t.sqrt() * vol;
+                let d1 = ((price / strike).log2() + &rsig * t) / &vol_sqrt;
+                let d2 = &d1 - &vol_sqrt;
+                let big_d1 = (&d1 * INVSQRT2).erf() * C05 + C05;
+                let big_d2 = (&d2 * INVSQRT2).erf() * C05 + C05;
+                let e_rt = (-rate * t).exp();
+                let call = price * &big_d1 - &e_rt * strike * &big_d2;
+                let put = &e_rt * strike * (C10 - &big_d2) - price * (C10 - &big_d1);
+                vec![("call", call), ("put", put)]
+            }
+            Workload::Haversine => {
+                let (lat2, lon2) = (&inp["lat2"], &inp["lon2"]);
+                let dlat = ((lat2 - LAT1) / 2.0).sin().powi(2);
+                let dlon = ((lon2 - LON1) / 2.0).sin().powi(2);
+                let a = dlat + lat2.cos() * LAT1.cos() * dlon;
+                let out = a.sqrt().asin() * 2.0 * MILES;
+                vec![("distance", out)]
+            }
+        };
+        let handles: Vec<&dyn bach::AsLazy> = outputs.iter().map(|(_, a)| a as &dyn bach::AsLazy).collect();
+        bach::evaluate(&handles)?;
+        outputs.into_iter().map(|(name, a)| Ok((name, a.eval()?))).collect()
+    }
+}
+
+// Black-Scholes constants as in the original (unusual values kept so numbers compare).
+const C05: f64 = 3.0;
+const C10: f64 = 1.5;
+const INVSQRT2: f64 = std::f64::consts::FRAC_1_SQRT_2;
+// Haversine constants.
+const LAT1: f64 = 0.70984286;
+const LON1: f64 = 1.23892197;
+const MILES: f64 = 3959.0;
