@@ -38,6 +38,9 @@ pub struct Node {
     pub cell: u64,
     pub value: Option<Value>,
     handles: usize,
+    /// Pending nodes that read this one (kept as a count: walking the adjacency list of a
+    /// value read by thousands of nodes would make collection quadratic).
+    consumers: usize,
 }
 
 /// A node as seen from outside the session (for display and tests).
@@ -67,9 +70,11 @@ impl Graph {
         let mut stack = vec![start];
         while let Some(idx) = stack.pop() {
             let Some(node) = self.g.node_weight(idx) else { continue };
-            let consumers = self.g.neighbors_directed(idx, Direction::Outgoing).count();
-            if node.handles == 0 && consumers == 0 {
+            if node.handles == 0 && node.consumers == 0 {
                 let node = self.g.remove_node(idx).expect("present");
+                for &i in &node.inputs {
+                    self.g[i].consumers -= 1;
+                }
                 stack.extend(node.inputs);
             }
         }
@@ -83,6 +88,9 @@ impl Graph {
         let edges: Vec<_> = self.g.edges_directed(idx, Direction::Incoming).map(|e| petgraph::visit::EdgeRef::id(&e)).collect();
         for e in edges {
             self.g.remove_edge(e);
+        }
+        for &i in &inputs {
+            self.g[i].consumers -= 1;
         }
         for i in inputs {
             self.collect(i);
@@ -233,9 +241,11 @@ impl Session {
             cell: self.cell(),
             value,
             handles: 1,
+            consumers: 0,
         });
         for (pos, i) in input_idx.into_iter().enumerate() {
             g.g.add_edge(i, idx, pos as u32);
+            g.g[i].consumers += 1;
         }
         Lazy { inner: Arc::new(LazyInner { session: self.clone(), node: idx, id, meta }) }
     }
