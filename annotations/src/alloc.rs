@@ -52,10 +52,15 @@ impl<A: Real> Array<A> {
     /// `arange`); an error when the step goes the wrong way or is zero.
     pub fn range(start: A, end: A, step: A) -> Result<Self> {
         let steps = ((end - start) / step).ceil();
-        if step == A::zero() || steps.is_nan() || steps < A::zero() && steps != A::zero() {
+        if step == A::zero() || steps.is_nan() || steps < A::zero() {
             return Err(BachError::invalid("range", format!("from {start} to {end} by {step}")));
         }
         Ok(Self::arithmetic("range", start, step, steps.max(A::zero()).to_usize().unwrap_or(0)))
+    }
+
+    /// Same as [`Array::range`] (numpy's name).
+    pub fn arange(start: A, end: A, step: A) -> Result<Self> {
+        Self::range(start, end, step)
     }
 
     fn arithmetic(name: &str, start: A, step: A, n: usize) -> Self {

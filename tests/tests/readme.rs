@@ -1,0 +1,52 @@
+//! The examples of README.md, kept compiling and checked against plain ndarray.
+
+use bach::prelude::*;
+
+#[test]
+fn readme_lazy_arrays_example() -> Result<(), BachError> {
+    let price = Array::random_uniform(1 << 20, 10.0, 50.0, 42);
+    let strike = Array::full(1 << 20, 30.0);
+    let ratio = (&price / &strike).ln();
+    let up = where_(&ratio.gt(0.0), &ratio, 0.0);
+    let total = up.sum();
+    assert!(!total.is_evaluated());
+    let shown = format!("{}", total);
+    assert!(total.is_evaluated());
+    let plan = up.plan()?.to_string();
+    assert!(plan.contains("stage 0 on cpu"), "{plan}");
+    let v: ndarray::ArrayD<f64> = up.to_array()?;
+
+    // The same program eagerly, on numpy-compatible inputs.
+    let mut rs = bach::random::RandomState::new(42);
+    let p = ndarray::Array1::from_iter((0..1 << 20).map(|_| rs.uniform(10.0, 50.0)));
+    let expect = (&p / 30.0).mapv(|x| if x.ln() > 0.0 { x.ln() } else { 0.0 });
+    assert_eq!(v.into_dimensionality::<ndarray::Ix1>().unwrap(), expect);
+    let s: f64 = shown.parse().expect("a 0-d array displays as its number");
+    assert!((s - expect.sum()).abs() <= 1e-9 * expect.sum().abs(), "{s} vs {}", expect.sum());
+    Ok(())
+}
+
+#[test]
+fn readme_shape_mismatch_example() {
+    let a = Array::<f64>::zeros(3);
+    let b = Array::<f64>::zeros(4);
+    let err = a.try_add(&b).unwrap_err();
+    assert!(matches!(err, BachError::Shape { .. }), "{err}");
+    let panic = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| &a + &b)).unwrap_err();
+    let msg = panic.downcast_ref::<String>().cloned().unwrap_or_default();
+    assert!(msg.contains("shape mismatch in `add`"), "{msg}");
+}
+
+#[test]
+fn readme_user_annotation_example() -> Result<(), BachError> {
+    use bach_runtime::{oa, Value};
+    let x = Array::linspace(-3.0, 3.0, 100_001);
+    let softplus = oa("softplus")
+        .cpu(|_ctx, args| Ok(Value::from(args[0].array::<f64>("softplus")?.mapv(|v| (1.0 + v.exp()).ln()))))
+        .build();
+    let y = Array::<f64>::from_lazy(softplus.call(&[x.lazy()])?)?;
+    assert!(y.plan()?.total_pieces() > 1);
+    let expect = ndarray::Array1::linspace(-3.0, 3.0, 100_001).mapv(|v: f64| (1.0 + v.exp()).ln());
+    assert_eq!(y.to_array1()?, expect);
+    Ok(())
+}
