@@ -53,7 +53,7 @@ pub(crate) fn execute(session: &Session, eval: u64, plan: &Plan, part: &GraphPar
     result
 }
 
-fn device_of<'s>(session: &'s Session, id: DeviceId) -> Result<&'s Arc<dyn Device>> {
+fn device_of(session: &Session, id: DeviceId) -> Result<&Arc<dyn Device>> {
     session
         .devices()
         .get(id)
@@ -90,6 +90,7 @@ fn transfer(
 }
 
 /// The pieces of a stage: row ranges of at most `piece_rows` (one empty piece for 0 rows).
+#[allow(clippy::single_range_in_vec_init)]
 pub fn piece_ranges(len: usize, piece_rows: usize) -> Vec<Range<usize>> {
     if len == 0 {
         return vec![0..0];
@@ -98,7 +99,7 @@ pub fn piece_ranges(len: usize, piece_rows: usize) -> Vec<Range<usize>> {
     (0..len).step_by(step).map(|s| s..(s + step).min(len)).collect()
 }
 
-#[allow(clippy::too_many_arguments)]
+#[allow(clippy::too_many_arguments, clippy::single_range_in_vec_init)]
 fn run_stage(
     session: &Session,
     eval: u64,

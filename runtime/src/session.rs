@@ -98,6 +98,10 @@ impl Graph {
     }
 }
 
+/// What an evaluation needs from the graph: the part, the values at its boundary, and each
+/// part node's graph index and id (to store results back).
+type Extract = (GraphPart, Vec<Option<Value>>, Vec<(NodeIndex, u64)>);
+
 /// Settings a user changes from the notebook.
 #[derive(Clone, Debug)]
 pub struct Config {
@@ -289,7 +293,7 @@ impl Session {
 
     /// The part of the graph that `targets` need and that is not evaluated yet, in
     /// topological order, with the values already computed at its boundary.
-    fn extract(&self, targets: &[&Lazy]) -> Result<(GraphPart, Vec<Option<Value>>, Vec<(NodeIndex, u64)>)> {
+    fn extract(&self, targets: &[&Lazy]) -> Result<Extract> {
         let g = lock(&self.graph);
         let mut order: Vec<NodeIndex> = Vec::new();
         let mut pos: std::collections::HashMap<NodeIndex, usize> = Default::default();
@@ -305,8 +309,8 @@ impl Session {
             let mut stack = vec![(root, false)];
             while let Some((idx, done)) = stack.pop() {
                 if done {
-                    if !pos.contains_key(&idx) {
-                        pos.insert(idx, order.len());
+                    if let std::collections::hash_map::Entry::Vacant(e) = pos.entry(idx) {
+                        e.insert(order.len());
                         order.push(idx);
                     }
                     continue;
