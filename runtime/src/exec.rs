@@ -32,7 +32,7 @@ pub(crate) fn execute(session: &Session, eval: u64, plan: &Plan, part: &GraphPar
             break;
         }
         let r = transfer(session, eval, plan, part, values, &mut copies, Some(s), &mut events)
-            .and_then(|_| run_stage(session, eval, plan, stage, part, values, &copies, &mut events));
+            .and_then(|_| run_stage(session, eval, plan, stage, part, values, &mut copies, &mut events));
         if let Err(e) = r {
             result = Err(e);
             break;
@@ -107,7 +107,7 @@ fn run_stage(
     stage: &Stage,
     part: &GraphPart,
     values: &mut [Option<Value>],
-    copies: &HashMap<(usize, DeviceId), Value>,
+    copies: &mut HashMap<(usize, DeviceId), Value>,
     events: &mut Vec<Event>,
 ) -> Result<()> {
     let device = device_of(session, stage.device)?;
@@ -201,7 +201,12 @@ fn run_stage(
         if ranges.len() > 1 {
             events.push(Event { eval, op: names[pos[o].expect("stage node")].clone(), node: node.id, cell: node.cell, device: stage.device, to: None, piece: 0, kind: EventKind::Merge, start: t0, end: t1, bytes: merged.bytes() as u64 });
         }
-        values[o] = Some(merged);
+        // A value stays on the device that computed it; transfers move it from there.
+        if stage.device == CPU {
+            values[o] = Some(merged);
+        } else {
+            copies.insert((o, stage.device), merged);
+        }
     }
     Ok(())
 }

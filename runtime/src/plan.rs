@@ -303,20 +303,26 @@ pub fn plan(part: &GraphPart, cost: &CostModel, devices: &[DeviceProfile], polic
         stage.pieces = if len == 0 { 1 } else { len.div_ceil(stage.piece_rows) };
     }
 
-    // 4. Transfers: wherever a value is used on another device than where it is.
+    // 4. Transfers: wherever a value is used on another device than where it is, once per
+    //    (value, device), before the earliest stage that reads it there.
     let mut transfers: Vec<Transfer> = Vec::new();
     for st in &steps {
         for &u in &part.nodes[st.node].inputs {
-            if device[u] != st.device && !transfers.iter().any(|t| t.node == u && t.to == st.device) {
-                transfers.push(Transfer { node: u, id: part.nodes[u].id, from: device[u], to: st.device, bytes: part.nodes[u].meta.bytes(), stage: Some(st.stage) });
+            if device[u] == st.device {
+                continue;
+            }
+            match transfers.iter_mut().find(|t| t.node == u && t.to == st.device) {
+                Some(t) => t.stage = t.stage.min(Some(st.stage)),
+                None => transfers.push(Transfer { node: u, id: part.nodes[u].id, from: device[u], to: st.device, bytes: part.nodes[u].meta.bytes(), stage: Some(st.stage) }),
             }
         }
     }
     for (i, node) in part.nodes.iter().enumerate() {
-        if node.target && device[i] != CPU {
+        if node.target && device[i] != CPU && !transfers.iter().any(|t| t.node == i && t.to == CPU) {
             transfers.push(Transfer { node: i, id: node.id, from: device[i], to: CPU, bytes: node.meta.bytes(), stage: None });
         }
     }
+    transfers.sort_by_key(|t| t.stage.unwrap_or(usize::MAX));
 
     Ok(Plan { steps, stages, transfers, allocations, devices: devices.to_vec(), policy, notes })
 }
@@ -357,7 +363,8 @@ impl fmt::Display for Plan {
             writeln!(f, "transfers: none")?;
         }
         for t in &self.transfers {
-            writeln!(f, "transfer #{} {} -> {}: {}", t.id, dev(t.from), dev(t.to), bytes(t.bytes))?;
+            let when = t.stage.map_or_else(|| "at the end".to_string(), |s| format!("before stage {s}"));
+            writeln!(f, "transfer #{} {} -> {}: {}, {when}", t.id, dev(t.from), dev(t.to), bytes(t.bytes))?;
         }
         for a in &self.allocations {
             writeln!(f, "allocation #{} {} on {}{}", a.id, a.op, dev(a.device), a.first_user.map(|u| format!(" (first user #{u})")).unwrap_or_default())?;
