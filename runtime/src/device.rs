@@ -25,6 +25,9 @@ pub const CPU: DeviceId = DeviceId(0);
 pub enum DeviceKind {
     Cpu,
     Cuda,
+    /// A second memory space in host memory that runs CPU kernels: never a GPU, it exists
+    /// so that transfers, placement and paging run on machines without one.
+    Emulated,
 }
 
 /// What the planner knows about a device: never its data, only its capacities.
@@ -153,6 +156,16 @@ impl Devices {
             devices: vec![Arc::new(CpuDevice::new())],
             notes: vec!["no GPU: running on CPU (this build has no accelerator device: the CUDA device is not built yet)".into()],
         }
+    }
+    /// A device list of one's own: the CPU first, each device's id its position.
+    pub fn new(devices: Vec<Arc<dyn Device>>, notes: Vec<String>) -> Result<Self> {
+        if devices.first().map(|d| d.profile().kind) != Some(DeviceKind::Cpu) {
+            return Err(BachError::invalid("devices", "the first device must be the CPU"));
+        }
+        if let Some((i, d)) = devices.iter().enumerate().find(|(i, d)| d.profile().id.0 as usize != *i) {
+            return Err(BachError::invalid("devices", format!("device {} at position {i} has id {}", d.profile().name, d.profile().id.0)));
+        }
+        Ok(Devices { devices, notes })
     }
     pub fn get(&self, id: DeviceId) -> Option<&Arc<dyn Device>> {
         self.devices.get(id.0 as usize)

@@ -160,13 +160,19 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Session {
+    /// A session on this machine's devices.
     pub fn new() -> Arc<Session> {
+        Self::with_devices(Devices::detect())
+    }
+
+    /// A session on the given devices (a device plugged in by hand, tests).
+    pub fn with_devices(devices: Devices) -> Arc<Session> {
         Arc::new(Session {
             graph: Mutex::new(Graph::default()),
             cell: AtomicU64::new(0),
             interrupt: AtomicBool::new(false),
             evals: AtomicU64::new(0),
-            devices: Devices::detect(),
+            devices,
             config: RwLock::new(Config { policy: Policy::Greedy, cost: CostModel::default(), memory_cap: None }),
             trace: Mutex::new(Trace::default()),
             epoch: Instant::now(),

@@ -1,0 +1,119 @@
+//! The executor across two memory spaces: a test device that keeps its own copies of values
+//! in host memory and runs accelerator-annotated ops with their CPU kernels. It checks that
+//! transfers happen before the stages that need them, that values computed on the device
+//! come back to the host, and that results equal an all-CPU run.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use bach_runtime::trace::EventKind;
+use bach_runtime::{oa, split, Annotation, CpuDevice, Device, DeviceId, DeviceKind, DeviceProfile, Devices, OpCtx, Result, Session, Value, ValueRef};
+use ndarray::{ArrayD, IxDyn};
+
+struct SecondMemory {
+    profile: DeviceProfile,
+    copies_in: AtomicUsize,
+    copies_out: AtomicUsize,
+}
+
+/// A deep copy: the device's value shares no buffer with the host's.
+fn copy(v: &Value) -> Value {
+    v.view().to_value().array::<f64>().map(|a| Value::from(a.to_owned())).unwrap_or_else(|| v.clone())
+}
+
+impl Device for SecondMemory {
+    fn profile(&self) -> &DeviceProfile {
+        &self.profile
+    }
+    fn run(&self, op: &Annotation, ctx: &OpCtx<'_>, args: &[ValueRef<'_>]) -> Result<Value> {
+        assert!(op.accelerator().is_some() || op.kind() == bach_runtime::OpKind::Alloc, "{} has no accelerator version but ran on the device", op.name());
+        op.run_cpu(ctx, args)
+    }
+    fn copy_in(&self, value: &Value) -> Result<Value> {
+        self.copies_in.fetch_add(1, Ordering::SeqCst);
+        Ok(copy(value))
+    }
+    fn copy_out(&self, value: &Value) -> Result<Value> {
+        self.copies_out.fetch_add(1, Ordering::SeqCst);
+        Ok(copy(value))
+    }
+}
+
+fn session_with_second_memory() -> (Arc<Session>, Arc<SecondMemory>) {
+    let dev = Arc::new(SecondMemory {
+        profile: DeviceProfile { id: DeviceId(1), kind: DeviceKind::Emulated, name: "second memory (test)".into(), memory_bytes: Some(1 << 30), threads: 1, h2d_bytes_per_s: 1e10, d2h_bytes_per_s: 1e10, elems_per_s: 1e9 },
+        copies_in: AtomicUsize::new(0),
+        copies_out: AtomicUsize::new(0),
+    });
+    let devices = Devices::new(vec![Arc::new(CpuDevice::new()), dev.clone()], vec![]).unwrap();
+    (Session::with_devices(devices), dev)
+}
+
+fn scale(name: &str, k: f64, accelerated: bool) -> Arc<Annotation> {
+    let b = oa(name).elementwise().args([split::rows(), split::rows()]).cpu(move |_, args| {
+        Ok(Value::from(&args[0].array::<f64>("scale")? * k + &args[1].array::<f64>("scale")?))
+    });
+    if accelerated { b.accelerator("scale", "/* test */").build() } else { b.build() }
+}
+
+fn host(n: usize, f: impl Fn(usize) -> f64) -> Value {
+    Value::from(ArrayD::from_shape_fn(IxDyn(&[n]), |i| f(i[0])))
+}
+
+#[test]
+fn values_cross_between_memories_before_the_stages_that_need_them() {
+    let (s, dev) = session_with_second_memory();
+    let n = 50_001;
+    let x = s.source(host(n, |i| i as f64), "x");
+    let on_dev = scale("dev_scale", 2.0, true);
+    let on_cpu = scale("cpu_scale", 3.0, false);
+    let y = on_dev.call(&[&x, &x]).unwrap(); // device: 3x
+    let z = on_cpu.call(&[&y, &x]).unwrap(); // cpu: 10x, reads y (device -> host)
+    let w = on_dev.call(&[&z, &y]).unwrap(); // device: 23x, reads z (host -> device) and y there
+
+    let plan = s.plan(&[&w, &y]).unwrap();
+    assert_eq!(plan.step_of(y.id()).unwrap().device, DeviceId(1), "{plan}");
+    assert_eq!(plan.step_of(z.id()).unwrap().device, DeviceId(0), "{plan}");
+    let out = s.evaluate(&[&w, &y]).unwrap();
+    let (w_v, y_v) = (out[0].array::<f64>().unwrap(), out[1].array::<f64>().unwrap());
+    for i in [0, 1, 777, n - 1] {
+        assert_eq!(w_v[[i]], 23.0 * i as f64);
+        assert_eq!(y_v[[i]], 3.0 * i as f64);
+    }
+    // x in, y out (for z and as a target), z in, w out.
+    assert_eq!(dev.copies_in.load(Ordering::SeqCst), 2, "{plan}");
+    assert_eq!(dev.copies_out.load(Ordering::SeqCst), 2, "{plan}");
+    let trace = s.trace();
+    let last = trace.last().unwrap();
+    let transfers: Vec<_> = last.events.iter().filter(|e| e.kind == EventKind::Transfer).collect();
+    assert_eq!(transfers.len(), 4);
+    assert!(transfers.iter().all(|t| t.bytes == (n * 8) as u64));
+    assert!(last.events.iter().any(|e| e.kind == EventKind::Compute && e.device == DeviceId(1)));
+
+    // The same program on an all-CPU session gives the same numbers.
+    let cpu = Session::new();
+    let x2 = cpu.source(host(n, |i| i as f64), "x");
+    let y2 = on_dev.call(&[&x2, &x2]).unwrap();
+    let z2 = on_cpu.call(&[&y2, &x2]).unwrap();
+    let w2 = on_dev.call(&[&z2, &y2]).unwrap();
+    assert_eq!(w2.eval().unwrap().array::<f64>().unwrap(), w_v);
+}
+
+#[test]
+fn a_lazy_allocation_is_made_on_the_device_without_a_transfer() {
+    let (s, dev) = session_with_second_memory();
+    let ones = bach_runtime::oa_alloc("ones")
+        .cpu(|ctx, _| Ok(Value::from(ArrayD::from_elem(IxDyn(&[ctx.rows.len()]), 1.0f64))))
+        .build();
+    let a = s.alloc(&ones, bach_runtime::Meta::new(bach_runtime::DType::F64, [1000])).unwrap();
+    let y = scale("dev_scale", 2.0, true).call(&[&a, &a]).unwrap();
+    assert_eq!(y.eval().unwrap().array::<f64>().unwrap().sum(), 3000.0);
+    assert_eq!(dev.copies_in.load(Ordering::SeqCst), 0, "the allocation is created on the device");
+    assert_eq!(dev.copies_out.load(Ordering::SeqCst), 1);
+}
+
+#[test]
+fn a_device_list_must_start_with_the_cpu() {
+    let (_, dev) = session_with_second_memory();
+    assert!(Devices::new(vec![dev], vec![]).is_err());
+}
