@@ -21,6 +21,7 @@ mod array;
 mod elementwise;
 mod linalg;
 mod npy;
+pub mod notebook;
 pub mod random;
 mod real;
 mod reduce;

@@ -117,12 +117,25 @@ impl Default for CpuDevice {
     }
 }
 
+thread_local! {
+    static CATCHING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Whether a panic on this thread now will be caught by a device and become a `BachError`
+/// (a notebook's panic hook uses this to report only the panics that end a cell).
+pub fn panic_is_caught() -> bool {
+    CATCHING.with(|c| c.get())
+}
+
 impl Device for CpuDevice {
     fn profile(&self) -> &DeviceProfile {
         &self.profile
     }
     fn run(&self, op: &Annotation, ctx: &OpCtx<'_>, args: &[ValueRef<'_>]) -> Result<Value> {
-        match catch_unwind(AssertUnwindSafe(|| op.run_cpu(ctx, args))) {
+        let outer = CATCHING.with(|c| c.replace(true));
+        let result = catch_unwind(AssertUnwindSafe(|| op.run_cpu(ctx, args)));
+        CATCHING.with(|c| c.set(outer));
+        match result {
             Ok(r) => r,
             Err(panic) => {
                 let detail = panic

@@ -9,6 +9,7 @@
 //! executor (do it) -> [`trace::Trace`] (what happened).
 
 pub mod annotation;
+pub mod chart;
 pub mod cost;
 pub mod device;
 pub mod error;

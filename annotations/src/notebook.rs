@@ -1,0 +1,188 @@
+//! Notebook support: what the `bach-kernel` runs inside its Rust process (evcxr's child).
+//!
+//! The kernel prefixes every cell with `bach::notebook::cell(n)`; the first call installs a
+//! panic hook (a panic that ends a cell is reported to the kernel, which shows it as an error)
+//! and an interrupt signal handler (SIGUSR1 stops a running evaluation at its next piece).
+//! Rich output reaches the kernel as one line on stdout: [`DISPLAY_MARKER`] followed by a JSON
+//! object of mime type -> content; the kernel turns each into a `display_data` message.
+
+use std::fmt::Write as _;
+use std::sync::{Arc, Once, OnceLock};
+
+use bach_runtime::{session, BachError, Element, Session};
+
+use crate::array::Array;
+
+/// Starts a stdout line carrying a MIME bundle (JSON object) for the kernel to display.
+pub const DISPLAY_MARKER: &str = "\u{1e}BACH_DISPLAY ";
+/// Starts a stdout line telling the kernel that the cell panicked (JSON: message, location).
+pub const PANIC_MARKER: &str = "\u{1e}BACH_PANIC ";
+
+static SESSION: OnceLock<Arc<Session>> = OnceLock::new();
+static INIT: Once = Once::new();
+
+extern "C" fn on_interrupt(_signal: libc::c_int) {
+    // Only atomic operations here: a signal handler may run between any two instructions.
+    if let Some(s) = SESSION.get() {
+        s.interrupt();
+    }
+}
+
+/// Called by the kernel before each cell: records the cell number on the session's new
+/// nodes, and sets up the process on first use.
+pub fn cell(n: u64) {
+    INIT.call_once(|| {
+        let _ = SESSION.set(session::global());
+        // SAFETY: installing a handler that only performs atomic stores.
+        unsafe {
+            libc::signal(libc::SIGUSR1, on_interrupt as *const () as libc::sighandler_t);
+        }
+        std::panic::set_hook(Box::new(|info| {
+            if bach_runtime::device::panic_is_caught() {
+                return; // a device turns it into a BachError for the op
+            }
+            let message = info
+                .payload()
+                .downcast_ref::<String>()
+                .map(String::as_str)
+                .or_else(|| info.payload().downcast_ref::<&str>().copied())
+                .unwrap_or("panic with a non-text payload");
+            let location = info.location().map(|l| format!("{}:{}", l.file(), l.line())).unwrap_or_default();
+            let json = serde_json::json!({ "message": message, "location": location });
+            println!("{PANIC_MARKER}{json}");
+        }));
+    });
+    session::global().set_cell(n);
+}
+
+/// Send a MIME bundle to the notebook as its own output (several per cell are fine).
+pub fn display(bundle: &[(&str, String)]) {
+    let map: serde_json::Map<String, serde_json::Value> = bundle.iter().map(|(k, v)| (k.to_string(), serde_json::Value::String(v.clone()))).collect();
+    println!("{DISPLAY_MARKER}{}", serde_json::Value::Object(map));
+}
+
+fn html_escape(s: &str) -> String {
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+}
+
+/// The chart of the most recent evaluation, if it ran after `eval_before`.
+fn chart_since(s: &Session, eval_before: Option<u64>) -> Option<String> {
+    let trace = s.trace();
+    let last = trace.last()?;
+    if Some(last.eval) == eval_before {
+        return None;
+    }
+    Some(bach_runtime::chart::timeline_svg(last, &s.devices().profiles()))
+}
+
+fn last_eval(s: &Session) -> Option<u64> {
+    s.trace().last().map(|e| e.eval)
+}
+
+impl<A: Element> Array<A> {
+    /// How evcxr shows a lazy array that ends a cell: it is evaluated; its timeline chart
+    /// goes out as its own display, and a summary (shape, dtype, where it ran, first values)
+    /// is the cell's result. An evaluation error ends the cell with that error.
+    pub fn evcxr_display(&self) {
+        let s = self.lazy().session().clone();
+        let before = last_eval(&s);
+        let started = std::time::Instant::now();
+        let value = match self.eval() {
+            Ok(v) => v,
+            Err(e) => panic!("{e}"),
+        };
+        let secs = started.elapsed().as_secs_f64();
+        let chart = chart_since(&s, before);
+        if let Some(svg) = &chart {
+            display(&[("image/svg+xml", svg.clone())]);
+        }
+        let first: Vec<String> = value.iter().take(8).map(|x| format!("{x}")).collect();
+        let more = if value.len() > 8 { ", ..." } else { "" };
+        let how = if chart.is_some() { format!("computed in {:.3} s", secs) } else { "cached".to_string() };
+        let head = format!("bach::Array {} #{} ({how}, on the host)", self.meta(), self.lazy().id());
+        let plain = format!("{head}\n[{}{more}]", first.join(", "));
+        let html = format!("<div><code>{}</code><br><code>[{}{more}]</code></div>", html_escape(&head), html_escape(&first.join(", ")));
+        println!("EVCXR_BEGIN_CONTENT text/plain\n{plain}\nEVCXR_END_CONTENT");
+        println!("EVCXR_BEGIN_CONTENT text/html\n{html}\nEVCXR_END_CONTENT");
+    }
+}
+
+/// `:bach plan <expr>`: the plan for a value, without running it.
+pub fn show_plan<A: Element>(a: &Array<A>) {
+    match a.plan() {
+        Ok(p) => println!("{p}"),
+        Err(e) => panic!("{e}"),
+    }
+}
+
+/// `:bach devices`: what was found, and why there is no GPU when there is none.
+pub fn show_devices() {
+    let s = session::global();
+    print!("{}", s.devices().report());
+    let cfg = s.config();
+    println!("policy {}, accelerator memory cap {}", cfg.policy, cfg.memory_cap.map_or("none".to_string(), |b| bach_runtime::plan::bytes(b as usize)));
+}
+
+/// `:bach trace`: the session's timeline so far, evaluation by evaluation (cells labelled).
+pub fn show_trace() {
+    let s = session::global();
+    let trace = s.trace();
+    let evals: Vec<_> = trace.evals().collect();
+    if evals.is_empty() {
+        println!("nothing has been evaluated yet in this session");
+        return;
+    }
+    let mut text = String::new();
+    for e in &evals {
+        let _ = writeln!(text, "eval {} (cell {}): {} events, {} pieces, {:.3} ms", e.eval, e.cell, e.events.len(), e.pieces, (e.end - e.start).as_secs_f64() * 1e3);
+    }
+    print!("{text}");
+    display(&[("image/svg+xml", bach_runtime::chart::session_timeline_svg(&evals, &s.devices().profiles()))]);
+}
+
+/// Parse a size such as `64MiB`, `1.5GB`, `4096`.
+pub fn parse_size(s: &str) -> Result<u64, BachError> {
+    let t = s.trim();
+    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let n: f64 = num.parse().map_err(|_| BachError::invalid("memory", format!("`{s}` is not a size (try 64MiB)")))?;
+    let mult: f64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1.0,
+        "k" | "kb" => 1e3,
+        "kib" => 1024.0,
+        "m" | "mb" => 1e6,
+        "mib" => 1048576.0,
+        "g" | "gb" => 1e9,
+        "gib" => 1073741824.0,
+        other => return Err(BachError::invalid("memory", format!("unknown unit `{other}` (B, KiB, MiB, GiB, KB, MB, GB)"))),
+    };
+    Ok((n * mult) as u64)
+}
+
+/// `:bach memory <size|none>`: cap the accelerator memory the planner may use.
+pub fn set_memory(size: &str) {
+    let cap = if size.trim() == "none" { None } else { Some(parse_size(size).unwrap_or_else(|e| panic!("{e}"))) };
+    session::global().update_config(|c| c.memory_cap = cap);
+    println!("accelerator memory cap: {}", cap.map_or("none".to_string(), |b| bach_runtime::plan::bytes(b as usize)));
+}
+
+/// `:bach policy <name>`.
+pub fn set_policy(name: &str) {
+    let p: bach_runtime::Policy = name.trim().parse().unwrap_or_else(|e: String| panic!("{e}"));
+    session::global().update_config(|c| c.policy = p);
+    println!("placement policy: {p}");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_parse() {
+        assert_eq!(parse_size("64MiB").unwrap(), 64 << 20);
+        assert_eq!(parse_size("1.5 GB").unwrap(), 1_500_000_000);
+        assert_eq!(parse_size("4096").unwrap(), 4096);
+        assert!(parse_size("lots").is_err());
+        assert!(parse_size("3 parsecs").is_err());
+    }
+}
