@@ -6,8 +6,8 @@ KERNELSPEC = {"name": "bach", "display_name": "Rust (Bach)", "language": "rust"}
 
 def notebook(cells):
     out = []
-    for kind, text in cells:
-        cell = {"cell_type": kind, "metadata": {}, "source": text.strip("\n").splitlines(keepends=True)}
+    for i, (kind, text) in enumerate(cells):
+        cell = {"cell_type": kind, "id": f"cell-{i}", "metadata": {}, "source": text.strip("\n").splitlines(keepends=True)}
         if kind == "code":
             cell.update(execution_count=None, outputs=[])
         out.append(cell)
@@ -28,11 +28,11 @@ that spans the cells below; nothing runs until a value is displayed.
     ("code", ":bach devices"),
     ("code", """
 let n = 1 << 16;
-let price  = Array::random_uniform(n, 10.0, 50.0, 1);
-let strike = Array::random_uniform(n, 10.0, 50.0, 2);
-let t      = Array::random_uniform(n, 1.0, 2.0, 3);
-let rate   = Array::random_uniform(n, 0.01, 0.05, 4);
-let vol    = Array::random_uniform(n, 0.1, 0.5, 5);
+let price  = Array::<f64>::random_uniform(n, 10.0, 50.0, 1);
+let strike = Array::<f64>::random_uniform(n, 10.0, 50.0, 2);
+let t      = Array::<f64>::random_uniform(n, 1.0, 2.0, 3);
+let rate   = Array::<f64>::random_uniform(n, 0.01, 0.05, 4);
+let vol    = Array::<f64>::random_uniform(n, 0.1, 0.5, 5);
 // The original's unusual constants, kept so numbers compare with the paper.
 const C05: f64 = 3.0;
 const C10: f64 = 1.5;
@@ -72,7 +72,7 @@ assert!(diff < 1e-9);
     ("code", "put.sum()"),
     ("markdown", "With the reference inputs (all 4.0) every call is 23.999997299155808 and every put 17.999997974366856:"),
     ("code", """
-let four = Array::full(8, 4.0);
+let four = Array::<f64>::full(8, 4.0);
 let d1r = ((&four / &four).log2() + (&four * &four * C05 + &four) * &four) / (four.sqrt() * &four);
 let d2r = &d1r - four.sqrt() * &four;
 let call_ref = &four * ((&d1r * INVSQRT2).erf() * C05 + C05) - (-&four * &four).exp() * &four * ((&d2r * INVSQRT2).erf() * C05 + C05);

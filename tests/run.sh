@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
 # Every test of the project: Rust unit, property and end-to-end tests (release build), the
 # benches in test mode, doc examples, then the independent numpy/scipy checks of the
-# workloads. Sets up its Python virtual environment (.venv) when missing.
+# workloads, the Jupyter protocol tests and the real kernel driven by jupyter_client and
+# nbclient (installed into a temporary prefix). Sets up .venv when missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-if [ ! -x .venv/bin/python ] || ! .venv/bin/python -c "import numpy, scipy, pytest" 2>/dev/null; then
+if [ ! -x .venv/bin/python ] || ! .venv/bin/python -c "import numpy, scipy, pytest, jupyter_client, nbclient" 2>/dev/null; then
     python3 -m venv .venv
     .venv/bin/pip install --quiet --disable-pip-version-check -r tests/python/requirements.txt
 fi
 
 cargo test --workspace --release --all-targets
 cargo test --workspace --release --doc
-cargo build --release -p bach-bench
+cargo build --release -p bach-bench -p bach-kernel
 .venv/bin/python -m pytest -q tests/python

@@ -1,0 +1,347 @@
+//! The engine: evcxr in dylib mode, so the Bach session is one per kernel across all cells.
+//!
+//! Each kernel gets its own evcxr build directory, copied from the warmed template that
+//! `install` made (compiled dependencies, pinned versions), and its own `evcxr.toml`
+//! (`allow_static_linking = false`, offline). The prelude loads `bach` from the installed
+//! copy of its sources, so the kernel does not depend on the checkout it was built from.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use evcxr::{CommandContext, EvalContextOutputs};
+
+use crate::engine::{Bundle, Completions, Engine, ExecError, Interrupter, Output, StreamName};
+use crate::home::Home;
+use crate::magics;
+
+/// Marker lines the `bach` crate prints in the child (see bach::notebook).
+const DISPLAY_MARKER: &str = "\u{1e}BACH_DISPLAY ";
+const PANIC_MARKER: &str = "\u{1e}BACH_PANIC ";
+/// How long an interrupted cell may take to reach a piece boundary before the kernel
+/// restarts the Rust process (user code stuck outside Bach).
+const INTERRUPT_GRACE: Duration = Duration::from_secs(3);
+
+/// State shared with the interrupter (called from the control thread).
+#[derive(Default)]
+struct Running {
+    /// Increments per cell; 0 = idle.
+    cell: AtomicU64,
+    busy: AtomicBool,
+    child: Mutex<Option<Arc<Mutex<std::process::Child>>>>,
+    /// The kernel killed the process because the interrupted cell did not stop.
+    killed: AtomicBool,
+}
+
+pub struct EvcxrEngine {
+    ctx: CommandContext,
+    outputs: EvalContextOutputs,
+    home: Home,
+    build_dir: PathBuf,
+    running: Arc<Running>,
+    cells: u64,
+}
+
+fn rustc_version() -> String {
+    std::process::Command::new("rustc")
+        .arg("--version")
+        .output()
+        .ok()
+        .and_then(|o| String::from_utf8(o.stdout).ok())
+        .and_then(|s| s.split_whitespace().nth(1).map(str::to_string))
+        .unwrap_or_else(|| "unknown".into())
+}
+
+impl EvcxrEngine {
+    /// Start evcxr in `build_dir` (a fresh copy of the warm template, or empty).
+    /// Must run before other threads start: it sets evcxr's config directory variable.
+    pub fn start(home: Home, build_dir: PathBuf) -> Result<Self, String> {
+        let config_dir = build_dir.with_extension("config");
+        write_evcxr_toml(&config_dir, &build_dir)?;
+        // SAFETY: called from main before any thread is spawned.
+        unsafe { std::env::set_var("EVCXR_CONFIG_DIR", &config_dir) };
+        let t0 = std::time::Instant::now();
+        let (ctx, outputs) = CommandContext::new().map_err(|e| format!("cannot start evcxr: {e}"))?;
+        eprintln!("bach-kernel: evcxr context in {:.2} s", t0.elapsed().as_secs_f64());
+        let running = Arc::new(Running::default());
+        *running.child.lock().unwrap() = Some(ctx.process_handle());
+        let mut engine = EvcxrEngine { ctx, outputs, home, build_dir, running, cells: 0 };
+        engine.prelude()?;
+        Ok(engine)
+    }
+
+    fn prelude(&mut self) -> Result<(), String> {
+        let code = self.home.prelude();
+        self.ctx.execute(&code).map_err(|e| format!("the Bach prelude failed: {e}"))?;
+        Ok(())
+    }
+
+    pub fn build_dir(&self) -> &Path {
+        &self.build_dir
+    }
+
+    /// Run evcxr on `code`, forwarding the child's output as it comes. Returns evcxr's result
+    /// and the panic the child reported, if any.
+    fn run(&mut self, code: &str, out: &mut dyn Output) -> (Result<evcxr::EvalOutputs, evcxr::Error>, Option<(String, String)>) {
+        let done = AtomicBool::new(false);
+        let ctx = &mut self.ctx;
+        let (stdout, stderr) = (&self.outputs.stdout, &self.outputs.stderr);
+        let mut panic = None;
+        let result = std::thread::scope(|s| {
+            let worker = s.spawn(|| {
+                let r = ctx.execute(code);
+                done.store(true, Ordering::SeqCst);
+                r
+            });
+            // Forward output until the cell is done and both channels are drained.
+            loop {
+                let finished = done.load(Ordering::SeqCst);
+                let mut idle = true;
+                while let Ok(line) = stdout.try_recv() {
+                    idle = false;
+                    if let Some(json) = line.strip_prefix(DISPLAY_MARKER) {
+                        match serde_json::from_str::<Bundle>(json) {
+                            Ok(bundle) => out.display(bundle),
+                            Err(e) => out.stream(StreamName::Stderr, &format!("bach-kernel: bad display line: {e}\n")),
+                        }
+                    } else if let Some(json) = line.strip_prefix(PANIC_MARKER) {
+                        let v: serde_json::Value = serde_json::from_str(json).unwrap_or_default();
+                        panic = Some((v["message"].as_str().unwrap_or("panic").to_string(), v["location"].as_str().unwrap_or("").to_string()));
+                    } else {
+                        out.stream(StreamName::Stdout, &format!("{line}\n"));
+                    }
+                }
+                while let Ok(line) = stderr.try_recv() {
+                    idle = false;
+                    out.stream(StreamName::Stderr, &format!("{line}\n"));
+                }
+                if finished && idle {
+                    break;
+                }
+                if idle {
+                    std::thread::sleep(Duration::from_millis(if finished { 20 } else { 5 }));
+                }
+            }
+            worker.join().unwrap_or_else(|_| Err(evcxr::Error::Message("evcxr panicked".into())))
+        });
+        (result, panic)
+    }
+
+    fn lost_variables(&self) -> Vec<String> {
+        self.ctx.variables_and_types().map(|(n, t)| format!("{n}: {t}")).collect()
+    }
+}
+
+fn write_evcxr_toml(config_dir: &Path, build_dir: &Path) -> Result<(), String> {
+    std::fs::create_dir_all(config_dir).map_err(|e| format!("cannot create {}: {e}", config_dir.display()))?;
+    std::fs::create_dir_all(build_dir).map_err(|e| format!("cannot create {}: {e}", build_dir.display()))?;
+    let toml = format!(
+        "[evcxr]\n# Written by bach-kernel for this kernel only.\ntmpdir = {:?}\nallow_static_linking = false\noffline_mode = true\npreserve_vars_on_panic = true\nopt_level = \"2\"\n",
+        build_dir.display().to_string()
+    );
+    std::fs::write(config_dir.join("evcxr.toml"), toml).map_err(|e| format!("cannot write evcxr.toml: {e}"))
+}
+
+/// Insert `bach::notebook::cell(n);` after the leading evcxr `:` commands of `code`.
+/// Returns the new code and the 1-based line it was inserted at.
+fn with_cell_prefix(code: &str, n: u64) -> (String, usize) {
+    let lines: Vec<&str> = code.lines().collect();
+    let k = lines.iter().take_while(|l| l.trim_start().starts_with(':') || l.trim().is_empty()).count();
+    let mut s = String::with_capacity(code.len() + 40);
+    for l in &lines[..k] {
+        s.push_str(l);
+        s.push('\n');
+    }
+    s.push_str(&format!("bach::notebook::cell({n});\n"));
+    for l in &lines[k..] {
+        s.push_str(l);
+        s.push('\n');
+    }
+    (s, k + 1)
+}
+
+/// One readable message for all of a cell's compile errors (rustc reports many).
+fn compile_error(errors: &[evcxr::CompilationError], inserted_line: usize, count: u32) -> ExecError {
+    let fix = |line: usize| if line > inserted_line { line - 1 } else { line };
+    let mut tb = Vec::new();
+    let mut first = None;
+    let shown: Vec<&evcxr::CompilationError> = match errors.iter().filter(|e| e.level() == "error").count() {
+        0 => errors.iter().collect(),
+        _ => errors.iter().filter(|e| e.level() == "error").collect(),
+    };
+    for e in shown {
+        let code = e.code().map(|c| format!("[{c}]")).unwrap_or_default();
+        let head = format!("{}{code}: {}", e.level(), e.message());
+        first.get_or_insert_with(|| e.message());
+        tb.push(head);
+        for m in e.spanned_messages() {
+            if let Some(span) = &m.span {
+                tb.push(format!("  --> cell [{count}] line {}, column {}", fix(span.start_line), span.start_column));
+                let mut lines = m.lines.clone();
+                lines.dedup();
+                for l in &lines {
+                    tb.push(format!("   | {l}"));
+                }
+                if span.start_line == span.end_line && span.end_column > span.start_column {
+                    tb.push(format!("   | {}{} {}", " ".repeat(span.start_column - 1), "^".repeat(span.end_column - span.start_column), m.label));
+                } else if !m.label.is_empty() {
+                    tb.push(format!("   = {}", m.label));
+                }
+            }
+        }
+        for h in e.help() {
+            tb.push(format!("   = help: {h}"));
+        }
+        tb.push(String::new());
+    }
+    let n = errors.iter().filter(|e| e.level() == "error").count();
+    ExecError {
+        ename: "CompileError".into(),
+        evalue: format!("{}{}", first.unwrap_or_default(), if n > 1 { format!(" (and {} more errors)", n - 1) } else { String::new() }),
+        traceback: tb,
+    }
+}
+
+impl Engine for EvcxrEngine {
+    fn language_version(&self) -> String {
+        rustc_version()
+    }
+
+    fn banner(&self) -> String {
+        format!("Rust (Bach) {}: evcxr with the Bach offload runtime preloaded. `:bach help` lists the magics.", env!("CARGO_PKG_VERSION"))
+    }
+
+    fn execute(&mut self, code: &str, execution_count: u32, out: &mut dyn Output) -> Result<Option<Bundle>, ExecError> {
+        // `:bach` magics become calls into the Rust process, line for line.
+        let rust = magics::expand(code).map_err(|e| ExecError { ename: "MagicError".into(), evalue: e.lines().next().unwrap_or("").to_string(), traceback: e.lines().map(str::to_string).collect() })?;
+        if rust.trim().is_empty() {
+            return Ok(None);
+        }
+        self.cells += 1;
+        let (code, inserted) = with_cell_prefix(&rust, execution_count as u64);
+        self.running.killed.store(false, Ordering::SeqCst);
+        self.running.cell.store(self.cells, Ordering::SeqCst);
+        self.running.busy.store(true, Ordering::SeqCst);
+        let before: Vec<String> = self.lost_variables();
+        let (result, panic) = self.run(&code, out);
+        self.running.busy.store(false, Ordering::SeqCst);
+        *self.running.child.lock().unwrap() = Some(self.ctx.process_handle());
+        if self.running.killed.swap(false, Ordering::SeqCst) {
+            // The process restarted: variables and the Bach session are gone; say which.
+            let _ = self.prelude();
+            return Err(ExecError {
+                ename: "Interrupted".into(),
+                evalue: "the cell did not stop at a Bach piece boundary (it was stuck outside Bach), so the kernel restarted the Rust process".into(),
+                traceback: vec![format!("Lost: {}", if before.is_empty() { "no variables".to_string() } else { before.join(", ") }), "The Bach session (its graph and timeline) restarted too.".into()],
+            });
+        }
+        match result {
+            Ok(outputs) => {
+                if let Some((message, location)) = panic {
+                    let interrupted = message.contains("evaluation interrupted");
+                    return Err(ExecError {
+                        ename: if interrupted { "Interrupted".into() } else { "panic".into() },
+                        evalue: message.clone(),
+                        traceback: vec![
+                            format!("panicked: {message}"),
+                            // evcxr compiles the cell as `src/lib.rs` with generated lines around it.
+                            if location.is_empty() || location.starts_with("src/") { format!("in cell [{execution_count}]") } else { format!("at {location}") },
+                            "Variables defined by earlier cells, and the Bach session, are kept; those this cell defined are not.".into(),
+                        ],
+                    });
+                }
+                let bundle: Bundle = outputs.content_by_mime_type.into_iter().map(|(k, v)| (k, serde_json::Value::String(v))).collect();
+                Ok((!bundle.is_empty()).then_some(bundle))
+            }
+            Err(evcxr::Error::CompilationErrors(errors)) => Err(compile_error(&errors, inserted, execution_count)),
+            Err(evcxr::Error::SubprocessTerminated(msg)) => {
+                let _ = self.prelude();
+                Err(ExecError {
+                    ename: "ProcessDied".into(),
+                    evalue: format!("the Rust process ended: {msg}"),
+                    traceback: vec![format!("Lost: {}", before.join(", ")), "The kernel started a new process; run the cells you need again.".into()],
+                })
+            }
+            Err(e) => Err(ExecError { ename: "Error".into(), evalue: e.to_string(), traceback: vec![e.to_string()] }),
+        }
+    }
+
+    fn complete(&mut self, code: &str, cursor: usize) -> Completions {
+        // Jupyter counts characters; evcxr counts bytes.
+        let byte = code.char_indices().nth(cursor).map_or(code.len(), |(b, _)| b);
+        let mut c = Completions { matches: vec![], cursor_start: cursor, cursor_end: cursor };
+        if let Some(m) = magics::complete(code, byte) {
+            c.matches = m.0;
+            c.cursor_start = code[..m.1].chars().count();
+            return c;
+        }
+        if let Ok(r) = self.ctx.completions(code, byte) {
+            c.matches = r.completions.into_iter().map(|x| x.code).collect();
+            c.cursor_start = code[..r.start_offset.min(code.len())].chars().count();
+            c.cursor_end = code[..r.end_offset.min(code.len())].chars().count();
+        }
+        c
+    }
+
+    fn inspect(&mut self, code: &str, cursor: usize, _detail_level: u8) -> Option<Bundle> {
+        let byte = code.char_indices().nth(cursor).map_or(code.len(), |(b, _)| b);
+        let word_start = code[..byte].rfind(|c: char| !(c.is_alphanumeric() || c == '_')).map_or(0, |i| i + 1);
+        let word_end = code[byte..].find(|c: char| !(c.is_alphanumeric() || c == '_')).map_or(code.len(), |i| byte + i);
+        let word = &code[word_start..word_end];
+        let mut bundle = Bundle::new();
+        if let Some((_, ty)) = self.ctx.variables_and_types().find(|(n, _)| *n == word) {
+            bundle.insert("text/plain".into(), format!("{word}: {ty}").into());
+            return Some(bundle);
+        }
+        let (plain, html) = self.ctx.hover_at(code, word_end.max(byte)).ok()?;
+        if plain.trim().is_empty() {
+            return None;
+        }
+        bundle.insert("text/plain".into(), plain.into());
+        bundle.insert("text/html".into(), html.into());
+        Some(bundle)
+    }
+
+    fn interrupter(&self) -> Interrupter {
+        let running = self.running.clone();
+        Arc::new(move || {
+            if !running.busy.load(Ordering::SeqCst) {
+                return;
+            }
+            let cell = running.cell.load(Ordering::SeqCst);
+            let child = running.child.lock().unwrap().clone();
+            let Some(child) = child else { return };
+            let pid = child.lock().map(|c| c.id()).unwrap_or(0);
+            if pid != 0 {
+                // SAFETY: sending a signal to our own child process.
+                unsafe { libc::kill(pid as libc::pid_t, libc::SIGUSR1) };
+            }
+            // If the cell is stuck outside Bach, the signal does nothing: restart the process.
+            let running = running.clone();
+            std::thread::spawn(move || {
+                std::thread::sleep(INTERRUPT_GRACE);
+                if running.busy.load(Ordering::SeqCst) && running.cell.load(Ordering::SeqCst) == cell {
+                    running.killed.store(true, Ordering::SeqCst);
+                    let _ = child.lock().map(|mut c| c.kill());
+                }
+            });
+        })
+    }
+
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cell_prefix_goes_after_leading_commands() {
+        let (code, line) = with_cell_prefix(":dep foo = \"1\"\nlet x = 1;\nx", 7);
+        assert_eq!(code, ":dep foo = \"1\"\nbach::notebook::cell(7);\nlet x = 1;\nx\n");
+        assert_eq!(line, 2);
+        let (code, line) = with_cell_prefix("1 + 1", 3);
+        assert_eq!(code, "bach::notebook::cell(3);\n1 + 1\n");
+        assert_eq!(line, 1);
+    }
+}

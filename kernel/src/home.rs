@@ -1,0 +1,56 @@
+//! Where the kernel's files are: an installed kernelspec directory (binary, copies of the
+//! `bach` crates, the warmed evcxr build), or, when run from a build tree, the checkout.
+
+use std::path::{Path, PathBuf};
+
+/// The crates the prelude loads, as installed: `<home>/crates/<name>`.
+pub const CRATES: &[(&str, &str)] = &[("bach-runtime", "runtime"), ("bach", "annotations")];
+
+#[derive(Clone, Debug)]
+pub struct Home {
+    /// Directory holding `crates/` and `warm/` (the kernelspec dir once installed).
+    pub dir: PathBuf,
+    pub installed: bool,
+}
+
+/// The checkout this binary was built from.
+pub fn source_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("kernel/ has a parent").to_path_buf()
+}
+
+impl Home {
+    /// Installed if the binary sits in a directory with `crates/bach`, else the checkout.
+    pub fn locate() -> Home {
+        if let Ok(exe) = std::env::current_exe() {
+            if let Some(dir) = exe.parent() {
+                if dir.join("crates/bach/Cargo.toml").exists() {
+                    return Home { dir: dir.to_path_buf(), installed: true };
+                }
+            }
+        }
+        Home { dir: source_root(), installed: false }
+    }
+
+    pub fn at(dir: PathBuf) -> Home {
+        Home { dir, installed: true }
+    }
+
+    /// Path of the `bach` crate the prelude depends on.
+    pub fn bach_crate(&self) -> PathBuf {
+        if self.installed { self.dir.join("crates/bach") } else { self.dir.join("annotations") }
+    }
+
+    /// The warmed evcxr build directory template (installed kernels only).
+    pub fn warm_dir(&self) -> Option<PathBuf> {
+        let w = self.dir.join("warm");
+        (self.installed && w.join("Cargo.toml").exists()).then_some(w)
+    }
+
+    /// Code run once per Rust process: the runtime and library, and their names in scope.
+    pub fn prelude(&self) -> String {
+        format!(
+            ":dep bach = {{ path = {:?} }}\n:dep ndarray = \"0.16\"\nuse bach::prelude::*;\nbach::notebook::cell(0);\n",
+            self.bach_crate().display().to_string()
+        )
+    }
+}

@@ -1,0 +1,219 @@
+//! `bach-kernel install | uninstall`: a kernelspec named `bach` ("Rust (Bach)") holding its
+//! own copy of the binary and of the `bach` crates' sources, so the kernel keeps working when
+//! the checkout moves or goes; then one warm-up run compiles the dependencies into the
+//! evcxr build template every kernel starts from.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::home::{source_root, Home, CRATES};
+
+const LOGO_32: &[u8] = include_bytes!("../../install/logo-32x32.png");
+const LOGO_64: &[u8] = include_bytes!("../../install/logo-64x64.png");
+const LOGO_SVG: &[u8] = include_bytes!("../../install/logo-svg.svg");
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Location {
+    User,
+    SysPrefix,
+    Prefix(PathBuf),
+}
+
+impl Location {
+    /// `--user` (default), `--sys-prefix`, `--prefix DIR`.
+    pub fn parse(args: &[String]) -> Result<Location, String> {
+        let mut loc = Location::User;
+        let mut it = args.iter();
+        while let Some(a) = it.next() {
+            loc = match a.as_str() {
+                "--user" => Location::User,
+                "--sys-prefix" => Location::SysPrefix,
+                "--prefix" => Location::Prefix(PathBuf::from(it.next().ok_or("--prefix needs a directory")?)),
+                other => return Err(format!("unknown option `{other}` (use --user, --sys-prefix or --prefix DIR)")),
+            };
+        }
+        Ok(loc)
+    }
+
+    /// The Jupyter data directory for this location.
+    fn data_dir(&self) -> Result<PathBuf, String> {
+        Ok(match self {
+            Location::User => {
+                if let Some(d) = std::env::var_os("JUPYTER_DATA_DIR") {
+                    PathBuf::from(d)
+                } else if let Some(d) = std::env::var_os("XDG_DATA_HOME") {
+                    PathBuf::from(d).join("jupyter")
+                } else {
+                    PathBuf::from(std::env::var_os("HOME").ok_or("HOME is not set")?).join(".local/share/jupyter")
+                }
+            }
+            Location::SysPrefix => {
+                let prefix = match std::env::var_os("VIRTUAL_ENV") {
+                    Some(v) => PathBuf::from(v),
+                    None => {
+                        let o = Command::new("python3").args(["-c", "import sys; print(sys.prefix)"]).output().map_err(|e| format!("--sys-prefix needs python3: {e}"))?;
+                        PathBuf::from(String::from_utf8_lossy(&o.stdout).trim())
+                    }
+                };
+                prefix.join("share/jupyter")
+            }
+            Location::Prefix(p) => p.join("share/jupyter"),
+        })
+    }
+
+    pub fn kernel_dir(&self) -> Result<PathBuf, String> {
+        Ok(self.data_dir()?.join("kernels/bach"))
+    }
+}
+
+fn io<T>(what: &str, path: &Path, r: std::io::Result<T>) -> Result<T, String> {
+    r.map_err(|e| format!("cannot {what} {}: {e}", path.display()))
+}
+
+fn copy_tree(from: &Path, to: &Path) -> Result<(), String> {
+    io("create", to, std::fs::create_dir_all(to))?;
+    for entry in io("read", from, std::fs::read_dir(from))? {
+        let entry = io("read", from, entry)?;
+        let dest = to.join(entry.file_name());
+        if io("stat", &entry.path(), entry.file_type())?.is_dir() {
+            copy_tree(&entry.path(), &dest)?;
+        } else {
+            io("copy", &entry.path(), std::fs::copy(entry.path(), &dest))?;
+        }
+    }
+    Ok(())
+}
+
+/// A member's manifest with the workspace's inherited values filled in and path
+/// dependencies pointing at the installed copies: a crate that builds on its own.
+fn standalone_manifest(member: &Path, workspace: &toml::Table, installed: &HashMap<String, PathBuf>) -> Result<String, String> {
+    let path = member.join("Cargo.toml");
+    let text = io("read", &path, std::fs::read_to_string(&path))?;
+    let mut m: toml::Table = text.parse().map_err(|e| format!("{}: {e}", path.display()))?;
+    let ws = workspace.get("workspace").and_then(|w| w.as_table()).ok_or("the workspace Cargo.toml has no [workspace]")?;
+    let inherited = |v: &toml::Value| v.as_table().and_then(|t| t.get("workspace")).and_then(|w| w.as_bool()) == Some(true);
+    if let Some(pkg) = m.get_mut("package").and_then(|p| p.as_table_mut()) {
+        let wpkg = ws.get("package").and_then(|p| p.as_table()).cloned().unwrap_or_default();
+        for (k, v) in pkg.iter_mut() {
+            if inherited(v) {
+                *v = wpkg.get(k).cloned().ok_or_else(|| format!("workspace.package.{k} is missing"))?;
+            }
+        }
+    }
+    let wdeps = ws.get("dependencies").and_then(|d| d.as_table()).cloned().unwrap_or_default();
+    if let Some(deps) = m.get_mut("dependencies").and_then(|d| d.as_table_mut()) {
+        for (name, spec) in deps.iter_mut() {
+            let mut full = if inherited(spec) {
+                let mut base = match wdeps.get(name).ok_or_else(|| format!("workspace.dependencies.{name} is missing"))? {
+                    toml::Value::String(v) => toml::Table::from_iter([("version".to_string(), toml::Value::String(v.clone()))]),
+                    toml::Value::Table(t) => t.clone(),
+                    other => return Err(format!("workspace.dependencies.{name}: unexpected {other}")),
+                };
+                for (k, v) in spec.as_table().expect("inherited specs are tables") {
+                    if k != "workspace" {
+                        base.insert(k.clone(), v.clone());
+                    }
+                }
+                base
+            } else {
+                spec.as_table().cloned().unwrap_or_else(|| toml::Table::from_iter([("version".to_string(), spec.clone())]))
+            };
+            if let Some(p) = installed.get(name) {
+                full.insert("path".into(), toml::Value::String(p.display().to_string()));
+            }
+            *spec = toml::Value::Table(full);
+        }
+    }
+    // Tests, benches and their dependencies stay in the checkout.
+    for k in ["dev-dependencies", "bench", "test", "example"] {
+        m.remove(k);
+    }
+    Ok(toml::to_string(&m).map_err(|e| e.to_string())?)
+}
+
+/// Install the kernelspec, copy what the kernel needs, and warm its build.
+pub fn install(loc: &Location) -> Result<PathBuf, String> {
+    let dir = loc.kernel_dir()?;
+    if dir.exists() {
+        io("remove", &dir, std::fs::remove_dir_all(&dir))?;
+    }
+    io("create", &dir, std::fs::create_dir_all(&dir))?;
+    let exe = io("find", Path::new("bach-kernel"), std::env::current_exe())?;
+    let installed_exe = dir.join("bach-kernel");
+    io("copy", &exe, std::fs::copy(&exe, &installed_exe))?;
+
+    let root = source_root();
+    let ws_path = root.join("Cargo.toml");
+    let workspace: toml::Table = io("read", &ws_path, std::fs::read_to_string(&ws_path))?.parse().map_err(|e| format!("{}: {e}", ws_path.display()))?;
+    let installed: HashMap<String, PathBuf> = CRATES.iter().map(|(name, _)| (name.to_string(), dir.join("crates").join(name))).collect();
+    for (name, src) in CRATES {
+        let to = &installed[*name];
+        copy_tree(&root.join(src).join("src"), &to.join("src"))?;
+        let manifest = standalone_manifest(&root.join(src), &workspace, &installed)?;
+        io("write", to, std::fs::write(to.join("Cargo.toml"), manifest))?;
+    }
+
+    let spec = serde_json::json!({
+        "argv": [installed_exe.display().to_string(), "kernel", "--connection-file", "{connection_file}"],
+        "display_name": "Rust (Bach)",
+        "language": "rust",
+        "interrupt_mode": "message",
+        "metadata": { "bach_version": env!("CARGO_PKG_VERSION") },
+    });
+    io("write", &dir, std::fs::write(dir.join("kernel.json"), serde_json::to_string_pretty(&spec).expect("json")))?;
+    io("write", &dir, std::fs::write(dir.join("logo-32x32.png"), LOGO_32))?;
+    io("write", &dir, std::fs::write(dir.join("logo-64x64.png"), LOGO_64))?;
+    io("write", &dir, std::fs::write(dir.join("logo-svg.svg"), LOGO_SVG))?;
+
+    // Warm: the installed binary builds the prelude once into the template every kernel
+    // copies, with this checkout's lock file so versions are the tested ones.
+    let warm = Home::at(dir.clone()).dir.join("warm");
+    io("create", &warm, std::fs::create_dir_all(&warm))?;
+    let lock = root.join("Cargo.lock");
+    if lock.exists() {
+        io("copy", &lock, std::fs::copy(&lock, warm.join("Cargo.lock")))?;
+    }
+    eprintln!("bach-kernel: warming the build (compiles the runtime once; a few minutes the first time)...");
+    let status = Command::new(&installed_exe).arg("warm").status().map_err(|e| format!("cannot run {}: {e}", installed_exe.display()))?;
+    if !status.success() {
+        return Err(format!("warming the kernel's build failed ({status}); see the messages above"));
+    }
+    Ok(dir)
+}
+
+pub fn uninstall(loc: &Location) -> Result<PathBuf, String> {
+    let dir = loc.kernel_dir()?;
+    if !dir.exists() {
+        return Err(format!("no kernel installed at {}", dir.display()));
+    }
+    io("remove", &dir, std::fs::remove_dir_all(&dir))?;
+    Ok(dir)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn manifests_become_standalone() {
+        let root = source_root();
+        let ws: toml::Table = std::fs::read_to_string(root.join("Cargo.toml")).unwrap().parse().unwrap();
+        let installed = HashMap::from([("bach-runtime".to_string(), PathBuf::from("/k/crates/bach-runtime"))]);
+        let m = standalone_manifest(&root.join("annotations"), &ws, &installed).unwrap();
+        assert!(!m.contains("workspace"), "{m}");
+        let t: toml::Table = m.parse().unwrap();
+        assert_eq!(t["dependencies"]["bach-runtime"]["path"].as_str(), Some("/k/crates/bach-runtime"));
+        assert_eq!(t["dependencies"]["ndarray"]["version"].as_str(), Some("0.16"));
+        assert!(t.get("dev-dependencies").is_none());
+        assert_eq!(t["package"]["version"].as_str(), Some(env!("CARGO_PKG_VERSION")));
+    }
+
+    #[test]
+    fn locations_parse() {
+        assert_eq!(Location::parse(&[]).unwrap(), Location::User);
+        assert_eq!(Location::parse(&["--prefix".into(), "/x".into()]).unwrap(), Location::Prefix("/x".into()));
+        assert!(Location::parse(&["--nope".into()]).is_err());
+        assert_eq!(Location::Prefix("/x".into()).kernel_dir().unwrap(), PathBuf::from("/x/share/jupyter/kernels/bach"));
+    }
+}

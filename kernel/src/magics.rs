@@ -1,0 +1,91 @@
+//! `:bach` magics. Each line `:bach <command> [args]` becomes one line of Rust calling
+//! `bach::notebook` in the Rust process (so line numbers of errors stay right), or text the
+//! kernel prints itself. The table is open: the cost-model magics add rows here.
+
+pub const HELP: &str = "\
+:bach help                 this list
+:bach devices              the devices Bach found (and, without a GPU, why)
+:bach plan <expr>          the plan for a lazy value, without running it
+:bach trace                the session's timeline so far, per cell
+:bach memory <size|none>   cap the accelerator memory the planner may use (e.g. 64MiB)
+:bach policy <name>        placement policy: greedy (default) or cpu
+evcxr's own commands (:dep, :vars, :help ...) work as usual.
+";
+
+struct Command {
+    name: &'static str,
+    args: &'static str,
+    /// Rust for the arguments; `None` when the arguments are wrong.
+    rust: fn(&str) -> Option<String>,
+}
+
+const COMMANDS: &[Command] = &[
+    Command { name: "help", args: "", rust: |_| Some(format!("print!({HELP:?});")) },
+    Command { name: "devices", args: "", rust: |_| Some("bach::notebook::show_devices();".into()) },
+    Command { name: "plan", args: "<expr>", rust: |a| (!a.is_empty()).then(|| format!("bach::notebook::show_plan(&({a}));")) },
+    Command { name: "trace", args: "", rust: |_| Some("bach::notebook::show_trace();".into()) },
+    Command { name: "memory", args: "<size|none>", rust: |a| (!a.is_empty()).then(|| format!("bach::notebook::set_memory({a:?});")) },
+    Command { name: "policy", args: "<greedy|cpu>", rust: |a| (!a.is_empty()).then(|| format!("bach::notebook::set_policy({a:?});")) },
+];
+
+/// Replace every `:bach` line of `code` by its Rust line. Errors name the bad line.
+pub fn expand(code: &str) -> Result<String, String> {
+    let mut out = String::with_capacity(code.len());
+    for line in code.lines() {
+        let t = line.trim_start();
+        match t.strip_prefix(":bach") {
+            Some(rest) if rest.is_empty() || rest.starts_with(char::is_whitespace) => {
+                let rest = rest.trim();
+                let (name, args) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
+                let name = if name.is_empty() { "help" } else if name == "device" { "devices" } else { name };
+                let cmd = COMMANDS
+                    .iter()
+                    .find(|c| c.name == name)
+                    .ok_or_else(|| format!("unknown command `:bach {name}`\n{HELP}"))?;
+                let rust = (cmd.rust)(args.trim()).ok_or_else(|| format!("usage: :bach {} {}", cmd.name, cmd.args))?;
+                out.push_str(&rust);
+            }
+            _ => out.push_str(line),
+        }
+        out.push('\n');
+    }
+    Ok(out)
+}
+
+/// Completions for a `:bach` line at byte `cursor`: the candidates and where they start.
+pub fn complete(code: &str, cursor: usize) -> Option<(Vec<String>, usize)> {
+    let line_start = code[..cursor].rfind('\n').map_or(0, |i| i + 1);
+    let typed = &code[line_start..cursor];
+    let rest = typed.trim_start().strip_prefix(":bach")?;
+    let word = rest.trim_start();
+    if word.contains(char::is_whitespace) || (!rest.is_empty() && !rest.starts_with(char::is_whitespace)) {
+        return None;
+    }
+    let matches = COMMANDS.iter().filter(|c| c.name.starts_with(word)).map(|c| c.name.to_string()).collect();
+    Some((matches, cursor - word.len()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn magics_become_one_rust_line_each() {
+        let r = expand("let x = 1;\n:bach plan &a + 1.0\n:bach memory 64MiB\nx").unwrap();
+        assert_eq!(r, "let x = 1;\nbach::notebook::show_plan(&(&a + 1.0));\nbach::notebook::set_memory(\"64MiB\");\nx\n");
+        assert!(expand(":bach").unwrap().contains("print!"));
+        assert!(expand(":bach nope").unwrap_err().contains("unknown command `:bach nope`"));
+        assert!(expand(":bach plan").unwrap_err().contains("usage: :bach plan <expr>"));
+        assert_eq!(expand(":dep x = \"1\"").unwrap(), ":dep x = \"1\"\n");
+        assert_eq!(expand(":bachelor").unwrap(), ":bachelor\n");
+    }
+
+    #[test]
+    fn magic_names_complete() {
+        let (m, at) = complete(":bach pl", 8).unwrap();
+        assert_eq!(m, vec!["plan"]);
+        assert_eq!(at, 6);
+        assert!(complete("let x", 5).is_none());
+        assert!(complete(":bach plan a", 12).is_none());
+    }
+}

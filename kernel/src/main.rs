@@ -1,0 +1,139 @@
+//! `bach-kernel`: a Jupyter kernel for Rust with the Bach offload runtime preloaded.
+//!
+//! ```text
+//! bach-kernel install [--user | --sys-prefix | --prefix DIR]
+//! bach-kernel uninstall [--user | --sys-prefix | --prefix DIR]
+//! bach-kernel kernel --connection-file FILE     (what Jupyter runs)
+//! bach-kernel --version
+//! ```
+//! The same binary is also evcxr's child process (it runs the cells) and its rustc wrapper:
+//! `rustc_wrapper::intercept` and `evcxr::runtime_hook` come first and do not return then.
+
+mod connection;
+mod engine;
+mod evcxr_engine;
+mod home;
+mod install;
+mod is_complete;
+mod magics;
+mod rustc_wrapper;
+mod server;
+mod wire;
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use home::Home;
+
+const USAGE: &str = "usage:
+  bach-kernel install [--user | --sys-prefix | --prefix DIR]
+  bach-kernel uninstall [--user | --sys-prefix | --prefix DIR]
+  bach-kernel kernel --connection-file FILE
+  bach-kernel --version";
+
+fn main() -> ExitCode {
+    rustc_wrapper::intercept();
+    evcxr::runtime_hook();
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let result = match args.first().map(String::as_str) {
+        Some("--version" | "-V") => {
+            println!("bach-kernel {}", env!("CARGO_PKG_VERSION"));
+            Ok(())
+        }
+        Some("install") => install::Location::parse(&args[1..]).and_then(|l| install::install(&l)).map(|d| eprintln!("installed kernelspec `bach` (Rust (Bach)) in {}", d.display())),
+        Some("uninstall") => install::Location::parse(&args[1..]).and_then(|l| install::uninstall(&l)).map(|d| eprintln!("removed {}", d.display())),
+        Some("kernel") => match args.get(1..) {
+            Some([flag, file]) if flag == "--connection-file" => run_kernel(Path::new(file)),
+            Some([file]) => run_kernel(Path::new(file)),
+            _ => Err(USAGE.to_string()),
+        },
+        Some("warm") => warm(),
+        _ => Err(USAGE.to_string()),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("bach-kernel: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The scratch directory of this kernel process, removed when it exits.
+static SCRATCH: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+
+extern "C" fn remove_scratch() {
+    if let Some(d) = SCRATCH.get() {
+        let _ = std::fs::remove_dir_all(d);
+    }
+}
+
+/// A fresh build directory for this kernel: a copy of the warm template when installed
+/// (kernels never share a writable build directory).
+fn fresh_build_dir(home: &Home) -> Result<PathBuf, String> {
+    let base = std::env::temp_dir().join("bach-kernel");
+    std::fs::create_dir_all(&base).map_err(|e| format!("cannot create {}: {e}", base.display()))?;
+    // Leftovers of kernels that were killed: their process is gone.
+    if let Ok(entries) = std::fs::read_dir(&base) {
+        for e in entries.flatten() {
+            let pid: Option<i32> = e.file_name().to_str().and_then(|n| n.split('-').next()?.parse().ok());
+            // SAFETY: kill with signal 0 only checks whether the process exists.
+            if pid.is_some_and(|p| unsafe { libc::kill(p, 0) } != 0) {
+                let _ = std::fs::remove_dir_all(e.path());
+            }
+        }
+    }
+    let scratch = base.join(format!("{}-{}", std::process::id(), chrono::Utc::now().timestamp_micros()));
+    let build = scratch.join("build");
+    let _ = SCRATCH.set(scratch.clone());
+    // SAFETY: registering a plain function to run at exit.
+    unsafe { libc::atexit(remove_scratch) };
+    match home.warm_dir() {
+        Some(warm) => {
+            std::fs::create_dir_all(&scratch).map_err(|e| format!("cannot create {}: {e}", scratch.display()))?;
+            // `cp -a` keeps modification times, so cargo sees the dependencies as built.
+            let ok = std::process::Command::new("cp").arg("-a").arg(&warm).arg(&build).status().map(|s| s.success()).unwrap_or(false);
+            if !ok {
+                return Err(format!("cannot copy the warm build {} to {}", warm.display(), build.display()));
+            }
+        }
+        None => std::fs::create_dir_all(&build).map_err(|e| format!("cannot create {}: {e}", build.display()))?,
+    }
+    Ok(build)
+}
+
+fn run_kernel(connection_file: &Path) -> Result<(), String> {
+    let t0 = std::time::Instant::now();
+    let home = Home::locate();
+    let build = fresh_build_dir(&home)?;
+    let copied = t0.elapsed().as_secs_f64();
+    let engine = evcxr_engine::EvcxrEngine::start(home, build)?;
+    eprintln!("bach-kernel: ready in {:.2} s (build copied in {copied:.2} s, evcxr and prelude {:.2} s)", t0.elapsed().as_secs_f64(), t0.elapsed().as_secs_f64() - copied);
+    let r = server::run(connection_file, Box::new(engine));
+    remove_scratch();
+    r
+}
+
+/// Compile the prelude once into the installed home's `warm/` template.
+fn warm() -> Result<(), String> {
+    let home = Home::locate();
+    if !home.installed {
+        return Err("`warm` runs from an installed kernel (bach-kernel install does it)".into());
+    }
+    let build = home.dir.join("warm");
+    let started = std::time::Instant::now();
+    let mut engine = evcxr_engine::EvcxrEngine::start(home, build)?;
+    struct Quiet;
+    impl engine::Output for Quiet {
+        fn stream(&mut self, _: engine::StreamName, text: &str) {
+            eprint!("{text}");
+        }
+        fn display(&mut self, _: engine::Bundle) {}
+    }
+    use engine::Engine;
+    engine
+        .execute("let _bach_warm = Array::<f64>::linspace(0.0, 1.0, 8).sqrt().sum();\n_bach_warm.to_scalar().unwrap()", 0, &mut Quiet)
+        .map_err(|e| format!("warm-up cell failed: {}: {}\n{}", e.ename, e.evalue, e.traceback.join("\n")))?;
+    eprintln!("bach-kernel: build warmed in {:.0} s ({})", started.elapsed().as_secs_f64(), engine.build_dir().display());
+    Ok(())
+}

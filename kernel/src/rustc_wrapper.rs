@@ -1,0 +1,74 @@
+//! The rustc workaround for evcxr's dylib mode on rustc >= 1.95.
+//!
+//! In dylib mode evcxr makes this binary cargo's `RUSTC_WRAPPER` and passes rustc
+//! `--extern core=<sysroot libstd-*.so>`. On rustc 1.95 that `.so` is only a metadata stub
+//! for `core`, and every compile fails with "only metadata stub found for dylib dependency
+//! core". Giving rustc the matching `.rmeta` as well (`--extern core=<libstd-*.rmeta>`) fixes
+//! it. evcxr's own wrapper must still run (it rewrites arguments for dylibs and reports the
+//! built library), so the wrapper runs in three stages of this binary:
+//!
+//! 1. cargo runs `bach-kernel <rustc> <args>`: re-run ourselves as `bach-kernel <self> <args>`,
+//!    remembering the real rustc;
+//! 2. evcxr's wrapper (`evcxr::runtime_hook`) rewrites the arguments and runs `<self> <args>`;
+//! 3. call the real rustc with those arguments and the extra `--extern`.
+
+use std::ffi::OsString;
+use std::os::unix::process::CommandExt;
+use std::process::Command;
+
+/// Set by evcxr when this binary runs as cargo's rustc wrapper.
+const EVCXR_WRAPPER: &str = "EVCXR_RUSTC_WRAPPER";
+/// The real rustc (stage 2 and 3).
+const REAL_RUSTC: &str = "BACH_REAL_RUSTC";
+/// Which stage the next run of this binary is.
+const STAGE: &str = "BACH_RUSTC_STAGE";
+/// evcxr's variable naming the `core` extern it adds.
+const CORE_EXTERN: &str = "EVCXR_CORE_EXTERN";
+
+/// Handles stages 1 and 3 (never returns from them); returns for stage 2 and normal runs.
+pub fn intercept() {
+    if std::env::var_os(EVCXR_WRAPPER).is_none() {
+        return;
+    }
+    let args: Vec<OsString> = std::env::args_os().collect();
+    let me = std::env::current_exe().unwrap_or_else(|_| args[0].clone().into());
+    match std::env::var(STAGE).as_deref() {
+        Err(_) => {
+            // Stage 1.
+            let Some(rustc) = args.get(1) else { return };
+            let err = Command::new(&me).arg(&me).args(&args[2..]).env(REAL_RUSTC, rustc).env(STAGE, "2").exec();
+            eprintln!("bach-kernel: cannot re-run itself as rustc wrapper: {err}");
+            std::process::exit(1);
+        }
+        Ok("2") => {
+            // Stage 2: evcxr's wrapper runs next, and its rustc is us again.
+            // SAFETY: single-threaded at this point (called first thing in main).
+            unsafe { std::env::set_var(STAGE, "3") };
+        }
+        Ok(_) => {
+            // Stage 3.
+            let Some(rustc) = std::env::var_os(REAL_RUSTC) else {
+                eprintln!("bach-kernel: {REAL_RUSTC} is not set");
+                std::process::exit(1);
+            };
+            let mut cmd = Command::new(rustc);
+            cmd.args(&args[1..]);
+            if args.iter().any(|a| a == "--crate-name") {
+                if let Some(rmeta) = core_rmeta() {
+                    cmd.arg("--extern").arg(rmeta);
+                }
+            }
+            let err = cmd.exec();
+            eprintln!("bach-kernel: cannot run rustc: {err}");
+            std::process::exit(1);
+        }
+    }
+}
+
+/// `core=<.../libstd-*.rmeta>` from evcxr's `core=<.../libstd-*.so>`.
+fn core_rmeta() -> Option<OsString> {
+    let so = std::env::var(CORE_EXTERN).ok()?;
+    let path = so.strip_prefix("core=")?;
+    let rmeta = std::path::Path::new(path).with_extension("rmeta");
+    rmeta.exists().then(|| OsString::from(format!("core={}", rmeta.display())))
+}

@@ -1,0 +1,228 @@
+"""The installed "Rust (Bach)" kernel driven by the real Jupyter client: cells that build one
+graph across cells, lazy values displayed with their chart, panics and compile errors as
+errors, interrupts that keep the session, completion, history, and every notebook run."""
+
+import os
+import pathlib
+import queue
+import subprocess
+import time
+
+import jupyter_client
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+KERNEL_BIN = ROOT / "target" / "release" / "bach-kernel"
+TIMEOUT = 300
+
+
+@pytest.fixture(scope="session")
+def jupyter_path(tmp_path_factory):
+    if not KERNEL_BIN.exists():
+        pytest.fail(f"{KERNEL_BIN} is missing: build with `cargo build --release -p bach-kernel`")
+    prefix = tmp_path_factory.mktemp("prefix")
+    subprocess.run([str(KERNEL_BIN), "install", "--prefix", str(prefix)], check=True, timeout=1800)
+    path = prefix / "share" / "jupyter"
+    assert (path / "kernels" / "bach" / "kernel.json").exists()
+    old = os.environ.get("JUPYTER_PATH")
+    os.environ["JUPYTER_PATH"] = str(path)
+    yield path
+    if old is None:
+        os.environ.pop("JUPYTER_PATH", None)
+    else:
+        os.environ["JUPYTER_PATH"] = old
+
+
+@pytest.fixture(scope="module")
+def kernel(jupyter_path):
+    km, kc = jupyter_client.manager.start_new_kernel(kernel_name="bach", startup_timeout=TIMEOUT)
+    yield km, kc
+    kc.stop_channels()
+    km.shutdown_kernel(now=True)
+
+
+def run(kc, code, timeout=TIMEOUT):
+    """Execute `code`; return (reply content, list of iopub messages for it)."""
+    msg_id = kc.execute(code)
+    reply = kc.get_shell_msg(timeout=timeout)
+    while reply["parent_header"].get("msg_id") != msg_id:
+        reply = kc.get_shell_msg(timeout=timeout)
+    msgs = []
+    while True:
+        m = kc.get_iopub_msg(timeout=timeout)
+        if m["parent_header"].get("msg_id") != msg_id:
+            continue
+        if m["msg_type"] == "status" and m["content"]["execution_state"] == "idle":
+            break
+        msgs.append(m)
+    return reply["content"], msgs
+
+
+def of_type(msgs, t):
+    return [m for m in msgs if m["msg_type"] == t]
+
+
+def text(msgs):
+    return "".join(m["content"]["text"] for m in of_type(msgs, "stream"))
+
+
+def test_kernel_info(kernel):
+    _, kc = kernel
+    info = kc.kernel_info(reply=True)["content"]
+    assert info["status"] == "ok"
+    assert info["language_info"]["name"] == "rust"
+    assert info["language_info"]["file_extension"] == ".rs"
+    assert info["implementation"] == "bach-kernel"
+
+
+def test_graph_across_cells_and_lazy_display_with_chart(kernel):
+    _, kc = kernel
+    r, _ = run(kc, "let a = Array::linspace(0.0, 1.0, 100_001);")
+    assert r["status"] == "ok", r
+    r, _ = run(kc, "let b = (&a * 2.0).sin();")
+    assert r["status"] == "ok", r
+    r, msgs = run(kc, "b.sum()")
+    assert r["status"] == "ok", r
+    result = of_type(msgs, "execute_result")
+    assert len(result) == 1, msgs
+    plain = result[0]["content"]["data"]["text/plain"]
+    assert "bach::Array f64[]" in plain
+    import numpy as np
+    expect = np.sin(2 * np.linspace(0.0, 1.0, 100_001)).sum()
+    value = float(plain.splitlines()[1].strip("[]"))
+    assert abs(value - expect) < 1e-9 * abs(expect)
+    charts = [m for m in of_type(msgs, "display_data") if "image/svg+xml" in m["content"]["data"]]
+    assert len(charts) == 1
+    assert "<svg" in charts[0]["content"]["data"]["image/svg+xml"]
+    # Nodes remember the cells they came from.
+    r, msgs = run(kc, "let cells: std::collections::BTreeSet<u64> = bach::runtime::global().nodes().iter().map(|n| n.cell).collect();\nprintln!(\"{cells:?}\");")
+    assert r["status"] == "ok", r
+    cells = eval(text(msgs).strip().replace("{", "[").replace("}", "]"))
+    assert len([c for c in cells if c > 0]) >= 2, cells
+
+
+def test_panic_is_an_error_and_variables_survive(kernel):
+    _, kc = kernel
+    run(kc, "let keep = 41;")
+    r, msgs = run(kc, "let v: Vec<i32> = Vec::new();\nv[3]")
+    assert r["status"] == "error"
+    assert r["ename"] == "panic"
+    assert "index out of bounds" in r["evalue"]
+    assert len(of_type(msgs, "error")) == 1
+    r, msgs = run(kc, "keep + 1")
+    assert r["status"] == "ok"
+    assert of_type(msgs, "execute_result")[0]["content"]["data"]["text/plain"] == "42"
+
+
+def test_bad_shapes_error_at_the_cell(kernel):
+    _, kc = kernel
+    r, _ = run(kc, "let x3 = Array::<f64>::zeros(3);\nlet x4 = Array::<f64>::zeros(4);")
+    assert r["status"] == "ok"
+    r, _ = run(kc, "let bad = &x3 + &x4;")
+    assert r["status"] == "error"
+    assert "shape mismatch in `add`" in r["evalue"]
+    r, _ = run(kc, "x3.len() + x4.len()")
+    assert r["status"] == "ok"
+
+
+def test_compile_error_is_shown_once(kernel):
+    _, kc = kernel
+    r, msgs = run(kc, "let s: i32 = \"text\";\nlet t: u8 = 1.5;")
+    assert r["status"] == "error"
+    assert r["ename"] == "CompileError"
+    assert "mismatched types" in r["evalue"]
+    errors = of_type(msgs, "error")
+    assert len(errors) == 1
+    tb = "\n".join(errors[0]["content"]["traceback"])
+    assert "line 1" in tb and "line 2" in tb, tb
+
+
+def test_interrupt_stops_a_long_evaluation_and_keeps_the_session(kernel):
+    km, kc = kernel
+    r, _ = run(kc, "let big = Array::<f64>::random_uniform(1 << 23, 0.0, 1.0, 1);\nlet mut chain = big.clone();\nfor _ in 0..800 { chain = (&chain * 0.5 + 0.25).sqrt(); }")
+    assert r["status"] == "ok", r
+    msg_id = kc.execute("chain.sum()")
+    time.sleep(2.0)
+    started = time.time()
+    km.interrupt_kernel()
+    reply = kc.get_shell_msg(timeout=60)
+    assert reply["parent_header"]["msg_id"] == msg_id
+    assert time.time() - started < 2.5, "stopped at a piece boundary, not by restarting the process"
+    assert reply["content"]["status"] == "error"
+    assert "interrupted" in reply["content"]["evalue"].lower()
+    r, msgs = run(kc, "big.len()")
+    assert r["status"] == "ok"
+    assert of_type(msgs, "execute_result")[0]["content"]["data"]["text/plain"] == str(1 << 23)
+    r, msgs = run(kc, "big.slice_rows(0..4)?.sum()")
+    assert r["status"] == "ok", r
+
+
+def test_interrupt_of_code_stuck_outside_bach_restarts_and_says_what_was_lost(kernel):
+    km, kc = kernel
+    run(kc, "let lost_soon = 7;")
+    msg_id = kc.execute("loop { std::hint::spin_loop(); }")
+    time.sleep(1.5)
+    km.interrupt_kernel()
+    reply = kc.get_shell_msg(timeout=60)
+    assert reply["parent_header"]["msg_id"] == msg_id
+    assert reply["content"]["status"] == "error"
+    assert "lost_soon" in "\n".join(reply["content"]["traceback"])
+    r, msgs = run(kc, "Array::<f64>::ones(3).sum()")
+    assert r["status"] == "ok", r
+
+
+def test_completion_is_complete_history(kernel):
+    _, kc = kernel
+    run(kc, "let abc_long_name = 1;")
+    c = kc.complete("abc_long_n", 10, reply=True)["content"]
+    assert "abc_long_name" in c["matches"]
+    c = kc.complete(":bach pl", 8, reply=True)["content"]
+    assert c["matches"] == ["plan"]
+    def is_complete(code):
+        msg_id = kc.is_complete(code)
+        reply = kc.get_shell_msg(timeout=30)
+        assert reply["parent_header"]["msg_id"] == msg_id
+        return reply["content"]
+    assert is_complete("let x = {") == {"status": "incomplete", "indent": "    "}
+    assert is_complete("let x = 1;")["status"] == "complete"
+    assert is_complete("let x = )")["status"] == "invalid"
+    h = kc.history(hist_access_type="tail", n=50, reply=True)["content"]
+    assert any("abc_long_name" in entry[2] for entry in h["history"])
+
+
+def test_magics(kernel):
+    _, kc = kernel
+    r, msgs = run(kc, ":bach devices")
+    assert r["status"] == "ok"
+    assert "no GPU: running on CPU" in text(msgs)
+    r, msgs = run(kc, "let m = Array::<f64>::ones(10_000) * 3.0;\n:bach plan m")
+    assert r["status"] == "ok", r
+    assert "stage 0 on cpu" in text(msgs)
+    r, msgs = run(kc, ":bach trace")
+    assert r["status"] == "ok"
+    assert any("image/svg+xml" in m["content"]["data"] for m in of_type(msgs, "display_data"))
+    r, _ = run(kc, ":bach nonsense")
+    assert r["status"] == "error"
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "notebooks").glob("*.ipynb")), ids=lambda p: p.name)
+def test_notebook_runs(jupyter_path, path):
+    nb = nbformat.read(path, as_version=4)
+    NotebookClient(nb, kernel_name="bach", timeout=TIMEOUT, startup_timeout=TIMEOUT).execute()
+    outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
+    assert not [o for o in outputs if o.output_type == "error"]
+    assert any("image/svg+xml" in o.get("data", {}) for o in outputs), "a chart was drawn"
+
+
+def test_shutdown(jupyter_path):
+    km, kc = jupyter_client.manager.start_new_kernel(kernel_name="bach", startup_timeout=TIMEOUT)
+    pid = km.provisioner.process.pid
+    kc.shutdown()
+    for _ in range(100):
+        if km.provisioner.process.poll() is not None:
+            break
+        time.sleep(0.1)
+    assert km.provisioner.process.poll() is not None, f"kernel {pid} still running after shutdown"
+    kc.stop_channels()
