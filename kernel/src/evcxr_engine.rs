@@ -34,9 +34,21 @@ struct Running {
     killed: AtomicBool,
 }
 
-pub struct EvcxrEngine {
+/// evcxr and the Rust process, once started.
+struct Started {
     ctx: CommandContext,
     outputs: EvalContextOutputs,
+}
+
+enum State {
+    /// evcxr is starting on a background thread (the kernel answers Jupyter meanwhile).
+    Starting(std::sync::mpsc::Receiver<Result<Started, String>>),
+    Ready(Started),
+    Failed(String),
+}
+
+pub struct EvcxrEngine {
+    state: State,
     home: Home,
     build_dir: PathBuf,
     running: Arc<Running>,
@@ -54,26 +66,61 @@ fn rustc_version() -> String {
 }
 
 impl EvcxrEngine {
-    /// Start evcxr in `build_dir` (a fresh copy of the warm template, or empty).
-    /// Must run before other threads start: it sets evcxr's config directory variable.
+    /// Start evcxr in `build_dir` (a fresh copy of the warm template, or empty) on a
+    /// background thread; the first request that needs it waits for it. Must run before
+    /// other threads start: it sets evcxr's config directory variable.
     pub fn start(home: Home, build_dir: PathBuf) -> Result<Self, String> {
         let config_dir = build_dir.with_extension("config");
         write_evcxr_toml(&config_dir, &build_dir)?;
         // SAFETY: called from main before any thread is spawned.
         unsafe { std::env::set_var("EVCXR_CONFIG_DIR", &config_dir) };
-        let t0 = std::time::Instant::now();
-        let (ctx, outputs) = CommandContext::new().map_err(|e| format!("cannot start evcxr: {e}"))?;
-        eprintln!("bach-kernel: evcxr context in {:.2} s", t0.elapsed().as_secs_f64());
         let running = Arc::new(Running::default());
-        *running.child.lock().unwrap() = Some(ctx.process_handle());
-        let mut engine = EvcxrEngine { ctx, outputs, home, build_dir, running, cells: 0 };
-        engine.prelude()?;
-        Ok(engine)
+        let (tx, rx) = std::sync::mpsc::channel();
+        let (prelude, slot, warm, build) = (home.prelude(), running.clone(), home.warm_dir(), build_dir.clone());
+        std::thread::Builder::new()
+            .name("evcxr-start".into())
+            .spawn(move || {
+                let t0 = std::time::Instant::now();
+                let started = copy_warm(warm.as_deref(), &build)
+                    .and_then(|_| CommandContext::new().map_err(|e| format!("cannot start evcxr: {e}"))).map_err(|e| format!("cannot start evcxr: {e}")).and_then(|(mut ctx, outputs)| {
+                    *slot.child.lock().unwrap() = Some(ctx.process_handle());
+                    ctx.execute(&prelude).map_err(|e| format!("the Bach prelude failed: {e}"))?;
+                    Ok(Started { ctx, outputs })
+                });
+                eprintln!("bach-kernel: build copied, evcxr and the Bach prelude {} in {:.2} s", if started.is_ok() { "ready" } else { "failed" }, t0.elapsed().as_secs_f64());
+                let _ = tx.send(started);
+            })
+            .map_err(|e| format!("cannot start a thread: {e}"))?;
+        Ok(EvcxrEngine { state: State::Starting(rx), home, build_dir, running, cells: 0 })
+    }
+
+    /// evcxr, waiting for it to finish starting if `wait`.
+    fn started(&mut self, wait: bool) -> Result<&mut Started, String> {
+        if let State::Starting(rx) = &self.state {
+            let r = if wait {
+                rx.recv().unwrap_or_else(|_| Err("evcxr's start thread ended without a result".into()))
+            } else {
+                match rx.try_recv() {
+                    Ok(r) => r,
+                    Err(_) => return Err("still starting".into()),
+                }
+            };
+            self.state = match r {
+                Ok(s) => State::Ready(s),
+                Err(e) => State::Failed(e),
+            };
+        }
+        match &mut self.state {
+            State::Ready(s) => Ok(s),
+            State::Failed(e) => Err(e.clone()),
+            State::Starting(_) => unreachable!("resolved above"),
+        }
     }
 
     fn prelude(&mut self) -> Result<(), String> {
         let code = self.home.prelude();
-        self.ctx.execute(&code).map_err(|e| format!("the Bach prelude failed: {e}"))?;
+        let s = self.started(true)?;
+        s.ctx.execute(&code).map_err(|e| format!("the Bach prelude failed: {e}"))?;
         Ok(())
     }
 
@@ -83,10 +130,10 @@ impl EvcxrEngine {
 
     /// Run evcxr on `code`, forwarding the child's output as it comes. Returns evcxr's result
     /// and the panic the child reported, if any.
-    fn run(&mut self, code: &str, out: &mut dyn Output) -> (Result<evcxr::EvalOutputs, evcxr::Error>, Option<(String, String)>) {
+    fn run(started: &mut Started, code: &str, out: &mut dyn Output) -> (Result<evcxr::EvalOutputs, evcxr::Error>, Option<(String, String)>) {
         let done = AtomicBool::new(false);
-        let ctx = &mut self.ctx;
-        let (stdout, stderr) = (&self.outputs.stdout, &self.outputs.stderr);
+        let ctx = &mut started.ctx;
+        let (stdout, stderr) = (&started.outputs.stdout, &started.outputs.stderr);
         let mut panic = None;
         let result = std::thread::scope(|s| {
             let worker = s.spawn(|| {
@@ -128,14 +175,25 @@ impl EvcxrEngine {
         (result, panic)
     }
 
-    fn lost_variables(&self) -> Vec<String> {
-        self.ctx.variables_and_types().map(|(n, t)| format!("{n}: {t}")).collect()
+    fn variables(started: &Started) -> Vec<String> {
+        started.ctx.variables_and_types().map(|(n, t)| format!("{n}: {t}")).collect()
+    }
+}
+
+/// Fill `build` with a copy of the warm template (`cp -a` keeps modification times, so cargo
+/// sees the dependencies as built), or just create it.
+fn copy_warm(warm: Option<&Path>, build: &Path) -> Result<(), String> {
+    match warm {
+        Some(warm) if !build.exists() => {
+            let ok = std::process::Command::new("cp").arg("-a").arg(warm).arg(build).status().map(|s| s.success()).unwrap_or(false);
+            if ok { Ok(()) } else { Err(format!("cannot copy the warm build {} to {}", warm.display(), build.display())) }
+        }
+        _ => std::fs::create_dir_all(build).map_err(|e| format!("cannot create {}: {e}", build.display())),
     }
 }
 
 fn write_evcxr_toml(config_dir: &Path, build_dir: &Path) -> Result<(), String> {
     std::fs::create_dir_all(config_dir).map_err(|e| format!("cannot create {}: {e}", config_dir.display()))?;
-    std::fs::create_dir_all(build_dir).map_err(|e| format!("cannot create {}: {e}", build_dir.display()))?;
     let toml = format!(
         "[evcxr]\n# Written by bach-kernel for this kernel only.\ntmpdir = {:?}\nallow_static_linking = false\noffline_mode = true\npreserve_vars_on_panic = true\nopt_level = \"2\"\n",
         build_dir.display().to_string()
@@ -220,14 +278,22 @@ impl Engine for EvcxrEngine {
         }
         self.cells += 1;
         let (code, inserted) = with_cell_prefix(&rust, execution_count as u64);
-        self.running.killed.store(false, Ordering::SeqCst);
-        self.running.cell.store(self.cells, Ordering::SeqCst);
-        self.running.busy.store(true, Ordering::SeqCst);
-        let before: Vec<String> = self.lost_variables();
-        let (result, panic) = self.run(&code, out);
-        self.running.busy.store(false, Ordering::SeqCst);
-        *self.running.child.lock().unwrap() = Some(self.ctx.process_handle());
-        if self.running.killed.swap(false, Ordering::SeqCst) {
+        let running = self.running.clone();
+        running.killed.store(false, Ordering::SeqCst);
+        running.cell.store(self.cells, Ordering::SeqCst);
+        running.busy.store(true, Ordering::SeqCst);
+        let started = match self.started(true) {
+            Ok(s) => s,
+            Err(e) => {
+                running.busy.store(false, Ordering::SeqCst);
+                return Err(ExecError { ename: "KernelStartFailed".into(), evalue: e.clone(), traceback: vec![e, "Check that cargo and rustc >= 1.95 are on PATH, then restart the kernel.".into()] });
+            }
+        };
+        let before: Vec<String> = Self::variables(started);
+        let (result, panic) = Self::run(started, &code, out);
+        running.busy.store(false, Ordering::SeqCst);
+        *running.child.lock().unwrap() = Some(started.ctx.process_handle());
+        if running.killed.swap(false, Ordering::SeqCst) {
             // The process restarted: variables and the Bach session are gone; say which.
             let _ = self.prelude();
             return Err(ExecError {
@@ -276,7 +342,8 @@ impl Engine for EvcxrEngine {
             c.cursor_start = code[..m.1].chars().count();
             return c;
         }
-        if let Ok(r) = self.ctx.completions(code, byte) {
+        let Ok(started) = self.started(false) else { return c };
+        if let Ok(r) = started.ctx.completions(code, byte) {
             c.matches = r.completions.into_iter().map(|x| x.code).collect();
             c.cursor_start = code[..r.start_offset.min(code.len())].chars().count();
             c.cursor_end = code[..r.end_offset.min(code.len())].chars().count();
@@ -290,11 +357,12 @@ impl Engine for EvcxrEngine {
         let word_end = code[byte..].find(|c: char| !(c.is_alphanumeric() || c == '_')).map_or(code.len(), |i| byte + i);
         let word = &code[word_start..word_end];
         let mut bundle = Bundle::new();
-        if let Some((_, ty)) = self.ctx.variables_and_types().find(|(n, _)| *n == word) {
+        let started = self.started(false).ok()?;
+        if let Some((_, ty)) = started.ctx.variables_and_types().find(|(n, _)| *n == word) {
             bundle.insert("text/plain".into(), format!("{word}: {ty}").into());
             return Some(bundle);
         }
-        let (plain, html) = self.ctx.hover_at(code, word_end.max(byte)).ok()?;
+        let (plain, html) = started.ctx.hover_at(code, word_end.max(byte)).ok()?;
         if plain.trim().is_empty() {
             return None;
         }

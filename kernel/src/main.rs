@@ -68,9 +68,9 @@ extern "C" fn remove_scratch() {
     }
 }
 
-/// A fresh build directory for this kernel: a copy of the warm template when installed
-/// (kernels never share a writable build directory).
-fn fresh_build_dir(home: &Home) -> Result<PathBuf, String> {
+/// Where this kernel's build directory goes (the engine fills it with a copy of the warm
+/// template: kernels never share a writable build directory).
+fn fresh_build_dir() -> Result<PathBuf, String> {
     let base = std::env::temp_dir().join("bach-kernel");
     std::fs::create_dir_all(&base).map_err(|e| format!("cannot create {}: {e}", base.display()))?;
     // Leftovers of kernels that were killed: their process is gone.
@@ -88,27 +88,14 @@ fn fresh_build_dir(home: &Home) -> Result<PathBuf, String> {
     let _ = SCRATCH.set(scratch.clone());
     // SAFETY: registering a plain function to run at exit.
     unsafe { libc::atexit(remove_scratch) };
-    match home.warm_dir() {
-        Some(warm) => {
-            std::fs::create_dir_all(&scratch).map_err(|e| format!("cannot create {}: {e}", scratch.display()))?;
-            // `cp -a` keeps modification times, so cargo sees the dependencies as built.
-            let ok = std::process::Command::new("cp").arg("-a").arg(&warm).arg(&build).status().map(|s| s.success()).unwrap_or(false);
-            if !ok {
-                return Err(format!("cannot copy the warm build {} to {}", warm.display(), build.display()));
-            }
-        }
-        None => std::fs::create_dir_all(&build).map_err(|e| format!("cannot create {}: {e}", build.display()))?,
-    }
+    std::fs::create_dir_all(&scratch).map_err(|e| format!("cannot create {}: {e}", scratch.display()))?;
     Ok(build)
 }
 
 fn run_kernel(connection_file: &Path) -> Result<(), String> {
-    let t0 = std::time::Instant::now();
     let home = Home::locate();
-    let build = fresh_build_dir(&home)?;
-    let copied = t0.elapsed().as_secs_f64();
+    let build = fresh_build_dir()?;
     let engine = evcxr_engine::EvcxrEngine::start(home, build)?;
-    eprintln!("bach-kernel: ready in {:.2} s (build copied in {copied:.2} s, evcxr and prelude {:.2} s)", t0.elapsed().as_secs_f64(), t0.elapsed().as_secs_f64() - copied);
     let r = server::run(connection_file, Box::new(engine));
     remove_scratch();
     r
