@@ -22,6 +22,9 @@ const PANIC_MARKER: &str = "\u{1e}BACH_PANIC ";
 /// How long an interrupted cell may take to reach a piece boundary before the kernel
 /// restarts the Rust process (user code stuck outside Bach).
 const INTERRUPT_GRACE: Duration = Duration::from_secs(3);
+/// Optimisation level of the cells' own code (`BACH_KERNEL_OPT_LEVEL` overrides): 1 compiles
+/// nearly as fast as 0 and runs plain Rust in cells well; the library is at 2 regardless.
+const DEFAULT_OPT_LEVEL: &str = "1";
 
 /// State shared with the interrupter (called from the control thread).
 #[derive(Default)]
@@ -192,10 +195,23 @@ fn copy_warm(warm: Option<&Path>, build: &Path) -> Result<(), String> {
     }
 }
 
+/// Cargo settings for every dependency of the cells (Bach, ndarray...): optimised, without
+/// debug assertions or overflow checks, whatever level the cells' own code uses. evcxr
+/// rewrites the build directory's Cargo.toml and `.cargo/config.toml`, so this goes in the
+/// parent directory's `.cargo/config.toml`, which cargo also reads.
+const DEPENDENCY_PROFILE: &str = "# Written by bach-kernel.\n[profile.dev.package.\"*\"]\nopt-level = 2\ndebug-assertions = false\noverflow-checks = false\n";
+
 fn write_evcxr_toml(config_dir: &Path, build_dir: &Path) -> Result<(), String> {
     std::fs::create_dir_all(config_dir).map_err(|e| format!("cannot create {}: {e}", config_dir.display()))?;
+    if let Some(parent) = build_dir.parent() {
+        let cargo = parent.join(".cargo");
+        std::fs::create_dir_all(&cargo).map_err(|e| format!("cannot create {}: {e}", cargo.display()))?;
+        std::fs::write(cargo.join("config.toml"), DEPENDENCY_PROFILE).map_err(|e| format!("cannot write {}: {e}", cargo.display()))?;
+    }
+    // Cells' own code; the runtime and library are compiled optimised either way.
+    let opt = std::env::var("BACH_KERNEL_OPT_LEVEL").ok().filter(|o| ["0", "1", "2", "3", "s", "z"].contains(&o.as_str())).unwrap_or_else(|| DEFAULT_OPT_LEVEL.into());
     let toml = format!(
-        "[evcxr]\n# Written by bach-kernel for this kernel only.\ntmpdir = {:?}\nallow_static_linking = false\noffline_mode = true\npreserve_vars_on_panic = true\nopt_level = \"2\"\n",
+        "[evcxr]\n# Written by bach-kernel for this kernel only.\ntmpdir = {:?}\nallow_static_linking = false\noffline_mode = true\npreserve_vars_on_panic = true\nopt_level = {opt:?}\n",
         build_dir.display().to_string()
     );
     std::fs::write(config_dir.join("evcxr.toml"), toml).map_err(|e| format!("cannot write evcxr.toml: {e}"))
