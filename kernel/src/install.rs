@@ -62,8 +62,10 @@ impl Location {
         })
     }
 
+    /// The kernelspec directory, absolute (the kernelspec and the copied manifests name it).
     pub fn kernel_dir(&self) -> Result<PathBuf, String> {
-        Ok(self.data_dir()?.join("kernels/bach"))
+        let dir = self.data_dir()?.join("kernels/bach");
+        std::path::absolute(&dir).map_err(|e| format!("cannot resolve {}: {e}", dir.display()))
     }
 }
 
@@ -215,5 +217,7 @@ mod tests {
         assert_eq!(Location::parse(&["--prefix".into(), "/x".into()]).unwrap(), Location::Prefix("/x".into()));
         assert!(Location::parse(&["--nope".into()]).is_err());
         assert_eq!(Location::Prefix("/x".into()).kernel_dir().unwrap(), PathBuf::from("/x/share/jupyter/kernels/bach"));
+        let rel = Location::Prefix("rel".into()).kernel_dir().unwrap();
+        assert!(rel.is_absolute() && rel.ends_with("rel/share/jupyter/kernels/bach"), "{}", rel.display());
     }
 }
