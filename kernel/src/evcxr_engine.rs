@@ -46,7 +46,7 @@ struct Started {
 enum State {
     /// evcxr is starting on a background thread (the kernel answers Jupyter meanwhile).
     Starting(std::sync::mpsc::Receiver<Result<Started, String>>),
-    Ready(Started),
+    Ready(Box<Started>),
     Failed(String),
 }
 
@@ -109,7 +109,7 @@ impl EvcxrEngine {
                 }
             };
             self.state = match r {
-                Ok(s) => State::Ready(s),
+                Ok(s) => State::Ready(Box::new(s)),
                 Err(e) => State::Failed(e),
             };
         }

@@ -131,7 +131,7 @@ fn standalone_manifest(member: &Path, workspace: &toml::Table, installed: &HashM
     for k in ["dev-dependencies", "bench", "test", "example"] {
         m.remove(k);
     }
-    Ok(toml::to_string(&m).map_err(|e| e.to_string())?)
+    toml::to_string(&m).map_err(|e| e.to_string())
 }
 
 /// Install the kernelspec, copy what the kernel needs, and warm its build.
