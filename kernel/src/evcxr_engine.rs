@@ -318,6 +318,12 @@ impl Engine for EvcxrEngine {
                 traceback: vec![format!("Lost: {}", if before.is_empty() { "no variables".to_string() } else { before.join(", ") }), "The Bach session (its graph and timeline) restarted too.".into()],
             });
         }
+        if std::env::var_os("BACH_KERNEL_TIMING").is_some() {
+            if let Ok(o) = &result {
+                let phases: Vec<String> = o.phases.iter().map(|p| format!("{} {:.0} ms", p.name, p.duration.as_secs_f64() * 1e3)).collect();
+                eprintln!("bach-kernel: cell [{execution_count}] evcxr phases: {}", phases.join(", "));
+            }
+        }
         match result {
             Ok(outputs) => {
                 if let Some((message, location)) = panic {
