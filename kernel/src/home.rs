@@ -47,9 +47,11 @@ impl Home {
     }
 
     /// Code run once per Rust process: the runtime and library, and their names in scope.
+    /// Its `let` makes evcxr load rust-analyzer for variable types now, in the background,
+    /// instead of in the user's first cell with a `let` (about 4 s here).
     pub fn prelude(&self) -> String {
         format!(
-            ":dep bach = {{ path = {:?} }}\n:dep ndarray = \"0.16\"\nuse bach::prelude::*;\nbach::notebook::cell(0);\n",
+            ":dep bach = {{ path = {:?} }}\n:dep ndarray = \"0.16\"\nuse bach::prelude::*;\nbach::notebook::cell(0);\nlet bach_session = bach::runtime::global();\n",
             self.bach_crate().display().to_string()
         )
     }

@@ -165,7 +165,6 @@ impl Annotation {
 /// Builder for an [`Annotation`].
 pub struct AnnotationBuilder {
     a: Annotation,
-    args_set: bool,
 }
 
 /// Annotate a function: `oa(name).cpu(kernel)...build()`. Defaults: one `rows` argument,
@@ -179,7 +178,6 @@ pub fn oa(name: impl Into<String>) -> AnnotationBuilder {
 pub fn oa_alloc(name: impl Into<String>) -> AnnotationBuilder {
     let mut b = AnnotationBuilder::new(name.into(), OpKind::Alloc);
     b.a.args = vec![];
-    b.args_set = true;
     b
 }
 
@@ -202,7 +200,6 @@ impl AnnotationBuilder {
                 cpu_only_reason: None,
                 elementwise: false,
             },
-            args_set: false,
         }
     }
     /// The CPU implementation.
@@ -218,7 +215,6 @@ impl AnnotationBuilder {
     /// Split types of the arguments, in order.
     pub fn args(mut self, splits: impl IntoIterator<Item = SplitRef>) -> Self {
         self.a.args = splits.into_iter().collect();
-        self.args_set = true;
         self
     }
     /// An elementwise op with numpy broadcasting: an argument broadcast along the first axis
@@ -255,7 +251,6 @@ impl AnnotationBuilder {
         self
     }
     pub fn build(self) -> Arc<Annotation> {
-        let _ = self.args_set;
         Arc::new(self.a)
     }
 }

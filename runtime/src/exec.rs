@@ -6,7 +6,6 @@
 use std::collections::HashMap;
 use std::ops::Range;
 use std::sync::Arc;
-use std::time::Duration;
 
 use rayon::prelude::*;
 
@@ -211,9 +210,3 @@ fn run_stage(
     Ok(())
 }
 
-/// Wall time of an evaluation's events, for reports.
-pub fn span(events: &[Event]) -> Duration {
-    let start = events.iter().map(|e| e.start).min().unwrap_or_default();
-    let end = events.iter().map(|e| e.end).max().unwrap_or_default();
-    end.saturating_sub(start)
-}

@@ -24,7 +24,7 @@ pub use annotation::{oa, oa_alloc, AcceleratorKernel, Annotation, AnnotationBuil
 pub use cost::{CostModel, Policy};
 pub use device::{CpuDevice, Device, DeviceId, DeviceKind, DeviceProfile, Devices, CPU};
 pub use error::{BachError, Result};
-pub use exec::{piece_ranges, span};
+pub use exec::piece_ranges;
 pub use plan::{Plan, Stage, Step, Transfer};
 pub use session::{current, global, with_session, Config, Lazy, NodeInfo, Session};
 pub use split::{SplitRef, SplitType};
