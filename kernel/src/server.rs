@@ -380,6 +380,21 @@ async fn stdin_reader(mut socket: zeromq::RouterSocket, signer: Signer) {
     }
 }
 
+/// The end of every request, on any channel: its reply (if any), then `idle`, then the
+/// shutdown it asked for. Returns whether the channel's loop must stop.
+async fn finish<S: SocketSend>(kernel: &Kernel, msg: &Message, content: Option<Value>, after: After, send: &mut S, signer: &Signer, channel: &str) -> bool {
+    if let Some(content) = content {
+        let reply = msg.reply(&reply_type(msg.msg_type()), content, &kernel.me);
+        send_message(send, &reply, signer, channel).await;
+    }
+    kernel.status(msg, "idle");
+    if after == After::Shutdown {
+        kernel.request_shutdown(format!("shutdown_request on {channel}"));
+        return true;
+    }
+    false
+}
+
 async fn control_loop<R: SocketRecv, S: SocketSend>(kernel: Arc<Kernel>, mut recv: R, mut send: S, signer: Signer) {
     loop {
         let msg = read_message(&mut recv, &signer, "control").await;
@@ -388,13 +403,7 @@ async fn control_loop<R: SocketRecv, S: SocketSend>(kernel: Arc<Kernel>, mut rec
             Some((content, after)) => (Some(content), after),
             None => (kernel.unknown(&msg, "control"), After::Continue),
         };
-        if let Some(content) = content {
-            let reply = msg.reply(&reply_type(msg.msg_type()), content, &kernel.me);
-            send_message(&mut send, &reply, &signer, "control").await;
-        }
-        kernel.status(&msg, "idle");
-        if after == After::Shutdown {
-            kernel.request_shutdown("shutdown_request on control".to_owned());
+        if finish(&kernel, &msg, content, after, &mut send, &signer, "control").await {
             return;
         }
     }
@@ -505,13 +514,7 @@ impl Shell {
             let kernel = self.kernel.clone();
             kernel.status(&msg, "busy");
             let (content, after) = self.handle(&msg, received).await;
-            if let Some(content) = content {
-                let reply = msg.reply(&reply_type(msg.msg_type()), content, &kernel.me);
-                send_message(&mut send, &reply, &signer, "shell").await;
-            }
-            kernel.status(&msg, "idle");
-            if after == After::Shutdown {
-                kernel.request_shutdown("shutdown_request on shell".to_owned());
+            if finish(&kernel, &msg, content, after, &mut send, &signer, "shell").await {
                 return;
             }
         }
