@@ -114,7 +114,7 @@ impl<A: Element> Array<A> {
                         ValueRef::F64(a) => Value::from(a.t().as_standard_layout().into_owned()),
                         ValueRef::F32(a) => Value::from(a.t().as_standard_layout().into_owned()),
                         ValueRef::Bool(a) => Value::from(a.t().as_standard_layout().into_owned()),
-                        ValueRef::Opaque(_) => return Err(BachError::dtype("transpose", "array", "opaque")),
+                        ValueRef::Opaque(_) | ValueRef::Device(_) => return Err(BachError::dtype("transpose", "host array", "opaque or device value")),
                     })
                 })
                 .build()
@@ -158,7 +158,7 @@ impl<A: Element> Array<A> {
                     ValueRef::F64(a) => Value::from(a.clone().insert_axis(Axis(at)).to_owned()),
                     ValueRef::F32(a) => Value::from(a.clone().insert_axis(Axis(at)).to_owned()),
                     ValueRef::Bool(a) => Value::from(a.clone().insert_axis(Axis(at)).to_owned()),
-                    ValueRef::Opaque(_) => return Err(BachError::dtype("insert_axis", "array", "opaque")),
+                    ValueRef::Opaque(_) | ValueRef::Device(_) => return Err(BachError::dtype("insert_axis", "host array", "opaque or device value")),
                 })
             });
         // Rows stay rows unless the new axis comes first.

@@ -142,21 +142,7 @@ pub fn show_trace() {
 
 /// Parse a size such as `64MiB`, `1.5GB`, `4096`.
 pub fn parse_size(s: &str) -> Result<u64, BachError> {
-    let t = s.trim();
-    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
-    let n: f64 = num.parse().map_err(|_| BachError::invalid("memory", format!("`{s}` is not a size (try 64MiB)")))?;
-    let mult: f64 = match unit.trim().to_ascii_lowercase().as_str() {
-        "" | "b" => 1.0,
-        "k" | "kb" => 1e3,
-        "kib" => 1024.0,
-        "m" | "mb" => 1e6,
-        "mib" => 1048576.0,
-        "g" | "gb" => 1e9,
-        "gib" => 1073741824.0,
-        other => return Err(BachError::invalid("memory", format!("unknown unit `{other}` (B, KiB, MiB, GiB, KB, MB, GB)"))),
-    };
-    Ok((n * mult) as u64)
+    bach_runtime::plan::parse_bytes(s)
 }
 
 /// `:bach memory <size|none>`: cap the accelerator memory the planner may use.

@@ -38,6 +38,8 @@ pub struct OpCtx<'a> {
     pub rows: Range<usize>,
     /// Index of the piece within its stage.
     pub piece: usize,
+    /// Id of the graph node being computed (for a device's own timing of its work).
+    pub node: u64,
 }
 
 /// The CPU implementation of an op: piece arguments in, piece result out.
@@ -48,11 +50,36 @@ pub type ShapeRule = Arc<dyn Fn(&[Meta]) -> Result<Meta> + Send + Sync>;
 pub type Estimator = Arc<dyn Fn(&[Meta], &Meta, &DeviceProfile) -> f64 + Send + Sync>;
 
 /// The accelerator slot of an annotation: kernel source for the accelerator library. The
-/// CUDA device compiles `source` (CUDA C) with NVRTC and launches `entry`.
-#[derive(Clone, Debug)]
+/// CUDA device compiles `source` (CUDA C) with NVRTC once per process and launches `entry`
+/// with the dtype suffix `_f64`, `_f32` or `_bool` of the first argument (of the result, for
+/// allocations), following `launch`.
+#[derive(Clone, Debug, PartialEq)]
 pub struct AcceleratorKernel {
     pub entry: String,
     pub source: String,
+    pub launch: Launch,
+}
+
+/// How an accelerator kernel is launched: its parameters, in order. `u64` is
+/// `unsigned long long`; pointers are device pointers to row-major pieces; bool is
+/// `unsigned char`; scalar `params` are passed as `double` after the fixed parameters.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Launch {
+    /// `entry(u64 n, T_out* out, [const T_k* arg_k, u64 div_k, u64 mod_k]..., double params...)`:
+    /// out has n elements; argument k is read at `(i / div_k) % mod_k` (numpy broadcasting of
+    /// a piece: a scalar has div 1, mod 1; a row vector under a matrix div 1, mod cols; a
+    /// column vector div cols, mod rows). One thread per element, grid-stride loop.
+    Elementwise { params: Vec<f64> },
+    /// `entry(u64 n, T* out, u64 first, double params...)`: fills a piece of an allocation;
+    /// element i of the piece is element `first + i` of the whole value.
+    Fill { params: Vec<f64> },
+    /// `entry(u64 rows, u64 cols, const T* x, T* out)`: reduces a row-major rows x cols piece
+    /// (a 1-D piece is rows x 1) along `axis`: `None` to one value, `Some(0)` to cols values,
+    /// `Some(1)` to rows values. Launched with one block of 256 threads per output value.
+    Reduce { axis: Option<usize> },
+    /// A matrix product through the device's BLAS (cuBLAS): no source; the device reads the
+    /// shapes of the two arguments (vector/matrix, the four cases of `dot`).
+    Gemm,
 }
 
 /// What kind of node an annotation makes.
@@ -207,9 +234,14 @@ impl AnnotationBuilder {
         self.a.cpu = Arc::new(f);
         self
     }
-    /// The accelerator implementation (CUDA C source and its entry point).
-    pub fn accelerator(mut self, entry: impl Into<String>, source: impl Into<String>) -> Self {
-        self.a.accelerator = Some(AcceleratorKernel { entry: entry.into(), source: source.into() });
+    /// The accelerator implementation: CUDA C source and its entry point, launched as an
+    /// elementwise kernel with no scalar parameters (see [`Launch::Elementwise`]).
+    pub fn accelerator(self, entry: impl Into<String>, source: impl Into<String>) -> Self {
+        self.accelerator_launch(entry, source, Launch::Elementwise { params: vec![] })
+    }
+    /// The accelerator implementation with its launch convention.
+    pub fn accelerator_launch(mut self, entry: impl Into<String>, source: impl Into<String>, launch: Launch) -> Self {
+        self.a.accelerator = Some(AcceleratorKernel { entry: entry.into(), source: source.into(), launch });
         self
     }
     /// Split types of the arguments, in order.

@@ -43,11 +43,14 @@ pub struct CostModel {
     pub cpu_piece_bytes: usize,
     /// Fraction of an accelerator's memory the planner fills (the rest is headroom).
     pub accelerator_memory_fraction: f64,
+    /// Bytes per row times rows of one accelerator piece when the stage fits: pieces this big
+    /// keep launches few while copies of one piece overlap compute of another.
+    pub accelerator_piece_bytes: usize,
 }
 
 impl Default for CostModel {
     fn default() -> Self {
-        CostModel { cpu_piece_bytes: 64 * 1024, accelerator_memory_fraction: 0.9 }
+        CostModel { cpu_piece_bytes: 64 * 1024, accelerator_memory_fraction: 0.9, accelerator_piece_bytes: 256 << 20 }
     }
 }
 

@@ -88,15 +88,75 @@ impl fmt::Display for DeviceProfile {
     }
 }
 
-/// What a device must do for the executor.
+/// Which node and piece a device call is for, so a device that times its work itself (CUDA
+/// events) can say afterwards when each thing really ran.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Tag {
+    pub node: u64,
+    pub piece: u32,
+}
+
+/// When a device really ran something, as the device measured it.
+#[derive(Clone, Copy, Debug)]
+pub struct DeviceSpan {
+    pub tag: Tag,
+    pub kind: crate::trace::EventKind,
+    pub start: std::time::Instant,
+    pub end: std::time::Instant,
+}
+
+/// A copy to the host that may still be under way; [`PendingCopy::finish`] waits for it.
+pub struct PendingCopy(Box<dyn FnOnce() -> Result<Value> + Send>);
+
+impl PendingCopy {
+    pub fn ready(value: Value) -> Self {
+        PendingCopy(Box::new(move || Ok(value)))
+    }
+    pub fn later(f: impl FnOnce() -> Result<Value> + Send + 'static) -> Self {
+        PendingCopy(Box::new(f))
+    }
+    pub fn finish(self) -> Result<Value> {
+        (self.0)()
+    }
+}
+
+/// Memory of a device as its allocator sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MemoryUse {
+    pub used: u64,
+    pub capacity: u64,
+}
+
+/// What a device must do for the executor. The CPU works on host values; an accelerator on
+/// [`Value::Device`] values it made itself. An accelerator may queue work and return before it
+/// is done (copies and kernels in order per value); `synchronize` waits for everything.
 pub trait Device: Send + Sync {
     fn profile(&self) -> &DeviceProfile;
     /// Run `op` on one piece (or the whole) of its arguments, which live on this device.
+    /// An allocation (no arguments) fills `ctx.rows` of a value of meta `ctx.meta`.
     fn run(&self, op: &Annotation, ctx: &OpCtx<'_>, args: &[ValueRef<'_>]) -> Result<Value>;
-    /// Copy a host value into this device's memory.
-    fn copy_in(&self, value: &Value) -> Result<Value>;
-    /// Copy a value of this device back to the host.
-    fn copy_out(&self, value: &Value) -> Result<Value>;
+    /// Copy a host value (or piece) into this device's memory.
+    fn copy_in(&self, value: ValueRef<'_>, tag: Tag) -> Result<Value>;
+    /// Copy a value (or piece) of this device to the host.
+    fn copy_out(&self, value: ValueRef<'_>, tag: Tag) -> Result<PendingCopy>;
+    /// Concatenate row pieces living on this device into one value there.
+    fn concat_rows(&self, pieces: &[Value]) -> Result<Value> {
+        crate::value::concat_rows(pieces)
+    }
+    /// Wait for all queued work; return what the device timed itself since the last call
+    /// (empty for devices that run synchronously: the executor's own clock is right then).
+    fn synchronize(&self) -> Result<Vec<DeviceSpan>> {
+        Ok(Vec::new())
+    }
+    /// Whether pieces may be handed to this device from several threads at once (the CPU and
+    /// the emulated accelerator); otherwise one thread queues them in order.
+    fn parallel_pieces(&self) -> bool {
+        true
+    }
+    /// Memory in use and capacity, for devices with their own memory.
+    fn memory(&self) -> Option<MemoryUse> {
+        None
+    }
 }
 
 /// The CPU: runs annotations' CPU kernels; a panicking kernel (a user closure, say) becomes
@@ -132,26 +192,65 @@ impl Device for CpuDevice {
         &self.profile
     }
     fn run(&self, op: &Annotation, ctx: &OpCtx<'_>, args: &[ValueRef<'_>]) -> Result<Value> {
-        let outer = CATCHING.with(|c| c.replace(true));
-        let result = catch_unwind(AssertUnwindSafe(|| op.run_cpu(ctx, args)));
-        CATCHING.with(|c| c.set(outer));
-        match result {
-            Ok(r) => r,
-            Err(panic) => {
-                let detail = panic
-                    .downcast_ref::<String>()
-                    .map(String::as_str)
-                    .or_else(|| panic.downcast_ref::<&str>().copied())
-                    .unwrap_or("panic with a non-text payload");
-                Err(BachError::Kernel { op: op.name().to_string(), device: "cpu".into(), detail: format!("panicked: {detail}") })
-            }
+        run_cpu_kernel(op, ctx, args, "cpu")
+    }
+    fn copy_in(&self, value: ValueRef<'_>, _tag: Tag) -> Result<Value> {
+        Ok(value.to_value())
+    }
+    fn copy_out(&self, value: ValueRef<'_>, _tag: Tag) -> Result<PendingCopy> {
+        Ok(PendingCopy::ready(value.to_value()))
+    }
+}
+
+/// The message of a panic payload.
+pub(crate) fn panic_text(panic: &(dyn std::any::Any + Send)) -> &str {
+    panic
+        .downcast_ref::<String>()
+        .map(String::as_str)
+        .or_else(|| panic.downcast_ref::<&str>().copied())
+        .unwrap_or("panic with a non-text payload")
+}
+
+/// Run a CPU kernel, turning a panic into an error for that op on `device`.
+pub(crate) fn run_cpu_kernel(op: &Annotation, ctx: &OpCtx<'_>, args: &[ValueRef<'_>], device: &str) -> Result<Value> {
+    let outer = CATCHING.with(|c| c.replace(true));
+    let result = catch_unwind(AssertUnwindSafe(|| op.run_cpu(ctx, args)));
+    CATCHING.with(|c| c.set(outer));
+    match result {
+        Ok(r) => r,
+        Err(panic) => Err(BachError::Kernel { op: op.name().to_string(), device: device.into(), detail: format!("panicked: {}", panic_text(&*panic)) }),
+    }
+}
+
+/// Memory of the emulated accelerator when none is given.
+pub const DEFAULT_EMULATED_MEMORY: u64 = 4 << 30;
+
+/// Which devices a session (or a benchmark) asks for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DeviceChoice {
+    /// A GPU when there is one, else the CPU.
+    Auto,
+    Cpu,
+    /// A CUDA GPU, or an error saying why there is none.
+    Cuda,
+    /// The emulated accelerator (host memory, CPU kernels), with this much memory.
+    Emulated(Option<u64>),
+}
+
+impl std::str::FromStr for DeviceChoice {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        let t = s.trim();
+        match t {
+            "auto" | "" => Ok(DeviceChoice::Auto),
+            "cpu" => Ok(DeviceChoice::Cpu),
+            "cuda" | "gpu" => Ok(DeviceChoice::Cuda),
+            "emulated" => Ok(DeviceChoice::Emulated(None)),
+            _ => match t.strip_prefix("emulated:") {
+                Some(size) => crate::plan::parse_bytes(size).map(|b| DeviceChoice::Emulated(Some(b))).map_err(|e| e.to_string()),
+                None => Err(format!("unknown device `{t}` (auto, cpu, cuda, emulated, emulated:SIZE)")),
+            },
         }
-    }
-    fn copy_in(&self, value: &Value) -> Result<Value> {
-        Ok(value.clone())
-    }
-    fn copy_out(&self, value: &Value) -> Result<Value> {
-        Ok(value.clone())
     }
 }
 
@@ -162,12 +261,34 @@ pub struct Devices {
 }
 
 impl Devices {
-    /// Find this machine's devices. No accelerator is a normal case: the runtime runs on the
-    /// CPU and says why.
+    /// Find this machine's devices, as `BACH_DEVICE` says (`auto`, the default: a GPU if
+    /// there is one; `cpu`; `cuda`; `emulated` or `emulated:SIZE`). No accelerator is a normal
+    /// case: the runtime runs on the CPU and says why. A choice that cannot be had falls back
+    /// to the CPU with the reason in the notes (a session must always start).
     pub fn detect() -> Self {
-        Devices {
-            devices: vec![Arc::new(CpuDevice::new())],
-            notes: vec!["no GPU: running on CPU (this build has no accelerator device: the CUDA device is not built yet)".into()],
+        let choice = std::env::var("BACH_DEVICE").unwrap_or_else(|_| "auto".into());
+        match choice.parse::<DeviceChoice>().and_then(Devices::select) {
+            Ok(d) => d,
+            Err(why) => Devices { devices: vec![Arc::new(CpuDevice::new())], notes: vec![format!("no GPU: running on CPU ({why})")] },
+        }
+    }
+    /// The devices for `choice`; an error says why they cannot be had (no GPU, say).
+    pub fn select(choice: DeviceChoice) -> std::result::Result<Self, String> {
+        let cpu: Arc<dyn Device> = Arc::new(CpuDevice::new());
+        match choice {
+            DeviceChoice::Cpu => Ok(Devices { devices: vec![cpu], notes: vec!["running on CPU (asked for the CPU only)".into()] }),
+            DeviceChoice::Emulated(memory) => {
+                let memory = memory.unwrap_or(DEFAULT_EMULATED_MEMORY);
+                Ok(Devices {
+                    devices: vec![cpu, Arc::new(crate::emulated::EmulatedDevice::new(DeviceId(1), memory))],
+                    notes: vec!["the accelerator is emulated in host memory with CPU kernels: it is not a GPU".into()],
+                })
+            }
+            DeviceChoice::Cuda | DeviceChoice::Auto => match crate::cuda::detect(DeviceId(1)) {
+                Ok(found) => Ok(Devices { devices: vec![cpu, found.device], notes: found.notes }),
+                Err(why) if choice == DeviceChoice::Auto => Ok(Devices { devices: vec![cpu], notes: vec![format!("no GPU: running on CPU ({why})")] }),
+                Err(why) => Err(why),
+            },
         }
     }
     /// A device list of one's own: the CPU first, each device's id its position.

@@ -17,6 +17,8 @@ pub enum BachError {
     Interrupted,
     #[error("`{op}` failed on {device}: {detail}")]
     Kernel { op: String, device: String, detail: String },
+    #[error("{device} is out of memory: {detail}")]
+    DeviceOutOfMemory { device: String, detail: String },
     #[error("{0}")]
     Io(String),
 }

@@ -1,54 +1,86 @@
 //! The executor: runs a [`Plan`] stage by stage. A stage with a split length is cut into
-//! pieces that run in parallel (rayon); each piece goes through every op of the stage
-//! before the next piece starts, so its intermediates stay in cache. Stage outputs are
-//! merged with their split type. Every op, piece, transfer and merge is traced.
+//! pieces; each piece goes through every op of the stage before the next piece starts, so
+//! its intermediates stay in cache (CPU) or in a bounded slice of device memory (accelerator).
+//! CPU pieces run in parallel (rayon). An accelerator stage streams: each piece's split
+//! arguments are copied in as it starts and its host-bound outputs copied out as it ends, and
+//! the copy-out of one piece is waited for only after the next piece is queued, so a device
+//! that queues work (CUDA) overlaps copies with compute. Stage outputs are merged with their
+//! split type, on the host or, when they stay on the device, by the device. Every op, piece,
+//! transfer and merge is traced; a device that times itself corrects the times.
+//!
+//! A stage that runs out of device memory is retried in smaller pieces, and then on the CPU
+//! when its inputs can be had there; only then is it an error for the user.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::ops::Range;
 use std::sync::Arc;
+use std::time::Duration;
 
 use rayon::prelude::*;
 
 use crate::annotation::{OpCtx, OpKind};
-use crate::device::{Device, DeviceId, CPU};
+use crate::device::{Device, DeviceId, PendingCopy, Tag, CPU};
 use crate::error::{BachError, Result};
-use crate::plan::{GraphPart, Plan, Stage};
+use crate::plan::{bytes, GraphPart, Plan, Stage};
 use crate::session::Session;
 use crate::trace::{EvalTrace, Event, EventKind};
 use crate::value::Value;
 
+/// Values of the evaluation: host values per node, and copies on accelerators.
+struct Store<'v> {
+    host: &'v mut [Option<Value>],
+    device: HashMap<(usize, DeviceId), Value>,
+}
+
 /// Run `plan` over `part`. `values[i]` holds node i's value if it has one; computed stage
 /// outputs are written there (also when a later stage fails, so nothing computed is lost).
+/// A value that exists only in an accelerator's memory is written as a [`Value::Device`].
 pub(crate) fn execute(session: &Session, eval: u64, plan: &Plan, part: &GraphPart, values: &mut [Option<Value>]) -> Result<()> {
     let epoch = session.epoch();
     let start = epoch.elapsed();
     let mut events = Vec::new();
-    let mut copies: HashMap<(usize, DeviceId), Value> = HashMap::new();
+    let mut notes = Vec::new();
+    let mut store = Store { host: values, device: HashMap::new() };
+    // Values already resident on an accelerator (kept there by an earlier evaluation).
+    for (i, node) in part.nodes.iter().enumerate() {
+        if let (Some(d), Some(v)) = (node.materialized.filter(|&d| d != CPU), &store.host[i]) {
+            if v.device() == Some(d) {
+                store.device.insert((i, d), v.clone());
+                store.host[i] = None;
+            }
+        }
+    }
     let mut result = Ok(());
     for (s, stage) in plan.stages.iter().enumerate() {
         if session.interrupted() {
             result = Err(BachError::Interrupted);
             break;
         }
-        let r = transfer(session, eval, plan, part, values, &mut copies, Some(s), &mut events)
-            .and_then(|_| run_stage(session, eval, plan, stage, part, values, &mut copies, &mut events));
+        let r = transfer(session, eval, plan, part, &mut store, Some(s), &mut events)
+            .and_then(|_| run_stage_with_retries(session, eval, plan, s, stage, part, &mut store, &mut events, &mut notes));
         if let Err(e) = r {
             result = Err(e);
             break;
         }
     }
     if result.is_ok() {
-        result = transfer(session, eval, plan, part, values, &mut copies, None, &mut events);
+        result = transfer(session, eval, plan, part, &mut store, None, &mut events);
     }
-    session.trace().push(EvalTrace {
-        eval,
-        cell: session.cell(),
-        start,
-        end: epoch.elapsed(),
-        pieces: plan.total_pieces(),
-        events,
-        plan: plan.to_string(),
-    });
+    // Hand back, per node, the host value, or the device value where there is no host one
+    // or the evaluation asked for it to stay.
+    for (i, node) in part.nodes.iter().enumerate() {
+        let on_device = store.device.iter().find(|((n, _), _)| *n == i).map(|(_, v)| v.clone());
+        if let Some(v) = on_device {
+            if store.host[i].is_none() || (node.target && node.keep_on_device) {
+                store.host[i] = Some(v);
+            }
+        }
+    }
+    let mut plan_text = plan.to_string();
+    for n in &notes {
+        plan_text += &format!("executor: {n}\n");
+    }
+    session.trace().push(EvalTrace { eval, cell: session.cell(), start, end: epoch.elapsed(), pieces: plan.total_pieces(), events, plan: plan_text });
     result
 }
 
@@ -59,33 +91,45 @@ fn device_of(session: &Session, id: DeviceId) -> Result<&Arc<dyn Device>> {
         .ok_or_else(|| BachError::invalid("execute", format!("the plan uses device {} which this machine does not have", id.0)))
 }
 
-#[allow(clippy::too_many_arguments)]
-fn transfer(
-    session: &Session,
-    eval: u64,
-    plan: &Plan,
-    part: &GraphPart,
-    values: &mut [Option<Value>],
-    copies: &mut HashMap<(usize, DeviceId), Value>,
-    stage: Option<usize>,
-    events: &mut Vec<Event>,
-) -> Result<()> {
-    let epoch = session.epoch();
-    for t in plan.transfers.iter().filter(|t| t.stage == stage) {
-        let t0 = epoch.elapsed();
-        let source = if t.from == CPU { values[t.node].as_ref() } else { copies.get(&(t.node, t.from)) }
-            .ok_or_else(|| BachError::invalid("transfer", format!("#{} has no value on device {}", t.id, t.from.0)))?
-            .clone();
-        let moved = if t.to == CPU { device_of(session, t.from)?.copy_out(&source)? } else { device_of(session, t.to)?.copy_in(&source)? };
-        if t.to == CPU {
-            values[t.node] = Some(moved);
-        } else {
-            copies.insert((t.node, t.to), moved);
-        }
-        let node = &part.nodes[t.node];
-        events.push(Event { eval, op: node.op.name().into(), node: t.id, cell: node.cell, device: t.from, to: Some(t.to), piece: 0, kind: EventKind::Transfer, start: t0, end: epoch.elapsed(), bytes: t.bytes as u64 });
+/// The whole transfers the plan places before stage `stage` (or at the end).
+fn transfer(session: &Session, eval: u64, plan: &Plan, part: &GraphPart, store: &mut Store<'_>, stage: Option<usize>, events: &mut Vec<Event>) -> Result<()> {
+    for t in plan.transfers.iter().filter(|t| t.stage == stage && !t.streamed) {
+        whole_on(session, eval, part, store, t.node, t.to, events)?;
     }
     Ok(())
+}
+
+/// Node `u`'s whole value on `dev`, copying it there (and tracing the copy) if it is elsewhere.
+fn whole_on(session: &Session, eval: u64, part: &GraphPart, store: &mut Store<'_>, u: usize, dev: DeviceId, events: &mut Vec<Event>) -> Result<Value> {
+    if dev == CPU {
+        if let Some(v) = &store.host[u] {
+            return Ok(v.clone());
+        }
+    } else if let Some(v) = store.device.get(&(u, dev)) {
+        return Ok(v.clone());
+    }
+    let node = &part.nodes[u];
+    let tag = Tag { node: node.id, piece: 0 };
+    let epoch = session.epoch();
+    let t0 = epoch.elapsed();
+    let (from, moved) = if dev == CPU {
+        let ((_, from), v) = store
+            .device
+            .iter()
+            .find(|((n, _), _)| *n == u)
+            .ok_or_else(|| BachError::invalid("execute", format!("#{} was not computed before it was needed", node.id)))?;
+        (*from, device_of(session, *from)?.copy_out(v.view(), tag)?.finish()?)
+    } else {
+        let v = store.host[u].as_ref().ok_or_else(|| BachError::invalid("execute", format!("#{} is on no device it can be copied from", node.id)))?;
+        (CPU, device_of(session, dev)?.copy_in(v.view(), tag)?)
+    };
+    events.push(Event { eval, op: node.op.name().into(), node: node.id, cell: node.cell, device: from, to: Some(dev), piece: 0, kind: EventKind::Transfer, start: t0, end: epoch.elapsed(), bytes: node.meta.bytes() as u64 });
+    if dev == CPU {
+        store.host[u] = Some(moved.clone());
+    } else {
+        store.device.insert((u, dev), moved.clone());
+    }
+    Ok(moved)
 }
 
 /// The pieces of a stage: row ranges of at most `piece_rows` (one empty piece for 0 rows).
@@ -98,19 +142,72 @@ pub fn piece_ranges(len: usize, piece_rows: usize) -> Vec<Range<usize>> {
     (0..len).step_by(step).map(|s| s..(s + step).min(len)).collect()
 }
 
+/// Run a stage; when its device runs out of memory, retry in pieces half as big (a few
+/// times), then on the CPU if everything it reads can be had on the host.
+#[allow(clippy::too_many_arguments)]
+fn run_stage_with_retries(
+    session: &Session,
+    eval: u64,
+    plan: &Plan,
+    s: usize,
+    stage: &Stage,
+    part: &GraphPart,
+    store: &mut Store<'_>,
+    events: &mut Vec<Event>,
+    notes: &mut Vec<String>,
+) -> Result<()> {
+    let mut attempt = stage.clone();
+    for _ in 0..8 {
+        let mark = events.len();
+        match run_stage(session, eval, plan, s, &attempt, part, store, events) {
+            Err(BachError::DeviceOutOfMemory { device, detail }) if attempt.device != CPU => {
+                events.truncate(mark);
+                let len = attempt.split_len;
+                if let Some(len) = len.filter(|_| attempt.piece_rows > 1) {
+                    attempt.piece_rows = attempt.piece_rows.div_ceil(2);
+                    attempt.pieces = len.div_ceil(attempt.piece_rows).max(1);
+                    attempt.paged = true;
+                    notes.push(format!("stage {s}: {device} ran out of memory ({detail}); retrying in {} pieces of {} rows", attempt.pieces, attempt.piece_rows));
+                } else {
+                    notes.push(format!("stage {s}: {device} ran out of memory ({detail}); running the stage on the CPU"));
+                    attempt.device = CPU;
+                    attempt.piece_rows = match len {
+                        Some(len) => (session.config().cost.cpu_piece_bytes / part.nodes[plan.steps[attempt.steps[0]].node].meta.row_bytes().max(1)).clamp(1, len.max(1)),
+                        None => attempt.piece_rows,
+                    };
+                    attempt.pieces = len.map_or(1, |l| l.div_ceil(attempt.piece_rows).max(1));
+                    attempt.kept_on_device.clear();
+                }
+            }
+            r => return r,
+        }
+    }
+    Err(BachError::DeviceOutOfMemory { device: format!("device {}", stage.device.0), detail: format!("stage {s} did not fit even in pieces of {} rows", bytes(attempt.piece_rows)) })
+}
+
+/// What one piece hands back: outputs kept for a device merge or a host merge, copies to the
+/// host under way, and its events.
+struct PieceOut {
+    kept: Vec<Option<Value>>,
+    pending: Vec<Option<PendingCopy>>,
+    events: Vec<Event>,
+}
+
 #[allow(clippy::too_many_arguments, clippy::single_range_in_vec_init)]
 fn run_stage(
     session: &Session,
     eval: u64,
     plan: &Plan,
+    s: usize,
     stage: &Stage,
     part: &GraphPart,
-    values: &mut [Option<Value>],
-    copies: &mut HashMap<(usize, DeviceId), Value>,
+    store: &mut Store<'_>,
     events: &mut Vec<Event>,
 ) -> Result<()> {
-    let device = device_of(session, stage.device)?;
-    let nodes: Vec<usize> = stage.steps.iter().map(|&s| plan.steps[s].node).collect();
+    let dev_id = stage.device;
+    let device = device_of(session, dev_id)?.clone();
+    let accel = dev_id != CPU;
+    let nodes: Vec<usize> = stage.steps.iter().map(|&st| plan.steps[st].node).collect();
     // Position of each part node within the stage, and the last step that reads it.
     let mut pos: Vec<Option<usize>> = vec![None; part.nodes.len()];
     for (j, &i) in nodes.iter().enumerate() {
@@ -127,41 +224,81 @@ fn run_stage(
     for &o in &stage.outputs {
         last_use[pos[o].expect("outputs are stage nodes")] = usize::MAX;
     }
-    let names: Vec<Arc<str>> = nodes.iter().map(|&i| Arc::from(part.nodes[i].op.name())).collect();
+    let split = stage.split_len.is_some();
     let ranges = match stage.split_len {
         Some(len) => piece_ranges(len, stage.piece_rows),
         None => vec![0..part.nodes[nodes[0]].meta.rows()],
     };
-    let split = stage.split_len.is_some();
-    let whole = |u: usize| -> Result<&Value> {
-        let v = if stage.device == CPU { values[u].as_ref() } else { copies.get(&(u, stage.device)) };
-        v.ok_or_else(|| BachError::invalid("execute", format!("#{} was not computed before it was needed", part.nodes[u].id)))
+
+    // Arguments from outside the stage: split host values stream in piece by piece; the rest
+    // is had whole on the stage's device first.
+    let mut streamed_in: HashMap<usize, Value> = HashMap::new();
+    let mut whole: HashMap<usize, Value> = HashMap::new();
+    for &i in &nodes {
+        for (k, &u) in part.nodes[i].inputs.iter().enumerate() {
+            if pos[u].is_some() || whole.contains_key(&u) || streamed_in.contains_key(&u) {
+                continue;
+            }
+            let resident = if accel { store.device.get(&(u, dev_id)).cloned() } else { store.host[u].clone() };
+            match resident {
+                Some(v) => {
+                    whole.insert(u, v);
+                }
+                None if accel && split && part.nodes[i].arg_splits[k].splittable() && store.host[u].is_some() => {
+                    streamed_in.insert(u, store.host[u].clone().expect("checked"));
+                }
+                None => {
+                    let v = whole_on(session, eval, part, store, u, dev_id, events)?;
+                    whole.insert(u, v);
+                }
+            }
+        }
+    }
+    let to_host: HashSet<usize> = if accel {
+        let planned: HashSet<usize> = plan.transfers.iter().filter(|t| t.streamed && t.stage == Some(s) && t.to == CPU).map(|t| t.node).collect();
+        stage.outputs.iter().copied().filter(|o| planned.contains(o) || !stage.kept_on_device.contains(o)).collect()
+    } else {
+        HashSet::new()
     };
+    let names: Vec<Arc<str>> = nodes.iter().map(|&i| Arc::from(part.nodes[i].op.name())).collect();
     let epoch = session.epoch();
 
-    let run_piece = |(p, range): (usize, &Range<usize>)| -> Result<(Vec<Value>, Vec<Event>)> {
+    let run_piece = |(p, range): (usize, &Range<usize>)| -> Result<PieceOut> {
         if session.interrupted() {
             return Err(BachError::Interrupted);
         }
         let mut local: Vec<Option<Value>> = vec![None; nodes.len()];
-        let mut piece_events = Vec::with_capacity(nodes.len());
+        let mut copied_in: HashMap<usize, Value> = HashMap::new();
+        let mut piece_events = Vec::with_capacity(nodes.len() + 2);
         for (j, &i) in nodes.iter().enumerate() {
             let node = &part.nodes[i];
-            let t0 = epoch.elapsed();
-            let out = {
-                let mut args = Vec::with_capacity(node.inputs.len());
-                for (a, &u) in node.inputs.iter().enumerate() {
-                    args.push(match pos[u] {
-                        Some(q) => local[q].as_ref().expect("producers run first").view(),
-                        None if split => node.arg_splits[a].split(whole(u)?.view(), range.clone())?,
-                        None => whole(u)?.view(),
-                    });
+            for (a, &u) in node.inputs.iter().enumerate() {
+                if let (Some(host), false) = (streamed_in.get(&u), copied_in.contains_key(&u)) {
+                    let t0 = epoch.elapsed();
+                    let piece = node.arg_splits[a].split(host.view(), range.clone())?;
+                    let v = device.copy_in(piece, Tag { node: part.nodes[u].id, piece: p as u32 })?;
+                    let src = &part.nodes[u];
+                    piece_events.push(Event { eval, op: src.op.name().into(), node: src.id, cell: src.cell, device: CPU, to: Some(dev_id), piece: p as u32, kind: EventKind::Transfer, start: t0, end: epoch.elapsed(), bytes: v.bytes() as u64 });
+                    copied_in.insert(u, v);
                 }
-                let ctx = OpCtx { meta: &node.meta, rows: range.clone(), piece: p };
-                device.run(&node.op, &ctx, &args)?
-            };
+            }
+            let mut args = Vec::with_capacity(node.inputs.len());
+            for (a, &u) in node.inputs.iter().enumerate() {
+                args.push(if let Some(q) = pos[u] {
+                    local[q].as_ref().expect("producers run first").view()
+                } else if let Some(v) = copied_in.get(&u) {
+                    v.view()
+                } else {
+                    let w = whole[&u].view();
+                    if split { node.arg_splits[a].split(w, range.clone())? } else { w }
+                });
+            }
+            let t0 = epoch.elapsed();
+            let ctx = OpCtx { meta: &node.meta, rows: range.clone(), piece: p, node: node.id };
+            let out = device.run(&node.op, &ctx, &args)?;
             let kind = if node.op.kind() == OpKind::Alloc { EventKind::Alloc } else { EventKind::Compute };
-            piece_events.push(Event { eval, op: names[j].clone(), node: node.id, cell: node.cell, device: stage.device, to: None, piece: p as u32, kind, start: t0, end: epoch.elapsed(), bytes: out.bytes() as u64 });
+            piece_events.push(Event { eval, op: names[j].clone(), node: node.id, cell: node.cell, device: dev_id, to: None, piece: p as u32, kind, start: t0, end: epoch.elapsed(), bytes: out.bytes() as u64 });
+            drop(args);
             local[j] = Some(out);
             for &u in &node.inputs {
                 if let Some(q) = pos[u] {
@@ -174,39 +311,121 @@ fn run_stage(
                 local[j] = None;
             }
         }
-        let outs = stage.outputs.iter().map(|&o| local[pos[o].expect("stage node")].take().expect("outputs are kept")).collect();
-        Ok((outs, piece_events))
+        let mut kept = Vec::with_capacity(stage.outputs.len());
+        let mut pending = Vec::with_capacity(stage.outputs.len());
+        for &o in &stage.outputs {
+            let v = local[pos[o].expect("stage node")].take().expect("outputs are kept");
+            if to_host.contains(&o) {
+                let t0 = epoch.elapsed();
+                let node = &part.nodes[o];
+                pending.push(Some(device.copy_out(v.view(), Tag { node: node.id, piece: p as u32 })?));
+                piece_events.push(Event { eval, op: node.op.name().into(), node: node.id, cell: node.cell, device: dev_id, to: Some(CPU), piece: p as u32, kind: EventKind::Transfer, start: t0, end: epoch.elapsed(), bytes: v.bytes() as u64 });
+                kept.push(stage.kept_on_device.contains(&o).then_some(v));
+            } else {
+                pending.push(None);
+                kept.push(Some(v));
+            }
+        }
+        Ok(PieceOut { kept, pending, events: piece_events })
     };
 
-    let results: Vec<Result<(Vec<Value>, Vec<Event>)>> = if ranges.len() > 1 {
-        ranges.par_iter().enumerate().map(run_piece).collect()
-    } else {
-        ranges.iter().enumerate().map(run_piece).collect()
+    // Drive the pieces: in parallel where the device takes them from several threads,
+    // otherwise in order with the copy-out of piece k waited for after piece k+1 is queued.
+    let n_out = stage.outputs.len();
+    let mut kept: Vec<Vec<Value>> = vec![Vec::with_capacity(ranges.len()); n_out];
+    let mut host: Vec<Vec<Value>> = vec![Vec::with_capacity(ranges.len()); n_out];
+    let mut collect = |out: PieceOut, host_pieces: Vec<Option<Value>>, events: &mut Vec<Event>| {
+        events.extend(out.events);
+        for (k, v) in out.kept.into_iter().enumerate() {
+            if let Some(v) = v {
+                kept[k].push(v);
+            }
+        }
+        for (k, v) in host_pieces.into_iter().enumerate() {
+            if let Some(v) = v {
+                host[k].push(v);
+            }
+        }
     };
-    let mut per_output: Vec<Vec<Value>> = vec![Vec::with_capacity(ranges.len()); stage.outputs.len()];
-    for r in results {
-        let (outs, evs) = r?;
-        events.extend(evs);
-        for (k, v) in outs.into_iter().enumerate() {
-            per_output[k].push(v);
+    let finish = |pending: &mut Vec<Option<PendingCopy>>| -> Result<Vec<Option<Value>>> { pending.iter_mut().map(|p| p.take().map(PendingCopy::finish).transpose()).collect() };
+    if device.parallel_pieces() {
+        let results: Vec<Result<(PieceOut, Vec<Option<Value>>)>> = {
+            let go = |x: (usize, &Range<usize>)| -> Result<(PieceOut, Vec<Option<Value>>)> {
+                let mut out = run_piece(x)?;
+                let h = finish(&mut out.pending)?;
+                Ok((out, h))
+            };
+            if ranges.len() > 1 { ranges.par_iter().enumerate().map(go).collect() } else { ranges.iter().enumerate().map(go).collect() }
+        };
+        for r in results {
+            let (out, h) = r?;
+            collect(out, h, events);
         }
+    } else {
+        let mut previous: Option<PieceOut> = None;
+        for (p, range) in ranges.iter().enumerate() {
+            let out = run_piece((p, range));
+            let out = match out {
+                Ok(o) => o,
+                Err(e) => {
+                    let _ = device.synchronize();
+                    return Err(e);
+                }
+            };
+            if let Some(mut prev) = previous.take() {
+                let h = finish(&mut prev.pending)?;
+                collect(prev, h, events);
+            }
+            previous = Some(out);
+        }
+        if let Some(mut prev) = previous.take() {
+            let h = finish(&mut prev.pending)?;
+            collect(prev, h, events);
+        }
+        correct_times(session, device.synchronize()?, events);
     }
-    for (k, pieces) in per_output.into_iter().enumerate() {
-        let o = stage.outputs[k];
+
+    for (k, &o) in stage.outputs.iter().enumerate() {
         let node = &part.nodes[o];
-        let t0 = epoch.elapsed();
-        let merged = node.op.result_split().merge(pieces)?;
-        let t1 = epoch.elapsed();
-        if ranges.len() > 1 {
-            events.push(Event { eval, op: names[pos[o].expect("stage node")].clone(), node: node.id, cell: node.cell, device: stage.device, to: None, piece: 0, kind: EventKind::Merge, start: t0, end: t1, bytes: merged.bytes() as u64 });
+        let name = names[pos[o].expect("stage node")].clone();
+        if !host[k].is_empty() {
+            let t0 = epoch.elapsed();
+            let merged = node.op.result_split().merge(std::mem::take(&mut host[k]))?;
+            if ranges.len() > 1 {
+                events.push(Event { eval, op: name.clone(), node: node.id, cell: node.cell, device: CPU, to: None, piece: 0, kind: EventKind::Merge, start: t0, end: epoch.elapsed(), bytes: merged.bytes() as u64 });
+            }
+            store.host[o] = Some(merged);
         }
-        // A value stays on the device that computed it; transfers move it from there.
-        if stage.device == CPU {
-            values[o] = Some(merged);
-        } else {
-            copies.insert((o, stage.device), merged);
+        if !kept[k].is_empty() {
+            let t0 = epoch.elapsed();
+            let pieces = std::mem::take(&mut kept[k]);
+            let merged = if accel { device.concat_rows(&pieces)? } else { node.op.result_split().merge(pieces)? };
+            if ranges.len() > 1 {
+                events.push(Event { eval, op: name, node: node.id, cell: node.cell, device: dev_id, to: None, piece: 0, kind: EventKind::Merge, start: t0, end: epoch.elapsed(), bytes: merged.bytes() as u64 });
+            }
+            if accel {
+                store.device.insert((o, dev_id), merged);
+            } else {
+                store.host[o] = Some(merged);
+            }
         }
     }
     Ok(())
 }
 
+/// Replace the executor's clock with the device's own, for work the device timed itself.
+fn correct_times(session: &Session, spans: Vec<crate::device::DeviceSpan>, events: &mut [Event]) {
+    if spans.is_empty() {
+        return;
+    }
+    let epoch = session.epoch();
+    let since = |t: std::time::Instant| t.checked_duration_since(epoch).unwrap_or(Duration::ZERO);
+    let index: HashMap<(u64, u32, EventKind, bool), (Duration, Duration)> =
+        spans.iter().map(|sp| ((sp.tag.node, sp.tag.piece, sp.kind, sp.kind == EventKind::Transfer), (since(sp.start), since(sp.end)))).collect();
+    for e in events.iter_mut() {
+        if let Some(&(start, end)) = index.get(&(e.node, e.piece, e.kind, e.kind == EventKind::Transfer)) {
+            e.start = start;
+            e.end = end;
+        }
+    }
+}

@@ -11,7 +11,9 @@
 pub mod annotation;
 pub mod chart;
 pub mod cost;
+pub mod cuda;
 pub mod device;
+pub mod emulated;
 pub mod error;
 mod exec;
 pub mod plan;
@@ -20,12 +22,13 @@ pub mod split;
 pub mod trace;
 pub mod value;
 
-pub use annotation::{oa, oa_alloc, AcceleratorKernel, Annotation, AnnotationBuilder, OpCtx, OpKind};
+pub use annotation::{oa, oa_alloc, AcceleratorKernel, Launch, Annotation, AnnotationBuilder, OpCtx, OpKind};
 pub use cost::{CostModel, Policy};
-pub use device::{CpuDevice, Device, DeviceId, DeviceKind, DeviceProfile, Devices, CPU};
+pub use device::{CpuDevice, Device, DeviceChoice, DeviceId, DeviceKind, DeviceProfile, DeviceSpan, Devices, MemoryUse, PendingCopy, Tag, CPU};
+pub use emulated::EmulatedDevice;
 pub use error::{BachError, Result};
 pub use exec::piece_ranges;
 pub use plan::{Plan, Stage, Step, Transfer};
 pub use session::{current, global, with_session, Config, Lazy, NodeInfo, Session};
 pub use split::{SplitRef, SplitType};
-pub use value::{DType, Element, Meta, Value, ValueRef};
+pub use value::{DType, DeviceBuffer, DeviceValue, Element, Meta, Value, ValueRef};

@@ -27,6 +27,8 @@ pub struct PartNode {
     pub materialized: Option<DeviceId>,
     /// Asked for by the evaluation.
     pub target: bool,
+    /// Asked to stay in the accelerator's memory (`eval_on_device`) rather than come back.
+    pub keep_on_device: bool,
 }
 
 /// The nodes an evaluation needs, in topological order (arguments before users).
@@ -88,6 +90,9 @@ pub struct Stage {
     pub outputs: Vec<usize>,
     /// The stage's data does not fit the device's memory and is streamed through it.
     pub paged: bool,
+    /// Outputs merged and kept whole in the (accelerator) device's memory, for later stages
+    /// there or because they were asked to stay; the others come back to the host.
+    pub kept_on_device: Vec<usize>,
 }
 
 /// A copy of a value between devices.
@@ -100,6 +105,10 @@ pub struct Transfer {
     pub bytes: usize,
     /// The stage that needs it (`None`: the result going back to the host at the end).
     pub stage: Option<usize>,
+    /// Copied piece by piece inside the stage (into an accelerator stage as its pieces start,
+    /// or out of it as they finish), so copies overlap compute and a stage larger than the
+    /// device's memory streams through it. Otherwise copied whole before the stage.
+    pub streamed: bool,
 }
 
 /// Where a lazy allocation is created.
@@ -191,10 +200,11 @@ pub fn plan(part: &GraphPart, cost: &CostModel, devices: &[DeviceProfile], polic
     for (i, node) in part.nodes.iter().enumerate() {
         if node.materialized.is_none() && node.op.kind() == OpKind::Alloc {
             let first = consumers[i].iter().copied().find(|&c| part.nodes[c].materialized.is_none());
-            device[i] = first.map_or(CPU, |c| device[c]);
-            reason[i] = match first {
-                Some(c) => format!("allocated where its first user #{} runs", part.nodes[c].id),
-                None => "allocation with no user: on the host".into(),
+            let on = first.map_or(CPU, |c| device[c]);
+            (device[i], reason[i]) = match first {
+                Some(_) if on != CPU && node.op.accelerator().is_none() => (CPU, "created on the host: no accelerator version".into()),
+                Some(c) => (on, format!("allocated where its first user #{} runs", part.nodes[c].id)),
+                None => (CPU, "allocation with no user: on the host".into()),
             };
             allocations.push(Allocation { node: i, id: node.id, op: node.op.name().to_string(), device: device[i], first_user: first.map(|c| part.nodes[c].id) });
         }
@@ -225,7 +235,7 @@ pub fn plan(part: &GraphPart, cost: &CostModel, devices: &[DeviceProfile], polic
         }
         level[i] = lv;
         let new_stage = |stages: &mut Vec<(usize, Stage)>| {
-            stages.push((lv, Stage { device: device[i], split_len: split_len[i], piece_rows: 0, pieces: 1, steps: vec![], outputs: vec![], paged: false }));
+            stages.push((lv, Stage { device: device[i], split_len: split_len[i], piece_rows: 0, pieces: 1, steps: vec![], outputs: vec![], paged: false, kept_on_device: vec![] }));
             stages.len() - 1
         };
         let s = match split_len[i] {
@@ -290,7 +300,9 @@ pub fn plan(part: &GraphPart, cost: &CostModel, devices: &[DeviceProfile], polic
                 let per_row: usize = row_bytes.iter().sum::<usize>().max(1);
                 let need = fixed as u64 + (len as u64) * per_row as u64;
                 if need <= b {
-                    len.max(1)
+                    // Fits: still cut into pieces of about `accelerator_piece_bytes`, so the
+                    // copies of one piece overlap the compute of another.
+                    len.min(cost.accelerator_piece_bytes / per_row).max(1)
                 } else {
                     stage.paged = true;
                     // Two pieces in flight: one computing while the next one is copied in.
@@ -303,28 +315,87 @@ pub fn plan(part: &GraphPart, cost: &CostModel, devices: &[DeviceProfile], polic
         stage.pieces = if len == 0 { 1 } else { len.div_ceil(stage.piece_rows) };
     }
 
-    // 4. Transfers: wherever a value is used on another device than where it is, once per
-    //    (value, device), before the earliest stage that reads it there.
+    // 4. Where each value is whole after its stage, and the transfers that get it where it
+    //    is read. Split arguments of an accelerator stage stream in piece by piece; outputs
+    //    needed on the host stream out; a non-paged accelerator stage keeps on the device the
+    //    outputs later stages there read (rows, or single pieces: partials merge on the host).
+    let stage_node: Vec<Option<usize>> = stage_of.iter().map(|s| s.map(|x| renum[x])).collect();
+    let mut on_host: Vec<bool> = part.nodes.iter().map(|n| n.materialized == Some(CPU)).collect();
+    let mut on_dev: Vec<Option<DeviceId>> = part.nodes.iter().map(|n| n.materialized.filter(|&d| d != CPU)).collect();
     let mut transfers: Vec<Transfer> = Vec::new();
-    for st in &steps {
-        for &u in &part.nodes[st.node].inputs {
-            if device[u] == st.device {
+    for (s, stage) in stages.iter_mut().enumerate() {
+        let accel = stage.device != CPU;
+        for &st in &stage.steps {
+            let i = steps[st].node;
+            for (k, &u) in part.nodes[i].inputs.iter().enumerate() {
+                if stage_node[u] == Some(s) {
+                    continue;
+                }
+                let split = stage.split_len.is_some() && part.nodes[i].arg_splits[k].splittable();
+                if !accel {
+                    if !on_host[u] && !transfers.iter().any(|t| t.node == u && t.to == CPU) {
+                        let from = on_dev[u].unwrap_or(device[u]);
+                        transfers.push(Transfer { node: u, id: part.nodes[u].id, from, to: CPU, bytes: part.nodes[u].meta.bytes(), stage: Some(s), streamed: false });
+                    }
+                } else if on_dev[u] != Some(stage.device) {
+                    let streamed = split;
+                    let exists = transfers.iter().any(|t| t.node == u && t.to == stage.device && (if streamed { t.stage == Some(s) } else { !t.streamed }));
+                    if !exists {
+                        transfers.push(Transfer { node: u, id: part.nodes[u].id, from: CPU, to: stage.device, bytes: part.nodes[u].meta.bytes(), stage: Some(s), streamed });
+                    }
+                }
+            }
+        }
+        for &o in &stage.outputs {
+            if !accel {
+                on_host[o] = true;
                 continue;
             }
-            match transfers.iter_mut().find(|t| t.node == u && t.to == st.device) {
-                Some(t) => t.stage = t.stage.min(Some(st.stage)),
-                None => transfers.push(Transfer { node: u, id: part.nodes[u].id, from: device[u], to: st.device, bytes: part.nodes[u].meta.bytes(), stage: Some(st.stage) }),
+            let mergeable_on_device = stage.pieces == 1 || part.nodes[o].op.result_split().key() == "rows";
+            let later_here = consumers[o].iter().any(|&c| stage_node[c] != Some(s) && device[c] == stage.device);
+            let keep = part.nodes[o].target && part.nodes[o].keep_on_device;
+            let to_host_reader = consumers[o].iter().any(|&c| device[c] != stage.device) || (part.nodes[o].target && !keep);
+            let device_whole = (later_here || keep) && !stage.paged && mergeable_on_device;
+            if keep && !device_whole {
+                notes.push(format!("#{} cannot stay on {}: {}; it comes back to the host", part.nodes[o].id, devices[stage.device.0 as usize].name, if stage.paged { "its stage is paged" } else { "its partial results merge on the host" }));
+            }
+            if device_whole {
+                stage.kept_on_device.push(o);
+                on_dev[o] = Some(stage.device);
+            }
+            if to_host_reader || !device_whole {
+                on_host[o] = true;
+                transfers.push(Transfer { node: o, id: part.nodes[o].id, from: stage.device, to: CPU, bytes: part.nodes[o].meta.bytes(), stage: Some(s), streamed: true });
             }
         }
     }
     for (i, node) in part.nodes.iter().enumerate() {
-        if node.target && device[i] != CPU && !transfers.iter().any(|t| t.node == i && t.to == CPU) {
-            transfers.push(Transfer { node: i, id: node.id, from: device[i], to: CPU, bytes: node.meta.bytes(), stage: None });
+        if node.target && !node.keep_on_device && !on_host[i] && !transfers.iter().any(|t| t.node == i && t.to == CPU) {
+            transfers.push(Transfer { node: i, id: node.id, from: on_dev[i].unwrap_or(device[i]), to: CPU, bytes: node.meta.bytes(), stage: None, streamed: false });
         }
     }
     transfers.sort_by_key(|t| t.stage.unwrap_or(usize::MAX));
 
     Ok(Plan { steps, stages, transfers, allocations, devices: devices.to_vec(), policy, notes })
+}
+
+/// Parse a size such as `64MiB`, `1.5GB`, `4096`.
+pub fn parse_bytes(s: &str) -> Result<u64> {
+    let t = s.trim();
+    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let n: f64 = num.parse().map_err(|_| BachError::invalid("memory", format!("`{s}` is not a size (try 64MiB)")))?;
+    let mult: f64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1.0,
+        "k" | "kb" => 1e3,
+        "kib" => 1024.0,
+        "m" | "mb" => 1e6,
+        "mib" => 1048576.0,
+        "g" | "gb" => 1e9,
+        "gib" => 1073741824.0,
+        other => return Err(BachError::invalid("memory", format!("unknown unit `{other}` (B, KiB, MiB, GiB, KB, MB, GB)"))),
+    };
+    Ok((n * mult) as u64)
 }
 
 /// Bytes in a unit a person reads at a glance.
@@ -358,12 +429,20 @@ impl fmt::Display for Plan {
                 let ids: Vec<String> = stage.outputs.iter().map(|&o| format!("#{}", self.steps.iter().find(|s| s.node == o).map_or(0, |s| s.id))).collect();
                 writeln!(f, "  merge {}", ids.join(", "))?;
             }
+            if !stage.kept_on_device.is_empty() {
+                let ids: Vec<String> = stage.kept_on_device.iter().map(|&o| format!("#{}", self.steps.iter().find(|s| s.node == o).map_or(0, |s| s.id))).collect();
+                writeln!(f, "  kept on {}: {}", dev(stage.device), ids.join(", "))?;
+            }
         }
         if self.transfers.is_empty() {
             writeln!(f, "transfers: none")?;
         }
         for t in &self.transfers {
-            let when = t.stage.map_or_else(|| "at the end".to_string(), |s| format!("before stage {s}"));
+            let when = match (t.stage, t.streamed) {
+                (None, _) => "at the end".to_string(),
+                (Some(s), true) => format!("piece by piece in stage {s}"),
+                (Some(s), false) => format!("before stage {s}"),
+            };
             writeln!(f, "transfer #{} {} -> {}: {}, {when}", t.id, dev(t.from), dev(t.to), bytes(t.bytes))?;
         }
         for a in &self.allocations {

@@ -299,7 +299,7 @@ impl Session {
 
     /// The part of the graph that `targets` need and that is not evaluated yet, in
     /// topological order, with the values already computed at its boundary.
-    fn extract(&self, targets: &[&Lazy]) -> Result<Extract> {
+    fn extract(&self, targets: &[&Lazy], keep_on_device: bool) -> Result<Extract> {
         let g = lock(&self.graph);
         let mut order: Vec<NodeIndex> = Vec::new();
         let mut pos: std::collections::HashMap<NodeIndex, usize> = Default::default();
@@ -348,8 +348,9 @@ impl Session {
                 arg_splits: n.arg_splits.clone(),
                 meta: n.meta.clone(),
                 cell: n.cell,
-                materialized: n.value.as_ref().map(|_| CPU),
+                materialized: n.value.as_ref().map(|v| v.device().unwrap_or(CPU)),
                 target: target_set.contains(&idx),
+                keep_on_device: keep_on_device && target_set.contains(&idx),
             });
             values.push(n.value.clone());
             keys.push((idx, n.id));
@@ -365,7 +366,7 @@ impl Session {
     /// The plan for `targets` on other devices than this machine's ("what would happen on an
     /// 80 GB H100"): planning never touches data, so no device is needed.
     pub fn plan_for(&self, targets: &[&Lazy], devices: &[DeviceProfile]) -> Result<Plan> {
-        let (part, _, _) = self.extract(targets)?;
+        let (part, _, _) = self.extract(targets, false)?;
         let cfg = self.config();
         plan::plan(&part, &cfg.cost, devices, cfg.policy, cfg.memory_cap)
     }
@@ -373,7 +374,26 @@ impl Session {
     /// Evaluate several values in one pass (shared work is done once). Values come back on
     /// the CPU and are cached on their nodes.
     pub fn evaluate(&self, targets: &[&Lazy]) -> Result<Vec<Value>> {
-        let (part, mut values, keys) = self.extract(targets)?;
+        let values = self.evaluate_where(targets, false)?;
+        values.into_iter().map(|v| self.to_host(v)).collect()
+    }
+
+    /// Evaluate, leaving values computed on an accelerator in its memory (a later cell that
+    /// uses them there reads them with no copy). Values computed on the CPU, or that cannot
+    /// stay (a paged stage), are host values; the plan's notes say why.
+    pub fn evaluate_on_device(&self, targets: &[&Lazy]) -> Result<Vec<Value>> {
+        self.evaluate_where(targets, true)
+    }
+
+    /// A device value copied to the host (host values as they are).
+    pub fn to_host(&self, v: Value) -> Result<Value> {
+        let Value::Device(d) = &v else { return Ok(v) };
+        let dev = self.devices.get(d.device).ok_or_else(|| BachError::invalid("copy out", format!("no device {}", d.device.0)))?;
+        dev.copy_out(v.view(), crate::device::Tag { node: 0, piece: 0 })?.finish()
+    }
+
+    fn evaluate_where(&self, targets: &[&Lazy], keep_on_device: bool) -> Result<Vec<Value>> {
+        let (part, mut values, keys) = self.extract(targets, keep_on_device)?;
         let pending = part.nodes.iter().any(|n| n.materialized.is_none());
         if pending {
             let cfg = self.config();

@@ -89,14 +89,49 @@ impl fmt::Display for Meta {
     }
 }
 
-/// A value on the host: an n-d array (shared, so caching and handing it out copy nothing)
-/// or an opaque object.
+/// Memory of an accelerator holding one value (or several row pieces of one). The device that
+/// made it knows its concrete type; it is freed (or returned to the device's pool) when the
+/// last [`DeviceValue`] pointing at it goes.
+pub trait DeviceBuffer: Any + Send + Sync {
+    fn as_any(&self) -> &dyn Any;
+}
+
+/// A value (or a row range of one) in an accelerator's memory: row-major, `meta.len()`
+/// elements starting `offset` elements into `buffer`.
+#[derive(Clone)]
+pub struct DeviceValue {
+    pub device: crate::device::DeviceId,
+    pub meta: Meta,
+    pub offset: usize,
+    pub buffer: Arc<dyn DeviceBuffer>,
+}
+
+impl DeviceValue {
+    /// The device's own buffer type, if `B` is it.
+    pub fn buffer<B: DeviceBuffer>(&self) -> Option<&B> {
+        self.buffer.as_any().downcast_ref::<B>()
+    }
+    /// Rows `range` of axis 0: same buffer, nothing copied.
+    pub fn slice_rows(&self, range: Range<usize>) -> Result<DeviceValue> {
+        if self.meta.ndim() == 0 || range.end > self.meta.rows() || range.start > range.end {
+            return Err(BachError::invalid("split", format!("rows {range:?} of a device value of shape {:?}", self.meta.shape)));
+        }
+        let row_len: usize = self.meta.shape[1..].iter().product();
+        let mut meta = self.meta.clone();
+        meta.shape[0] = range.len();
+        Ok(DeviceValue { device: self.device, meta, offset: self.offset + range.start * row_len, buffer: self.buffer.clone() })
+    }
+}
+
+/// A value: an n-d array on the host (shared, so caching and handing it out copy nothing),
+/// an opaque object, or an array in an accelerator's memory.
 #[derive(Clone)]
 pub enum Value {
     F64(ArcArray<f64, IxDyn>),
     F32(ArcArray<f32, IxDyn>),
     Bool(ArcArray<bool, IxDyn>),
     Opaque(Arc<dyn Any + Send + Sync>),
+    Device(DeviceValue),
 }
 
 impl fmt::Debug for Value {
@@ -106,6 +141,7 @@ impl fmt::Debug for Value {
             Value::F32(a) => write!(f, "F32({a})"),
             Value::Bool(a) => write!(f, "Bool({a})"),
             Value::Opaque(_) => f.write_str("Opaque(..)"),
+            Value::Device(d) => write!(f, "Device({}, {})", d.device.0, d.meta),
         }
     }
 }
@@ -120,6 +156,14 @@ impl Value {
             Value::F32(a) => ValueRef::F32(a.view()),
             Value::Bool(a) => ValueRef::Bool(a.view()),
             Value::Opaque(o) => ValueRef::Opaque(o),
+            Value::Device(d) => ValueRef::Device(d.clone()),
+        }
+    }
+    /// The accelerator holding this value, or `None` for the host.
+    pub fn device(&self) -> Option<crate::device::DeviceId> {
+        match self {
+            Value::Device(d) => Some(d.device),
+            _ => None,
         }
     }
     pub fn bytes(&self) -> usize {
@@ -144,6 +188,8 @@ pub enum ValueRef<'a> {
     F32(ArrayViewD<'a, f32>),
     Bool(ArrayViewD<'a, bool>),
     Opaque(&'a Arc<dyn Any + Send + Sync>),
+    /// Rows of a value in an accelerator's memory (a cheap handle, not a borrow).
+    Device(DeviceValue),
 }
 
 impl<'a> ValueRef<'a> {
@@ -153,6 +199,7 @@ impl<'a> ValueRef<'a> {
             ValueRef::F32(a) => Meta::new(DType::F32, a.shape()),
             ValueRef::Bool(a) => Meta::new(DType::Bool, a.shape()),
             ValueRef::Opaque(_) => Meta::opaque(),
+            ValueRef::Device(d) => d.meta.clone(),
         }
     }
     pub fn dtype(&self) -> DType {
@@ -161,6 +208,7 @@ impl<'a> ValueRef<'a> {
             ValueRef::F32(_) => DType::F32,
             ValueRef::Bool(_) => DType::Bool,
             ValueRef::Opaque(_) => DType::Opaque,
+            ValueRef::Device(d) => d.meta.dtype,
         }
     }
     pub fn to_value(&self) -> Value {
@@ -169,6 +217,7 @@ impl<'a> ValueRef<'a> {
             ValueRef::F32(a) => Value::F32(a.to_shared()),
             ValueRef::Bool(a) => Value::Bool(a.to_shared()),
             ValueRef::Opaque(o) => Value::Opaque(Arc::clone(o)),
+            ValueRef::Device(d) => Value::Device(d.clone()),
         }
     }
     /// Rows `range` of axis 0 (a view, nothing copied).
@@ -186,10 +235,14 @@ impl<'a> ValueRef<'a> {
             ValueRef::F32(a) => ValueRef::F32(a.slice_axis_move(Axis(0), s)),
             ValueRef::Bool(a) => ValueRef::Bool(a.slice_axis_move(Axis(0), s)),
             ValueRef::Opaque(_) => unreachable!("opaque values have no rows"),
+            ValueRef::Device(d) => ValueRef::Device(d.slice_rows(range)?),
         })
     }
     /// The typed view inside, or a dtype error naming `op`.
     pub fn array<A: Element>(&self, op: &str) -> Result<ArrayViewD<'a, A>> {
+        if let ValueRef::Device(d) = self {
+            return Err(BachError::invalid(op, format!("the value lives on accelerator {}: copy it to the host first", d.device.0)));
+        }
         A::view_of(self.clone()).ok_or_else(|| BachError::dtype(op, A::DTYPE, self.dtype()))
     }
 }
@@ -262,6 +315,7 @@ pub fn concat_rows(pieces: &[Value]) -> Result<Value> {
         Some(Value::F32(_)) => cat::<f32>(pieces),
         Some(Value::Bool(_)) => cat::<bool>(pieces),
         Some(Value::Opaque(_)) => Err(BachError::invalid("merge", "opaque values cannot be concatenated")),
+        Some(Value::Device(_)) => Err(BachError::invalid("merge", "device pieces are merged by their device")),
     }
 }
 

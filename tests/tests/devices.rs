@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use bach_runtime::trace::EventKind;
-use bach_runtime::{oa, split, Annotation, CpuDevice, Device, DeviceId, DeviceKind, DeviceProfile, Devices, OpCtx, Result, Session, Value, ValueRef};
+use bach_runtime::{oa, split, Annotation, CpuDevice, Device, DeviceId, DeviceKind, DeviceProfile, Devices, OpCtx, PendingCopy, Result, Session, Tag, Value, ValueRef};
 use ndarray::{ArrayD, IxDyn};
 
 struct SecondMemory {
@@ -29,13 +29,13 @@ impl Device for SecondMemory {
         assert!(op.accelerator().is_some() || op.kind() == bach_runtime::OpKind::Alloc, "{} has no accelerator version but ran on the device", op.name());
         op.run_cpu(ctx, args)
     }
-    fn copy_in(&self, value: &Value) -> Result<Value> {
+    fn copy_in(&self, value: ValueRef<'_>, _tag: Tag) -> Result<Value> {
         self.copies_in.fetch_add(1, Ordering::SeqCst);
-        Ok(copy(value))
+        Ok(copy(&value.to_value()))
     }
-    fn copy_out(&self, value: &Value) -> Result<Value> {
+    fn copy_out(&self, value: ValueRef<'_>, _tag: Tag) -> Result<PendingCopy> {
         self.copies_out.fetch_add(1, Ordering::SeqCst);
-        Ok(copy(value))
+        Ok(PendingCopy::ready(copy(&value.to_value())))
     }
 }
 
@@ -103,6 +103,7 @@ fn values_cross_between_memories_before_the_stages_that_need_them() {
 fn a_lazy_allocation_is_made_on_the_device_without_a_transfer() {
     let (s, dev) = session_with_second_memory();
     let ones = bach_runtime::oa_alloc("ones")
+        .accelerator("ones", "/* test */")
         .cpu(|ctx, _| Ok(Value::from(ArrayD::from_elem(IxDyn(&[ctx.rows.len()]), 1.0f64))))
         .build();
     let a = s.alloc(&ones, bach_runtime::Meta::new(bach_runtime::DType::F64, [1000])).unwrap();
