@@ -69,19 +69,22 @@ fn check_plan_order(plan: &Plan, nodes: &[NodeInfo]) {
                 None => CPU, // evaluated already: on the host
             };
             if input_device != step.device {
-                let t = plan.transfers.iter().find(|t| t.id == a && t.to == step.device);
-                let t = t.unwrap_or_else(|| panic!("#{} on {:?} reads #{a} from {:?} with no transfer:\n{plan}", step.id, step.device, input_device));
+                // Into an accelerator stage piece by piece (that very stage), or whole before
+                // it; out of an accelerator piece by piece in the stage that computes it.
+                let t = plan
+                    .transfers
+                    .iter()
+                    .filter(|t| t.id == a && t.to == step.device)
+                    .find(|t| if t.streamed && t.to != CPU { t.stage == Some(step.stage) } else { t.stage.is_some_and(|ts| ts <= step.stage) });
+                let t = t.unwrap_or_else(|| panic!("#{} on {:?} reads #{a} from {:?} with no transfer in time:\n{plan}", step.id, step.device, input_device));
                 assert_eq!(t.from, input_device, "transfer of #{a} comes from where it is");
-                let ts = t.stage.unwrap_or_else(|| panic!("transfer of #{a} is scheduled after the end, but #{} needs it:\n{plan}", step.id));
-                assert!(
-                    ts <= step.stage,
-                    "#{a} is moved to {:?} before stage {ts}, but #{} in stage {} reads it there earlier:\n{plan}",
-                    step.device,
-                    step.id,
-                    step.stage
-                );
+                let ts = t.stage.expect("checked");
                 if let Some(input) = plan.step_of(a) {
-                    assert!(input.stage < ts, "#{a} is moved (before stage {ts}) before it is computed (stage {}):\n{plan}", input.stage);
+                    if t.streamed && t.from != CPU {
+                        assert_eq!(input.stage, ts, "#{a} streams out of the stage that computes it:\n{plan}");
+                    } else {
+                        assert!(input.stage < ts, "#{a} is moved (before stage {ts}) before it is computed (stage {}):\n{plan}", input.stage);
+                    }
                 }
             }
         }
@@ -107,9 +110,9 @@ fn an_accelerator_op_goes_to_the_gpu_with_its_transfers() {
         let h2d: Vec<_> = plan.transfers.iter().filter(|t| t.from == CPU && t.to == GPU).collect();
         let d2h: Vec<_> = plan.transfers.iter().filter(|t| t.from == GPU && t.to == CPU).collect();
         assert_eq!(h2d.len(), 1, "{plan}");
-        assert_eq!((h2d[0].id, h2d[0].bytes, h2d[0].stage), (x.lazy().id(), 8000, Some(step.stage)));
+        assert_eq!((h2d[0].id, h2d[0].bytes, h2d[0].stage, h2d[0].streamed), (x.lazy().id(), 8000, Some(step.stage), true), "x streams in with the pieces");
         assert_eq!(d2h.len(), 1, "{plan}");
-        assert_eq!((d2h[0].id, d2h[0].bytes, d2h[0].stage), (y.lazy().id(), 8000, None), "the target comes back at the end");
+        assert_eq!((d2h[0].id, d2h[0].bytes, d2h[0].stage, d2h[0].streamed), (y.lazy().id(), 8000, Some(step.stage), true), "the target streams back as its pieces finish");
         check_plan_order(&plan, &s.nodes());
         // Planning ran nothing; the plan for this machine (CPU only) runs the CPU kernel.
         assert_eq!(s.trace().evals().count(), 0);
@@ -150,7 +153,7 @@ fn a_chain_on_the_gpu_moves_only_its_ends() {
         let (sa, sm, sc) = (plan.step_of(a.lazy().id()).unwrap(), plan.step_of(m.lazy().id()).unwrap(), plan.step_of(c.lazy().id()).unwrap());
         assert_eq!((sa.device, sm.device, sc.device), (GPU, CPU, GPU), "{plan}");
         assert!(sa.stage < sm.stage && sm.stage < sc.stage);
-        assert!(plan.transfers.iter().any(|t| t.id == a.lazy().id() && t.from == GPU && t.to == CPU && t.stage == Some(sm.stage)), "{plan}");
+        assert!(plan.transfers.iter().any(|t| t.id == a.lazy().id() && t.from == GPU && t.to == CPU && t.stage == Some(sa.stage) && t.streamed), "{plan}");
         assert!(plan.transfers.iter().any(|t| t.id == m.lazy().id() && t.from == CPU && t.to == GPU && t.stage == Some(sc.stage)), "{plan}");
         check_plan_order(&plan, &s.nodes());
         // And it runs (on the CPU here).
@@ -354,6 +357,7 @@ fn a_hand_built_graph_part() {
         cell: 1,
         materialized: None,
         target,
+        keep_on_device: false,
     };
     let src = {
         let mut n = node(0, &rows_op("source"), vec![], vec![], &meta, false);
