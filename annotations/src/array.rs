@@ -165,6 +165,18 @@ impl<A: Element> Array<A> {
         let a = v.array::<A>().ok_or_else(|| BachError::dtype("eval", A::DTYPE, v.meta().dtype))?.clone();
         Ok(self.value.get_or_init(|| a).clone())
     }
+    /// Compute the value and keep it in the accelerator's memory when it is computed there,
+    /// so that later cells using it on the accelerator read it with no copy (reading it on the
+    /// host, e.g. printing, copies it back each time). Returns the device it lives on.
+    pub fn eval_on_device(&self) -> Result<bach_runtime::DeviceId> {
+        self.lazy.eval_on_device()
+    }
+    /// Where the computed value lives, by device name (`None` before it is computed).
+    pub fn location(&self) -> Option<String> {
+        let d = self.lazy.location()?;
+        let s = self.lazy.session();
+        Some(s.devices().get(d).map_or_else(|| format!("device {}", d.0), |dev| dev.profile().name.clone()))
+    }
     /// The value as an owned `ndarray` array.
     pub fn to_array(&self) -> Result<ndarray::ArrayD<A>> {
         Ok(self.eval()?.into_owned())

@@ -99,7 +99,11 @@ impl<A: Element> Array<A> {
         let first: Vec<String> = value.iter().take(8).map(|x| format!("{x}")).collect();
         let more = if value.len() > 8 { ", ..." } else { "" };
         let how = if chart.is_some() { format!("computed in {:.3} s", secs) } else { "cached".to_string() };
-        let head = format!("bach::Array {} #{} ({how}, on the host)", self.meta(), self.lazy().id());
+        let lives = match self.location() {
+            Some(dev) if self.lazy().location() != Some(bach_runtime::CPU) => format!("kept on {dev}, shown from a copy"),
+            _ => "on the host".to_string(),
+        };
+        let head = format!("bach::Array {} #{} ({how}, {lives})", self.meta(), self.lazy().id());
         let plain = format!("{head}\n[{}{more}]", first.join(", "));
         let html = format!("<div><code>{}</code><br><code>[{}{more}]</code></div>", html_escape(&head), html_escape(&first.join(", ")));
         println!("EVCXR_BEGIN_CONTENT text/plain\n{plain}\nEVCXR_END_CONTENT");
@@ -119,6 +123,11 @@ pub fn show_plan<A: Element>(a: &Array<A>) {
 pub fn show_devices() {
     let s = session::global();
     print!("{}", s.devices().report());
+    for p in s.devices().profiles().iter().skip(1) {
+        if let Some(m) = s.devices().get(p.id).and_then(|d| d.memory()) {
+            println!("{}: {} of {} in use", p.name, bach_runtime::plan::bytes(m.used as usize), bach_runtime::plan::bytes(m.capacity as usize));
+        }
+    }
     let cfg = s.config();
     println!("policy {}, accelerator memory cap {}", cfg.policy, cfg.memory_cap.map_or("none".to_string(), |b| bach_runtime::plan::bytes(b as usize)));
 }

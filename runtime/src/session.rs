@@ -471,6 +471,18 @@ impl Lazy {
         let mut v = self.inner.session.evaluate(&[self])?;
         Ok(v.pop().expect("one target, one value"))
     }
+    /// Compute the value and, when it is computed on an accelerator, keep it in that device's
+    /// memory: later uses there read it with no copy. Returns the device it lives on
+    /// ([`CPU`] when it was computed on the host or could not stay; the plan says why).
+    pub fn eval_on_device(&self) -> Result<crate::device::DeviceId> {
+        let v = self.inner.session.evaluate_on_device(&[self])?;
+        Ok(v[0].device().unwrap_or(CPU))
+    }
+    /// Where the computed value lives (`None` before it is computed).
+    pub fn location(&self) -> Option<crate::device::DeviceId> {
+        let g = lock(&self.inner.session.graph);
+        g.node(self.inner.node, self.inner.id).and_then(|n| n.value.as_ref()).map(|v| v.device().unwrap_or(CPU))
+    }
     /// The plan evaluating this value would run.
     pub fn plan(&self) -> Result<Plan> {
         self.inner.session.plan(&[self])

@@ -31,12 +31,18 @@ const N: usize = 100_003;
 /// 2-D shapes: many pieces (not a multiple of any piece size), and edges.
 const SHAPES_2D: [[usize; 2]; 6] = [[997, 101], [1, 1], [0, 5], [5, 0], [1, 7], [7, 1]];
 
-/// Run `f` in the global session and in an isolated session whose pieces are tiny.
+/// Run `f` in the global session, in an isolated session whose pieces are tiny, and on every
+/// accelerator present (the device conformance suite: the emulated accelerator always, CUDA
+/// on a GPU host), with device memory small enough that the larger inputs page through it.
 fn each_session(f: impl Fn(&str)) {
     f("global session");
     let s = Session::new();
     s.update_config(|c| c.cost.cpu_piece_bytes = 3000);
     with_session(&s, || f("isolated session, 3000-byte pieces"));
+    for (name, s) in accelerator_sessions(64 << 20) {
+        s.update_config(|c| c.memory_cap = Some(2 << 20));
+        with_session(&s, || f(&format!("{name}, 2 MiB memory cap")));
+    }
 }
 
 fn conv<A: E>(a: &ArrayD<f64>) -> ArrayD<A> {
