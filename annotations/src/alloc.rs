@@ -1,12 +1,64 @@
 //! Allocations (`oa_alloc`): constant fills, ranges and seeded random arrays. They are lazy
-//! and created on the device of their first user; fills and ranges are made piece by piece.
+//! and created on the device of their first user; fills and ranges are made piece by piece
+//! (on an accelerator by the `fill` and `sequence` kernels). Random arrays stay on the host.
 
-use bach_runtime::{oa_alloc, session, BachError, Element, Meta, Result};
+use std::sync::Arc;
+
+use bach_runtime::{oa_alloc, session, Annotation, BachError, DType, Element, Launch, Meta, Result};
 use ndarray::{ArrayD, IxDyn};
 
 use crate::array::{Array, ShapeArg};
+use crate::kernels;
 use crate::random::RandomState;
 use crate::real::Real;
+
+/// An element as the `double` parameter of a fill kernel (bool: 0 or 1).
+fn param<A: Element>(v: A) -> f64 {
+    let any: &dyn std::any::Any = &v;
+    if let Some(x) = any.downcast_ref::<f64>() {
+        *x
+    } else if let Some(x) = any.downcast_ref::<f32>() {
+        f64::from(*x)
+    } else if let Some(b) = any.downcast_ref::<bool>() {
+        f64::from(u8::from(*b))
+    } else {
+        unreachable!("elements are f64, f32 or bool")
+    }
+}
+
+/// A constant fill `name` of `value`: accelerator entry `fill`.
+fn fill_op<A: Element>(name: &str, value: A) -> Arc<Annotation> {
+    oa_alloc(name)
+        .accelerator_launch(kernels::FILL, kernels::fill_source(), Launch::Fill { params: vec![param(value)] })
+        .cpu(move |ctx, _| Ok(A::wrap(ArrayD::from_elem(IxDyn(&piece_shape(ctx.meta, &ctx.rows)), value).into_shared())))
+        .build()
+}
+
+/// `start + step * i`: accelerator entry `sequence`.
+fn arithmetic_op<A: Real>(name: &str, start: A, step: A) -> Arc<Annotation> {
+    oa_alloc(name)
+        .accelerator_launch(kernels::SEQUENCE, kernels::fill_source(), Launch::Fill { params: vec![param(start), param(step)] })
+        .cpu(move |ctx, _| {
+            let v: Vec<A> = ctx.rows.clone().map(|i| start + step * A::of(i as f64)).collect();
+            Ok(A::wrap(ArrayD::from_shape_vec(IxDyn(&[v.len()]), v).expect("1-d").into_shared()))
+        })
+        .build()
+}
+
+/// Every allocation with an accelerator version and the dtype it makes (for the kernel
+/// catalogue).
+pub(crate) fn catalog() -> Vec<(Arc<Annotation>, Vec<DType>)> {
+    fn floats<A: Real>() -> Vec<(Arc<Annotation>, Vec<DType>)> {
+        [fill_op("zeros", A::zero()), fill_op("ones", A::one()), fill_op("full", A::of(2.0)), arithmetic_op("linspace", A::zero(), A::one()), arithmetic_op("range", A::one(), A::one())]
+            .into_iter()
+            .map(|op| (op, vec![A::DTYPE]))
+            .collect()
+    }
+    let mut c = floats::<f64>();
+    c.extend(floats::<f32>());
+    c.push((fill_op("full", true), vec![DType::Bool]));
+    c
+}
 
 /// Shape of the piece covering `rows` of a value of `meta`.
 fn piece_shape(meta: &Meta, rows: &std::ops::Range<usize>) -> Vec<usize> {
@@ -27,9 +79,7 @@ impl<A: Element> Array<A> {
         Self::fill("full", shape.dims(), value)
     }
     fn fill(name: &str, shape: Vec<usize>, value: A) -> Self {
-        let op = oa_alloc(name)
-            .cpu(move |ctx, _| Ok(A::wrap(ArrayD::from_elem(IxDyn(&piece_shape(ctx.meta, &ctx.rows)), value).into_shared())))
-            .build();
+        let op = fill_op(name, value);
         Self::wrap(session::current().alloc(&op, Meta::new(A::DTYPE, shape)).expect("an oa_alloc annotation"))
     }
 }
@@ -64,17 +114,12 @@ impl<A: Real> Array<A> {
     }
 
     fn arithmetic(name: &str, start: A, step: A, n: usize) -> Self {
-        let op = oa_alloc(name)
-            .cpu(move |ctx, _| {
-                let v: Vec<A> = ctx.rows.clone().map(|i| start + step * A::of(i as f64)).collect();
-                Ok(A::wrap(ArrayD::from_shape_vec(IxDyn(&[v.len()]), v).expect("1-d").into_shared()))
-            })
-            .build();
+        let op = arithmetic_op(name, start, step);
         Self::wrap(session::current().alloc(&op, Meta::new(A::DTYPE, [n])).expect("an oa_alloc annotation"))
     }
 
     /// Uniform values in [low, high) from numpy's `RandomState(seed).uniform(low, high, shape)`.
-    /// Generated whole (one random stream), where first used.
+    /// Generated whole (one random stream) on the host.
     pub fn random_uniform(shape: impl ShapeArg, low: f64, high: f64, seed: u32) -> Self {
         Self::random("random_uniform", shape.dims(), seed, move |rs| rs.uniform(low, high))
     }
@@ -86,6 +131,7 @@ impl<A: Real> Array<A> {
     fn random(name: &str, shape: Vec<usize>, seed: u32, draw: impl Fn(&mut RandomState) -> f64 + Send + Sync + 'static) -> Self {
         let op = oa_alloc(name)
             .unsplittable()
+            .cpu_only("numpy-compatible MT19937 stream: generated on the host")
             .cpu(move |ctx, _| {
                 let mut rs = RandomState::new(seed);
                 let v: Vec<A> = (0..ctx.meta.len()).map(|_| A::of(draw(&mut rs))).collect();

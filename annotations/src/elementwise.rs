@@ -1,12 +1,15 @@
-//! Elementwise ops: one table of unary math, one of binary arithmetic and comparisons, plus
-//! `where_`, casts and `mapv`. Each row is one annotation with f64 and f32 CPU kernels.
+//! Elementwise ops: one table of unary math, one of binary arithmetic and comparisons, one of
+//! masks, plus `where_`, casts, `powi` and `mapv`. Each row is one annotation with its f64 and
+//! f32 CPU kernels and the CUDA C expression its accelerator kernels are generated from
+//! (`kernels.rs`): adding an op is adding a row.
 
 use std::sync::{Arc, LazyLock};
 
-use bach_runtime::{oa, split, Annotation, BachError, DType, Element, Lazy, Meta, Result, Value, ValueRef};
+use bach_runtime::{oa, split, Annotation, BachError, DType, Element, Launch, Lazy, Meta, Result, Value, ValueRef};
 use ndarray::{ArrayD, ArrayViewD, IxDyn, Zip};
 
 use crate::array::{Array, Operand};
+use crate::kernels::{self, Row};
 use crate::real::Real;
 
 /// numpy's broadcasting: the result shape of `shapes`, or a shape error naming `op`.
@@ -56,11 +59,13 @@ pub(crate) fn zip2<T: Copy, U: Copy, R>(op: &str, a: ArrayViewD<'_, T>, b: Array
     Ok(Zip::from(&a).and(&b).map_collect(|&x, &y| f(x, y)))
 }
 
-/// A unary float op: kernels for f64 and f32 from the same expression.
+/// A unary float op: kernels for f64 and f32 from the same expression; accelerator entry
+/// `$name` in the unary source.
 macro_rules! unary {
     ($name:literal, |$x:ident| $body:expr) => {{
         oa($name)
             .elementwise()
+            .accelerator_launch($name, kernels::unary_source(), Launch::Elementwise { params: vec![] })
             .shape(|m: &[Meta]| match m[0].dtype {
                 DType::F64 | DType::F32 => Ok(m[0].clone()),
                 d => Err(BachError::dtype($name, "f64 or f32", d)),
@@ -74,11 +79,13 @@ macro_rules! unary {
     }};
 }
 
-/// A binary float op (`out` = Some(Bool) for comparisons).
+/// A binary float op (`out` = Some(Bool) for comparisons); accelerator entry `$name` in the
+/// binary source.
 macro_rules! binary {
     ($name:literal, $out:expr, |$x:ident, $y:ident| $body:expr) => {{
         oa($name)
             .elementwise()
+            .accelerator_launch($name, kernels::binary_source(), Launch::Elementwise { params: vec![] })
             .args([split::rows(), split::rows()])
             .shape(|m: &[Meta]| elementwise_meta($name, m, $out))
             .cpu(|_, args| match (&args[0], &args[1]) {
@@ -90,10 +97,19 @@ macro_rules! binary {
     }};
 }
 
-macro_rules! bool_binary {
+/// A mask op (one or two bool arguments); accelerator entry `$name` in the mask source.
+macro_rules! mask {
+    ($name:literal, |$x:ident| $body:expr) => {{
+        oa($name)
+            .elementwise()
+            .accelerator_launch($name, kernels::mask_source(), Launch::Elementwise { params: vec![] })
+            .cpu(|_, args| Ok(Value::from(args[0].array::<bool>($name)?.mapv(|$x: bool| $body))))
+            .build()
+    }};
     ($name:literal, |$x:ident, $y:ident| $body:expr) => {{
         oa($name)
             .elementwise()
+            .accelerator_launch($name, kernels::mask_source(), Launch::Elementwise { params: vec![] })
             .args([split::rows(), split::rows()])
             .shape(|m: &[Meta]| elementwise_meta($name, m, None))
             .cpu(|_, args| {
@@ -104,14 +120,20 @@ macro_rules! bool_binary {
     }};
 }
 
-/// The unary op table: method name, annotation.
+/// The unary op table: method name, annotation name, CPU expression, CUDA C expression (for
+/// double, in the closure's variable; f32 kernels call the `f`-suffixed functions).
 macro_rules! unary_table {
-    ($($method:ident => $name:literal, |$x:ident| $body:expr;)*) => {
+    ($($method:ident => $name:literal, |$x:ident| $body:expr, $c:literal;)*) => {
+        /// Every unary annotation, in table order (the methods' own).
+        static UNARY_OPS: LazyLock<Vec<Arc<Annotation>>> = LazyLock::new(|| vec![$(unary!($name, |$x| $body)),*]);
+        /// The unary rows for the kernel generator.
+        pub(crate) const UNARY: &[Row] = &[$(Row { name: $name, vars: &[stringify!($x)], out: None, c: $c }),*];
+
         impl<A: Real> Array<A> {
             $(
                 #[doc = concat!("Elementwise `", $name, "` (lazy).")]
                 pub fn $method(&self) -> Array<A> {
-                    static OP: LazyLock<Arc<Annotation>> = LazyLock::new(|| unary!($name, |$x| $body));
+                    static OP: LazyLock<Arc<Annotation>> = LazyLock::new(|| unary_op($name));
                     self.call(&OP, &[]).expect("unary ops accept every float array")
                 }
             )*
@@ -120,41 +142,82 @@ macro_rules! unary_table {
 }
 
 unary_table! {
-    sqrt => "sqrt", |x| x.sqrt();
-    exp => "exp", |x| x.exp();
-    ln => "ln", |x| x.ln();
-    log2 => "log2", |x| x.log2();
-    log10 => "log10", |x| x.log10();
-    sin => "sin", |x| x.sin();
-    cos => "cos", |x| x.cos();
-    tan => "tan", |x| x.tan();
-    asin => "asin", |x| x.asin();
-    acos => "acos", |x| x.acos();
-    atan => "atan", |x| x.atan();
-    erf => "erf", |x| Real::erf(x);
-    abs => "abs", |x| x.abs();
-    neg => "neg", |x| -x;
+    sqrt => "sqrt", |x| x.sqrt(), "sqrt(x)";
+    exp => "exp", |x| x.exp(), "exp(x)";
+    ln => "ln", |x| x.ln(), "log(x)";
+    log2 => "log2", |x| x.log2(), "log2(x)";
+    log10 => "log10", |x| x.log10(), "log10(x)";
+    sin => "sin", |x| x.sin(), "sin(x)";
+    cos => "cos", |x| x.cos(), "cos(x)";
+    tan => "tan", |x| x.tan(), "tan(x)";
+    asin => "asin", |x| x.asin(), "asin(x)";
+    acos => "acos", |x| x.acos(), "acos(x)";
+    atan => "atan", |x| x.atan(), "atan(x)";
+    erf => "erf", |x| Real::erf(x), "erf(x)";
+    abs => "abs", |x| x.abs(), "fabs(x)";
+    neg => "neg", |x| -x, "-x";
 }
 
-static ADD: LazyLock<Arc<Annotation>> = LazyLock::new(|| binary!("add", None, |x, y| x + y));
-static SUB: LazyLock<Arc<Annotation>> = LazyLock::new(|| binary!("sub", None, |x, y| x - y));
-static MUL: LazyLock<Arc<Annotation>> = LazyLock::new(|| binary!("mul", None, |x, y| x * y));
-static DIV: LazyLock<Arc<Annotation>> = LazyLock::new(|| binary!("div", None, |x, y| x / y));
-static POWF: LazyLock<Arc<Annotation>> = LazyLock::new(|| binary!("powf", None, |x, y| x.powf(y)));
-// NaN-propagating, like numpy's minimum/maximum.
-static MINIMUM: LazyLock<Arc<Annotation>> = LazyLock::new(|| binary!("minimum", None, |x, y| if x.is_nan() || x < y { x } else { y }));
-static MAXIMUM: LazyLock<Arc<Annotation>> = LazyLock::new(|| binary!("maximum", None, |x, y| if x.is_nan() || x > y { x } else { y }));
-static GT: LazyLock<Arc<Annotation>> = LazyLock::new(|| binary!("gt", Some(DType::Bool), |x, y| x > y));
-static GE: LazyLock<Arc<Annotation>> = LazyLock::new(|| binary!("ge", Some(DType::Bool), |x, y| x >= y));
-static LT: LazyLock<Arc<Annotation>> = LazyLock::new(|| binary!("lt", Some(DType::Bool), |x, y| x < y));
-static LE: LazyLock<Arc<Annotation>> = LazyLock::new(|| binary!("le", Some(DType::Bool), |x, y| x <= y));
-static EQ: LazyLock<Arc<Annotation>> = LazyLock::new(|| binary!("equal", Some(DType::Bool), |x, y| x == y));
-static NE: LazyLock<Arc<Annotation>> = LazyLock::new(|| binary!("not_equal", Some(DType::Bool), |x, y| x != y));
-static AND: LazyLock<Arc<Annotation>> = LazyLock::new(|| bool_binary!("and", |x, y| x & y));
-static OR: LazyLock<Arc<Annotation>> = LazyLock::new(|| bool_binary!("or", |x, y| x | y));
-static NOT: LazyLock<Arc<Annotation>> = LazyLock::new(|| {
-    oa("not").elementwise().cpu(|_, args| Ok(Value::from(args[0].array::<bool>("not")?.mapv(|x| !x)))).build()
-});
+fn unary_op(name: &str) -> Arc<Annotation> {
+    Arc::clone(UNARY_OPS.iter().find(|op| op.name() == name).expect("a row of the unary table"))
+}
+
+/// Every unary annotation (for the kernel catalogue).
+pub(crate) fn unary_ops() -> Vec<Arc<Annotation>> {
+    UNARY_OPS.clone()
+}
+
+/// The binary op table: static, annotation name, result dtype (None: the arguments'), CPU
+/// expression, CUDA C expression.
+macro_rules! binary_table {
+    ($($OP:ident => $name:literal, $out:expr, |$x:ident, $y:ident| $body:expr, $c:literal;)*) => {
+        $(static $OP: LazyLock<Arc<Annotation>> = LazyLock::new(|| binary!($name, $out, |$x, $y| $body));)*
+        /// The binary rows for the kernel generator.
+        pub(crate) const BINARY: &[Row] = &[$(Row { name: $name, vars: &[stringify!($x), stringify!($y)], out: $out, c: $c }),*];
+        /// Every binary annotation (for the kernel catalogue).
+        pub(crate) fn binary_ops() -> Vec<Arc<Annotation>> {
+            vec![$(Arc::clone(&$OP)),*]
+        }
+    };
+}
+
+/// The mask op table: static, annotation name, CPU expression (one or two bools), CUDA C
+/// expression (over `unsigned char` 0/1).
+macro_rules! mask_table {
+    ($($OP:ident => $name:literal, |$($v:ident),+| $body:expr, $c:literal;)*) => {
+        $(static $OP: LazyLock<Arc<Annotation>> = LazyLock::new(|| mask!($name, |$($v),+| $body));)*
+        /// The mask rows for the kernel generator.
+        pub(crate) const MASKS: &[Row] = &[$(Row { name: $name, vars: &[$(stringify!($v)),+], out: None, c: $c }),*];
+        /// Every mask annotation (for the kernel catalogue).
+        pub(crate) fn mask_ops() -> Vec<Arc<Annotation>> {
+            vec![$(Arc::clone(&$OP)),*]
+        }
+    };
+}
+
+binary_table! {
+    ADD => "add", None, |x, y| x + y, "x + y";
+    SUB => "sub", None, |x, y| x - y, "x - y";
+    MUL => "mul", None, |x, y| x * y, "x * y";
+    DIV => "div", None, |x, y| x / y, "x / y";
+    POWF => "powf", None, |x, y| x.powf(y), "pow(x, y)";
+    // NaN-propagating, like numpy's minimum/maximum (`x != x`: x is NaN).
+    MINIMUM => "minimum", None, |x, y| if x.is_nan() || x < y { x } else { y }, "(x != x || x < y) ? x : y";
+    MAXIMUM => "maximum", None, |x, y| if x.is_nan() || x > y { x } else { y }, "(x != x || x > y) ? x : y";
+    // Comparisons with NaN are false (not_equal: true), in Rust as in C.
+    GT => "gt", Some(DType::Bool), |x, y| x > y, "x > y";
+    GE => "ge", Some(DType::Bool), |x, y| x >= y, "x >= y";
+    LT => "lt", Some(DType::Bool), |x, y| x < y, "x < y";
+    LE => "le", Some(DType::Bool), |x, y| x <= y, "x <= y";
+    EQ => "equal", Some(DType::Bool), |x, y| x == y, "x == y";
+    NE => "not_equal", Some(DType::Bool), |x, y| x != y, "x != y";
+}
+
+mask_table! {
+    AND => "and", |x, y| x & y, "x & y";
+    OR => "or", |x, y| x | y, "x | y";
+    NOT => "not", |x| !x, "!x";
+}
 
 impl<A: Element> Array<A> {
     fn binary<B: Element>(&self, op: &Arc<Annotation>, rhs: impl Operand<A>) -> Result<Array<B>> {
@@ -188,15 +251,7 @@ impl<A: Real> Array<A> {
     }
     /// Elementwise `x.powi(n)`.
     pub fn powi(&self, n: i32) -> Array<A> {
-        let op = oa("powi")
-            .elementwise()
-            .cpu(move |_, args| match &args[0] {
-                ValueRef::F64(a) => Ok(Value::from(a.mapv(|x| x.powi(n)))),
-                ValueRef::F32(a) => Ok(Value::from(a.mapv(|x| x.powi(n)))),
-                v => Err(BachError::dtype("powi", "f64 or f32", v.dtype())),
-            })
-            .build();
-        self.call(&op, &[]).expect("powi accepts every float array")
+        self.call(&powi_op(n), &[]).expect("powi accepts every float array")
     }
     /// Elementwise minimum with an array or a scalar (NaN propagates).
     #[track_caller]
@@ -235,16 +290,7 @@ impl<A: Real> Array<A> {
 
     /// Elementwise conversion to another float type.
     pub fn cast<B: Real>(&self) -> Array<B> {
-        let op = oa(format!("cast_{}", B::DTYPE))
-            .elementwise()
-            .shape(|m: &[Meta]| Ok(m[0].with_dtype(B::DTYPE)))
-            .cpu(|_, args| match &args[0] {
-                ValueRef::F64(a) => Ok(B::wrap(a.mapv(B::of).into_shared())),
-                ValueRef::F32(a) => Ok(B::wrap(a.mapv(|x| B::of(x as f64)).into_shared())),
-                v => Err(BachError::dtype("cast", "f64 or f32", v.dtype())),
-            })
-            .build();
-        self.call(&op, &[]).expect("casts accept every float array")
+        self.call(&cast_op::<B>(), &[]).expect("casts accept every float array")
     }
 
     /// Apply a Rust closure to every element. It runs on the CPU only (a closure cannot be
@@ -259,6 +305,44 @@ impl<A: Real> Array<A> {
     }
 }
 
+/// `x.powi(n)`: accelerator entry `powi` with `n` as its parameter.
+pub(crate) fn powi_op(n: i32) -> Arc<Annotation> {
+    oa("powi")
+        .elementwise()
+        .accelerator_launch("powi", kernels::powi_source(), Launch::Elementwise { params: vec![f64::from(n)] })
+        .cpu(move |_, args| match &args[0] {
+            ValueRef::F64(a) => Ok(Value::from(a.mapv(|x| x.powi(n)))),
+            ValueRef::F32(a) => Ok(Value::from(a.mapv(|x| x.powi(n)))),
+            v => Err(BachError::dtype("powi", "f64 or f32", v.dtype())),
+        })
+        .build()
+}
+
+/// Conversion to `B`: accelerator entry `cast_to_<B>` (launched with the argument's suffix).
+pub(crate) fn cast_op<B: Real>() -> Arc<Annotation> {
+    oa(format!("cast_{}", B::DTYPE))
+        .elementwise()
+        .accelerator_launch(kernels::cast_entry(B::DTYPE), kernels::cast_source(), Launch::Elementwise { params: vec![] })
+        .shape(|m: &[Meta]| Ok(m[0].with_dtype(B::DTYPE)))
+        .cpu(|_, args| match &args[0] {
+            ValueRef::F64(a) => Ok(B::wrap(a.mapv(B::of).into_shared())),
+            ValueRef::F32(a) => Ok(B::wrap(a.mapv(|x| B::of(x as f64)).into_shared())),
+            v => Err(BachError::dtype("cast", "f64 or f32", v.dtype())),
+        })
+        .build()
+}
+
+/// `where`'s row: the mask `c`, then the two values (the CPU's `select` below).
+pub(crate) const WHERE: Row = Row { name: "where", vars: &["c", "x", "y"], out: None, c: "c ? x : y" };
+
+/// The `where` annotation for values of dtype `d`: one per value dtype, since the device names
+/// an entry by its first argument (the mask): `where_<d>`, launched as `where_<d>_bool`.
+pub(crate) fn where_op(d: DType) -> Arc<Annotation> {
+    static OPS: LazyLock<Vec<Arc<Annotation>>> = LazyLock::new(|| kernels::ELEMENTS.iter().map(|&d| build_where(d)).collect());
+    let k = kernels::ELEMENTS.iter().position(|&e| e == d).expect("where accepts f64, f32 and bool values");
+    Arc::clone(&OPS[k])
+}
+
 /// numpy's `where`: elements of `a` where `mask` is true, else of `b` (arrays or scalars,
 /// broadcast together).
 #[track_caller]
@@ -267,32 +351,34 @@ pub fn where_<A: Element>(mask: &Array<bool>, a: impl Operand<A>, b: impl Operan
 }
 
 pub fn try_where<A: Element>(mask: &Array<bool>, a: impl Operand<A>, b: impl Operand<A>) -> Result<Array<A>> {
-    static WHERE: LazyLock<Arc<Annotation>> = LazyLock::new(|| {
-        oa("where")
-            .elementwise()
-            .args([split::rows(), split::rows(), split::rows()])
-            .shape(|m: &[Meta]| {
-                if m[0].dtype != DType::Bool {
-                    return Err(BachError::dtype("where", DType::Bool, m[0].dtype));
-                }
-                elementwise_meta("where", &m[1..], None)?;
-                let shapes: Vec<&[usize]> = m.iter().map(|x| x.shape.as_slice()).collect();
-                Ok(Meta::new(m[1].dtype, broadcast_shape("where", &shapes)?))
-            })
-            .cpu(|_, args| {
-                let m = args[0].array::<bool>("where")?;
-                match (&args[1], &args[2]) {
-                    (ValueRef::F64(a), ValueRef::F64(b)) => Ok(Value::from(select(m, a.view(), b.view())?)),
-                    (ValueRef::F32(a), ValueRef::F32(b)) => Ok(Value::from(select(m, a.view(), b.view())?)),
-                    (ValueRef::Bool(a), ValueRef::Bool(b)) => Ok(Value::from(select(m, a.view(), b.view())?)),
-                    (a, b) => Err(BachError::dtype("where", a.dtype(), b.dtype())),
-                }
-            })
-            .build()
-    });
     let like: &Lazy = mask.lazy();
     let (a, b) = (a.node(like), b.node(like));
-    mask.call(&WHERE, &[&a, &b])
+    mask.call(&where_op(A::DTYPE), &[&a, &b])
+}
+
+fn build_where(d: DType) -> Arc<Annotation> {
+    oa(WHERE.name)
+        .elementwise()
+        .accelerator_launch(kernels::where_entry(d), kernels::where_source(), Launch::Elementwise { params: vec![] })
+        .args([split::rows(), split::rows(), split::rows()])
+        .shape(|m: &[Meta]| {
+            if m[0].dtype != DType::Bool {
+                return Err(BachError::dtype("where", DType::Bool, m[0].dtype));
+            }
+            elementwise_meta("where", &m[1..], None)?;
+            let shapes: Vec<&[usize]> = m.iter().map(|x| x.shape.as_slice()).collect();
+            Ok(Meta::new(m[1].dtype, broadcast_shape("where", &shapes)?))
+        })
+        .cpu(|_, args| {
+            let m = args[0].array::<bool>("where")?;
+            match (&args[1], &args[2]) {
+                (ValueRef::F64(a), ValueRef::F64(b)) => Ok(Value::from(select(m, a.view(), b.view())?)),
+                (ValueRef::F32(a), ValueRef::F32(b)) => Ok(Value::from(select(m, a.view(), b.view())?)),
+                (ValueRef::Bool(a), ValueRef::Bool(b)) => Ok(Value::from(select(m, a.view(), b.view())?)),
+                (a, b) => Err(BachError::dtype("where", a.dtype(), b.dtype())),
+            }
+        })
+        .build()
 }
 
 fn select<T: Copy>(m: ArrayViewD<'_, bool>, a: ArrayViewD<'_, T>, b: ArrayViewD<'_, T>) -> Result<ArrayD<T>> {

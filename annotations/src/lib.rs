@@ -19,6 +19,7 @@
 mod alloc;
 mod array;
 mod elementwise;
+pub mod kernels;
 mod linalg;
 mod npy;
 pub mod notebook;

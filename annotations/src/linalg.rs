@@ -4,7 +4,7 @@ use std::ops::Range;
 use std::sync::{Arc, LazyLock};
 
 use bach_runtime::split::{self, Partials};
-use bach_runtime::{oa, Annotation, BachError, Element, Meta, Result, Value, ValueRef};
+use bach_runtime::{oa, Annotation, BachError, Element, Launch, Meta, Result, Value, ValueRef};
 use ndarray::{ArrayViewD, Axis, Ix1, Ix2};
 
 use crate::array::Array;
@@ -37,38 +37,47 @@ fn sum_partials(parts: Vec<Value>) -> Result<Value> {
     }
 }
 
-/// The four products, by argument dimensions, and how each splits:
-/// vector·vector and vector·matrix split the shared axis and sum partial products;
-/// matrix·matrix and matrix·vector split the left rows and hand the right side whole.
-fn product(a: &Meta, b: &Meta) -> Result<(Arc<Annotation>, Meta)> {
-    static DOT: LazyLock<Arc<Annotation>> = LazyLock::new(|| build("dot", true));
-    static VECMAT: LazyLock<Arc<Annotation>> = LazyLock::new(|| build("vecmat", true));
-    static MATMUL: LazyLock<Arc<Annotation>> = LazyLock::new(|| build("matmul", false));
-    static MATVEC: LazyLock<Arc<Annotation>> = LazyLock::new(|| build("matvec", false));
-    fn build(name: &'static str, partial: bool) -> Arc<Annotation> {
-        let b = oa(name)
-            .shape(move |m: &[Meta]| product_meta(&m[0], &m[1]))
-            .cpu(move |_, args| {
-                fn typed<A: Real>(name: &str, a: ArrayViewD<'_, A>, b: ArrayViewD<'_, A>) -> Result<Value> {
-                    Ok(match (a.ndim(), b.ndim()) {
-                        (1, 1) => Value::from(ndarray::arr0(as1(a, name)?.dot(&as1(b, name)?)).into_dyn()),
-                        (1, 2) => Value::from(as1(a, name)?.dot(&as2(b, name)?).into_dyn()),
-                        (2, 1) => Value::from(as2(a, name)?.dot(&as1(b, name)?).into_dyn()),
-                        _ => Value::from(as2(a, name)?.dot(&as2(b, name)?).into_dyn()),
-                    })
-                }
-                match (&args[0], &args[1]) {
-                    (ValueRef::F64(a), ValueRef::F64(b)) => typed(name, a.view(), b.view()),
-                    (ValueRef::F32(a), ValueRef::F32(b)) => typed(name, a.view(), b.view()),
-                    (a, b) => Err(BachError::dtype(name, a.dtype(), b.dtype())),
-                }
-            });
-        if partial {
-            b.args([split::rows(), split::rows()]).result(Arc::new(Partials::new("sum", sum_partials))).build()
-        } else {
-            b.args([split::rows(), split::broadcast()]).build()
-        }
+// The four products, by argument dimensions, and how each splits:
+// vector·vector and vector·matrix split the shared axis and sum partial products;
+// matrix·matrix and matrix·vector split the left rows and hand the right side whole.
+// On an accelerator all four are the device's BLAS (`Launch::Gemm`).
+static DOT: LazyLock<Arc<Annotation>> = LazyLock::new(|| build_product("dot", true));
+static VECMAT: LazyLock<Arc<Annotation>> = LazyLock::new(|| build_product("vecmat", true));
+static MATMUL: LazyLock<Arc<Annotation>> = LazyLock::new(|| build_product("matmul", false));
+static MATVEC: LazyLock<Arc<Annotation>> = LazyLock::new(|| build_product("matvec", false));
+
+/// The four product annotations (for the kernel catalogue).
+pub(crate) fn products() -> Vec<Arc<Annotation>> {
+    [&DOT, &VECMAT, &MATMUL, &MATVEC].into_iter().map(|op| Arc::clone(op)).collect()
+}
+
+fn build_product(name: &'static str, partial: bool) -> Arc<Annotation> {
+    let b = oa(name)
+        .accelerator_launch("gemm", "", Launch::Gemm)
+        .shape(move |m: &[Meta]| product_meta(&m[0], &m[1]))
+        .cpu(move |_, args| {
+            fn typed<A: Real>(name: &str, a: ArrayViewD<'_, A>, b: ArrayViewD<'_, A>) -> Result<Value> {
+                Ok(match (a.ndim(), b.ndim()) {
+                    (1, 1) => Value::from(ndarray::arr0(as1(a, name)?.dot(&as1(b, name)?)).into_dyn()),
+                    (1, 2) => Value::from(as1(a, name)?.dot(&as2(b, name)?).into_dyn()),
+                    (2, 1) => Value::from(as2(a, name)?.dot(&as1(b, name)?).into_dyn()),
+                    _ => Value::from(as2(a, name)?.dot(&as2(b, name)?).into_dyn()),
+                })
+            }
+            match (&args[0], &args[1]) {
+                (ValueRef::F64(a), ValueRef::F64(b)) => typed(name, a.view(), b.view()),
+                (ValueRef::F32(a), ValueRef::F32(b)) => typed(name, a.view(), b.view()),
+                (a, b) => Err(BachError::dtype(name, a.dtype(), b.dtype())),
+            }
+        });
+    if partial {
+        b.args([split::rows(), split::rows()]).result(Arc::new(Partials::new("sum", sum_partials))).build()
+    } else {
+        b.args([split::rows(), split::broadcast()]).build()
     }
+}
+
+fn product(a: &Meta, b: &Meta) -> Result<(Arc<Annotation>, Meta)> {
     let meta = product_meta(a, b)?;
     let op = match (a.ndim(), b.ndim()) {
         (1, 1) => &DOT,

@@ -5,14 +5,15 @@
 use std::sync::Arc;
 
 use bach_runtime::split::{self, Partials};
-use bach_runtime::{oa, Annotation, BachError, DType, Meta, Result, Value, ValueRef};
+use bach_runtime::{oa, Annotation, BachError, DType, Launch, Meta, Result, Value, ValueRef};
 use ndarray::{s, Array1, ArrayD, ArrayView2, ArrayViewD, Axis, Ix2, IxDyn};
 
 use crate::array::Array;
+use crate::kernels;
 use crate::real::Real;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Reducer {
+pub(crate) enum Reducer {
     Sum,
     Min,
     Max,
@@ -58,6 +59,8 @@ fn nan_max<A: Real>(a: A, b: A) -> A {
 }
 
 impl Reducer {
+    pub(crate) const ALL: [Reducer; 3] = [Reducer::Sum, Reducer::Min, Reducer::Max];
+
     fn name(self) -> &'static str {
         match self {
             Reducer::Sum => "sum",
@@ -70,6 +73,29 @@ impl Reducer {
             Reducer::Sum => a + b,
             Reducer::Min => nan_min(a, b),
             Reducer::Max => nan_max(a, b),
+        }
+    }
+    /// `pair` in CUDA C, over `a` and `b` (`a != a`: a is NaN), for the accelerator kernels.
+    pub(crate) fn c_pair(self) -> &'static str {
+        match self {
+            Reducer::Sum => "a + b",
+            Reducer::Min => "(a != a || a <= b) ? a : b",
+            Reducer::Max => "(a != a || a >= b) ? a : b",
+        }
+    }
+    /// The value `pair` leaves the other side unchanged with (NaN included).
+    pub(crate) fn identity(self) -> f64 {
+        match self {
+            Reducer::Sum => 0.0,
+            Reducer::Min => f64::INFINITY,
+            Reducer::Max => f64::NEG_INFINITY,
+        }
+    }
+    /// Op name and accelerator entry: `sum` (whole), `sum_axis0`, `sum_axis1`.
+    pub(crate) fn entry(self, axis: Option<usize>) -> String {
+        match axis {
+            None => self.name().to_string(),
+            Some(a) => format!("{}_axis{a}", self.name()),
         }
     }
     /// Over all elements.
@@ -134,17 +160,20 @@ impl Reducer {
     fn annotation(self, axis: Option<usize>, ndim: usize) -> Arc<Annotation> {
         let name = self.name();
         let whole = axis.is_none() || ndim == 1;
-        let op_name = if whole { name.to_string() } else { format!("{name}_axis{}", axis.unwrap_or(0)) };
-        let builder = oa(op_name).shape(move |m: &[Meta]| {
-            let mut shape = m[0].shape.clone();
-            match axis {
-                None => shape.clear(),
-                Some(a) => {
-                    shape.remove(a);
+        let launch_axis = if whole { None } else { axis };
+        let op_name = self.entry(launch_axis);
+        let builder = oa(op_name.clone())
+            .accelerator_launch(op_name, kernels::reduce_source(), Launch::Reduce { axis: launch_axis })
+            .shape(move |m: &[Meta]| {
+                let mut shape = m[0].shape.clone();
+                match axis {
+                    None => shape.clear(),
+                    Some(a) => {
+                        shape.remove(a);
+                    }
                 }
-            }
-            Ok(Meta::new(m[0].dtype, shape))
-        });
+                Ok(Meta::new(m[0].dtype, shape))
+            });
         let down = !whole && axis == Some(0);
         let builder = if whole || down {
             // Each piece holds some rows: partials merged by the reducer.
@@ -169,6 +198,12 @@ impl Reducer {
             })
             .build()
     }
+}
+
+/// Every reduction annotation: each reducer whole, down axis 0 and along axis 1 (for the
+/// kernel catalogue).
+pub(crate) fn catalog() -> Vec<Arc<Annotation>> {
+    Reducer::ALL.iter().flat_map(|&r| [r.annotation(None, 2), r.annotation(Some(0), 2), r.annotation(Some(1), 2)]).collect()
 }
 
 impl<A: Real> Array<A> {

@@ -1,0 +1,636 @@
+//! The accelerator (CUDA C) versions of the library's ops, generated from the same op tables
+//! as the CPU kernels: one source per op family, each defining its entries for every dtype
+//! the family accepts, named `<entry>_f64`, `<entry>_f32`, `<entry>_bool` (the dtype of the
+//! first argument, or of the result for allocations; bool is `unsigned char`). Every entry
+//! follows its [`Launch`] convention exactly:
+//!
+//! | family | source | entries | launch |
+//! |---|---|---|---|
+//! | unary math | [`unary_source`] | `sqrt` ... `neg` (`elementwise.rs`, `unary_table!`) | `Elementwise` |
+//! | binary | [`binary_source`] | `add` ... `not_equal` (`binary_table!`) | `Elementwise` |
+//! | masks | [`mask_source`] | `and`, `or`, `not` (`mask_table!`) | `Elementwise` |
+//! | where | [`where_source`] | `where_f64`, `where_f32`, `where_bool` (value dtype), + `_bool` (mask) | `Elementwise` |
+//! | casts | [`cast_source`] | `cast_to_f64`, `cast_to_f32` | `Elementwise` |
+//! | powi | [`powi_source`] | `powi` (exponent in `params`) | `Elementwise` |
+//! | fills | [`fill_source`] | `fill` (value), `sequence` (start, step) | `Fill` |
+//! | reductions | [`reduce_source`] | `sum`, `sum_axis0`, `sum_axis1`, `min`..., `max`... | `Reduce` |
+//!
+//! `dot` is `Launch::Gemm` (the device's BLAS, no source). `mapv`, `random_*`, `t`,
+//! `slice_rows` and `insert_axis` have no accelerator slot.
+//!
+//! Table expressions are written for `double`, in the closure's own variable names; every
+//! function call in them names a CUDA double-precision math function, and the f32 kernel
+//! calls its `f`-suffixed twin (`sqrt(x)` -> `sqrtf(x)`, `pow(x, y)` -> `powf(x, y)`). They
+//! hold no floating literals (a literal would be a `double` in an f32 kernel). Nothing here
+//! relies on fast math: compiled with NVRTC's defaults (IEEE division and square root),
+//! `+ - * /` and `sqrt` round exactly as on the CPU; `sequence` uses `__dmul_rn`/`__dadd_rn`
+//! so that no multiply-add is contracted into an FMA.
+
+use std::collections::HashSet;
+use std::fmt::Write as _;
+use std::sync::{Arc, LazyLock};
+
+use bach_runtime::{AcceleratorKernel, Annotation, DType, Launch};
+
+use crate::{alloc, elementwise, linalg, reduce};
+
+/// The float dtypes: every arithmetic and math op has an f64 and an f32 kernel.
+pub(crate) const FLOATS: [DType; 2] = [DType::F64, DType::F32];
+/// The dtypes `where_` and `from_elem` accept.
+pub(crate) const ELEMENTS: [DType; 3] = [DType::F64, DType::F32, DType::Bool];
+
+/// One row of an elementwise op table, as the generator sees it: the op's name (its entry),
+/// the CPU closure's variable names (argument k is read into `vars[k]`), the result dtype
+/// when it is not the arguments' (comparisons: bool), and the CUDA C expression.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Row {
+    pub name: &'static str,
+    pub vars: &'static [&'static str],
+    pub out: Option<DType>,
+    pub c: &'static str,
+}
+
+/// The C type of a dtype.
+pub(crate) fn c_type(d: DType) -> &'static str {
+    match d {
+        DType::F64 => "double",
+        DType::F32 => "float",
+        DType::Bool => "unsigned char",
+        DType::Opaque => unreachable!("opaque values have no kernels"),
+    }
+}
+
+/// A table expression (written for double) for dtype `d`: for f32 every called function
+/// gets its `f` suffix (`sqrt(` -> `sqrtf(`).
+pub(crate) fn c_expr(expr: &str, d: DType) -> String {
+    if d != DType::F32 {
+        return expr.to_string();
+    }
+    let chars: Vec<char> = expr.chars().collect();
+    let mut out = String::with_capacity(expr.len() + 4);
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        if c.is_ascii_alphabetic() || c == '_' {
+            let start = i;
+            while i < chars.len() && (chars[i].is_ascii_alphanumeric() || chars[i] == '_') {
+                i += 1;
+            }
+            out.extend(&chars[start..i]);
+            let mut j = i;
+            while j < chars.len() && chars[j].is_whitespace() {
+                j += 1;
+            }
+            if chars.get(j) == Some(&'(') {
+                out.push('f');
+            }
+        } else if c.is_ascii_digit() {
+            // A number (with any letters of its suffix) is copied as it is.
+            while i < chars.len() && (chars[i].is_ascii_alphanumeric() || chars[i] == '.') {
+                out.push(chars[i]);
+                i += 1;
+            }
+        } else {
+            out.push(c);
+            i += 1;
+        }
+    }
+    out
+}
+
+/// A C expression for the f64 value `v` in dtype `d` (infinities through bit patterns:
+/// NVRTC has no math.h and so no `INFINITY`).
+fn c_literal(v: f64, d: DType) -> String {
+    match d {
+        DType::F64 if v.is_finite() => format!("{v:?}"),
+        DType::F64 => format!("__longlong_as_double(0x{:016x}LL)", v.to_bits()),
+        DType::F32 if v.is_finite() => format!("{:?}f", v as f32),
+        DType::F32 => format!("__int_as_float(0x{:08x})", (v as f32).to_bits()),
+        DType::Bool => format!("{}", u8::from(v != 0.0)),
+        DType::Opaque => unreachable!("opaque values have no kernels"),
+    }
+}
+
+const GRID_STRIDE: &str = "for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (unsigned long long)gridDim.x * blockDim.x)";
+
+/// One kernel of [`Launch::Elementwise`]:
+/// `name(u64 n, T_out* out, [const T_k* a_k, u64 div_k, u64 mod_k]..., double params...)`,
+/// argument k read into its variable at `(i / div_k) % mod_k`, `out[i] = expr`.
+fn elementwise_kernel(src: &mut String, name: &str, out: DType, args: &[(&str, DType)], params: &[&str], expr: &str) {
+    let ot = c_type(out);
+    let _ = write!(src, "extern \"C\" __global__ void {name}(unsigned long long n, {ot}* out");
+    for (k, (_, d)) in args.iter().enumerate() {
+        let _ = write!(src, ", const {}* a{k}, unsigned long long div{k}, unsigned long long mod{k}", c_type(*d));
+    }
+    for p in params {
+        let _ = write!(src, ", double {p}");
+    }
+    let _ = writeln!(src, ") {{\n    {GRID_STRIDE} {{");
+    for (k, (v, d)) in args.iter().enumerate() {
+        let _ = writeln!(src, "        const {} {v} = a{k}[(i / div{k}) % mod{k}];", c_type(*d));
+    }
+    let _ = writeln!(src, "        out[i] = ({ot})({expr});\n    }}\n}}\n");
+}
+
+/// One source for the rows of an elementwise table, each for every dtype in `dtypes`.
+fn table_source(family: &str, rows: &[Row], dtypes: &[DType]) -> String {
+    let mut src = format!("// bach: {family} kernels, generated from the op table in annotations/src/elementwise.rs\n\n");
+    for row in rows {
+        for &d in dtypes {
+            let args: Vec<(&str, DType)> = row.vars.iter().map(|&v| (v, d)).collect();
+            elementwise_kernel(&mut src, &format!("{}_{d}", row.name), row.out.unwrap_or(d), &args, &[], &c_expr(row.c, d));
+        }
+    }
+    src
+}
+
+/// Unary math (`sqrt`, `exp`, ... `neg`): entries `<op>_f64`, `<op>_f32`.
+pub fn unary_source() -> &'static str {
+    static SRC: LazyLock<String> = LazyLock::new(|| table_source("unary math", elementwise::UNARY, &FLOATS));
+    &SRC
+}
+
+/// Binary arithmetic, powf, minimum/maximum and comparisons (bool results):
+/// entries `<op>_f64`, `<op>_f32`.
+pub fn binary_source() -> &'static str {
+    static SRC: LazyLock<String> = LazyLock::new(|| table_source("binary", elementwise::BINARY, &FLOATS));
+    &SRC
+}
+
+/// Mask ops `and`, `or`, `not`: entries `<op>_bool`.
+pub fn mask_source() -> &'static str {
+    static SRC: LazyLock<String> = LazyLock::new(|| table_source("mask", elementwise::MASKS, &[DType::Bool]));
+    &SRC
+}
+
+/// `where(mask, a, b)`: the device names an entry by its first argument, the mask, so the
+/// value dtype is part of the entry: `where_<T>` launched as `where_<T>_bool`.
+pub fn where_source() -> &'static str {
+    static SRC: LazyLock<String> = LazyLock::new(|| {
+        let row = elementwise::WHERE;
+        let mut src = String::from("// bach: where kernels (entry where_<value dtype>, launched with the mask's suffix _bool)\n\n");
+        for d in ELEMENTS {
+            let types = [DType::Bool, d, d];
+            let args: Vec<(&str, DType)> = row.vars.iter().copied().zip(types).collect();
+            elementwise_kernel(&mut src, &format!("{}_bool", where_entry(d)), d, &args, &[], row.c);
+        }
+        src
+    });
+    &SRC
+}
+
+/// The entry of `where` over values of dtype `d`.
+pub(crate) fn where_entry(d: DType) -> String {
+    format!("{}_{d}", elementwise::WHERE.name)
+}
+
+/// Casts between float types: entry `cast_to_<to>`, launched as `cast_to_<to>_<from>`.
+pub fn cast_source() -> &'static str {
+    static SRC: LazyLock<String> = LazyLock::new(|| {
+        let mut src = String::from("// bach: cast kernels (entry cast_to_<to>, launched as cast_to_<to>_<from>)\n\n");
+        for to in FLOATS {
+            for from in FLOATS {
+                elementwise_kernel(&mut src, &format!("{}_{from}", cast_entry(to)), to, &[("x", from)], &[], "x");
+            }
+        }
+        src
+    });
+    &SRC
+}
+
+/// The entry of a cast to `to`.
+pub(crate) fn cast_entry(to: DType) -> String {
+    format!("cast_to_{to}")
+}
+
+/// `x.powi(n)` with `n` in `params[0]`: repeated squaring as Rust's `powi` (compiler-rt's
+/// `__powidf2`/`__powisf2`: the same multiplications in the same order): `powi_f64`, `powi_f32`.
+pub fn powi_source() -> &'static str {
+    static SRC: LazyLock<String> = LazyLock::new(|| {
+        let mut src = String::from(
+            "// bach: powi kernels (the exponent is params[0])\n\n\
+             template <typename T> __device__ __forceinline__ T bach_powi(T a, int b) {\n    \
+             const bool recip = b < 0;\n    T r = (T)1;\n    \
+             for (;;) {\n        if (b & 1) r *= a;\n        b /= 2;\n        if (b == 0) break;\n        a *= a;\n    }\n    \
+             return recip ? (T)1 / r : r;\n}\n\n",
+        );
+        for d in FLOATS {
+            elementwise_kernel(&mut src, &format!("powi_{d}"), d, &[("x", d)], &["p0"], "bach_powi(x, (int)p0)");
+        }
+        src
+    });
+    &SRC
+}
+
+/// Allocations made on the device ([`Launch::Fill`]): `fill_<T>` (params: value; bool is
+/// `value != 0`) for zeros/ones/full/from_elem, and `sequence_<T>` (params: start, step:
+/// element j is `start + step * j`, in T, as the CPU computes it) for linspace/range/arange.
+pub fn fill_source() -> &'static str {
+    static SRC: LazyLock<String> = LazyLock::new(|| {
+        let mut src = String::from(
+            "// bach: fill kernels (element i of the piece is element first + i of the value)\n\n\
+             __device__ __forceinline__ double bach_mul_rn(double a, double b) { return __dmul_rn(a, b); }\n\
+             __device__ __forceinline__ float bach_mul_rn(float a, float b) { return __fmul_rn(a, b); }\n\
+             __device__ __forceinline__ double bach_add_rn(double a, double b) { return __dadd_rn(a, b); }\n\
+             __device__ __forceinline__ float bach_add_rn(float a, float b) { return __fadd_rn(a, b); }\n\n",
+        );
+        for d in ELEMENTS {
+            let t = c_type(d);
+            let value = if d == DType::Bool { "p0 != 0.0" } else { "p0" };
+            let _ = writeln!(
+                src,
+                "extern \"C\" __global__ void {FILL}_{d}(unsigned long long n, {t}* out, unsigned long long first, double p0) {{\n    \
+                 (void)first;\n    const {t} v = ({t})({value});\n    {GRID_STRIDE} out[i] = v;\n}}\n"
+            );
+        }
+        for d in FLOATS {
+            let t = c_type(d);
+            // The index as the CPU converts it: `A::of(i as f64)`.
+            let j = if d == DType::F64 { "(double)(first + i)".to_string() } else { format!("({t})(double)(first + i)") };
+            let _ = writeln!(
+                src,
+                "extern \"C\" __global__ void {SEQUENCE}_{d}(unsigned long long n, {t}* out, unsigned long long first, double p0, double p1) {{\n    \
+                 const {t} start = ({t})p0, step = ({t})p1;\n    \
+                 {GRID_STRIDE} out[i] = bach_add_rn(start, bach_mul_rn(step, {j}));\n}}\n"
+            );
+        }
+        src
+    });
+    &SRC
+}
+
+/// Entry of constant fills.
+pub(crate) const FILL: &str = "fill";
+/// Entry of arithmetic sequences.
+pub(crate) const SEQUENCE: &str = "sequence";
+
+/// Reductions ([`Launch::Reduce`]) for every reducer and axis variant: `<op>_<T>` (whole
+/// piece), `<op>_axis0_<T>` (down the rows: cols values), `<op>_axis1_<T>` (along each row:
+/// rows values). One block of 256 threads per output value: each thread folds a strided
+/// share, then a shared-memory tree. Sums accumulate in T (f32 in f32, as the CPU's pairwise
+/// sum); min and max propagate NaN with the CPU's `nan_min`/`nan_max`.
+pub fn reduce_source() -> &'static str {
+    static SRC: LazyLock<String> = LazyLock::new(|| {
+        let mut src = String::from("// bach: reduction kernels, generated from annotations/src/reduce.rs (blocks of 256 threads)\n\n");
+        for r in reduce::Reducer::ALL {
+            for axis in [None, Some(0), Some(1)] {
+                for d in FLOATS {
+                    reduce_kernel(&mut src, r, axis, d);
+                }
+            }
+        }
+        src
+    });
+    &SRC
+}
+
+fn reduce_kernel(src: &mut String, r: reduce::Reducer, axis: Option<usize>, d: DType) {
+    let t = c_type(d);
+    let pair = r.c_pair();
+    let identity = c_literal(r.identity(), d);
+    let name = format!("{}_{d}", r.entry(axis));
+    // Output o reduces `count` elements x[base + k * step].
+    let (what, outputs, count, base, step) = match axis {
+        None => ("every element", "1", "rows * cols", "0", "1"),
+        Some(0) => ("column o, down the rows", "cols", "rows", "o", "cols"),
+        _ => ("row o, along its columns", "rows", "cols", "o * cols", "1"),
+    };
+    let _ = writeln!(
+        src,
+        "extern \"C\" __global__ void {name}(unsigned long long rows, unsigned long long cols, const {t}* x, {t}* out) {{\n    \
+         __shared__ {t} s[256];\n    \
+         const unsigned long long o = blockIdx.x;  // output o: {what}\n    \
+         if (o >= {outputs}) return;\n    \
+         const unsigned long long count = {count}, base = {base}, step = {step};\n    \
+         {t} acc = {identity};\n    \
+         for (unsigned long long k = threadIdx.x; k < count; k += blockDim.x) {{\n        \
+         const {t} a = acc, b = x[base + k * step];\n        acc = {pair};\n    }}\n    \
+         s[threadIdx.x] = acc;\n    __syncthreads();\n    \
+         for (unsigned int w = blockDim.x / 2; w > 0; w >>= 1) {{\n        \
+         if (threadIdx.x < w) {{\n            const {t} a = s[threadIdx.x], b = s[threadIdx.x + w];\n            s[threadIdx.x] = {pair};\n        }}\n        \
+         __syncthreads();\n    }}\n    \
+         if (threadIdx.x == 0) out[o] = s[0];\n}}\n"
+    );
+}
+
+/// Every annotation of the library with an accelerator slot, and the dtypes it is launched
+/// with (of its first argument; of the result for allocations). Built by the constructors
+/// the library's calls use, and from the op tables.
+pub(crate) fn catalog() -> Vec<(Arc<Annotation>, Vec<DType>)> {
+    let mut c: Vec<(Arc<Annotation>, Vec<DType>)> = Vec::new();
+    c.extend(elementwise::unary_ops().into_iter().map(|op| (op, FLOATS.to_vec())));
+    c.extend(elementwise::binary_ops().into_iter().map(|op| (op, FLOATS.to_vec())));
+    c.extend(elementwise::mask_ops().into_iter().map(|op| (op, vec![DType::Bool])));
+    c.extend(ELEMENTS.iter().map(|&d| (elementwise::where_op(d), vec![DType::Bool])));
+    c.push((elementwise::cast_op::<f64>(), FLOATS.to_vec()));
+    c.push((elementwise::cast_op::<f32>(), FLOATS.to_vec()));
+    c.push((elementwise::powi_op(2), FLOATS.to_vec()));
+    c.extend(alloc::catalog());
+    c.extend(reduce::catalog().into_iter().map(|op| (op, FLOATS.to_vec())));
+    c.extend(linalg::products().into_iter().map(|op| (op, FLOATS.to_vec())));
+    c
+}
+
+/// Every kernel the library can launch from source: (the function the device launches, its
+/// entry plus dtype suffix; the accelerator slot). One entry per function (sources repeat per
+/// family). `Launch::Gemm` slots (`dot`: the device's cuBLAS) have no source and are not
+/// listed.
+pub fn all() -> Vec<(String, AcceleratorKernel)> {
+    let mut seen = HashSet::new();
+    let mut out = Vec::new();
+    for (op, dtypes) in catalog() {
+        let Some(k) = op.accelerator() else { continue };
+        if k.launch == Launch::Gemm {
+            continue;
+        }
+        for d in dtypes {
+            let name = format!("{}_{d}", k.entry);
+            if seen.insert(name.clone()) {
+                out.push((name, k.clone()));
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::{BTreeMap, BTreeSet};
+    use std::sync::Mutex;
+
+    use bach_runtime::{CpuDevice, Device, DeviceId, DeviceKind, DeviceProfile, Devices, OpCtx, OpKind, PendingCopy, Result, Session, Tag, Value, ValueRef};
+    use ndarray::Axis;
+
+    use crate::{where_, Array};
+
+    /// The parameter types of `extern "C" __global__ void name(...)` in `src`, normalised
+    /// (`const double*`, `unsigned long long`, `double`...); None when it is not defined.
+    fn signature(src: &str, name: &str) -> Option<Vec<String>> {
+        let head = format!("extern \"C\" __global__ void {name}(");
+        let at = src.find(&head)? + head.len();
+        let close = at + src[at..].find(')')?;
+        Some(
+            src[at..close]
+                .split(',')
+                .map(|p| {
+                    let p = p.trim();
+                    let ty = p.trim_end_matches(|c: char| c.is_ascii_alphanumeric() || c == '_').trim();
+                    ty.split_whitespace().collect::<Vec<_>>().join(" ").replace(" *", "*")
+                })
+                .collect(),
+        )
+    }
+
+    const U64: &str = "unsigned long long";
+
+    /// The parameters a launch of `k` for these argument and result dtypes passes, in order.
+    fn expected_params(k: &AcceleratorKernel, args: &[DType], out: DType) -> Vec<String> {
+        let t = |d: DType| c_type(d).to_string();
+        match &k.launch {
+            Launch::Elementwise { params } => {
+                let mut v = vec![U64.to_string(), format!("{}*", t(out))];
+                for &a in args {
+                    v.extend([format!("const {}*", t(a)), U64.into(), U64.into()]);
+                }
+                v.extend(params.iter().map(|_| "double".to_string()));
+                v
+            }
+            Launch::Fill { params } => {
+                let mut v = vec![U64.to_string(), format!("{}*", t(out)), U64.into()];
+                v.extend(params.iter().map(|_| "double".to_string()));
+                v
+            }
+            Launch::Reduce { .. } => vec![U64.into(), U64.into(), format!("const {}*", t(args[0])), format!("{}*", t(out))],
+            Launch::Gemm => vec![],
+        }
+    }
+
+    /// A device that checks every launch against the kernel source as the CUDA device would
+    /// make it (the function exists, its parameters match the launch convention for the
+    /// actual dtypes), records it, then runs the CPU kernel.
+    struct Checking {
+        profile: DeviceProfile,
+        launched: Mutex<BTreeSet<String>>,
+        problems: Mutex<Vec<String>>,
+    }
+
+    impl Device for Checking {
+        fn profile(&self) -> &DeviceProfile {
+            &self.profile
+        }
+        fn run(&self, op: &Annotation, ctx: &OpCtx<'_>, args: &[ValueRef<'_>]) -> Result<Value> {
+            let k = op.accelerator().unwrap_or_else(|| panic!("{} ran on the device without an accelerator slot", op.name()));
+            if k.launch != Launch::Gemm {
+                let arg_types: Vec<DType> = args.iter().map(ValueRef::dtype).collect();
+                let suffix = if op.kind() == OpKind::Alloc { ctx.meta.dtype } else { arg_types[0] };
+                let name = format!("{}_{suffix}", k.entry);
+                let want = expected_params(k, &arg_types, ctx.meta.dtype);
+                match signature(&k.source, &name) {
+                    None => self.problems.lock().unwrap().push(format!("{}: {name} is not defined in its source", op.name())),
+                    Some(got) if got != want => self.problems.lock().unwrap().push(format!("{}: {name}({}) but the launch passes ({})", op.name(), got.join(", "), want.join(", "))),
+                    Some(_) => {}
+                }
+                if let Launch::Reduce { axis } = k.launch {
+                    let whole = ctx.meta.ndim() == 0;
+                    if whole != axis.is_none() {
+                        self.problems.lock().unwrap().push(format!("{}: axis {axis:?} for a {}-d result", op.name(), ctx.meta.ndim()));
+                    }
+                }
+                self.launched.lock().unwrap().insert(name);
+            }
+            op.run_cpu(ctx, args)
+        }
+        fn copy_in(&self, value: ValueRef<'_>, _tag: Tag) -> Result<Value> {
+            Ok(value.to_value())
+        }
+        fn copy_out(&self, value: ValueRef<'_>, _tag: Tag) -> Result<PendingCopy> {
+            Ok(PendingCopy::ready(value.to_value()))
+        }
+    }
+
+    fn checking_session() -> (Arc<Session>, Arc<Checking>) {
+        let dev = Arc::new(Checking {
+            profile: DeviceProfile { id: DeviceId(1), kind: DeviceKind::Emulated, name: "kernel check (test)".into(), memory_bytes: Some(1 << 30), threads: 1, h2d_bytes_per_s: 1e10, d2h_bytes_per_s: 1e10, elems_per_s: 1e9 },
+            launched: Mutex::new(BTreeSet::new()),
+            problems: Mutex::new(Vec::new()),
+        });
+        let devices = Devices::new(vec![Arc::new(CpuDevice::new()), dev.clone()], vec![]).unwrap();
+        (Session::with_devices(devices), dev)
+    }
+
+    /// Every op of the library, for one float type, through the public API.
+    fn every_op<A: crate::Real>() -> Vec<Array<A>> {
+        let x = Array::<A>::from_vec((0..40).map(|i| A::of(i as f64 / 50.0 - 0.3)).collect());
+        let y = Array::<A>::from_vec((0..40).map(|i| A::of(0.7 - i as f64 / 30.0)).collect());
+        let m = Array::<A>::from_shape_vec([8, 5], (0..40).map(|i| A::of(i as f64 * 0.25 - 3.0)).collect()).unwrap();
+        let v5 = Array::<A>::linspace(A::of(1.0), A::of(2.0), 5);
+        let mut out = vec![
+            x.sqrt(), x.exp(), x.ln(), x.log2(), x.log10(), x.sin(), x.cos(), x.tan(), x.asin(), x.acos(), x.atan(), x.erf(), x.abs(), x.neg(),
+            &x + &y, &x - &y, &x * A::of(2.0), &x / &y, x.powf(&y), x.minimum(&y), x.maximum(A::of(0.1)), x.powi(3), x.powi(-2),
+            where_(&x.gt(&y), &x, A::of(0.0)), where_(&(x.ge(&y) & x.lt(A::of(0.2))), &x, &y), where_(&(!&x.le(&y) | x.equal(&y)), A::of(1.0), &y),
+            where_(&where_(&x.not_equal(&y), true, x.lt(&y)), &x, &y), where_(&(x.gt(&y) & Array::<bool>::full(40, true)), &x, &y),
+            x.cast::<f64>().cast::<A>(), x.cast::<f32>().cast::<A>(),
+            &x + Array::<A>::zeros(40), &x + Array::<A>::ones(40), &x * Array::<A>::full(40, A::of(3.0)), &x - Array::<A>::from_elem(40, A::of(2.0)),
+            &x + Array::<A>::linspace(A::of(0.0), A::of(1.0), 40), &x + Array::<A>::range(A::of(0.0), A::of(40.0), A::of(1.0)).unwrap(),
+            &x + Array::<A>::arange(A::of(1.0), A::of(41.0), A::of(1.0)).unwrap(),
+            x.sum(), x.min().unwrap(), x.max().unwrap(), x.sum_axis(Axis(0)).unwrap(),
+            m.sum_axis(Axis(0)).unwrap(), m.sum_axis(Axis(1)).unwrap(), m.min_axis(Axis(0)).unwrap(), m.min_axis(Axis(1)).unwrap(),
+            m.max_axis(Axis(0)).unwrap(), m.max_axis(Axis(1)).unwrap(), m.sum(), m.mean().unwrap(), m.var_axis(Axis(1), A::of(0.0)).unwrap(),
+            x.dot(&y).unwrap(), v5.dot(&m.t()).unwrap(), m.dot(&v5).unwrap(), m.dot(&m.t()).unwrap(),
+            &x * Array::<A>::random_uniform(40, 0.0, 1.0, 7),
+        ];
+        out.push(m.sqrt().sum_axis(Axis(1)).unwrap());
+        out
+    }
+
+    fn run_every_op() -> (BTreeSet<String>, Vec<String>) {
+        let (s, dev) = checking_session();
+        bach_runtime::with_session(&s, || {
+            for a in every_op::<f64>() {
+                a.eval().unwrap();
+            }
+            for a in every_op::<f32>() {
+                a.eval().unwrap();
+            }
+        });
+        let launched = dev.launched.lock().unwrap().clone();
+        let problems = dev.problems.lock().unwrap().clone();
+        (launched, problems)
+    }
+
+    #[test]
+    fn every_launch_finds_its_entry_with_the_launch_conventions_parameters() {
+        let (launched, problems) = run_every_op();
+        assert!(problems.is_empty(), "{}", problems.join("\n"));
+        assert!(launched.contains("sqrt_f32") && launched.contains("where_f64_bool") && launched.contains("fill_f32") && launched.contains("sum_axis0_f64"), "{launched:?}");
+        // all() lists exactly the kernels a program of every op launches.
+        let listed: BTreeSet<String> = all().into_iter().map(|(n, _)| n).collect();
+        let missing: Vec<_> = launched.difference(&listed).collect();
+        assert!(missing.is_empty(), "launched but not in all(): {missing:?}");
+        let unused: Vec<_> = listed.difference(&launched).collect();
+        assert!(unused.is_empty(), "in all() but no op of the test program launched it (add the op to every_op): {unused:?}");
+    }
+
+    #[test]
+    fn every_catalogued_entry_is_defined_for_each_dtype() {
+        for (op, dtypes) in catalog() {
+            let k = op.accelerator().unwrap_or_else(|| panic!("{} has no accelerator slot", op.name()));
+            if k.launch == Launch::Gemm {
+                assert_eq!(k.entry, "gemm");
+                continue;
+            }
+            for d in dtypes {
+                let name = format!("{}_{d}", k.entry);
+                let sig = signature(&k.source, &name).unwrap_or_else(|| panic!("{}: {name} missing", op.name()));
+                let launch_params = match &k.launch {
+                    Launch::Elementwise { params } | Launch::Fill { params } => params.len(),
+                    _ => 0,
+                };
+                let doubles = sig.iter().rev().take_while(|p| *p == "double").count();
+                assert_eq!(doubles, launch_params, "{name}: {sig:?} for {:?}", k.launch);
+            }
+        }
+    }
+
+    #[test]
+    fn all_covers_every_family_and_names_are_unique() {
+        let all = all();
+        let names: Vec<&str> = all.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names.len(), names.iter().collect::<HashSet<_>>().len());
+        for row in elementwise::UNARY.iter().chain(elementwise::BINARY) {
+            for d in FLOATS {
+                assert!(names.contains(&format!("{}_{d}", row.name).as_str()), "{} {d}", row.name);
+            }
+        }
+        for row in elementwise::MASKS {
+            assert!(names.contains(&format!("{}_bool", row.name).as_str()));
+        }
+        let sources: BTreeSet<&str> = all.iter().map(|(_, k)| k.source.as_str()).collect();
+        assert_eq!(sources.len(), 8, "one source per family");
+        for (name, k) in &all {
+            assert!(signature(&k.source, name).is_some(), "{name}");
+        }
+    }
+
+    #[test]
+    fn sources_are_deterministic() {
+        let a: BTreeMap<String, String> = all().into_iter().map(|(n, k)| (n, k.source)).collect();
+        let b: BTreeMap<String, String> = all().into_iter().map(|(n, k)| (n, k.source)).collect();
+        assert_eq!(a, b);
+        assert_eq!(table_source("unary math", elementwise::UNARY, &FLOATS), unary_source());
+    }
+
+    #[test]
+    fn the_elementwise_signature_follows_the_launch_doc() {
+        let sig = signature(binary_source(), "lt_f32").unwrap();
+        assert_eq!(sig, ["unsigned long long", "unsigned char*", "const float*", U64, U64, "const float*", U64, U64]);
+        let sig = signature(powi_source(), "powi_f64").unwrap();
+        assert_eq!(sig, [U64, "double*", "const double*", U64, U64, "double"]);
+        let sig = signature(where_source(), "where_f32_bool").unwrap();
+        assert_eq!(sig, [U64, "float*", "const unsigned char*", U64, U64, "const float*", U64, U64, "const float*", U64, U64]);
+        let sig = signature(fill_source(), "sequence_f32").unwrap();
+        assert_eq!(sig, [U64, "float*", U64, "double", "double"]);
+        let sig = signature(reduce_source(), "max_axis1_f32").unwrap();
+        assert_eq!(sig, [U64, U64, "const float*", "float*"]);
+        // Arguments are read broadcast, with a grid-stride loop.
+        assert!(binary_source().contains("const double x = a0[(i / div0) % mod0];"));
+        assert!(binary_source().contains("i += (unsigned long long)gridDim.x * blockDim.x"));
+    }
+
+    #[test]
+    fn f32_kernels_call_the_f_suffixed_functions() {
+        assert_eq!(c_expr("sqrt(x)", DType::F32), "sqrtf(x)");
+        assert_eq!(c_expr("pow (x, y) + log2(fabs(x))", DType::F32), "powf (x, y) + log2f(fabsf(x))");
+        assert_eq!(c_expr("(x != x || x < y) ? x : y", DType::F32), "(x != x || x < y) ? x : y");
+        assert_eq!(c_expr("log10(x)", DType::F64), "log10(x)");
+        let src = unary_source();
+        for f in ["sqrtf(x)", "expf(x)", "logf(x)", "erff(x)", "fabsf(x)", "atanf(x)"] {
+            assert!(src.contains(f), "{f}");
+        }
+        assert!(binary_source().contains("powf(x, y)"));
+        // Table expressions hold no floating literals (they would be double in f32 kernels).
+        for row in elementwise::UNARY.iter().chain(elementwise::BINARY).chain(elementwise::MASKS) {
+            assert!(!row.c.contains('.'), "{}: {}", row.name, row.c);
+            for v in row.vars {
+                assert!(!["n", "out", "i"].contains(v) && !v.starts_with("a") && !v.starts_with("div") && !v.starts_with("mod"), "{}: variable {v}", row.name);
+            }
+        }
+    }
+
+    #[test]
+    fn reductions_propagate_nan_and_start_from_identities() {
+        let src = reduce_source();
+        assert!(src.contains("float acc = __int_as_float(0x7f800000);"), "min starts at +inf");
+        assert!(src.contains("double acc = __longlong_as_double(0xfff0000000000000LL);"), "max starts at -inf");
+        assert!(src.contains("float acc = 0.0f;"), "f32 sums accumulate in f32");
+        assert!(src.contains("acc = (a != a || a <= b) ? a : b;"));
+        assert!(src.contains("__shared__ double s[256];"));
+        for r in reduce::Reducer::ALL {
+            for axis in [None, Some(0), Some(1)] {
+                for d in FLOATS {
+                    assert!(signature(src, &format!("{}_{d}", r.entry(axis))).is_some());
+                }
+            }
+        }
+    }
+
+    /// With BACH_KERNELS_DUMP=dir: every source as dir/<n>.cu and dir/manifest.tsv (function,
+    /// file), for compiling them with NVRTC outside Rust.
+    #[test]
+    fn dump_sources_when_asked() {
+        let Ok(dir) = std::env::var("BACH_KERNELS_DUMP") else { return };
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut files: BTreeMap<String, String> = BTreeMap::new();
+        let mut manifest = String::new();
+        for (name, k) in all() {
+            let n = files.len();
+            let file = files.entry(k.source.clone()).or_insert_with(|| format!("{n}.cu")).clone();
+            manifest += &format!("{name}\t{file}\n");
+        }
+        for (src, file) in &files {
+            std::fs::write(format!("{dir}/{file}"), src).unwrap();
+        }
+        std::fs::write(format!("{dir}/manifest.tsv"), manifest).unwrap();
+    }
+}
