@@ -1,8 +1,36 @@
-//! The CUDA device (the only module that calls cudarc).
+//! The CUDA device: the only module that calls cudarc.
+//!
+//! - [`detect`] finds a GPU and says why there is none (no driver, no device, an old driver,
+//!   no NVRTC, no cuBLAS), never panicking: the CUDA libraries are loaded at run time, so the
+//!   same binary runs on machines without them.
+//! - `gpu`: the GPU as the process holds it (context, streams, pools, cuBLAS, compiled
+//!   kernels, the timeline of CUDA events), opened once per process and ordinal.
+//! - `device`: [`CudaDevice`], the [`Device`] the executor drives: copies through pinned
+//!   staging buffers on their own streams, kernels launched by their [`crate::Launch`]
+//!   convention, products through cuBLAS.
+//! - `memory`: the caching pool of device memory and the pinned staging buffers.
+//! - `nvrtc`: CUDA C to CUBIN/PTX; [`nvrtc_compile`] needs no GPU (CI checks every kernel).
+//! - `shapes`: the launch arithmetic (broadcast indexing, reductions, products as
+//!   column-major BLAS), tested without a GPU.
+//!
+//! Every call into CUDA runs under `catch_unwind`: a panic in cudarc becomes a
+//! [`BachError::Kernel`] naming the op, and CUDA errors name the op and the call.
 
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
-use crate::device::{Device, DeviceId};
+use cudarc::driver::result::DriverError;
+
+use crate::device::{panic_text, Device, DeviceId};
+use crate::error::BachError;
+
+mod device;
+mod gpu;
+mod memory;
+mod nvrtc;
+mod shapes;
+
+pub use device::CudaDevice;
 
 /// A GPU found by [`detect`], and notes for the user (every GPU listed, which one is used).
 pub struct Found {
@@ -10,7 +38,125 @@ pub struct Found {
     pub notes: Vec<String>,
 }
 
-/// Find a CUDA GPU to use as device `id`; never panics: the error says why there is none.
-pub fn detect(_id: DeviceId) -> Result<Found, String> {
-    Err("this build has no CUDA device yet".into())
+/// Find a CUDA GPU to use as device `id` (the one numbered `BACH_CUDA_DEVICE`, default 0);
+/// never panics: the error says why there is none.
+pub fn detect(id: DeviceId) -> Result<Found, String> {
+    let ordinal = ordinal(std::env::var("BACH_CUDA_DEVICE").ok().as_deref())?;
+    catch_unwind(|| {
+        let gpu = gpu::open(ordinal)?;
+        let notes = gpu.notes.clone();
+        let device: Arc<dyn Device> = Arc::new(CudaDevice::new(id, gpu));
+        Ok(Found { device, notes })
+    })
+    .unwrap_or_else(|p| Err(format!("the CUDA libraries panicked: {}", panic_text(&*p))))
+}
+
+/// The GPU number `BACH_CUDA_DEVICE` asks for (0 when unset).
+fn ordinal(var: Option<&str>) -> Result<usize, String> {
+    match var.map(str::trim) {
+        None | Some("") => Ok(0),
+        Some(s) => s.parse().map_err(|_| format!("BACH_CUDA_DEVICE={s} is not a GPU number (0, 1, ...)")),
+    }
+}
+
+/// Compile CUDA C `source` with NVRTC for `arch` (`compute_XY`: PTX, `sm_XY`: CUBIN) and
+/// return the size of the image. Needs only NVRTC (no GPU, no driver): the error is NVRTC's
+/// log, or why NVRTC cannot be loaded (it then starts with "NVRTC not found").
+pub fn nvrtc_compile(source: &str, arch: &str) -> Result<usize, String> {
+    nvrtc::compile_checked(source, arch).map(|image| image.len())
+}
+
+/// The PTX NVRTC makes of CUDA C `source` for `arch` (`compute_XY`), to check which entry
+/// points a source defines (`.entry name`); errors as [`nvrtc_compile`].
+pub fn nvrtc_ptx(source: &str, arch: &str) -> Result<String, String> {
+    if !arch.starts_with("compute_") {
+        return Err(format!("PTX is made for a virtual architecture (compute_XY), not {arch}"));
+    }
+    let image = nvrtc::compile_checked(source, arch)?;
+    Ok(String::from_utf8_lossy(image.split(|&b| b == 0).next().unwrap_or_default()).into_owned())
+}
+
+/// NVRTC's version, or why it cannot be loaded ("NVRTC not found ...").
+pub fn nvrtc_version() -> Result<(i32, i32), String> {
+    nvrtc::version()
+}
+
+/// Where a CUDA call happens, to name it in errors: the op and the device.
+#[derive(Clone, Copy)]
+pub(crate) struct At<'a> {
+    pub op: &'a str,
+    pub device: &'a str,
+}
+
+impl At<'_> {
+    /// A failed driver call; out of memory is [`BachError::DeviceOutOfMemory`].
+    fn cuda(&self, call: &str, e: DriverError) -> BachError {
+        if e.0 == cudarc::driver::sys::cudaError_enum::CUDA_ERROR_OUT_OF_MEMORY {
+            return BachError::DeviceOutOfMemory { device: self.device.to_string(), detail: format!("{call} in `{}`", self.op) };
+        }
+        self.fail(format!("{call}: {}", describe(&e)))
+    }
+    fn fail(&self, detail: impl Into<String>) -> BachError {
+        BachError::Kernel { op: self.op.to_string(), device: self.device.to_string(), detail: detail.into() }
+    }
+    fn invalid(&self, detail: impl Into<String>) -> BachError {
+        BachError::invalid(self.op, detail)
+    }
+}
+
+/// `CUDA_ERROR_NAME: what the driver says`.
+fn describe(e: &DriverError) -> String {
+    catch_unwind(AssertUnwindSafe(|| {
+        let name = e.error_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|_| format!("{:?}", e.0));
+        match e.error_string() {
+            Ok(s) => format!("{name} ({})", s.to_string_lossy()),
+            Err(_) => name,
+        }
+    }))
+    .unwrap_or_else(|_| format!("{:?}", e.0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::device::{DeviceChoice, Devices};
+
+    fn driver_present() -> bool {
+        unsafe { cudarc::driver::sys::is_culib_present() }
+    }
+
+    #[test]
+    fn no_driver_is_a_reason_not_a_crash() {
+        if driver_present() {
+            eprintln!("skipped: this machine has a CUDA driver");
+            return;
+        }
+        let why = detect(DeviceId(1)).err().expect("no GPU without a driver");
+        assert!(why.contains("no libcuda.so found"), "{why}");
+        let why = Devices::select(DeviceChoice::Cuda).err().expect("asking for CUDA without a driver is an error");
+        assert!(why.contains("no libcuda.so found"), "{why}");
+        let auto = Devices::select(DeviceChoice::Auto).expect("auto falls back to the CPU");
+        assert_eq!(auto.profiles().len(), 1);
+        assert!(auto.report().contains("no GPU: running on CPU (no libcuda.so found"), "{}", auto.report());
+    }
+
+    #[test]
+    fn the_device_number_comes_from_the_environment() {
+        assert_eq!(ordinal(None), Ok(0));
+        assert_eq!(ordinal(Some(" ")), Ok(0));
+        assert_eq!(ordinal(Some("2")), Ok(2));
+        assert!(ordinal(Some("first")).unwrap_err().contains("BACH_CUDA_DEVICE=first"));
+    }
+
+    #[test]
+    fn nvrtc_compile_never_panics() {
+        match nvrtc_compile("extern \"C\" __global__ void k(double* x) { x[0] = 1.0; }", "compute_90") {
+            Ok(n) => assert!(n > 0),
+            Err(e) => assert!(e.starts_with("NVRTC not found"), "{e}"),
+        }
+        match nvrtc_compile("extern \"C\" __global__ void k(double* x) { x[0] = oops; }", "compute_90") {
+            Ok(_) => panic!("a typo compiled"),
+            Err(e) => assert!(e.starts_with("NVRTC not found") || e.contains("oops"), "{e}"),
+        }
+    }
 }

@@ -1,0 +1,553 @@
+//! [`CudaDevice`]: the [`Device`] the executor drives on a GPU.
+//!
+//! Streams: copies in go on the H2D stream, kernels and cuBLAS on the compute stream, copies
+//! out on the D2H stream. Every value's buffer carries the event recorded after the work that
+//! wrote it; a stream that reads it first waits for that event (on the GPU, the host never
+//! blocks), so piece k+1's copy in, piece k's kernels and piece k-1's copy out overlap.
+//!
+//! Copies go through pinned staging buffers in chunks of at most 32 MiB: the host fills one
+//! chunk while the previous one crosses the bus, and a copy out hands the host its first two
+//! chunks in flight and queues the rest as `PendingCopy::finish` drains them.
+//!
+//! Timing: timing events around every copy and kernel become [`DeviceSpan`]s at
+//! `synchronize`, tagged with the node and piece, so the trace shows when the GPU really ran.
+
+use std::collections::VecDeque;
+use std::mem::MaybeUninit;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::{Arc, PoisonError};
+
+use cudarc::cublas::sys::{self as blas, cublasOperation_t};
+use cudarc::driver::result;
+use cudarc::driver::{CudaEvent, LaunchConfig, PushKernelArg};
+use ndarray::{Array, CowArray, IxDyn};
+use rayon::prelude::*;
+
+use super::gpu::Gpu;
+use super::memory::{Block, Lane, Staging};
+use super::shapes::{blocks_for, broadcast_shape, gemm_plan, index_map, piece_shape, reduce_geometry, GemmPlan, Which, BLOCK, REDUCE_BLOCK};
+use super::At;
+use crate::annotation::{AcceleratorKernel, Annotation, Launch, OpCtx, OpKind};
+use crate::device::{panic_text, Device, DeviceId, DeviceKind, DeviceProfile, DeviceSpan, MemoryUse, PendingCopy, Tag};
+use crate::error::{BachError, Result};
+use crate::trace::EventKind;
+use crate::value::{DType, DeviceBuffer, DeviceValue, Meta, Value, ValueRef};
+
+/// Largest piece of one host<->device copy through one staging buffer.
+const CHUNK: usize = 32 << 20;
+
+/// Memory of one value (or of several row pieces of one) on the GPU.
+pub(super) struct CudaBuffer {
+    block: Block,
+    /// Recorded after the work that wrote the contents; `None` if nothing did (empty).
+    ready: Option<Arc<CudaEvent>>,
+    /// The stream that work ran on (readers on other streams wait for `ready`).
+    lane: Lane,
+}
+
+impl DeviceBuffer for CudaBuffer {
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+/// A GPU as a device of a session.
+pub struct CudaDevice {
+    profile: DeviceProfile,
+    gpu: Arc<Gpu>,
+}
+
+/// A kernel parameter.
+enum KArg {
+    U64(u64),
+    F64(f64),
+}
+
+/// An argument of a kernel: where its piece starts, and its meta.
+struct Input<'v> {
+    ptr: u64,
+    meta: &'v Meta,
+    buf: &'v CudaBuffer,
+}
+
+fn suffix(dtype: DType, at: At<'_>) -> Result<&'static str> {
+    match dtype {
+        DType::F64 => Ok("f64"),
+        DType::F32 => Ok("f32"),
+        DType::Bool => Ok("bool"),
+        DType::Opaque => Err(at.invalid("opaque values have no GPU kernels")),
+    }
+}
+
+impl CudaDevice {
+    pub(super) fn new(id: DeviceId, gpu: Arc<Gpu>) -> Self {
+        // What the planner may fill: free memory (and what Bach's pool caches) less a margin
+        // for CUDA's own needs (cuBLAS workspaces, modules) and other processes.
+        let free = gpu.ctx.mem_get_info().map(|(free, _)| free).unwrap_or(gpu.total_memory / 2);
+        let cached = gpu.pool.usage().1 as usize;
+        let margin = gpu.total_memory / 20 + (256 << 20);
+        let memory = (free + cached).saturating_sub(margin);
+        let profile = DeviceProfile {
+            id,
+            kind: DeviceKind::Cuda,
+            name: format!("{} (cuda:{}, sm_{}{})", gpu.name, gpu.ordinal, gpu.cc.0, gpu.cc.1),
+            memory_bytes: Some(memory as u64),
+            threads: 1,
+            h2d_bytes_per_s: gpu.bandwidth.0,
+            d2h_bytes_per_s: gpu.bandwidth.1,
+            // Nominal: an H100 (132 SMs) streams ~2e11 elements/s through a simple kernel.
+            elems_per_s: 2e11 * gpu.sms as f64 / 132.0,
+        };
+        CudaDevice { profile, gpu }
+    }
+
+    /// Run `f` with the context bound to this thread; a panic becomes an error for `op`.
+    fn guard<T>(&self, op: &str, f: impl FnOnce(At<'_>) -> Result<T>) -> Result<T> {
+        let at = At { op, device: &self.profile.name };
+        catch_unwind(AssertUnwindSafe(|| {
+            self.gpu.ctx.bind_to_thread().map_err(|e| at.cuda("binding the CUDA context", e))?;
+            f(at)
+        }))
+        .unwrap_or_else(|p| Err(at.fail(format!("the CUDA library panicked: {}", panic_text(&*p)))))
+    }
+
+    fn buffer<'v>(&self, d: &'v DeviceValue, at: At<'_>) -> Result<&'v CudaBuffer> {
+        if d.device != self.profile.id {
+            return Err(at.invalid(format!("a value of device {} was handed to {}", d.device.0, self.profile.name)));
+        }
+        d.buffer::<CudaBuffer>().ok_or_else(|| at.invalid("a device value that is not in CUDA memory"))
+    }
+
+    fn input<'v>(&self, v: &'v ValueRef<'_>, at: At<'_>) -> Result<Input<'v>> {
+        match v {
+            ValueRef::Device(d) => {
+                let buf = self.buffer(d, at)?;
+                Ok(Input { ptr: buf.block.ptr + (d.offset * d.meta.dtype.size_of()) as u64, meta: &d.meta, buf })
+            }
+            _ => Err(at.invalid(format!("an argument on the host was handed to {}: copy it in first", self.profile.name))),
+        }
+    }
+
+    /// Make `lane` wait for the work that wrote `buf`, and note that `lane` uses it.
+    fn wait_for(&self, lane: Lane, buf: &CudaBuffer, at: At<'_>) -> Result<()> {
+        if let (Some(ready), true) = (&buf.ready, buf.lane != lane) {
+            self.gpu.stream(lane).wait(ready).map_err(|e| at.cuda("cuStreamWaitEvent", e))?;
+        }
+        buf.block.touch(lane);
+        Ok(())
+    }
+
+    fn value(&self, block: Block, meta: Meta, ready: Arc<CudaEvent>, lane: Lane) -> Value {
+        let buffer = Arc::new(CudaBuffer { block, ready: Some(ready), lane });
+        Value::Device(DeviceValue { device: self.profile.id, meta, offset: 0, buffer })
+    }
+
+    /// Launch `fname` of `kernel` on the compute stream after its inputs are ready.
+    #[allow(clippy::too_many_arguments)]
+    fn launch(&self, at: At<'_>, kernel: &AcceleratorKernel, fname: &str, grid: u32, block: u32, kargs: &[KArg], inputs: &[Input<'_>], out: Block, out_meta: Meta, span: (Tag, EventKind)) -> Result<Value> {
+        let f = self.gpu.function(&kernel.source, fname).map_err(|e| at.fail(format!("kernel `{fname}`: {e}")))?;
+        for i in inputs {
+            self.wait_for(Lane::Compute, i.buf, at)?;
+        }
+        out.touch(Lane::Compute);
+        let start = self.gpu.begin(Lane::Compute).map_err(|e| at.cuda("cuEventRecord", e))?;
+        if grid > 0 {
+            let stream = self.gpu.stream(Lane::Compute);
+            let mut b = stream.launch_builder(&f);
+            for k in kargs {
+                match k {
+                    KArg::U64(v) => b.arg(v),
+                    KArg::F64(v) => b.arg(v),
+                };
+            }
+            let cfg = LaunchConfig { grid_dim: (grid, 1, 1), block_dim: (block, 1, 1), shared_mem_bytes: 0 };
+            // SAFETY: the parameters follow the op's `Launch` convention; every pointer is a
+            // live block of the sizes the convention implies, kept alive (and not reused)
+            // until the work queued on it has finished.
+            unsafe { b.launch(cfg) }.map_err(|e| at.cuda(&format!("launching `{fname}`"), e))?;
+        }
+        let end = self.gpu.end(Lane::Compute, Some(span), start).map_err(|e| at.cuda("cuEventRecord", e))?;
+        Ok(self.value(out, out_meta, end, Lane::Compute))
+    }
+
+    fn elementwise(&self, at: At<'_>, kernel: &AcceleratorKernel, ctx: &OpCtx<'_>, inputs: &[Input<'_>], params: &[f64], span: (Tag, EventKind)) -> Result<Value> {
+        let first = inputs.first().ok_or_else(|| at.invalid("an elementwise kernel needs an argument"))?;
+        let shapes: Vec<&[usize]> = inputs.iter().map(|i| i.meta.shape.as_slice()).collect();
+        let out_shape = broadcast_shape(&shapes).map_err(|e| at.invalid(e))?;
+        if out_shape.len() != ctx.meta.ndim() || out_shape.get(1..) != ctx.meta.shape.get(1..) {
+            return Err(at.invalid(format!("pieces of shapes {shapes:?} do not make a piece of the result {}", ctx.meta)));
+        }
+        let n: usize = out_shape.iter().product();
+        let out_meta = Meta::new(ctx.meta.dtype, out_shape);
+        let mut kargs = Vec::with_capacity(2 + 3 * inputs.len() + params.len());
+        let mut maps = Vec::with_capacity(inputs.len());
+        for i in inputs {
+            maps.push(index_map(&i.meta.shape, &out_meta.shape).map_err(|e| at.invalid(e))?);
+        }
+        let fname = format!("{}_{}", kernel.entry, suffix(first.meta.dtype, at)?);
+        let out = self.gpu.pool.alloc(out_meta.bytes(), at)?;
+        kargs.extend([KArg::U64(n as u64), KArg::U64(out.ptr)]);
+        for (i, (div, modulo)) in inputs.iter().zip(maps) {
+            kargs.extend([KArg::U64(i.ptr), KArg::U64(div), KArg::U64(modulo)]);
+        }
+        kargs.extend(params.iter().map(|&p| KArg::F64(p)));
+        let grid = if n == 0 { 0 } else { blocks_for(n as u64, self.gpu.sms) };
+        self.launch(at, kernel, &fname, grid, BLOCK, &kargs, inputs, out, out_meta, span)
+    }
+
+    fn fill(&self, at: At<'_>, kernel: &AcceleratorKernel, ctx: &OpCtx<'_>, params: &[f64], span: (Tag, EventKind)) -> Result<Value> {
+        let shape = piece_shape(&ctx.meta.shape, &ctx.rows);
+        let row_len: usize = ctx.meta.shape.iter().skip(1).product();
+        let first = if ctx.meta.ndim() == 0 { 0 } else { ctx.rows.start * row_len };
+        let n: usize = shape.iter().product();
+        let out_meta = Meta::new(ctx.meta.dtype, shape);
+        let fname = format!("{}_{}", kernel.entry, suffix(ctx.meta.dtype, at)?);
+        let out = self.gpu.pool.alloc(out_meta.bytes(), at)?;
+        let mut kargs = vec![KArg::U64(n as u64), KArg::U64(out.ptr), KArg::U64(first as u64)];
+        kargs.extend(params.iter().map(|&p| KArg::F64(p)));
+        let grid = if n == 0 { 0 } else { blocks_for(n as u64, self.gpu.sms) };
+        self.launch(at, kernel, &fname, grid, BLOCK, &kargs, &[], out, out_meta, span)
+    }
+
+    fn reduce(&self, at: At<'_>, kernel: &AcceleratorKernel, ctx: &OpCtx<'_>, inputs: &[Input<'_>], axis: Option<usize>, span: (Tag, EventKind)) -> Result<Value> {
+        let [x] = inputs else { return Err(at.invalid("a reduction takes one argument")) };
+        let g = reduce_geometry(&x.meta.shape, axis).map_err(|e| at.invalid(e))?;
+        let grid = u32::try_from(g.outputs).ok().filter(|&b| b < i32::MAX as u32).ok_or_else(|| at.invalid(format!("{} output values are more blocks than a launch has", g.outputs)))?;
+        let out_meta = Meta::new(ctx.meta.dtype, g.out_shape);
+        let fname = format!("{}_{}", kernel.entry, suffix(x.meta.dtype, at)?);
+        let out = self.gpu.pool.alloc(out_meta.bytes(), at)?;
+        let kargs = [KArg::U64(g.rows), KArg::U64(g.cols), KArg::U64(x.ptr), KArg::U64(out.ptr)];
+        self.launch(at, kernel, &fname, grid, REDUCE_BLOCK, &kargs, inputs, out, out_meta, span)
+    }
+
+    /// The four cases of `dot` through cuBLAS (row-major data, column-major BLAS).
+    fn gemm(&self, at: At<'_>, inputs: &[Input<'_>], span: (Tag, EventKind)) -> Result<Value> {
+        let [l, r] = inputs else { return Err(at.invalid("a product takes two arguments")) };
+        let dtype = l.meta.dtype;
+        if r.meta.dtype != dtype || !matches!(dtype, DType::F64 | DType::F32) {
+            return Err(BachError::dtype(at.op, "two f64 or two f32 arrays", format!("{} and {}", dtype, r.meta.dtype)));
+        }
+        let (plan, out_shape) = gemm_plan(&l.meta.shape, &r.meta.shape).map_err(|e| at.invalid(e))?;
+        let out_meta = Meta::new(dtype, out_shape);
+        let out = self.gpu.pool.alloc(out_meta.bytes(), at)?;
+        for i in inputs {
+            self.wait_for(Lane::Compute, i.buf, at)?;
+        }
+        out.touch(Lane::Compute);
+        let stream = self.gpu.stream(Lane::Compute).cu_stream();
+        let start = self.gpu.begin(Lane::Compute).map_err(|e| at.cuda("cuEventRecord", e))?;
+        let ptr = |w: Which| if w == Which::Left { l.ptr } else { r.ptr };
+        let op = |t: bool| if t { cublasOperation_t::CUBLAS_OP_T } else { cublasOperation_t::CUBLAS_OP_N };
+        let handles = self.gpu.blas.lock().unwrap_or_else(PoisonError::into_inner);
+        macro_rules! blas_calls {
+            ($t:ty, $dot:ident, $gemv:ident, $gemm:ident) => {{
+                let (one, zero): ($t, $t) = (1.0, 0.0);
+                let o = out.ptr as *mut $t;
+                let p = |w: Which| ptr(w) as *const $t;
+                // SAFETY: the pointers are live blocks of the shapes the plan was made from;
+                // the handles run on the compute stream, after the inputs' ready events.
+                unsafe {
+                    match plan {
+                        GemmPlan::Dot { k } => blas::$dot(handles.device, k, p(Which::Left), 1, p(Which::Right), 1, o),
+                        GemmPlan::Gemv { trans, m, n, ld, matrix, vector } => blas::$gemv(handles.host, op(trans), m, n, &one, p(matrix), ld, p(vector), 1, &zero, o, 1),
+                        GemmPlan::Gemm { m, n, k, a, lda, b, ldb } => {
+                            blas::$gemm(handles.host, op(false), op(false), m, n, k, &one, p(a), lda, p(b), ldb, &zero, o, m.max(1))
+                        }
+                        GemmPlan::Zeros | GemmPlan::Empty => blas::cublasStatus_t::CUBLAS_STATUS_SUCCESS,
+                    }
+                }
+            }};
+        }
+        let status = match dtype {
+            DType::F64 => blas_calls!(f64, cublasDdot_v2_64, cublasDgemv_v2_64, cublasDgemm_v2_64),
+            _ => blas_calls!(f32, cublasSdot_v2_64, cublasSgemv_v2_64, cublasSgemm_v2_64),
+        };
+        drop(handles);
+        match status {
+            blas::cublasStatus_t::CUBLAS_STATUS_SUCCESS => {}
+            blas::cublasStatus_t::CUBLAS_STATUS_ALLOC_FAILED => {
+                return Err(BachError::DeviceOutOfMemory { device: at.device.to_string(), detail: format!("cuBLAS could not allocate its workspace for `{}`", at.op) })
+            }
+            s => return Err(at.fail(format!("cuBLAS ({plan:?}): {s:?}"))),
+        }
+        if plan == GemmPlan::Zeros {
+            // SAFETY: the output block holds out_meta.bytes() bytes.
+            unsafe { result::memset_d8_async(out.ptr, 0, out_meta.bytes(), stream) }.map_err(|e| at.cuda("cuMemsetD8Async", e))?;
+        }
+        let end = self.gpu.end(Lane::Compute, Some(span), start).map_err(|e| at.cuda("cuEventRecord", e))?;
+        Ok(self.value(out, out_meta, end, Lane::Compute))
+    }
+}
+
+/// A host array in standard layout (a copy only when the view was not), as bytes.
+enum HostArray<'a> {
+    F64(CowArray<'a, f64, IxDyn>),
+    F32(CowArray<'a, f32, IxDyn>),
+    Bool(CowArray<'a, bool, IxDyn>),
+}
+
+fn as_bytes<T: Copy>(s: &[T]) -> &[u8] {
+    // SAFETY: f64, f32 and bool (0 or 1) are plain bytes; the length is the slice's size.
+    unsafe { std::slice::from_raw_parts(s.as_ptr() as *const u8, std::mem::size_of_val(s)) }
+}
+
+impl HostArray<'_> {
+    fn bytes(&self) -> &[u8] {
+        let std = "standard layout";
+        match self {
+            HostArray::F64(a) => as_bytes(a.as_slice().expect(std)),
+            HostArray::F32(a) => as_bytes(a.as_slice().expect(std)),
+            HostArray::Bool(a) => as_bytes(a.as_slice().expect(std)),
+        }
+    }
+}
+
+/// Copy `src` into `dst` (same length), in parallel when it is large.
+fn copy_bytes(src: &[u8], dst: &mut [MaybeUninit<u8>]) {
+    const PART: usize = 1 << 20;
+    let copy = |s: &[u8], d: &mut [MaybeUninit<u8>]| {
+        // SAFETY: equal lengths, distinct buffers.
+        unsafe { std::ptr::copy_nonoverlapping(s.as_ptr(), d.as_mut_ptr() as *mut u8, s.len()) }
+    };
+    if src.len() >= 4 * PART {
+        src.par_chunks(PART).zip(dst.par_chunks_mut(PART)).for_each(|(s, d)| copy(s, d));
+    } else {
+        copy(src, dst);
+    }
+}
+
+fn uninit_bytes(b: &mut [u8]) -> &mut [MaybeUninit<u8>] {
+    // SAFETY: initialized bytes may be seen as maybe-uninitialized ones.
+    unsafe { std::slice::from_raw_parts_mut(b.as_mut_ptr() as *mut MaybeUninit<u8>, b.len()) }
+}
+
+/// The host array a copy out fills.
+enum HostOut {
+    F64(Array<MaybeUninit<f64>, IxDyn>),
+    F32(Array<MaybeUninit<f32>, IxDyn>),
+    /// Bytes as the GPU holds them (any non-zero byte is true).
+    Bool(Vec<u8>, Vec<usize>),
+}
+
+impl HostOut {
+    fn new(meta: &Meta, at: At<'_>) -> Result<HostOut> {
+        let shape = IxDyn(&meta.shape);
+        Ok(match meta.dtype {
+            DType::F64 => HostOut::F64(Array::uninit(shape)),
+            DType::F32 => HostOut::F32(Array::uninit(shape)),
+            DType::Bool => HostOut::Bool(vec![0; meta.len()], meta.shape.clone()),
+            DType::Opaque => return Err(at.invalid("opaque values are not on the GPU")),
+        })
+    }
+    fn dest(&mut self) -> &mut [MaybeUninit<u8>] {
+        fn raw<T>(a: &mut Array<MaybeUninit<T>, IxDyn>) -> &mut [MaybeUninit<u8>] {
+            let s = a.as_slice_mut().expect("a fresh array is in standard layout");
+            // SAFETY: the same memory, as bytes.
+            unsafe { std::slice::from_raw_parts_mut(s.as_mut_ptr() as *mut MaybeUninit<u8>, std::mem::size_of_val(s)) }
+        }
+        match self {
+            HostOut::F64(a) => raw(a),
+            HostOut::F32(a) => raw(a),
+            HostOut::Bool(v, _) => uninit_bytes(v),
+        }
+    }
+    /// The value; every byte of `dest` must have been written.
+    fn into_value(self) -> Value {
+        match self {
+            // SAFETY: the copy wrote every byte.
+            HostOut::F64(a) => Value::from(unsafe { a.assume_init() }),
+            HostOut::F32(a) => Value::from(unsafe { a.assume_init() }),
+            HostOut::Bool(v, shape) => Value::from(Array::from_shape_vec(IxDyn(&shape), v.into_iter().map(|b| b != 0).collect()).expect("the shape of the bytes")),
+        }
+    }
+}
+
+/// A copy to the host under way: chunks in flight on the D2H stream, each in its own staging
+/// buffer; the rest is queued as the first ones are drained.
+struct Download {
+    gpu: Arc<Gpu>,
+    device: String,
+    /// Keeps the GPU memory alive until the copy is done.
+    value: DeviceValue,
+    src: u64,
+    len: usize,
+    next: usize,
+    inflight: VecDeque<(usize, usize, Staging, Arc<CudaEvent>)>,
+    start: Option<Arc<CudaEvent>>,
+    tag: Tag,
+    out: Option<HostOut>,
+}
+
+impl Download {
+    /// Queue chunks until two are in flight; end the span once the last one is queued.
+    fn pump(&mut self, at: At<'_>) -> Result<()> {
+        let stream = self.gpu.stream(Lane::D2h).cu_stream();
+        while self.inflight.len() < 2 && self.next < self.len {
+            let n = CHUNK.min(self.len - self.next);
+            let mut staging = self.gpu.staging.take(n, at)?;
+            // SAFETY: `n` bytes of a live block (held by `value`) into a pinned buffer held
+            // in `inflight` until the copy's event has completed.
+            unsafe { result::memcpy_dtoh_async(staging.bytes_mut(n), self.src + self.next as u64, stream) }.map_err(|e| at.cuda("cuMemcpyDtoHAsync", e))?;
+            let done = self.gpu.marker(Lane::D2h).map_err(|e| at.cuda("cuEventRecord", e))?;
+            staging.busy_until(done.clone());
+            self.inflight.push_back((self.next, n, staging, done));
+            self.next += n;
+        }
+        if self.next >= self.len {
+            if let Some(start) = self.start.take() {
+                self.gpu.end(Lane::D2h, Some((self.tag, EventKind::Transfer)), start).map_err(|e| at.cuda("cuEventRecord", e))?;
+            }
+        }
+        Ok(())
+    }
+
+    fn finish(mut self) -> Result<Value> {
+        let device = std::mem::take(&mut self.device);
+        let at = At { op: "copy to host", device: &device };
+        catch_unwind(AssertUnwindSafe(move || {
+            self.gpu.ctx.bind_to_thread().map_err(|e| at.cuda("binding the CUDA context", e))?;
+            let mut out = self.out.take().expect("finished once");
+            while let Some((offset, n, mut staging, done)) = self.inflight.pop_front() {
+                done.synchronize().map_err(|e| at.cuda("waiting for a copy to the host", e))?;
+                staging.done();
+                copy_bytes(staging.bytes(n), &mut out.dest()[offset..offset + n]);
+                drop(staging);
+                self.pump(at)?;
+            }
+            debug_assert_eq!(self.value.meta.bytes(), self.len);
+            Ok(out.into_value())
+        }))
+        .unwrap_or_else(|p| Err(at.fail(format!("the CUDA library panicked: {}", panic_text(&*p)))))
+    }
+}
+
+impl Device for CudaDevice {
+    fn profile(&self) -> &DeviceProfile {
+        &self.profile
+    }
+
+    fn run(&self, op: &Annotation, ctx: &OpCtx<'_>, args: &[ValueRef<'_>]) -> Result<Value> {
+        self.guard(op.name(), |at| {
+            let kernel = op.accelerator().ok_or_else(|| at.invalid("has no accelerator kernel: it cannot run on a GPU"))?;
+            let inputs = args.iter().map(|a| self.input(a, at)).collect::<Result<Vec<_>>>()?;
+            let kind = if op.kind() == OpKind::Alloc { EventKind::Alloc } else { EventKind::Compute };
+            let span = (Tag { node: ctx.node, piece: ctx.piece as u32 }, kind);
+            self.gpu.queued(op.name());
+            match &kernel.launch {
+                Launch::Elementwise { params } => self.elementwise(at, kernel, ctx, &inputs, params, span),
+                Launch::Fill { params } => self.fill(at, kernel, ctx, params, span),
+                Launch::Reduce { axis } => self.reduce(at, kernel, ctx, &inputs, *axis, span),
+                Launch::Gemm => self.gemm(at, &inputs, span),
+            }
+        })
+    }
+
+    fn copy_in(&self, value: ValueRef<'_>, tag: Tag) -> Result<Value> {
+        self.guard("copy to GPU", |at| {
+            let host = match &value {
+                ValueRef::F64(a) => HostArray::F64(a.as_standard_layout()),
+                ValueRef::F32(a) => HostArray::F32(a.as_standard_layout()),
+                ValueRef::Bool(a) => HostArray::Bool(a.as_standard_layout()),
+                ValueRef::Device(d) if d.device == self.profile.id => return Ok(Value::Device(d.clone())),
+                ValueRef::Device(d) => return Err(at.invalid(format!("the value is on device {}, not on the host", d.device.0))),
+                ValueRef::Opaque(_) => return Err(at.invalid("opaque values cannot be copied to a GPU")),
+            };
+            let meta = value.meta();
+            let bytes = host.bytes();
+            let block = self.gpu.pool.alloc(bytes.len(), at)?;
+            block.touch(Lane::H2d);
+            let stream = self.gpu.stream(Lane::H2d).cu_stream();
+            let start = self.gpu.begin(Lane::H2d).map_err(|e| at.cuda("cuEventRecord", e))?;
+            for offset in (0..bytes.len()).step_by(CHUNK) {
+                let part = &bytes[offset..(offset + CHUNK).min(bytes.len())];
+                let mut staging = self.gpu.staging.take(part.len(), at)?;
+                copy_bytes(part, uninit_bytes(staging.bytes_mut(part.len())));
+                // SAFETY: a pinned buffer (kept until the copy's event completes) into a live
+                // block of at least offset + part.len() bytes.
+                unsafe { result::memcpy_htod_async(block.ptr + offset as u64, staging.bytes(part.len()), stream) }.map_err(|e| at.cuda("cuMemcpyHtoDAsync", e))?;
+                staging.busy_until(self.gpu.marker(Lane::H2d).map_err(|e| at.cuda("cuEventRecord", e))?);
+            }
+            let end = self.gpu.end(Lane::H2d, Some((tag, EventKind::Transfer)), start).map_err(|e| at.cuda("cuEventRecord", e))?;
+            Ok(self.value(block, meta, end, Lane::H2d))
+        })
+    }
+
+    fn copy_out(&self, value: ValueRef<'_>, tag: Tag) -> Result<PendingCopy> {
+        self.guard("copy to host", |at| {
+            let ValueRef::Device(d) = value else {
+                return Err(at.invalid("the value is not on the GPU"));
+            };
+            let buf = self.buffer(&d, at)?;
+            self.wait_for(Lane::D2h, buf, at)?;
+            let src = buf.block.ptr + (d.offset * d.meta.dtype.size_of()) as u64;
+            let start = self.gpu.begin(Lane::D2h).map_err(|e| at.cuda("cuEventRecord", e))?;
+            let mut download = Download {
+                gpu: self.gpu.clone(),
+                device: self.profile.name.clone(),
+                src,
+                len: d.meta.bytes(),
+                next: 0,
+                inflight: VecDeque::new(),
+                start: Some(start),
+                tag,
+                out: Some(HostOut::new(&d.meta, at)?),
+                value: d,
+            };
+            download.pump(at)?;
+            Ok(PendingCopy::later(move || download.finish()))
+        })
+    }
+
+    fn concat_rows(&self, pieces: &[Value]) -> Result<Value> {
+        self.guard("merge", |at| {
+            let parts = pieces
+                .iter()
+                .map(|p| match p {
+                    Value::Device(d) => Ok(d),
+                    _ => Err(at.invalid("a host piece among GPU pieces")),
+                })
+                .collect::<Result<Vec<_>>>()?;
+            let first = match parts.as_slice() {
+                [] => return Err(at.invalid("no pieces")),
+                [one] => return Ok(Value::Device((*one).clone())),
+                [first, ..] => &first.meta,
+            };
+            if first.ndim() == 0 || parts.iter().any(|d| d.meta.dtype != first.dtype || d.meta.shape.get(1..) != first.shape.get(1..)) {
+                return Err(BachError::shape("merge", "row pieces of different widths or dtypes"));
+            }
+            let mut meta = first.clone();
+            meta.shape[0] = parts.iter().map(|d| d.meta.shape[0]).sum();
+            let out = self.gpu.pool.alloc(meta.bytes(), at)?;
+            out.touch(Lane::Compute);
+            self.gpu.busy().map_err(|e| at.cuda("cuEventRecord", e))?;
+            let stream = self.gpu.stream(Lane::Compute).cu_stream();
+            let mut offset = 0u64;
+            for d in &parts {
+                let buf = self.buffer(d, at)?;
+                self.wait_for(Lane::Compute, buf, at)?;
+                let n = d.meta.bytes();
+                if n > 0 {
+                    let src = buf.block.ptr + (d.offset * d.meta.dtype.size_of()) as u64;
+                    // SAFETY: `n` bytes of a live piece into the new block, which has room.
+                    unsafe { result::memcpy_dtod_async(out.ptr + offset, src, n, stream) }.map_err(|e| at.cuda("cuMemcpyDtoDAsync", e))?;
+                }
+                offset += n as u64;
+            }
+            let ready = self.gpu.marker(Lane::Compute).map_err(|e| at.cuda("cuEventRecord", e))?;
+            Ok(self.value(out, meta, ready, Lane::Compute))
+        })
+    }
+
+    fn synchronize(&self) -> Result<Vec<DeviceSpan>> {
+        self.guard("synchronize", |at| self.gpu.synchronize().map_err(|e| at.fail(e)))
+    }
+
+    fn parallel_pieces(&self) -> bool {
+        false
+    }
+
+    fn memory(&self) -> Option<MemoryUse> {
+        let (live, cached) = self.gpu.pool.usage();
+        Some(MemoryUse { used: live + cached, capacity: self.profile.memory_bytes.unwrap_or(0) })
+    }
+}

@@ -1,0 +1,407 @@
+//! One GPU as the process holds it: its context, three streams (copies in, kernels, copies
+//! out), the memory pools, cuBLAS, compiled kernels (one module per source text), and the
+//! timeline of what was queued (CUDA events, turned into [`DeviceSpan`]s at synchronize).
+//! Opened once per process and ordinal, shared by every session's `CudaDevice`.
+//!
+//! Opening checks, in order, everything a run needs, so that a machine without it gets a
+//! reason and runs on the CPU: the driver library, a driver that starts and has a device,
+//! its version against NVRTC's, NVRTC, cuBLAS, a context, and a test kernel compiled,
+//! launched and read back.
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use cudarc::cublas::{result as blas_result, sys as blas_sys};
+use cudarc::driver::result::{self, DriverError};
+use cudarc::driver::sys::{self, cudaError_enum, CUdevice_attribute, CUevent_flags};
+use cudarc::driver::{CudaContext, CudaEvent, CudaFunction, CudaModule, CudaStream, LaunchConfig, PushKernelArg};
+use cudarc::nvrtc::Ptx;
+
+use super::memory::{DevicePool, Lane, StagingPool};
+use super::{describe, nvrtc, At};
+use crate::device::{panic_text, DeviceSpan, Tag};
+use crate::plan::bytes as human;
+use crate::trace::EventKind;
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A GPU as the driver lists it.
+struct GpuInfo {
+    name: String,
+    memory: usize,
+    cc: (i32, i32),
+}
+
+/// Two cuBLAS handles on the compute stream: scalars on the host (gemm, gemv) and results in
+/// device memory (dot, so it stays asynchronous).
+pub(super) struct Blas {
+    pub host: blas_sys::cublasHandle_t,
+    pub device: blas_sys::cublasHandle_t,
+}
+
+// SAFETY: the handles are used under the GPU's mutex, one thread at a time.
+unsafe impl Send for Blas {}
+
+impl Blas {
+    fn new(stream: &CudaStream) -> Result<Blas, String> {
+        let make = |mode: blas_sys::cublasPointerMode_t| -> Result<blas_sys::cublasHandle_t, blas_result::CublasError> {
+            let h = blas_result::create_handle()?;
+            // SAFETY: a live handle and stream of the current context.
+            unsafe {
+                blas_result::set_stream(h, stream.cu_stream() as _)?;
+                blas_sys::cublasSetPointerMode_v2(h, mode).result()?;
+            }
+            Ok(h)
+        };
+        let host = make(blas_sys::cublasPointerMode_t::CUBLAS_POINTER_MODE_HOST).map_err(|e| format!("cuBLAS could not start: {:?}", e.0))?;
+        let mut blas = Blas { host, device: std::ptr::null_mut() };
+        blas.device = make(blas_sys::cublasPointerMode_t::CUBLAS_POINTER_MODE_DEVICE).map_err(|e| format!("cuBLAS could not start: {:?}", e.0))?;
+        Ok(blas)
+    }
+}
+
+impl Drop for Blas {
+    fn drop(&mut self) {
+        for h in [self.host, self.device] {
+            if !h.is_null() {
+                // SAFETY: created by cublasCreate, destroyed once.
+                let _ = unsafe { blas_result::destroy_handle(h) };
+            }
+        }
+    }
+}
+
+/// A kernel source compiled and loaded, with the functions looked up in it.
+struct Compiled {
+    module: Result<Arc<CudaModule>, String>,
+    functions: Mutex<HashMap<String, Result<CudaFunction, String>>>,
+}
+
+/// Something timed on the GPU: two events around it.
+struct Span {
+    tag: Tag,
+    kind: EventKind,
+    start: Arc<CudaEvent>,
+    end: Arc<CudaEvent>,
+}
+
+/// Beyond this many untaken spans the oldest are dropped (nobody synchronized for long).
+const MAX_SPANS: usize = 200_000;
+
+struct Timeline {
+    /// A timing event and the host instant it corresponds to.
+    anchor: Option<(CudaEvent, Instant)>,
+    /// Nothing is queued (just synchronized): the next work re-anchors the clock.
+    idle: bool,
+    spans: Vec<Span>,
+    /// Ops queued since the last synchronize, for errors that surface there.
+    recent: VecDeque<String>,
+}
+
+pub(super) struct Gpu {
+    pub ctx: Arc<CudaContext>,
+    pub ordinal: usize,
+    pub name: String,
+    pub cc: (i32, i32),
+    /// What NVRTC compiles for: `sm_XY` (CUBIN) or `compute_XY` (PTX).
+    pub arch: String,
+    pub sms: u32,
+    pub total_memory: usize,
+    pub streams: [Arc<CudaStream>; 3],
+    pub pool: Arc<DevicePool>,
+    pub staging: Arc<StagingPool>,
+    pub blas: Mutex<Blas>,
+    /// Host-to-device and device-to-host bytes per second, and whether they were measured.
+    pub bandwidth: (f64, f64, bool),
+    /// Every GPU of the machine, one line each, and the versions in use.
+    pub notes: Vec<String>,
+    modules: Mutex<HashMap<String, Arc<Compiled>>>,
+    timeline: Mutex<Timeline>,
+}
+
+/// The process's GPUs, opened on first use (or the reason one cannot be).
+static OPENED: Mutex<BTreeMap<usize, Result<Arc<Gpu>, String>>> = Mutex::new(BTreeMap::new());
+
+/// GPU `ordinal`, opened once per process; never panics.
+pub(super) fn open(ordinal: usize) -> Result<Arc<Gpu>, String> {
+    let mut opened = lock(&OPENED);
+    if let Some(r) = opened.get(&ordinal) {
+        return r.clone();
+    }
+    let r = catch_unwind(|| Gpu::open(ordinal)).unwrap_or_else(|p| Err(format!("the CUDA libraries panicked while starting: {}", panic_text(&*p))));
+    opened.insert(ordinal, r.clone());
+    r
+}
+
+/// The driver library, started, with its version and GPUs.
+fn probe_driver() -> Result<(i32, Vec<GpuInfo>), String> {
+    if !catch_unwind(|| unsafe { sys::is_culib_present() }).unwrap_or(false) {
+        return Err("no libcuda.so found (no NVIDIA driver on this machine)".into());
+    }
+    let probed = catch_unwind(|| -> Result<(i32, Vec<GpuInfo>), String> {
+        if let Err(e) = result::init() {
+            return Err(match e.0 {
+                cudaError_enum::CUDA_ERROR_NO_DEVICE => "CUDA driver found but no device".into(),
+                _ => format!("the CUDA driver failed to start: {}", describe(&e)),
+            });
+        }
+        let mut version = 0;
+        // SAFETY: a valid out-pointer.
+        unsafe { sys::cuDriverGetVersion(&mut version) }.result().map_err(|e| format!("cuDriverGetVersion: {}", describe(&e)))?;
+        let count = result::device::get_count().map_err(|e| format!("cuDeviceGetCount: {}", describe(&e)))?;
+        let mut gpus = Vec::new();
+        for i in 0..count {
+            let dev = result::device::get(i).map_err(|e| format!("cuDeviceGet({i}): {}", describe(&e)))?;
+            let name = result::device::get_name(dev).unwrap_or_else(|_| "unknown GPU".into());
+            // SAFETY: a device handle the driver just gave.
+            let memory = unsafe { result::device::total_mem(dev) }.unwrap_or(0);
+            let attr = |a| unsafe { result::device::get_attribute(dev, a) }.unwrap_or(0);
+            let cc = (attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR), attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR));
+            gpus.push(GpuInfo { name, memory, cc });
+        }
+        Ok((version, gpus))
+    });
+    let (version, gpus) = probed.unwrap_or_else(|p| Err(format!("the CUDA driver library could not be used (it may be too old): {}", panic_text(&*p))))?;
+    if gpus.is_empty() {
+        return Err("CUDA driver found but no device".into());
+    }
+    Ok((version, gpus))
+}
+
+fn version_text(v: i32) -> String {
+    format!("{}.{}", v / 1000, (v % 1000) / 10)
+}
+
+impl Gpu {
+    fn open(ordinal: usize) -> Result<Arc<Gpu>, String> {
+        let (driver, gpus) = probe_driver()?;
+        let mut notes: Vec<String> = gpus
+            .iter()
+            .enumerate()
+            .map(|(i, g)| format!("GPU {i}: {}, {}, sm_{}{}{}", g.name, human(g.memory), g.cc.0, g.cc.1, if i == ordinal { " (used)" } else { "" }))
+            .collect();
+        let Some(info) = gpus.get(ordinal) else {
+            return Err(format!("BACH_CUDA_DEVICE={ordinal} but this machine has {} GPU(s): {}", gpus.len(), notes.join("; ")));
+        };
+        let (nv_major, nv_minor) = nvrtc::version()?;
+        if driver < 12000 || driver < nv_major * 1000 + nv_minor * 10 {
+            return Err(format!(
+                "the CUDA driver ({}) is older than NVRTC {nv_major}.{nv_minor}, which compiles the kernels: update the NVIDIA driver (580 or newer for CUDA 13)",
+                version_text(driver)
+            ));
+        }
+        if !catch_unwind(|| unsafe { blas_sys::is_culib_present() }).unwrap_or(false) {
+            return Err("no cuBLAS found (libcublas.so.13): install the CUDA toolkit, or `pip install nvidia-cublas` and add its lib directory to LD_LIBRARY_PATH".into());
+        }
+        let archs = nvrtc::supported_archs()?;
+        let arch = nvrtc::arch_for(info.cc, &archs)?;
+        let ctx = CudaContext::new(ordinal).map_err(|e| format!("no CUDA context on GPU {ordinal}: {}", describe(&e)))?;
+        // Bach orders its own work with events; cudarc's tracking is for its CudaSlice only.
+        // SAFETY: no CudaSlice is made on this context.
+        unsafe { ctx.disable_event_tracking() };
+        let stream = || ctx.new_stream().map_err(|e| format!("cuStreamCreate: {}", describe(&e)));
+        let streams = [stream()?, stream()?, stream()?];
+        let blas = Blas::new(&streams[Lane::Compute as usize])?;
+        let sms = ctx.attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT).unwrap_or(1).max(1) as u32;
+        notes.push(format!(
+            "CUDA driver {}, NVRTC {nv_major}.{nv_minor}: kernels compiled for {arch}{}",
+            version_text(driver),
+            if arch.starts_with("compute_") { " (PTX, compiled by the driver for this GPU)" } else { "" }
+        ));
+        let mut gpu = Gpu {
+            pool: DevicePool::new(ctx.clone(), streams.clone()),
+            staging: StagingPool::new(ctx.clone()),
+            ctx,
+            ordinal,
+            name: info.name.clone(),
+            cc: info.cc,
+            arch,
+            sms,
+            total_memory: info.memory,
+            streams,
+            blas: Mutex::new(blas),
+            bandwidth: (25e9, 25e9, false),
+            notes,
+            modules: Mutex::new(HashMap::new()),
+            timeline: Mutex::new(Timeline { anchor: None, idle: true, spans: Vec::new(), recent: VecDeque::new() }),
+        };
+        gpu.self_test()?;
+        if let Some((h2d, d2h)) = gpu.measure() {
+            gpu.bandwidth = (h2d, d2h, true);
+        }
+        Ok(Arc::new(gpu))
+    }
+
+    pub fn stream(&self, lane: Lane) -> &Arc<CudaStream> {
+        &self.streams[lane as usize]
+    }
+
+    /// The function `name` of kernel `source`, compiled at first use.
+    pub fn function(&self, source: &str, name: &str) -> Result<CudaFunction, String> {
+        let compiled = {
+            let mut modules = lock(&self.modules);
+            match modules.get(source) {
+                Some(c) => c.clone(),
+                None => {
+                    let module = nvrtc::compile(source, &self.arch).and_then(|image| {
+                        self.ctx.load_module(Ptx::from_binary(image)).map_err(|e| format!("the GPU could not load the compiled kernel: {}", describe(&e)))
+                    });
+                    let c = Arc::new(Compiled { module, functions: Mutex::new(HashMap::new()) });
+                    modules.insert(source.to_string(), c.clone());
+                    c
+                }
+            }
+        };
+        let module = compiled.module.as_ref().map_err(Clone::clone)?;
+        let mut functions = lock(&compiled.functions);
+        functions
+            .entry(name.to_string())
+            .or_insert_with(|| {
+                module.load_function(name).map_err(|e| match e.0 {
+                    cudaError_enum::CUDA_ERROR_NOT_FOUND => format!("the kernel source defines no `extern \"C\" __global__` function `{name}`"),
+                    _ => format!("cuModuleGetFunction({name}): {}", describe(&e)),
+                })
+            })
+            .clone()
+    }
+
+    /// Work is about to be queued: if nothing was, anchor the GPU clock to the host's first.
+    pub fn busy(&self) -> Result<(), DriverError> {
+        let mut tl = lock(&self.timeline);
+        if tl.idle {
+            // Every stream is idle, so the anchor runs at once: its GPU time is "now".
+            let before = Instant::now();
+            let ev = self.stream(Lane::Compute).record_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
+            ev.synchronize()?;
+            let after = Instant::now();
+            tl.anchor = Some((ev, before + (after - before) / 2));
+            tl.idle = false;
+        }
+        Ok(())
+    }
+
+    /// A timing event on `lane` (the start of a span).
+    pub fn begin(&self, lane: Lane) -> Result<Arc<CudaEvent>, DriverError> {
+        self.busy()?;
+        Ok(Arc::new(self.stream(lane).record_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?))
+    }
+
+    /// A timing event on `lane` ending what `start` began; recorded as a span when tagged.
+    pub fn end(&self, lane: Lane, span: Option<(Tag, EventKind)>, start: Arc<CudaEvent>) -> Result<Arc<CudaEvent>, DriverError> {
+        let end = Arc::new(self.stream(lane).record_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?);
+        if let Some((tag, kind)) = span {
+            let mut tl = lock(&self.timeline);
+            if tl.spans.len() >= MAX_SPANS {
+                tl.spans.drain(..MAX_SPANS / 2);
+            }
+            tl.spans.push(Span { tag, kind, start, end: end.clone() });
+        }
+        Ok(end)
+    }
+
+    /// An event marking the work queued on `lane` so far (no timing).
+    pub fn marker(&self, lane: Lane) -> Result<Arc<CudaEvent>, DriverError> {
+        Ok(Arc::new(self.stream(lane).record_event(None)?))
+    }
+
+    /// Remember an op queued since the last synchronize (named if an error surfaces there).
+    pub fn queued(&self, op: &str) {
+        let mut tl = lock(&self.timeline);
+        if tl.recent.back().map(String::as_str) != Some(op) {
+            if tl.recent.len() >= 8 {
+                tl.recent.pop_front();
+            }
+            tl.recent.push_back(op.to_string());
+        }
+    }
+
+    /// Wait for every stream; the spans timed since the last call, in host time.
+    pub fn synchronize(&self) -> Result<Vec<DeviceSpan>, String> {
+        let synced: Result<(), DriverError> = self.streams.iter().try_for_each(|s| s.synchronize());
+        let mut tl = lock(&self.timeline);
+        let spans = std::mem::take(&mut tl.spans);
+        let recent: Vec<String> = tl.recent.drain(..).collect();
+        if let Err(e) = synced {
+            let ops = if recent.is_empty() { String::new() } else { format!(" (queued since the last synchronize: {})", recent.join(", ")) };
+            return Err(format!("{}{ops}", describe(&e)));
+        }
+        tl.idle = true;
+        let out = match &tl.anchor {
+            Some((anchor, at)) => {
+                let time = |e: &CudaEvent| -> Option<Instant> {
+                    // SAFETY: both events were recorded with timing and have completed.
+                    let ms = unsafe { result::event::elapsed(anchor.cu_event(), e.cu_event()) }.ok()? as f64;
+                    let d = Duration::from_secs_f64(ms.abs() / 1e3);
+                    if ms >= 0.0 { at.checked_add(d) } else { at.checked_sub(d) }
+                };
+                spans.iter().filter_map(|s| Some(DeviceSpan { tag: s.tag, kind: s.kind, start: time(&s.start)?, end: time(&s.end)? })).collect()
+            }
+            None => Vec::new(),
+        };
+        drop(tl);
+        self.pool.after_sync();
+        self.staging.after_sync();
+        Ok(out)
+    }
+
+    /// Compile, launch and read back a tiny kernel: proves NVRTC, the driver's loader, a
+    /// launch and a copy work together before the runtime relies on them.
+    fn self_test(&self) -> Result<(), String> {
+        const SOURCE: &str = r#"extern "C" __global__ void bach_self_test(unsigned long long n, double* out) {
+    for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n; i += (unsigned long long)gridDim.x * blockDim.x)
+        out[i] = 0.5 * (double)i;
+}"#;
+        let fail = |what: &str, e: String| format!("the GPU failed a test kernel ({what}): {e}");
+        let f = self.function(SOURCE, "bach_self_test").map_err(|e| fail("build", e))?;
+        let n: u64 = 1000;
+        let at = At { op: "self test", device: &self.name };
+        let block = self.pool.alloc(n as usize * 8, at).map_err(|e| fail("allocate", e.to_string()))?;
+        block.touch(Lane::Compute);
+        let stream = self.stream(Lane::Compute);
+        let cfg = LaunchConfig { grid_dim: (4, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
+        // SAFETY: the kernel writes n doubles into a block of n doubles.
+        unsafe { stream.launch_builder(&f).arg(&n).arg(&block.ptr).launch(cfg) }.map_err(|e| fail("launch", describe(&e)))?;
+        stream.synchronize().map_err(|e| fail("run", describe(&e)))?;
+        let mut back = vec![0f64; n as usize];
+        // SAFETY: the block holds n doubles, written by the finished kernel.
+        unsafe { result::memcpy_dtoh_sync(&mut back, block.ptr) }.map_err(|e| fail("copy back", describe(&e)))?;
+        match back.iter().enumerate().find(|(i, &v)| v != 0.5 * *i as f64) {
+            Some((i, v)) => Err(fail("check", format!("element {i} is {v}, not {}", 0.5 * i as f64))),
+            None => Ok(()),
+        }
+    }
+
+    /// Host-to-device and device-to-host bandwidth through pinned memory (32 MiB, 3 times).
+    fn measure(&self) -> Option<(f64, f64)> {
+        const SIZE: usize = 32 << 20;
+        catch_unwind(AssertUnwindSafe(|| {
+            let at = At { op: "bandwidth", device: &self.name };
+            let block = self.pool.alloc(SIZE, at).ok()?;
+            let mut staging = self.staging.take(SIZE, at).ok()?;
+            block.touch(Lane::H2d);
+            block.touch(Lane::D2h);
+            let time = |lane: Lane, copy: &mut dyn FnMut(&CudaStream) -> Result<(), DriverError>| -> Option<f64> {
+                let s = self.stream(lane);
+                copy(s).ok()?;
+                let a = s.record_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).ok()?;
+                for _ in 0..3 {
+                    copy(s).ok()?;
+                }
+                let b = s.record_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).ok()?;
+                let ms = a.elapsed_ms(&b).ok()? as f64;
+                (ms > 0.0).then(|| 3.0 * SIZE as f64 / (ms / 1e3))
+            };
+            let ptr = block.ptr;
+            // SAFETY: both buffers hold SIZE bytes and outlive the synchronized copies.
+            let h2d = time(Lane::H2d, &mut |s| unsafe { result::memcpy_htod_async(ptr, staging.bytes(SIZE), s.cu_stream()) })?;
+            let d2h = time(Lane::D2h, &mut |s| unsafe { result::memcpy_dtoh_async(staging.bytes_mut(SIZE), ptr, s.cu_stream()) })?;
+            Some((h2d, d2h))
+        }))
+        .ok()
+        .flatten()
+    }
+}

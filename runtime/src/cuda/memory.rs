@@ -1,0 +1,434 @@
+//! GPU memory and the host memory that feeds it.
+//!
+//! [`DevicePool`]: a caching allocator. A freed block is not given back to CUDA: it waits
+//! until the work queued on it has finished (an event recorded at free time on each stream
+//! that touched it) and is then reused for a request of its size class, so a stage of many
+//! pieces calls `cuMemAlloc` only for its first few. When CUDA runs out, the pool waits for
+//! the blocks still in flight, then gives its idle blocks back, and tries once more.
+//!
+//! [`StagingPool`]: pinned (page-locked, plain: not write-combined, so the host reads it
+//! fast) host buffers for asynchronous copies, reused the same way; a size class never has
+//! more than a few buffers in flight, which bounds the pinned memory of a long transfer.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use cudarc::driver::result::{self, DriverError};
+use cudarc::driver::sys::cudaError_enum;
+use cudarc::driver::{CudaContext, CudaEvent, CudaStream};
+
+use super::shapes::size_class;
+use super::At;
+use crate::error::{BachError, Result};
+use crate::plan::bytes as human;
+
+/// The streams of a GPU. Copies in, kernels, copies out: each its own queue, so the three
+/// overlap; events order them where a value crosses from one to another.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Lane {
+    H2d = 0,
+    Compute = 1,
+    D2h = 2,
+}
+
+impl Lane {
+    pub const ALL: [Lane; 3] = [Lane::H2d, Lane::Compute, Lane::D2h];
+    fn bit(self) -> u8 {
+        1 << self as u8
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // A panic caught while the lock was held leaves consistent bookkeeping: keep going.
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn is_oom(e: &DriverError) -> bool {
+    e.0 == cudaError_enum::CUDA_ERROR_OUT_OF_MEMORY
+}
+
+/// A freed block that queued work may still use.
+struct Freed {
+    ptr: u64,
+    size: usize,
+    /// One per stream that touched the block, recorded at free time.
+    events: Vec<CudaEvent>,
+    /// Recording the events failed: reusable only after the whole GPU is synchronized.
+    needs_sync: bool,
+}
+
+#[derive(Default)]
+struct PoolState {
+    idle: BTreeMap<usize, Vec<u64>>,
+    pending: Vec<Freed>,
+    /// Bytes in blocks handed out.
+    live: u64,
+    /// Bytes in idle and pending blocks (held from CUDA, not in use).
+    cached: u64,
+}
+
+impl PoolState {
+    /// Pending blocks whose work has finished become idle.
+    fn reclaim(&mut self) {
+        let mut i = 0;
+        while i < self.pending.len() {
+            let f = &self.pending[i];
+            if !f.needs_sync && f.events.iter().all(|e| e.is_complete()) {
+                let f = self.pending.swap_remove(i);
+                self.idle.entry(f.size).or_default().push(f.ptr);
+            } else {
+                i += 1;
+            }
+        }
+    }
+    /// The smallest idle block of at least `class` bytes and at most twice that.
+    fn take_idle(&mut self, class: usize) -> Option<(u64, usize)> {
+        let size = *self.idle.range(class..=class.saturating_mul(2)).find(|(_, v)| !v.is_empty())?.0;
+        let ptr = self.idle.get_mut(&size)?.pop()?;
+        self.cached -= size as u64;
+        self.live += size as u64;
+        Some((ptr, size))
+    }
+}
+
+/// Device memory of one GPU, cached.
+pub(super) struct DevicePool {
+    ctx: Arc<CudaContext>,
+    streams: [Arc<CudaStream>; 3],
+    state: Mutex<PoolState>,
+}
+
+/// A block of device memory; back to its pool on drop. `touch` before queueing work on it.
+pub(super) struct Block {
+    pub ptr: u64,
+    pub size: usize,
+    used: AtomicU8,
+    pool: Arc<DevicePool>,
+}
+
+impl Block {
+    /// Note that work using this block is queued on `lane` (the pool waits for it at free).
+    pub fn touch(&self, lane: Lane) {
+        self.used.fetch_or(lane.bit(), Ordering::AcqRel);
+    }
+}
+
+impl Drop for Block {
+    fn drop(&mut self) {
+        if self.size > 0 {
+            self.pool.release(self.ptr, self.size, self.used.load(Ordering::Acquire));
+        }
+    }
+}
+
+impl DevicePool {
+    pub fn new(ctx: Arc<CudaContext>, streams: [Arc<CudaStream>; 3]) -> Arc<Self> {
+        Arc::new(DevicePool { ctx, streams, state: Mutex::new(PoolState::default()) })
+    }
+
+    /// Bytes handed out, and bytes cached.
+    pub fn usage(&self) -> (u64, u64) {
+        let st = lock(&self.state);
+        (st.live, st.cached)
+    }
+
+    /// A block of at least `bytes`; `DeviceOutOfMemory` when even an emptied pool cannot
+    /// have one (the executor then retries in smaller pieces).
+    pub fn alloc(self: &Arc<Self>, bytes: usize, at: At<'_>) -> Result<Block> {
+        let block = |ptr, size| Block { ptr, size, used: AtomicU8::new(0), pool: self.clone() };
+        if bytes == 0 {
+            return Ok(block(0, 0));
+        }
+        let class = size_class(bytes);
+        if let Some((ptr, size)) = self.reuse(class) {
+            return Ok(block(ptr, size));
+        }
+        match self.malloc(class) {
+            Ok(ptr) => return Ok(block(ptr, class)),
+            Err(e) if !is_oom(&e) => return Err(at.cuda("cuMemAlloc", e)),
+            Err(_) => {}
+        }
+        // Out of memory: wait for blocks still in flight, then give the idle ones back.
+        self.wait_pending();
+        if let Some((ptr, size)) = self.reuse(class) {
+            return Ok(block(ptr, size));
+        }
+        self.trim();
+        match self.malloc(class) {
+            Ok(ptr) => Ok(block(ptr, class)),
+            Err(e) if is_oom(&e) => {
+                let (live, cached) = self.usage();
+                let free = result::mem_get_info().map(|(f, _)| human(f)).unwrap_or_else(|_| "?".into());
+                Err(BachError::DeviceOutOfMemory {
+                    device: at.device.to_string(),
+                    detail: format!("`{}` needs {} with {} in use by Bach ({} cached) and {free} free", at.op, human(class), human(live as usize), human(cached as usize)),
+                })
+            }
+            Err(e) => Err(at.cuda("cuMemAlloc", e)),
+        }
+    }
+
+    fn reuse(&self, class: usize) -> Option<(u64, usize)> {
+        let mut st = lock(&self.state);
+        if let Some(b) = st.take_idle(class) {
+            return Some(b);
+        }
+        st.reclaim();
+        st.take_idle(class)
+    }
+
+    fn malloc(&self, size: usize) -> std::result::Result<u64, DriverError> {
+        self.ctx.bind_to_thread()?;
+        // SAFETY: the context is current; the memory is only read after it is written.
+        let ptr = unsafe { result::malloc_sync(size) }?;
+        lock(&self.state).live += size as u64;
+        Ok(ptr)
+    }
+
+    fn release(&self, ptr: u64, size: usize, used: u8) {
+        let recorded = catch_unwind(AssertUnwindSafe(|| -> std::result::Result<Vec<CudaEvent>, DriverError> {
+            self.ctx.bind_to_thread()?;
+            Lane::ALL.iter().filter(|l| used & l.bit() != 0).map(|&l| self.streams[l as usize].record_event(None)).collect()
+        }));
+        let (events, needs_sync) = match recorded {
+            Ok(Ok(events)) => (events, false),
+            _ => (Vec::new(), true),
+        };
+        let mut st = lock(&self.state);
+        st.live = st.live.saturating_sub(size as u64);
+        st.cached += size as u64;
+        st.pending.push(Freed { ptr, size, events, needs_sync });
+    }
+
+    /// Block until every freed block's work is done, then make them idle.
+    fn wait_pending(&self) {
+        let mut st = lock(&self.state);
+        for f in &st.pending {
+            for e in &f.events {
+                let _ = e.synchronize();
+            }
+        }
+        st.reclaim();
+    }
+
+    /// After the GPU was synchronized: every freed block is idle.
+    pub fn after_sync(&self) {
+        let mut st = lock(&self.state);
+        for f in std::mem::take(&mut st.pending) {
+            st.idle.entry(f.size).or_default().push(f.ptr);
+        }
+    }
+
+    /// Give every idle block back to CUDA.
+    pub fn trim(&self) {
+        let idle = {
+            let mut st = lock(&self.state);
+            let idle = std::mem::take(&mut st.idle);
+            let n: usize = idle.iter().map(|(size, v)| size * v.len()).sum();
+            st.cached -= n as u64;
+            idle
+        };
+        if self.ctx.bind_to_thread().is_ok() {
+            for ptr in idle.into_values().flatten() {
+                // SAFETY: allocated by cuMemAlloc, idle (no queued work uses it), freed once.
+                let _ = unsafe { result::free_sync(ptr) };
+            }
+        }
+    }
+}
+
+/// Page-locked host memory.
+struct HostBlock {
+    ptr: *mut u8,
+    size: usize,
+}
+
+// SAFETY: a plain allocation owned by one `Staging` (or the pool) at a time.
+unsafe impl Send for HostBlock {}
+
+#[derive(Default)]
+struct StagingState {
+    idle: BTreeMap<usize, Vec<HostBlock>>,
+    pending: VecDeque<(HostBlock, Arc<CudaEvent>)>,
+    idle_bytes: usize,
+}
+
+/// Idle pinned memory kept beyond this is given back.
+const STAGING_IDLE_CAP: usize = 1 << 30;
+/// Buffers of one size class in flight before a request waits for the oldest.
+const STAGING_IN_FLIGHT: usize = 4;
+
+/// Pinned host buffers for the copies of one GPU.
+pub(super) struct StagingPool {
+    ctx: Arc<CudaContext>,
+    state: Mutex<StagingState>,
+}
+
+/// A pinned buffer; back to its pool on drop (pending until its `until` event completes).
+pub(super) struct Staging {
+    block: Option<HostBlock>,
+    until: Option<Arc<CudaEvent>>,
+    pool: Arc<StagingPool>,
+}
+
+impl Staging {
+    pub fn bytes_mut(&mut self, len: usize) -> &mut [u8] {
+        let b = self.block.as_ref().expect("a staging buffer has its block until dropped");
+        assert!(len <= b.size);
+        // SAFETY: `len` bytes of an allocation this guard owns (zeroed when allocated).
+        unsafe { std::slice::from_raw_parts_mut(b.ptr, len) }
+    }
+    pub fn bytes(&self, len: usize) -> &[u8] {
+        let b = self.block.as_ref().expect("a staging buffer has its block until dropped");
+        assert!(len <= b.size);
+        // SAFETY: as above.
+        unsafe { std::slice::from_raw_parts(b.ptr, len) }
+    }
+    /// Queued work reads or writes this buffer until `event` completes.
+    pub fn busy_until(&mut self, event: Arc<CudaEvent>) {
+        self.until = Some(event);
+    }
+    /// The queued work is known to be done (its event was waited for).
+    pub fn done(&mut self) {
+        self.until = None;
+    }
+}
+
+impl Drop for Staging {
+    fn drop(&mut self) {
+        if let Some(block) = self.block.take() {
+            self.pool.give_back(block, self.until.take());
+        }
+    }
+}
+
+impl StagingPool {
+    pub fn new(ctx: Arc<CudaContext>) -> Arc<Self> {
+        Arc::new(StagingPool { ctx, state: Mutex::new(StagingState::default()) })
+    }
+
+    fn give_back(&self, block: HostBlock, until: Option<Arc<CudaEvent>>) {
+        let mut st = lock(&self.state);
+        match until {
+            Some(e) => st.pending.push_back((block, e)),
+            None => {
+                st.idle_bytes += block.size;
+                st.idle.entry(block.size).or_default().push(block);
+            }
+        }
+        let excess = self.reclaim(&mut st);
+        drop(st);
+        self.free(excess);
+    }
+
+    /// Finished pending buffers become idle; returns idle buffers beyond the cap, to free.
+    fn reclaim(&self, st: &mut StagingState) -> Vec<HostBlock> {
+        let mut still = VecDeque::with_capacity(st.pending.len());
+        while let Some((b, e)) = st.pending.pop_front() {
+            if e.is_complete() {
+                st.idle_bytes += b.size;
+                st.idle.entry(b.size).or_default().push(b);
+            } else {
+                still.push_back((b, e));
+            }
+        }
+        st.pending = still;
+        let mut excess = Vec::new();
+        while st.idle_bytes > STAGING_IDLE_CAP {
+            let Some(mut largest) = st.idle.last_entry() else { break };
+            match largest.get_mut().pop() {
+                Some(b) => {
+                    st.idle_bytes -= b.size;
+                    excess.push(b);
+                }
+                None => {
+                    largest.remove();
+                }
+            }
+        }
+        excess
+    }
+
+    fn free(&self, blocks: Vec<HostBlock>) {
+        if blocks.is_empty() || self.ctx.bind_to_thread().is_err() {
+            return;
+        }
+        for b in blocks {
+            // SAFETY: allocated by cuMemHostAlloc, no queued work uses it, freed once.
+            let _ = unsafe { result::free_host(b.ptr as *mut _) };
+        }
+    }
+
+    /// A pinned buffer of at least `bytes` that no queued work uses.
+    pub fn take(self: &Arc<Self>, bytes: usize, at: At<'_>) -> Result<Staging> {
+        let class = size_class(bytes.max(1));
+        let guard = |block| Staging { block: Some(block), until: None, pool: self.clone() };
+        let waited = {
+            let mut st = lock(&self.state);
+            let excess = self.reclaim(&mut st);
+            self.free(excess);
+            if let Some(b) = Self::take_idle(&mut st, class) {
+                return Ok(guard(b));
+            }
+            // Too many of this size in flight: wait for the oldest.
+            let same: Vec<usize> = st.pending.iter().enumerate().filter(|(_, (b, _))| b.size == class).map(|(i, _)| i).collect();
+            if same.len() >= STAGING_IN_FLIGHT {
+                st.pending.remove(same[0])
+            } else {
+                None
+            }
+        };
+        if let Some((b, e)) = waited {
+            e.synchronize().map_err(|err| at.cuda("waiting for a staging buffer", err))?;
+            return Ok(guard(b));
+        }
+        match self.alloc(class) {
+            Ok(b) => Ok(guard(b)),
+            Err(first) => {
+                // Wait for everything in flight, give the idle buffers back, try once more.
+                let pending: Vec<_> = lock(&self.state).pending.iter().map(|(_, e)| e.clone()).collect();
+                for e in pending {
+                    let _ = e.synchronize();
+                }
+                let idle = {
+                    let mut st = lock(&self.state);
+                    let excess = self.reclaim(&mut st);
+                    self.free(excess);
+                    if let Some(b) = Self::take_idle(&mut st, class) {
+                        return Ok(guard(b));
+                    }
+                    st.idle_bytes = 0;
+                    std::mem::take(&mut st.idle).into_values().flatten().collect()
+                };
+                self.free(idle);
+                self.alloc(class).map(guard).map_err(|_| at.cuda(&format!("cuMemHostAlloc of {} of pinned host memory", human(class)), first))
+            }
+        }
+    }
+
+    fn take_idle(st: &mut StagingState, class: usize) -> Option<HostBlock> {
+        let size = *st.idle.range(class..=class.saturating_mul(2)).find(|(_, v)| !v.is_empty())?.0;
+        let b = st.idle.get_mut(&size)?.pop()?;
+        st.idle_bytes -= b.size;
+        Some(b)
+    }
+
+    fn alloc(&self, size: usize) -> std::result::Result<HostBlock, DriverError> {
+        self.ctx.bind_to_thread()?;
+        // Flags 0: plain pinned memory (write-combined memory is slow for the host to read).
+        // SAFETY: the context is current; the memory is zeroed before anyone reads it.
+        let ptr = unsafe { result::malloc_host(size, 0) }? as *mut u8;
+        unsafe { std::ptr::write_bytes(ptr, 0, size) };
+        Ok(HostBlock { ptr, size })
+    }
+
+    /// After the GPU was synchronized: every buffer is idle.
+    pub fn after_sync(&self) {
+        let mut st = lock(&self.state);
+        let excess = self.reclaim(&mut st);
+        drop(st);
+        self.free(excess);
+    }
+}
