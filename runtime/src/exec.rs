@@ -21,7 +21,7 @@ use rayon::prelude::*;
 use crate::annotation::{OpCtx, OpKind};
 use crate::device::{Device, DeviceId, PendingCopy, Tag, CPU};
 use crate::error::{BachError, Result};
-use crate::plan::{bytes, GraphPart, Plan, Stage};
+use crate::plan::{GraphPart, Plan, Stage};
 use crate::session::Session;
 use crate::trace::{EvalTrace, Event, EventKind};
 use crate::value::Value;
@@ -56,8 +56,9 @@ pub(crate) fn execute(session: &Session, eval: u64, plan: &Plan, part: &GraphPar
             result = Err(BachError::Interrupted);
             break;
         }
-        let r = transfer(session, eval, plan, part, &mut store, Some(s), &mut events)
-            .and_then(|_| run_stage_with_retries(session, eval, plan, s, stage, part, &mut store, &mut events, &mut notes));
+        // The whole values a stage reads are fetched where it runs as it starts (inside, so
+        // a device out of memory for them is handled like one out of memory for pieces).
+        let r = run_stage_with_retries(session, eval, plan, s, stage, part, &mut store, &mut events, &mut notes);
         if let Err(e) = r {
             result = Err(e);
             break;
@@ -91,7 +92,7 @@ fn device_of(session: &Session, id: DeviceId) -> Result<&Arc<dyn Device>> {
         .ok_or_else(|| BachError::invalid("execute", format!("the plan uses device {} which this machine does not have", id.0)))
 }
 
-/// The whole transfers the plan places before stage `stage` (or at the end).
+/// The whole transfers the plan places at the end (`stage == None`), or before a stage.
 fn transfer(session: &Session, eval: u64, plan: &Plan, part: &GraphPart, store: &mut Store<'_>, stage: Option<usize>, events: &mut Vec<Event>) -> Result<()> {
     for t in plan.transfers.iter().filter(|t| t.stage == stage && !t.streamed) {
         whole_on(session, eval, part, store, t.node, t.to, events)?;
@@ -157,16 +158,19 @@ fn run_stage_with_retries(
     notes: &mut Vec<String>,
 ) -> Result<()> {
     let mut attempt = stage.clone();
-    for _ in 0..8 {
+    let mut halvings = 0;
+    loop {
         let mark = events.len();
         match run_stage(session, eval, plan, s, &attempt, part, store, events) {
             Err(BachError::DeviceOutOfMemory { device, detail }) if attempt.device != CPU => {
                 events.truncate(mark);
                 let len = attempt.split_len;
-                if let Some(len) = len.filter(|_| attempt.piece_rows > 1) {
+                if let Some(len) = len.filter(|_| attempt.piece_rows > 1 && halvings < MAX_HALVINGS) {
+                    halvings += 1;
                     attempt.piece_rows = attempt.piece_rows.div_ceil(2);
                     attempt.pieces = len.div_ceil(attempt.piece_rows).max(1);
                     attempt.paged = true;
+                    attempt.kept_on_device.clear();
                     notes.push(format!("stage {s}: {device} ran out of memory ({detail}); retrying in {} pieces of {} rows", attempt.pieces, attempt.piece_rows));
                 } else {
                     notes.push(format!("stage {s}: {device} ran out of memory ({detail}); running the stage on the CPU"));
@@ -182,8 +186,11 @@ fn run_stage_with_retries(
             r => return r,
         }
     }
-    Err(BachError::DeviceOutOfMemory { device: format!("device {}", stage.device.0), detail: format!("stage {s} did not fit even in pieces of {} rows", bytes(attempt.piece_rows)) })
 }
+
+/// Times a stage that ran out of device memory is retried in pieces half as big before it
+/// runs on the CPU.
+const MAX_HALVINGS: usize = 4;
 
 /// What one piece hands back: outputs kept for a device merge or a host merge, copies to the
 /// host under way, and its events.

@@ -368,6 +368,12 @@ pub fn plan(part: &GraphPart, cost: &CostModel, devices: &[DeviceProfile], polic
                 transfers.push(Transfer { node: o, id: part.nodes[o].id, from: stage.device, to: CPU, bytes: part.nodes[o].meta.bytes(), stage: Some(s), streamed: true });
             }
         }
+        // An output kept whole on the device is computed in one piece (it fits): merging
+        // pieces there would hold it twice.
+        if let (false, Some(len)) = (stage.kept_on_device.is_empty(), stage.split_len) {
+            stage.piece_rows = len.max(1);
+            stage.pieces = 1;
+        }
     }
     for (i, node) in part.nodes.iter().enumerate() {
         if node.target && !node.keep_on_device && !on_host[i] && !transfers.iter().any(|t| t.node == i && t.to == CPU) {
