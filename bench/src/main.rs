@@ -1,20 +1,29 @@
 //! `bach-bench`: the workload benchmark harness.
 //!
 //! ```text
-//! bach-bench run <workload> --log2 N --mode cpu|bach [--inputs random|reference] [--seed S]
-//!                [--repeat R] [--json] [--dump DIR]
-//! bach-bench compare <workload> --log2 N [--inputs ...] [--seed S] [--repeat R]
+//! bach-bench run <workload> --log2 N --mode cpu|bach|gpu [--device D] [--memory SIZE]
+//!                [--inputs random|reference] [--seed S] [--repeat R] [--json] [--dump DIR]
+//! bach-bench compare <workload> --log2 N [--device D] [--memory SIZE] [--inputs ...] [--seed S] [--repeat R]
+//! bach-bench bandwidth [--sizes 1MiB,64MiB,1GiB] [--repeat R] [--launches N]
 //! ```
-//! `compare` runs the modes interleaved in one process and ends with `ratio cpu/bach = X`.
-//! Flags are parsed by hand: there are six of them, and the harness should build in seconds.
+//! `compare` runs the modes interleaved in one process (cpu and bach, and gpu when the session
+//! has a CUDA device) and ends with `ratio cpu/bach = X` (and `ratio gpu/bach = Y`).
+//! `--device auto|cpu|cuda|emulated[:SIZE]` picks the bach session's devices (default: the
+//! `BACH_DEVICE` variable, else auto); `--memory SIZE` caps the accelerator memory the planner
+//! may use (and sizes the emulated accelerator). Flags are parsed by hand: the harness should
+//! build in seconds.
 
+mod gpu;
 mod workloads;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Instant;
 
+use bach_runtime::trace::EventKind;
+use bach_runtime::{DeviceChoice, DeviceKind, Devices, Session, CPU};
 use ndarray::Array1;
 use serde::Serialize;
 use workloads::{Columns, Workload};
@@ -23,6 +32,7 @@ use workloads::{Columns, Workload};
 enum Mode {
     Cpu,
     Bach,
+    Gpu,
 }
 
 impl Mode {
@@ -30,20 +40,29 @@ impl Mode {
         match s {
             "cpu" => Ok(Mode::Cpu),
             "bach" => Ok(Mode::Bach),
-            "gpu" => Err("mode `gpu` (hand-written CUDA) arrives with the CUDA device; this build has cpu and bach".into()),
-            _ => Err(format!("unknown mode `{s}` (known: cpu, bach)")),
+            "gpu" => Ok(Mode::Gpu),
+            _ => Err(format!("unknown mode `{s}` (known: cpu, bach, gpu)")),
         }
     }
     fn name(self) -> &'static str {
         match self {
             Mode::Cpu => "cpu",
             Mode::Bach => "bach",
+            Mode::Gpu => "gpu",
         }
     }
 }
 
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Command {
+    Run,
+    Compare,
+    Bandwidth,
+}
+
+#[derive(Debug)]
 struct Args {
-    command: String,
+    command: Command,
     workload: Workload,
     log2: u32,
     mode: Mode,
@@ -51,24 +70,60 @@ struct Args {
     repeat: usize,
     json: bool,
     dump: Option<PathBuf>,
+    /// `None`: the `BACH_DEVICE` variable, else auto.
+    device: Option<DeviceChoice>,
+    /// Accelerator memory cap (bytes).
+    memory: Option<u64>,
+    /// `bandwidth`: transfer sizes (bytes) and empty-kernel launches.
+    sizes: Vec<u64>,
+    launches: usize,
 }
 
 const USAGE: &str = "usage:
-  bach-bench run <black-scholes|haversine> --log2 N --mode cpu|bach [--inputs random|reference] [--seed S] [--repeat R] [--json] [--dump DIR]
-  bach-bench compare <black-scholes|haversine> --log2 N [--inputs random|reference] [--seed S] [--repeat R]";
+  bach-bench run <black-scholes|haversine> --log2 N --mode cpu|bach|gpu [--device auto|cpu|cuda|emulated[:SIZE]] [--memory SIZE]
+                 [--inputs random|reference] [--seed S] [--repeat R] [--json] [--dump DIR]
+  bach-bench compare <black-scholes|haversine> --log2 N [--device D] [--memory SIZE] [--inputs random|reference] [--seed S] [--repeat R]
+  bach-bench bandwidth [--sizes 1MiB,64MiB,1GiB] [--repeat R] [--launches N]
+SIZE: 64MiB, 1.5GiB, 500MB, ... (--memory caps the accelerator memory Bach plans with, and sizes the emulated one)";
+
+fn parse_size(flag: &str, s: &str) -> Result<u64, String> {
+    bach_runtime::plan::parse_bytes(s).map_err(|e| format!("{flag} {s}: {e}"))
+}
 
 fn parse(argv: &[String]) -> Result<Args, String> {
     let mut it = argv.iter();
-    let command = it.next().ok_or("no command")?.clone();
-    if command != "run" && command != "compare" {
-        return Err(format!("unknown command `{command}`"));
-    }
-    let workload = Workload::parse(it.next().ok_or("no workload")?)?;
-    let mut a = Args { command, workload, log2: 20, mode: Mode::Bach, seed: Some(1), repeat: 5, json: false, dump: None };
+    let command = match it.next().ok_or("no command")?.as_str() {
+        "run" => Command::Run,
+        "compare" => Command::Compare,
+        "bandwidth" => Command::Bandwidth,
+        other => return Err(format!("unknown command `{other}`")),
+    };
+    let workload = match command {
+        Command::Bandwidth => Workload::BlackScholes,
+        _ => Workload::parse(it.next().ok_or("no workload")?)?,
+    };
+    let mut a = Args {
+        command,
+        workload,
+        log2: 20,
+        mode: Mode::Bach,
+        seed: Some(1),
+        repeat: 5,
+        json: false,
+        dump: None,
+        device: None,
+        memory: None,
+        sizes: vec![1 << 20, 64 << 20, 1 << 30],
+        launches: 2000,
+    };
     let mut inputs = "random".to_string();
     let mut seed = 1u32;
     while let Some(flag) = it.next() {
         let mut value = || it.next().cloned().ok_or(format!("{flag} needs a value"));
+        let workload_flag = !matches!(flag.as_str(), "--repeat" | "--sizes" | "--launches");
+        if command == Command::Bandwidth && workload_flag {
+            return Err(format!("`bandwidth` takes --sizes, --repeat and --launches, not {flag}"));
+        }
         match flag.as_str() {
             "--log2" => a.log2 = value()?.parse().map_err(|e| format!("--log2: {e}"))?,
             "--mode" => a.mode = Mode::parse(&value()?)?,
@@ -77,11 +132,20 @@ fn parse(argv: &[String]) -> Result<Args, String> {
             "--repeat" => a.repeat = value()?.parse::<usize>().map_err(|e| format!("--repeat: {e}"))?.max(1),
             "--json" => a.json = true,
             "--dump" => a.dump = Some(PathBuf::from(value()?)),
+            "--device" => a.device = Some(value()?.parse::<DeviceChoice>().map_err(|e| format!("--device: {e}"))?),
+            "--memory" => a.memory = Some(parse_size("--memory", &value()?)?),
+            "--sizes" if command == Command::Bandwidth => {
+                a.sizes = value()?.split(',').map(|s| parse_size("--sizes", s)).collect::<Result<_, _>>()?;
+            }
+            "--launches" if command == Command::Bandwidth => a.launches = value()?.parse::<usize>().map_err(|e| format!("--launches: {e}"))?.max(1),
             other => return Err(format!("unknown flag `{other}`")),
         }
     }
     if a.log2 > 34 {
         return Err("--log2 above 34 does not fit this harness".into());
+    }
+    if a.memory == Some(0) {
+        return Err("--memory 0: the accelerator needs some memory".into());
     }
     a.seed = match inputs.as_str() {
         "random" => Some(seed),
@@ -89,6 +153,87 @@ fn parse(argv: &[String]) -> Result<Args, String> {
         other => return Err(format!("--inputs {other}: expected random or reference")),
     };
     Ok(a)
+}
+
+/// The devices a bach session asks for: `--device` (else `BACH_DEVICE`, else auto), with
+/// `--memory` sizing an emulated accelerator that was given no size.
+fn device_choice(device: Option<DeviceChoice>, memory: Option<u64>) -> Result<DeviceChoice, String> {
+    let choice = match device {
+        Some(c) => c,
+        None => match std::env::var("BACH_DEVICE") {
+            Ok(v) => v.parse::<DeviceChoice>().map_err(|e| format!("BACH_DEVICE: {e}"))?,
+            Err(_) => DeviceChoice::Auto,
+        },
+    };
+    Ok(match choice {
+        DeviceChoice::Emulated(None) => DeviceChoice::Emulated(memory),
+        c => c,
+    })
+}
+
+/// A bach session on the chosen devices, with the memory cap; an error says why the devices
+/// cannot be had (`--device cuda` without a GPU).
+fn bach_session(choice: DeviceChoice, memory: Option<u64>) -> Result<Arc<Session>, String> {
+    let devices = Devices::select(choice).map_err(|why| format!("--device {}: {why}", choice_name(choice)))?;
+    let session = Session::with_devices(devices);
+    if memory.is_some() {
+        session.update_config(|c| c.memory_cap = memory);
+    }
+    Ok(session)
+}
+
+fn choice_name(c: DeviceChoice) -> String {
+    match c {
+        DeviceChoice::Auto => "auto".into(),
+        DeviceChoice::Cpu => "cpu".into(),
+        DeviceChoice::Cuda => "cuda".into(),
+        DeviceChoice::Emulated(None) => "emulated".into(),
+        DeviceChoice::Emulated(Some(b)) => format!("emulated:{b}B"),
+    }
+}
+
+/// What the planner did in the last bach run (from the session's trace).
+#[derive(Serialize, Debug, Clone, PartialEq)]
+struct PlanSummary {
+    stages: usize,
+    pieces: usize,
+    /// A stage did not fit the accelerator's memory and streamed through it.
+    paged: bool,
+    /// Values moved between devices, as planned.
+    transfers: usize,
+    /// Copies done (a streamed transfer is one copy per piece), and bytes each way.
+    copies: usize,
+    h2d_bytes: u64,
+    d2h_bytes: u64,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    notes: Vec<String>,
+}
+
+fn plan_summary(session: &Session) -> Option<PlanSummary> {
+    let trace = session.trace();
+    let e = trace.last()?;
+    let lines = || e.plan.lines();
+    let stages: Vec<&str> = lines().filter(|l| l.starts_with("stage ")).collect();
+    let copies: Vec<_> = e.events.iter().filter(|ev| ev.kind == EventKind::Transfer).collect();
+    Some(PlanSummary {
+        stages: stages.len(),
+        pieces: e.pieces,
+        paged: stages.iter().any(|l| l.ends_with("(paged)")),
+        transfers: lines().filter(|l| l.starts_with("transfer #")).count(),
+        copies: copies.len(),
+        h2d_bytes: copies.iter().filter(|ev| ev.to.is_some_and(|t| t != CPU)).map(|ev| ev.bytes).sum(),
+        d2h_bytes: copies.iter().filter(|ev| ev.to == Some(CPU)).map(|ev| ev.bytes).sum(),
+        notes: lines().filter_map(|l| l.strip_prefix("note: ")).map(str::to_string).collect(),
+    })
+}
+
+/// Names of the devices that computed something in the last bach run.
+fn ran_on(session: &Session) -> Vec<String> {
+    let trace = session.trace();
+    let Some(e) = trace.last() else { return vec![] };
+    let ids: BTreeSet<u8> = e.events.iter().filter(|ev| matches!(ev.kind, EventKind::Compute | EventKind::Alloc)).map(|ev| ev.device.0).collect();
+    let profiles = session.devices().profiles();
+    ids.into_iter().map(|i| profiles.get(i as usize).map_or_else(|| format!("device {i}"), |p| p.name.clone())).collect()
 }
 
 #[derive(Serialize)]
@@ -103,21 +248,40 @@ struct Record {
     checksum: f64,
     device: String,
     #[serde(skip_serializing_if = "Option::is_none")]
+    ran_on: Option<Vec<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    memory_cap_bytes: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    plan: Option<PlanSummary>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     max_rel_diff_vs_cpu: Option<f64>,
+    /// How the difference to cpu is measured and bounded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    check: Option<String>,
+}
+
+/// What each mode needs set up before the timed runs.
+struct Setup<'g> {
+    cols: Columns,
+    lazy_inputs: BTreeMap<&'static str, bach::Array<f64>>,
+    session: Option<Arc<Session>>,
+    gpu: Option<gpu::Runner<'g>>,
 }
 
 /// One timed run of a mode: from inputs in memory to outputs on the host.
-fn run_once(w: Workload, mode: Mode, cols: &Columns, lazy_inputs: &BTreeMap<&'static str, bach::Array<f64>>) -> Result<(f64, Columns), String> {
+fn run_once(w: Workload, mode: Mode, s: &mut Setup<'_>) -> Result<(f64, Columns), String> {
     let t0 = Instant::now();
     let out: Columns = match mode {
-        Mode::Cpu => w.cpu(cols),
+        Mode::Cpu => w.cpu(&s.cols),
         Mode::Bach => {
-            let out = w.bach(lazy_inputs).map_err(|e| e.to_string())?;
+            let session = s.session.as_ref().expect("a session for bach");
+            let out = bach_runtime::with_session(session, || w.bach(&s.lazy_inputs)).map_err(|e| e.to_string())?;
             let secs = t0.elapsed().as_secs_f64();
             // Conversion to Array1 for checking is outside the timed region.
             let cols = out.into_iter().map(|(k, v)| (k, v.into_owned().into_dimensionality().expect("1-d outputs"))).collect();
             return Ok((secs, cols));
         }
+        Mode::Gpu => s.gpu.as_mut().expect("a gpu runner").run(&s.cols)?,
     };
     Ok((t0.elapsed().as_secs_f64(), out))
 }
@@ -140,12 +304,8 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
-fn device(mode: Mode) -> String {
-    match mode {
-        Mode::Cpu => "cpu (1 thread, eager ndarray)".into(),
-        Mode::Bach => bach::runtime::global().devices().profiles()[0].name.clone(),
-    }
-}
+/// bach's tolerance against cpu: the same libm, so only summation order may differ.
+const BACH_TOLERANCE: f64 = 1e-9;
 
 fn main() -> ExitCode {
     let argv: Vec<String> = std::env::args().skip(1).collect();
@@ -156,7 +316,11 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    match run(&args) {
+    let result = match args.command {
+        Command::Bandwidth => bandwidth(&args),
+        _ => run(&args),
+    };
+    match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("bach-bench: {e}");
@@ -165,13 +329,33 @@ fn main() -> ExitCode {
     }
 }
 
+fn bandwidth(args: &Args) -> Result<(), String> {
+    gpu::bandwidth(&args.sizes, args.repeat, args.launches, &mut |rec| println!("{}", serde_json::to_string(&rec).expect("serialisable")))
+}
+
 fn run(args: &Args) -> Result<(), String> {
     let n = 1usize << args.log2;
     let w = args.workload;
+    let mut modes: Vec<Mode> = if args.command == Command::Compare { vec![Mode::Cpu, Mode::Bach] } else { vec![args.mode] };
+
+    // Devices first: a missing GPU is reported before inputs are made.
+    let session = if modes.contains(&Mode::Bach) { Some(bach_session(device_choice(args.device, args.memory)?, args.memory)?) } else { None };
+    let has_cuda = session.as_ref().is_some_and(|s| s.devices().profiles().iter().any(|p| p.kind == DeviceKind::Cuda));
+    if args.command == Command::Compare && has_cuda {
+        modes.push(Mode::Gpu);
+    }
+    let gpu = if modes.contains(&Mode::Gpu) { Some(gpu::Gpu::new()?) } else { None };
+
     let cols = w.inputs(n, args.seed);
-    let lazy_inputs: BTreeMap<&'static str, bach::Array<f64>> =
-        cols.iter().map(|(k, v)| (*k, bach::Array::from_shared(v.clone().into_dyn().into_shared()))).collect();
-    let modes: Vec<Mode> = if args.command == "compare" { vec![Mode::Cpu, Mode::Bach] } else { vec![args.mode] };
+    let lazy_inputs = match &session {
+        Some(s) => bach_runtime::with_session(s, || cols.iter().map(|(k, v)| (*k, bach::Array::from_shared(v.clone().into_dyn().into_shared()))).collect()),
+        None => BTreeMap::new(),
+    };
+    let runner = match &gpu {
+        Some(g) => Some(gpu::Runner::new(g, w, n)?),
+        None => None,
+    };
+    let mut setup = Setup { cols, lazy_inputs, session, gpu: runner };
     let inputs = args.seed.map_or("reference".to_string(), |s| format!("random (seed {s})"));
 
     // Warm-up, then `repeat` timed runs with the modes interleaved.
@@ -179,16 +363,25 @@ fn run(args: &Args) -> Result<(), String> {
     let mut outputs: Vec<Columns> = vec![Columns::new(); modes.len()];
     for round in 0..=args.repeat {
         for (m, &mode) in modes.iter().enumerate() {
-            let (secs, out) = run_once(w, mode, &cols, &lazy_inputs)?;
+            let (secs, out) = run_once(w, mode, &mut setup)?;
             if round > 0 {
                 times[m].push(secs);
             }
             outputs[m] = out;
         }
     }
-    let mut seconds = vec![];
+    let mut seconds = BTreeMap::new();
     for (m, &mode) in modes.iter().enumerate() {
-        let diff = (mode != Mode::Cpu && modes[0] == Mode::Cpu).then(|| max_rel_diff(&outputs[m], &outputs[0]));
+        let against_cpu = mode != Mode::Cpu && modes[0] == Mode::Cpu;
+        let (diff, check, tolerance) = match mode {
+            Mode::Gpu => (
+                max_scaled_diff_opt(against_cpu, &outputs[m], &outputs[0]),
+                format!("|gpu - cpu| / max(|cpu|, 1) <= {:e}", gpu::GPU_TOLERANCE),
+                gpu::GPU_TOLERANCE,
+            ),
+            _ => (against_cpu.then(|| max_rel_diff(&outputs[m], &outputs[0])), format!("|bach - cpu| / |cpu| <= {BACH_TOLERANCE:e}"), BACH_TOLERANCE),
+        };
+        let session = setup.session.as_deref().filter(|_| mode == Mode::Bach);
         let rec = Record {
             workload: w.name(),
             mode: mode.name(),
@@ -198,30 +391,155 @@ fn run(args: &Args) -> Result<(), String> {
             seconds: median(times[m].clone()),
             runs: times[m].len(),
             checksum: checksum(&outputs[m]),
-            device: device(mode),
+            device: match mode {
+                Mode::Cpu => "cpu (1 thread, eager ndarray)".into(),
+                Mode::Bach => session.expect("bach session").devices().report().trim_end().lines().collect::<Vec<_>>().join("; "),
+                Mode::Gpu => gpu.as_ref().expect("gpu").name.clone(),
+            },
+            ran_on: session.map(ran_on),
+            memory_cap_bytes: session.and_then(|s| s.config().memory_cap),
+            plan: session.and_then(plan_summary),
             max_rel_diff_vs_cpu: diff,
+            check: diff.map(|_| check),
         };
-        seconds.push(rec.seconds);
-        if args.json || args.command == "compare" {
+        seconds.insert(mode.name(), rec.seconds);
+        if args.json || args.command == Command::Compare {
             println!("{}", serde_json::to_string(&rec).expect("serialisable"));
         } else {
-            println!("{} {} n=2^{} ({} inputs): {:.4} s median of {} runs, checksum {:.10e}, on {}", rec.workload, rec.mode, rec.log2, rec.inputs, rec.seconds, rec.runs, rec.checksum, rec.device);
+            let plan = rec.plan.as_ref().map_or(String::new(), |p| {
+                format!(
+                    "; plan: {} stage(s), {} piece(s){}, {} transfer(s) in {} copies ({} in, {} out)",
+                    p.stages,
+                    p.pieces,
+                    if p.paged { ", paged" } else { "" },
+                    p.transfers,
+                    p.copies,
+                    bach_runtime::plan::bytes(p.h2d_bytes as usize),
+                    bach_runtime::plan::bytes(p.d2h_bytes as usize)
+                )
+            });
+            let ran = rec.ran_on.as_ref().map_or(String::new(), |r| format!("; ran on {}", r.join(" + ")));
+            println!(
+                "{} {} n=2^{} ({} inputs): {:.4} s median of {} runs, checksum {:.10e}, on {}{ran}{plan}",
+                rec.workload, rec.mode, rec.log2, rec.inputs, rec.seconds, rec.runs, rec.checksum, rec.device
+            );
         }
         if let Some(d) = diff {
-            if d > 1e-9 {
-                return Err(format!("{} disagrees with cpu: max relative difference {d:e}", mode.name()));
+            if d > tolerance {
+                return Err(format!("{} disagrees with cpu: max difference {d:e} ({})", mode.name(), rec.check.unwrap_or_default()));
             }
         }
     }
-    if args.command == "compare" {
-        println!("ratio cpu/bach = {:.2}", seconds[0] / seconds[1]);
+    if args.command == Command::Compare {
+        println!("ratio cpu/bach = {:.2}", seconds["cpu"] / seconds["bach"]);
+        if let Some(g) = seconds.get("gpu") {
+            println!("ratio gpu/bach = {:.2}", g / seconds["bach"]);
+        }
     }
     if let Some(dir) = &args.dump {
         std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-        for (name, col) in cols.iter().chain(outputs[0].iter()) {
+        for (name, col) in setup.cols.iter().chain(outputs[0].iter()) {
             let path = dir.join(format!("{name}.npy"));
             ndarray_npy::write_npy(&path, col).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
         }
     }
     Ok(())
+}
+
+fn max_scaled_diff_opt(against_cpu: bool, out: &Columns, cpu: &Columns) -> Option<f64> {
+    against_cpu.then(|| gpu::max_scaled_diff(out, cpu))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(s: &str) -> Result<Args, String> {
+        parse(&s.split_whitespace().map(String::from).collect::<Vec<_>>())
+    }
+
+    #[test]
+    fn device_and_memory_flags() {
+        let a = args("run black-scholes --log2 20 --device emulated --memory 16MiB").unwrap();
+        assert_eq!(a.device, Some(DeviceChoice::Emulated(None)));
+        assert_eq!(a.memory, Some(16 << 20));
+        assert_eq!(device_choice(a.device, a.memory).unwrap(), DeviceChoice::Emulated(Some(16 << 20)));
+
+        let a = args("compare haversine --device emulated:1GiB --memory 64MiB").unwrap();
+        assert_eq!(device_choice(a.device, a.memory).unwrap(), DeviceChoice::Emulated(Some(1 << 30)), "an explicit size wins");
+        assert_eq!(a.memory, Some(64 << 20));
+
+        for (flag, want) in [("auto", DeviceChoice::Auto), ("cpu", DeviceChoice::Cpu), ("cuda", DeviceChoice::Cuda)] {
+            assert_eq!(args(&format!("run haversine --device {flag}")).unwrap().device, Some(want));
+        }
+        assert_eq!(args("run haversine").unwrap().device, None);
+        assert_eq!(args("run haversine --memory 1.5GiB").unwrap().memory, Some(3 << 29));
+        assert_eq!(args("run haversine --memory 500MB").unwrap().memory, Some(500_000_000));
+    }
+
+    #[test]
+    fn bad_flags_say_why() {
+        for (line, want) in [
+            ("run black-scholes --device tpu", "--device"),
+            ("run black-scholes --memory lots", "--memory"),
+            ("run black-scholes --memory 3furlongs", "unit"),
+            ("run black-scholes --memory 0", "--memory 0"),
+            ("run black-scholes --device", "needs a value"),
+            ("run black-scholes --mode fpga", "unknown mode"),
+            ("bandwidth --device cuda", "bandwidth"),
+            ("run black-scholes --sizes 1MiB", "unknown flag"),
+            ("bandwidth --sizes 1MiB,x", "--sizes"),
+        ] {
+            let e = args(line).unwrap_err();
+            assert!(e.contains(want), "{line}: {e}");
+        }
+    }
+
+    #[test]
+    fn modes_and_bandwidth_flags() {
+        assert_eq!(args("run black-scholes --mode gpu").unwrap().mode, Mode::Gpu);
+        let a = args("bandwidth --sizes 1MiB,2GiB --repeat 3 --launches 100").unwrap();
+        assert_eq!(a.command, Command::Bandwidth);
+        assert_eq!(a.sizes, vec![1 << 20, 2 << 30]);
+        assert_eq!((a.repeat, a.launches), (3, 100));
+        let a = args("bandwidth").unwrap();
+        assert_eq!(a.sizes, vec![1 << 20, 64 << 20, 1 << 30]);
+    }
+
+    #[test]
+    fn cuda_without_a_gpu_is_an_error_with_the_reason() {
+        if gpu::open().is_ok() {
+            return; // a GPU host: nothing to check here
+        }
+        let e = bach_session(DeviceChoice::Cuda, None).expect_err("no CUDA device here");
+        assert!(e.starts_with("--device cuda: ") && e.len() > "--device cuda: ".len(), "{e}");
+        let e = gpu::Gpu::new().err().expect("no GPU here");
+        assert!(e.starts_with("no GPU: "), "{e}");
+    }
+
+    #[test]
+    fn emulated_session_gets_its_memory_and_the_cap() {
+        let s = bach_session(DeviceChoice::Emulated(Some(16 << 20)), Some(16 << 20)).unwrap();
+        let p = s.devices().profiles();
+        assert_eq!(p.len(), 2);
+        assert_eq!(p[1].kind, DeviceKind::Emulated);
+        assert_eq!(p[1].memory_bytes, Some(16 << 20));
+        assert_eq!(s.config().memory_cap, Some(16 << 20));
+    }
+
+    #[test]
+    fn bach_runs_in_its_own_session_and_reports_its_plan() {
+        let s = bach_session(DeviceChoice::Emulated(Some(4 << 20)), Some(4 << 20)).unwrap();
+        let w = Workload::BlackScholes;
+        let cols = w.inputs(1 << 16, Some(3));
+        let lazy = bach_runtime::with_session(&s, || cols.iter().map(|(k, v)| (*k, bach::Array::from_shared(v.clone().into_dyn().into_shared()))).collect());
+        let mut setup = Setup { cols, lazy_inputs: lazy, session: Some(s.clone()), gpu: None };
+        let (_, out) = run_once(w, Mode::Bach, &mut setup).unwrap();
+        let want = w.cpu(&setup.cols);
+        assert!(max_rel_diff(&out, &want) <= BACH_TOLERANCE);
+        let plan = plan_summary(&s).expect("the run is in this session's trace");
+        assert!(plan.stages >= 1 && plan.pieces >= 1, "{plan:?}");
+        assert!(!ran_on(&s).is_empty());
+        assert_eq!(bach_runtime::global().trace().evals().count(), 0, "nothing ran in the global session");
+    }
 }

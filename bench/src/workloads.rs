@@ -120,7 +120,11 @@ impl Workload {
 const C05: f64 = 3.0;
 const C10: f64 = 1.5;
 const INVSQRT2: f64 = std::f64::consts::FRAC_1_SQRT_2;
+/// (c05, c10, invsqrt2), for the hand-written CUDA kernel.
+pub const BLACK_SCHOLES_CONSTANTS: (f64, f64, f64) = (C05, C10, INVSQRT2);
 // Haversine constants.
 const LAT1: f64 = 0.70984286;
 const LON1: f64 = 1.23892197;
 const MILES: f64 = 3959.0;
+/// (lat1, lon1, miles), for the hand-written CUDA kernel.
+pub const HAVERSINE_CONSTANTS: (f64, f64, f64) = (LAT1, LON1, MILES);
