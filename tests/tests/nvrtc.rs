@@ -171,3 +171,182 @@ fn gpu_kernel_errors_name_the_op() {
     let err = y.eval().expect_err("a kernel that does not compile").to_string();
     assert!(err.contains("broken") && err.contains("sqrtt"), "{err}");
 }
+
+/// `first + i` times a parameter: a `Launch::Fill` allocation.
+const IOTA: &str = r#"
+extern "C" __global__ void iota_f64(unsigned long long n, double* out, unsigned long long first, double scale) {
+    for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
+         i += (unsigned long long)gridDim.x * blockDim.x)
+        out[i] = scale * (double)(first + i);
+}"#;
+
+/// Sums per row (`Reduce { axis: Some(1) }`) and of everything (`Reduce { axis: None }`),
+/// one block of 256 threads per output value.
+const SUMS: &str = r#"
+__device__ double block_sum(double s) {
+    __shared__ double part[256];
+    part[threadIdx.x] = s;
+    __syncthreads();
+    for (unsigned int w = blockDim.x / 2; w > 0; w >>= 1) {
+        if (threadIdx.x < w) part[threadIdx.x] += part[threadIdx.x + w];
+        __syncthreads();
+    }
+    return part[0];
+}
+extern "C" __global__ void rowsum_f64(unsigned long long rows, unsigned long long cols, const double* x, double* out) {
+    double s = 0.0;
+    for (unsigned long long c = threadIdx.x; c < cols; c += blockDim.x) s += x[blockIdx.x * cols + c];
+    s = block_sum(s);
+    if (threadIdx.x == 0) out[blockIdx.x] = s;
+}
+extern "C" __global__ void total_f64(unsigned long long rows, unsigned long long cols, const double* x, double* out) {
+    double s = 0.0;
+    for (unsigned long long i = threadIdx.x; i < rows * cols; i += blockDim.x) s += x[i];
+    s = block_sum(s);
+    if (threadIdx.x == 0) out[0] = s;
+}"#;
+
+/// `x > y` into bool bytes, with `y` a column `[rows, 1]` broadcast over the columns.
+const GREATER: &str = r#"
+extern "C" __global__ void greater_f64(unsigned long long n, unsigned char* out,
+        const double* x, unsigned long long xd, unsigned long long xm,
+        const double* y, unsigned long long yd, unsigned long long ym) {
+    for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
+         i += (unsigned long long)gridDim.x * blockDim.x)
+        out[i] = x[(i / xd) % xm] > y[(i / yd) % ym];
+}"#;
+
+fn close(got: &ArrayD<f64>, want: &ArrayD<f64>, what: &str) {
+    assert_eq!(got.shape(), want.shape(), "{what}");
+    for (g, w) in got.iter().zip(want) {
+        assert!((g - w).abs() <= 1e-9 * w.abs().max(1.0), "{what}: {g} vs {w}");
+    }
+}
+
+/// Each `Launch` convention against the CPU, on the GPU, with kernels written here (so a
+/// failure points at the device, not at the library's kernels).
+#[test]
+#[ignore = "needs a GPU"]
+fn gpu_launch_conventions() {
+    use bach_runtime::{oa_alloc, DType, Meta};
+    use ndarray::{Array2, Axis, Ix1, Ix2};
+    let s = gpu_session();
+    s.update_config(|c| c.memory_cap = Some(8 << 20));
+    let f64_of = |v: &Value| v.array::<f64>().expect("f64").to_owned();
+
+    // Fill, then an elementwise consumer on the GPU (the allocation is made where it is used).
+    let n = 300_001;
+    let iota = oa_alloc("iota")
+        .cpu(|ctx, _| Ok(Value::from(ArrayD::from_shape_fn(IxDyn(&[ctx.rows.len()]), |i| 0.5 * (ctx.rows.start + i[0]) as f64))))
+        .accelerator_launch("iota", IOTA, Launch::Fill { params: vec![0.5] })
+        .build();
+    let axpb = oa("axpb")
+        .elementwise()
+        .args([split::rows(), split::rows()])
+        .cpu(|_, args| Ok(Value::from(&args[0].array::<f64>("axpb")? * 2.0 + &args[1].array::<f64>("axpb")?)))
+        .accelerator_launch("axpb", AXPB, Launch::Elementwise { params: vec![2.0] })
+        .build();
+    let filled = s.alloc(&iota, Meta::new(DType::F64, [n])).unwrap();
+    let zero = s.source(Value::from(ArrayD::from_elem(IxDyn(&[]), 0.0)), "zero");
+    let doubled = axpb.call(&[&filled, &zero]).unwrap();
+    eprintln!("{}", s.plan(&[&doubled]).unwrap());
+    close(&f64_of(&doubled.eval().unwrap()), &ArrayD::from_shape_fn(IxDyn(&[n]), |i| i[0] as f64), "fill");
+
+    // A [rows, 1] column broadcast over the columns, into bool.
+    let (rows, cols) = (20_000, 7);
+    let x = ArrayD::from_shape_fn(IxDyn(&[rows, cols]), |i| ((i[0] * 7 + i[1] * 3) % 11) as f64);
+    let col = ArrayD::from_shape_fn(IxDyn(&[rows, 1]), |i| (i[0] % 11) as f64);
+    let greater = oa("greater")
+        .elementwise()
+        .args([split::rows(), split::rows()])
+        .shape(|m: &[Meta]| Ok(Meta::new(DType::Bool, m[0].shape.clone())))
+        .cpu(|_, args| {
+            let (a, b) = (args[0].array::<f64>("greater")?, args[1].array::<f64>("greater")?);
+            Ok(Value::from(ndarray::Zip::from(&a).and_broadcast(&b).map_collect(|a, b| a > b)))
+        })
+        .accelerator_launch("greater", GREATER, Launch::Elementwise { params: vec![] })
+        .build();
+    let (xl, cl) = (s.source(Value::from(x.clone()), "x"), s.source(Value::from(col.clone()), "col"));
+    let g = greater.call(&[&xl, &cl]).unwrap().eval().unwrap();
+    let want = ndarray::Zip::from(&x).and_broadcast(&col).map_collect(|a, b| a > b);
+    assert_eq!(g.array::<bool>().unwrap(), &want.into_shared(), "greater");
+
+    // Reductions: per row (pieces of rows), and of everything (whole).
+    let rowsum = oa("rowsum")
+        .shape(|m: &[Meta]| Ok(Meta::new(m[0].dtype, [m[0].shape[0]])))
+        .cpu(|_, args| Ok(Value::from(args[0].array::<f64>("rowsum")?.sum_axis(Axis(1)))))
+        .accelerator_launch("rowsum", SUMS, Launch::Reduce { axis: Some(1) })
+        .build();
+    let total = oa("total")
+        .unsplittable()
+        .shape(|m: &[Meta]| Ok(Meta::new(m[0].dtype, Vec::<usize>::new())))
+        .cpu(|_, args| Ok(Value::from(ndarray::arr0(args[0].array::<f64>("total")?.sum()).into_dyn())))
+        .accelerator_launch("total", SUMS, Launch::Reduce { axis: None })
+        .build();
+    let r = rowsum.call(&[&xl]).unwrap().eval().unwrap();
+    close(&f64_of(&r), &x.sum_axis(Axis(1)), "rowsum");
+    let t = total.call(&[&xl]).unwrap().eval().unwrap();
+    close(&f64_of(&t), &ArrayD::from_elem(IxDyn(&[]), x.sum()), "total");
+
+    // The four products through cuBLAS.
+    let product = |name: &str, args: [bach_runtime::SplitRef; 2], unsplittable: bool| {
+        let b = oa(name)
+            .args(args)
+            .shape(|m: &[Meta]| {
+                let (a, b) = (&m[0].shape, &m[1].shape);
+                let shape: Vec<usize> = match (a.len(), b.len()) {
+                    (1, 1) => vec![],
+                    (2, 1) => vec![a[0]],
+                    (1, 2) => vec![b[1]],
+                    _ => vec![a[0], b[1]],
+                };
+                Ok(Meta::new(m[0].dtype, shape))
+            })
+            .cpu(|_, args| {
+                let (a, b) = (args[0].array::<f64>("dot")?, args[1].array::<f64>("dot")?);
+                Ok(match (a.ndim(), b.ndim()) {
+                    (1, 1) => Value::from(ndarray::arr0(a.into_dimensionality::<Ix1>().unwrap().dot(&b.into_dimensionality::<Ix1>().unwrap())).into_dyn()),
+                    (2, 1) => Value::from(a.into_dimensionality::<Ix2>().unwrap().dot(&b.into_dimensionality::<Ix1>().unwrap()).into_dyn()),
+                    (1, 2) => Value::from(a.into_dimensionality::<Ix1>().unwrap().dot(&b.into_dimensionality::<Ix2>().unwrap()).into_dyn()),
+                    _ => Value::from(a.into_dimensionality::<Ix2>().unwrap().dot(&b.into_dimensionality::<Ix2>().unwrap()).into_dyn()),
+                })
+            })
+            .accelerator_launch(name, "", Launch::Gemm);
+        if unsplittable { b.unsplittable().build() } else { b.build() }
+    };
+    let a = Array2::from_shape_fn((3001, 200), |(i, j)| ((i * 31 + j * 17) % 101) as f64 / 101.0).into_dyn();
+    let bm = Array2::from_shape_fn((200, 50), |(i, j)| ((i * 7 + j * 13) % 97) as f64 / 97.0 - 0.5).into_dyn();
+    let v = ArrayD::from_shape_fn(IxDyn(&[200]), |i| (i[0] % 5) as f64 - 2.0);
+    let w = ArrayD::from_shape_fn(IxDyn(&[3001]), |i| (i[0] % 3) as f64);
+    let (al, bl, vl, wl) = (s.source(Value::from(a.clone()), "a"), s.source(Value::from(bm.clone()), "b"), s.source(Value::from(v.clone()), "v"), s.source(Value::from(w.clone()), "w"));
+    let cases: [(&str, &bach_runtime::Lazy, &bach_runtime::Lazy, bool); 4] =
+        [("matmul", &al, &bl, false), ("matvec", &al, &vl, false), ("vecmat", &wl, &al, true), ("dot", &vl, &vl, true)];
+    for (name, l, r, whole) in cases {
+        let op = product(name, [split::rows(), split::broadcast()], whole);
+        let got = f64_of(&op.call(&[l, r]).unwrap().eval().unwrap());
+        let want = op.run_cpu(&bach_runtime::OpCtx { meta: &Meta::new(DType::F64, got.shape()), rows: 0..1, piece: 0, node: 0 }, &[l.eval().unwrap().view(), r.eval().unwrap().view()]).unwrap();
+        close(&got, &f64_of(&want), name);
+    }
+    let trace = s.trace();
+    let gpu_ops: std::collections::BTreeSet<String> = trace.evals().flat_map(|e| e.events.iter()).filter(|e| e.device == DeviceId(1) && e.kind != EventKind::Transfer).map(|e| e.op.to_string()).collect();
+    eprintln!("ran on the GPU: {gpu_ops:?}");
+    for op in ["iota", "axpb", "greater", "rowsum", "total", "matmul", "matvec", "vecmat", "dot"] {
+        assert!(gpu_ops.contains(op), "{op} did not run on the GPU: {gpu_ops:?}");
+    }
+}
+
+/// The kernels of the GPU tests above compile, so that on a GPU host only the device is
+/// under test.
+#[test]
+fn the_gpu_tests_kernels_compile() {
+    if !have_nvrtc("the_gpu_tests_kernels_compile") {
+        return;
+    }
+    for (source, entries) in [(AXPB, &["axpb_f64"][..]), (IOTA, &["iota_f64"]), (SUMS, &["rowsum_f64", "total_f64"]), (GREATER, &["greater_f64"])] {
+        let ptx = cuda::nvrtc_ptx(source, "compute_90").unwrap_or_else(|log| panic!("{entries:?}: {log}"));
+        for e in entries {
+            assert!(ptx.contains(&format!(".entry {e}(")), "{e}");
+        }
+        assert!(cuda::nvrtc_compile(source, "sm_90").unwrap() > 0);
+    }
+}

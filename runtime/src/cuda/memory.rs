@@ -55,8 +55,6 @@ struct Freed {
     size: usize,
     /// One per stream that touched the block, recorded at free time.
     events: Vec<CudaEvent>,
-    /// Recording the events failed: reusable only after the whole GPU is synchronized.
-    needs_sync: bool,
 }
 
 #[derive(Default)]
@@ -75,7 +73,7 @@ impl PoolState {
         let mut i = 0;
         while i < self.pending.len() {
             let f = &self.pending[i];
-            if !f.needs_sync && f.events.iter().all(|e| e.is_complete()) {
+            if f.events.iter().all(|e| e.is_complete()) {
                 let f = self.pending.swap_remove(i);
                 self.idle.entry(f.size).or_default().push(f.ptr);
             } else {
@@ -192,14 +190,18 @@ impl DevicePool {
             self.ctx.bind_to_thread()?;
             Lane::ALL.iter().filter(|l| used & l.bit() != 0).map(|&l| self.streams[l as usize].record_event(None)).collect()
         }));
-        let (events, needs_sync) = match recorded {
-            Ok(Ok(events)) => (events, false),
-            _ => (Vec::new(), true),
+        // Without events, the block is safe to reuse only once the whole GPU has finished;
+        // if even that fails the context is broken, and the block is left alone.
+        let events = match recorded {
+            Ok(Ok(events)) => Some(events),
+            _ => catch_unwind(AssertUnwindSafe(|| self.ctx.synchronize())).ok().and_then(|r| r.ok()).map(|()| Vec::new()),
         };
         let mut st = lock(&self.state);
         st.live = st.live.saturating_sub(size as u64);
-        st.cached += size as u64;
-        st.pending.push(Freed { ptr, size, events, needs_sync });
+        if let Some(events) = events {
+            st.cached += size as u64;
+            st.pending.push(Freed { ptr, size, events });
+        }
     }
 
     /// Block until every freed block's work is done, then make them idle.
@@ -213,12 +215,9 @@ impl DevicePool {
         st.reclaim();
     }
 
-    /// After the GPU was synchronized: every freed block is idle.
+    /// After the GPU was synchronized: the freed blocks become idle.
     pub fn after_sync(&self) {
-        let mut st = lock(&self.state);
-        for f in std::mem::take(&mut st.pending) {
-            st.idle.entry(f.size).or_default().push(f.ptr);
-        }
+        lock(&self.state).reclaim();
     }
 
     /// Give every idle block back to CUDA.
