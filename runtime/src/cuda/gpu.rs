@@ -77,9 +77,13 @@ impl Drop for Blas {
 
 /// A kernel source compiled and loaded, with the functions looked up in it.
 struct Compiled {
+    source: String,
     module: Result<Arc<CudaModule>, String>,
     functions: Mutex<HashMap<String, Result<CudaFunction, String>>>,
 }
+
+/// Where a source text lies (address, length) and the function asked for in it.
+type SourceAt = (usize, usize, String);
 
 /// Something timed on the GPU: two events around it.
 struct Span {
@@ -120,6 +124,9 @@ pub(super) struct Gpu {
     /// Every GPU of the machine, one line each, and the versions in use.
     pub notes: Vec<String>,
     modules: Mutex<HashMap<String, Arc<Compiled>>>,
+    /// Functions by the address and length of the source text they were asked for with (the
+    /// text is compared on a hit): a launch does not hash a source of many kilobytes.
+    recent_functions: Mutex<HashMap<SourceAt, (Arc<Compiled>, CudaFunction)>>,
     timeline: Mutex<Timeline>,
 }
 
@@ -188,14 +195,17 @@ impl Gpu {
             return Err(format!("BACH_CUDA_DEVICE={ordinal} but this machine has {} GPU(s): {}", gpus.len(), notes.join("; ")));
         };
         let (nv_major, nv_minor) = nvrtc::version()?;
-        if driver < 12000 || driver < nv_major * 1000 + nv_minor * 10 {
+        if driver < 12000 {
+            return Err(format!("the CUDA driver ({}) is too old: Bach needs CUDA 12 or newer (driver 580 or newer for CUDA 13)", version_text(driver)));
+        }
+        if driver < nv_major * 1000 + nv_minor * 10 {
             return Err(format!(
                 "the CUDA driver ({}) is older than NVRTC {nv_major}.{nv_minor}, which compiles the kernels: update the NVIDIA driver (580 or newer for CUDA 13)",
                 version_text(driver)
             ));
         }
         if !catch_unwind(|| unsafe { blas_sys::is_culib_present() }).unwrap_or(false) {
-            return Err("no cuBLAS found (libcublas.so.13): install the CUDA toolkit, or `pip install nvidia-cublas` and add its lib directory to LD_LIBRARY_PATH".into());
+            return Err("no cuBLAS found (libcublas.so.13): install the CUDA toolkit, or `pip install nvidia-cublas` (the CUDA 13 line) and add its `nvidia/cu13/lib` directory to LD_LIBRARY_PATH".into());
         }
         let archs = nvrtc::supported_archs()?;
         let arch = nvrtc::arch_for(info.cc, &archs)?;
@@ -227,6 +237,7 @@ impl Gpu {
             bandwidth: (25e9, 25e9, false),
             notes,
             modules: Mutex::new(HashMap::new()),
+            recent_functions: Mutex::new(HashMap::new()),
             timeline: Mutex::new(Timeline { anchor: None, idle: true, spans: Vec::new(), recent: VecDeque::new() }),
         };
         gpu.self_test()?;
@@ -242,6 +253,12 @@ impl Gpu {
 
     /// The function `name` of kernel `source`, compiled at first use.
     pub fn function(&self, source: &str, name: &str) -> Result<CudaFunction, String> {
+        let key = (source.as_ptr() as usize, source.len(), name.to_string());
+        if let Some((c, f)) = lock(&self.recent_functions).get(&key) {
+            if c.source == source {
+                return Ok(f.clone());
+            }
+        }
         let compiled = {
             let mut modules = lock(&self.modules);
             match modules.get(source) {
@@ -250,15 +267,14 @@ impl Gpu {
                     let module = nvrtc::compile(source, &self.arch).and_then(|image| {
                         self.ctx.load_module(Ptx::from_binary(image)).map_err(|e| format!("the GPU could not load the compiled kernel: {}", describe(&e)))
                     });
-                    let c = Arc::new(Compiled { module, functions: Mutex::new(HashMap::new()) });
+                    let c = Arc::new(Compiled { source: source.to_string(), module, functions: Mutex::new(HashMap::new()) });
                     modules.insert(source.to_string(), c.clone());
                     c
                 }
             }
         };
         let module = compiled.module.as_ref().map_err(Clone::clone)?;
-        let mut functions = lock(&compiled.functions);
-        functions
+        let f = lock(&compiled.functions)
             .entry(name.to_string())
             .or_insert_with(|| {
                 module.load_function(name).map_err(|e| match e.0 {
@@ -266,7 +282,13 @@ impl Gpu {
                     _ => format!("cuModuleGetFunction({name}): {}", describe(&e)),
                 })
             })
-            .clone()
+            .clone()?;
+        let mut recent = lock(&self.recent_functions);
+        if recent.len() >= 4096 {
+            recent.clear();
+        }
+        recent.insert(key, (compiled.clone(), f.clone()));
+        Ok(f)
     }
 
     /// Work is about to be queued: if nothing was, anchor the GPU clock to the host's first.

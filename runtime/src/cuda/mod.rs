@@ -138,6 +138,10 @@ mod tests {
         let auto = Devices::select(DeviceChoice::Auto).expect("auto falls back to the CPU");
         assert_eq!(auto.profiles().len(), 1);
         assert!(auto.report().contains("no GPU: running on CPU (no libcuda.so found"), "{}", auto.report());
+        if matches!(std::env::var("BACH_DEVICE").as_deref(), Err(_) | Ok("auto") | Ok("cuda")) {
+            let report = Devices::detect().report();
+            assert!(report.contains("no GPU: running on CPU (no libcuda.so found"), "{report}");
+        }
     }
 
     #[test]
