@@ -82,7 +82,7 @@ impl fmt::Display for DeviceProfile {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{} [{}]", self.name, self.id.0)?;
         if let Some(m) = self.memory_bytes {
-            write!(f, ", {:.1} GiB", m as f64 / (1u64 << 30) as f64)?;
+            write!(f, ", {}", crate::plan::bytes(m as usize))?;
         }
         Ok(())
     }

@@ -277,27 +277,55 @@ pub fn plan(part: &GraphPart, cost: &CostModel, devices: &[DeviceProfile], polic
             stage.piece_rows = first.meta.rows();
             continue;
         };
+        // Bytes per row a piece holds: for the cache (CPU), the widest value; for device
+        // memory, the peak of what is live at once: the split inputs (held for the piece),
+        // and each op's output from its step to its last use in the stage (outputs to the end).
         let mut row_bytes = Vec::new();
         let mut fixed = 0usize;
-        for &st in &stage.steps {
-            let i = steps[st].node;
+        let mut inputs_row = 0usize;
+        let mut seen_inputs = std::collections::HashSet::new();
+        let stage_nodes: Vec<usize> = stage.steps.iter().map(|&st| steps[st].node).collect();
+        let mut last_use: HashMap<usize, usize> = HashMap::new();
+        for (j, &i) in stage_nodes.iter().enumerate() {
+            last_use.insert(i, if stage.outputs.contains(&i) { usize::MAX } else { j });
             row_bytes.push(part.nodes[i].meta.row_bytes());
             for (k, &u) in part.nodes[i].inputs.iter().enumerate() {
                 if stage_of[u].map(|x| renum[x]) == Some(s) {
+                    if let Some(l) = last_use.get_mut(&u) {
+                        if *l != usize::MAX {
+                            *l = (*l).max(j);
+                        }
+                    }
+                    continue;
+                }
+                if !seen_inputs.insert(u) {
                     continue;
                 }
                 if part.nodes[i].arg_splits[k].splittable() {
                     row_bytes.push(part.nodes[u].meta.row_bytes());
+                    inputs_row += part.nodes[u].meta.row_bytes();
                 } else {
                     fixed += part.nodes[u].meta.bytes();
                 }
             }
         }
+        let mut freed = vec![0usize; stage_nodes.len() + 1];
+        for i in &stage_nodes {
+            if let Some(&l) = last_use.get(i).filter(|&&l| l != usize::MAX) {
+                freed[l + 1] += part.nodes[*i].meta.row_bytes();
+            }
+        }
+        let (mut live, mut peak_row) = (0usize, 0usize);
+        for (j, &i) in stage_nodes.iter().enumerate() {
+            live = live + part.nodes[i].meta.row_bytes() - freed[j];
+            peak_row = peak_row.max(live);
+        }
+        let peak_row = peak_row + inputs_row;
         let dev = &devices[stage.device.0 as usize];
         stage.piece_rows = match budget(dev) {
             None => (cost.cpu_piece_bytes / row_bytes.iter().copied().max().unwrap_or(1).max(1)).max(1),
             Some(b) => {
-                let per_row: usize = row_bytes.iter().sum::<usize>().max(1);
+                let per_row: usize = peak_row.max(1);
                 let need = fixed as u64 + (len as u64) * per_row as u64;
                 if need <= b {
                     // Fits: still cut into pieces of about `accelerator_piece_bytes`, so the
