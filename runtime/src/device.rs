@@ -211,12 +211,18 @@ pub(crate) fn panic_text(panic: &(dyn std::any::Any + Send)) -> &str {
         .unwrap_or("panic with a non-text payload")
 }
 
+/// Run `f`, catching a panic as a device does: while it runs, [`panic_is_caught`] is true, so
+/// a notebook's panic hook does not report a panic that becomes a `BachError`.
+pub fn catch_panics<R>(f: impl FnOnce() -> R) -> std::thread::Result<R> {
+    let outer = CATCHING.with(|c| c.replace(true));
+    let result = catch_unwind(AssertUnwindSafe(f));
+    CATCHING.with(|c| c.set(outer));
+    result
+}
+
 /// Run a CPU kernel, turning a panic into an error for that op on `device`.
 pub(crate) fn run_cpu_kernel(op: &Annotation, ctx: &OpCtx<'_>, args: &[ValueRef<'_>], device: &str) -> Result<Value> {
-    let outer = CATCHING.with(|c| c.replace(true));
-    let result = catch_unwind(AssertUnwindSafe(|| op.run_cpu(ctx, args)));
-    CATCHING.with(|c| c.set(outer));
-    match result {
+    match catch_panics(|| op.run_cpu(ctx, args)) {
         Ok(r) => r,
         Err(panic) => Err(BachError::Kernel { op: op.name().to_string(), device: device.into(), detail: format!("panicked: {}", panic_text(&*panic)) }),
     }

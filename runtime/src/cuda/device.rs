@@ -14,7 +14,6 @@
 
 use std::collections::VecDeque;
 use std::mem::MaybeUninit;
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, PoisonError};
 
 use cudarc::cublas::sys::{self as blas, cublasOperation_t};
@@ -104,10 +103,10 @@ impl CudaDevice {
     /// Run `f` with the context bound to this thread; a panic becomes an error for `op`.
     fn guard<T>(&self, op: &str, f: impl FnOnce(At<'_>) -> Result<T>) -> Result<T> {
         let at = At { op, device: &self.profile.name };
-        catch_unwind(AssertUnwindSafe(|| {
+        crate::device::catch_panics(|| {
             self.gpu.ctx.bind_to_thread().map_err(|e| at.cuda("binding the CUDA context", e))?;
             f(at)
-        }))
+        })
         .unwrap_or_else(|p| Err(at.fail(format!("the CUDA library panicked: {}", panic_text(&*p)))))
     }
 
@@ -404,7 +403,7 @@ impl Download {
     fn finish(mut self) -> Result<Value> {
         let device = std::mem::take(&mut self.device);
         let at = At { op: "copy to host", device: &device };
-        catch_unwind(AssertUnwindSafe(move || {
+        crate::device::catch_panics(move || {
             self.gpu.ctx.bind_to_thread().map_err(|e| at.cuda("binding the CUDA context", e))?;
             let mut out = self.out.take().expect("finished once");
             while let Some((offset, n, mut staging, done)) = self.inflight.pop_front() {
@@ -416,7 +415,7 @@ impl Download {
             }
             debug_assert_eq!(self.value.meta.bytes(), self.len);
             Ok(out.into_value())
-        }))
+        })
         .unwrap_or_else(|p| Err(at.fail(format!("the CUDA library panicked: {}", panic_text(&*p)))))
     }
 }

@@ -9,7 +9,6 @@
 //! launched and read back.
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -139,17 +138,17 @@ pub(super) fn open(ordinal: usize) -> Result<Arc<Gpu>, String> {
     if let Some(r) = opened.get(&ordinal) {
         return r.clone();
     }
-    let r = catch_unwind(|| Gpu::open(ordinal)).unwrap_or_else(|p| Err(format!("the CUDA libraries panicked while starting: {}", panic_text(&*p))));
+    let r = crate::device::catch_panics(|| Gpu::open(ordinal)).unwrap_or_else(|p| Err(format!("the CUDA libraries panicked while starting: {}", panic_text(&*p))));
     opened.insert(ordinal, r.clone());
     r
 }
 
 /// The driver library, started, with its version and GPUs.
 fn probe_driver() -> Result<(i32, Vec<GpuInfo>), String> {
-    if !catch_unwind(|| unsafe { sys::is_culib_present() }).unwrap_or(false) {
+    if !crate::device::catch_panics(|| unsafe { sys::is_culib_present() }).unwrap_or(false) {
         return Err("no libcuda.so found (no NVIDIA driver on this machine)".into());
     }
-    let probed = catch_unwind(|| -> Result<(i32, Vec<GpuInfo>), String> {
+    let probed = crate::device::catch_panics(|| -> Result<(i32, Vec<GpuInfo>), String> {
         if let Err(e) = result::init() {
             return Err(match e.0 {
                 cudaError_enum::CUDA_ERROR_NO_DEVICE => "CUDA driver found but no device".into(),
@@ -204,7 +203,7 @@ impl Gpu {
                 version_text(driver)
             ));
         }
-        if !catch_unwind(|| unsafe { blas_sys::is_culib_present() }).unwrap_or(false) {
+        if !crate::device::catch_panics(|| unsafe { blas_sys::is_culib_present() }).unwrap_or(false) {
             return Err("no cuBLAS found (libcublas.so.13): install the CUDA toolkit, or `pip install nvidia-cublas` (the CUDA 13 line) and add its `nvidia/cu13/lib` directory to LD_LIBRARY_PATH".into());
         }
         let archs = nvrtc::supported_archs()?;
@@ -400,7 +399,7 @@ impl Gpu {
     /// Host-to-device and device-to-host bandwidth through pinned memory (32 MiB, 3 times).
     fn measure(&self) -> Option<(f64, f64)> {
         const SIZE: usize = 32 << 20;
-        catch_unwind(AssertUnwindSafe(|| {
+        crate::device::catch_panics(|| {
             let at = At { op: "bandwidth", device: &self.name };
             let block = self.pool.alloc(SIZE, at).ok()?;
             let mut staging = self.staging.take(SIZE, at).ok()?;
@@ -422,7 +421,7 @@ impl Gpu {
             let h2d = time(Lane::H2d, &mut |s| unsafe { result::memcpy_htod_async(ptr, staging.bytes(SIZE), s.cu_stream()) })?;
             let d2h = time(Lane::D2h, &mut |s| unsafe { result::memcpy_dtoh_async(staging.bytes_mut(SIZE), ptr, s.cu_stream()) })?;
             Some((h2d, d2h))
-        }))
+        })
         .ok()
         .flatten()
     }

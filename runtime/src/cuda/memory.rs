@@ -11,7 +11,6 @@
 //! more than a few buffers in flight, which bounds the pinned memory of a long transfer.
 
 use std::collections::{BTreeMap, VecDeque};
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -186,15 +185,15 @@ impl DevicePool {
     }
 
     fn release(&self, ptr: u64, size: usize, used: u8) {
-        let recorded = catch_unwind(AssertUnwindSafe(|| -> std::result::Result<Vec<CudaEvent>, DriverError> {
+        let recorded = crate::device::catch_panics(|| -> std::result::Result<Vec<CudaEvent>, DriverError> {
             self.ctx.bind_to_thread()?;
             Lane::ALL.iter().filter(|l| used & l.bit() != 0).map(|&l| self.streams[l as usize].record_event(None)).collect()
-        }));
+        });
         // Without events, the block is safe to reuse only once the whole GPU has finished;
         // if even that fails the context is broken, and the block is left alone.
         let events = match recorded {
             Ok(Ok(events)) => Some(events),
-            _ => catch_unwind(AssertUnwindSafe(|| self.ctx.synchronize())).ok().and_then(|r| r.ok()).map(|()| Vec::new()),
+            _ => crate::device::catch_panics(|| self.ctx.synchronize()).ok().and_then(|r| r.ok()).map(|()| Vec::new()),
         };
         let mut st = lock(&self.state);
         st.live = st.live.saturating_sub(size as u64);

@@ -13,10 +13,9 @@
 //! - `shapes`: the launch arithmetic (broadcast indexing, reductions, products as
 //!   column-major BLAS), tested without a GPU.
 //!
-//! Every call into CUDA runs under `catch_unwind`: a panic in cudarc becomes a
+//! Every call into CUDA runs under `device::catch_panics`: a panic in cudarc becomes a
 //! [`BachError::Kernel`] naming the op, and CUDA errors name the op and the call.
 
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
 use cudarc::driver::result::DriverError;
@@ -42,7 +41,7 @@ pub struct Found {
 /// never panics: the error says why there is none.
 pub fn detect(id: DeviceId) -> Result<Found, String> {
     let ordinal = ordinal(std::env::var("BACH_CUDA_DEVICE").ok().as_deref())?;
-    catch_unwind(|| {
+    crate::device::catch_panics(|| {
         let gpu = gpu::open(ordinal)?;
         let notes = gpu.notes.clone();
         let device: Arc<dyn Device> = Arc::new(CudaDevice::new(id, gpu));
@@ -106,13 +105,13 @@ impl At<'_> {
 
 /// `CUDA_ERROR_NAME: what the driver says`.
 fn describe(e: &DriverError) -> String {
-    catch_unwind(AssertUnwindSafe(|| {
+    crate::device::catch_panics(|| {
         let name = e.error_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|_| format!("{:?}", e.0));
         match e.error_string() {
             Ok(s) => format!("{name} ({})", s.to_string_lossy()),
             Err(_) => name,
         }
-    }))
+    })
     .unwrap_or_else(|_| format!("{:?}", e.0))
 }
 
