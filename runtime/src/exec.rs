@@ -69,12 +69,10 @@ pub(crate) fn execute(session: &Session, eval: u64, plan: &Plan, part: &GraphPar
     }
     // Hand back, per node, the host value, or the device value where there is no host one
     // or the evaluation asked for it to stay.
-    for (i, node) in part.nodes.iter().enumerate() {
-        let on_device = store.device.iter().find(|((n, _), _)| *n == i).map(|(_, v)| v.clone());
-        if let Some(v) = on_device {
-            if store.host[i].is_none() || (node.target && node.keep_on_device) {
-                store.host[i] = Some(v);
-            }
+    for ((i, _), v) in std::mem::take(&mut store.device) {
+        let node = &part.nodes[i];
+        if store.host[i].is_none() || (node.target && node.keep_on_device) {
+            store.host[i] = Some(v);
         }
     }
     let mut plan_text = plan.to_string();

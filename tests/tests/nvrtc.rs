@@ -102,18 +102,23 @@ fn gpu_session() -> std::sync::Arc<Session> {
     Session::with_devices(devices)
 }
 
+/// `2 x + b` as a user annotation with its own CUDA kernel (`AXPB`).
+fn axpb() -> std::sync::Arc<bach_runtime::Annotation> {
+    oa("axpb")
+        .elementwise()
+        .args([split::rows(), split::rows()])
+        .cpu(|_, args| Ok(Value::from(&args[0].array::<f64>("axpb")? * 2.0 + &args[1].array::<f64>("axpb")?)))
+        .accelerator_launch("axpb", AXPB, Launch::Elementwise { params: vec![2.0] })
+        .build()
+}
+
 #[test]
 #[ignore = "needs a GPU"]
 fn gpu_user_kernel_runs_in_pieces_and_is_timed_by_the_gpu() {
     let s = gpu_session();
     // Little device memory: the stage pages through the GPU in many pieces.
     s.update_config(|c| c.memory_cap = Some(16 << 20));
-    let axpb = oa("axpb")
-        .elementwise()
-        .args([split::rows(), split::rows()])
-        .cpu(|_, args| Ok(Value::from(&args[0].array::<f64>("axpb")? * 2.0 + &args[1].array::<f64>("axpb")?)))
-        .accelerator_launch("axpb", AXPB, Launch::Elementwise { params: vec![2.0] })
-        .build();
+    let axpb = axpb();
     let (rows, cols) = (400_001, 5);
     let x = ArrayD::from_shape_fn(IxDyn(&[rows, cols]), |i| (i[0] * cols + i[1]) as f64 * 1e-3);
     let b = ArrayD::from_shape_fn(IxDyn(&[cols]), |i| i[0] as f64);
@@ -138,12 +143,7 @@ fn gpu_user_kernel_runs_in_pieces_and_is_timed_by_the_gpu() {
 #[ignore = "needs a GPU"]
 fn gpu_values_stay_on_the_device_and_come_back() {
     let s = gpu_session();
-    let axpb = oa("axpb")
-        .elementwise()
-        .args([split::rows(), split::rows()])
-        .cpu(|_, args| Ok(Value::from(&args[0].array::<f64>("axpb")? * 2.0 + &args[1].array::<f64>("axpb")?)))
-        .accelerator_launch("axpb", AXPB, Launch::Elementwise { params: vec![2.0] })
-        .build();
+    let axpb = axpb();
     let x = ArrayD::from_shape_fn(IxDyn(&[1000]), |i| i[0] as f64);
     let one = ArrayD::from_elem(IxDyn(&[]), 1.0);
     let (xl, ol) = (s.source(Value::from(x.clone()), "x"), s.source(Value::from(one), "one"));
@@ -240,12 +240,7 @@ fn gpu_launch_conventions() {
         .cpu(|ctx, _| Ok(Value::from(ArrayD::from_shape_fn(IxDyn(&[ctx.rows.len()]), |i| 0.5 * (ctx.rows.start + i[0]) as f64))))
         .accelerator_launch("iota", IOTA, Launch::Fill { params: vec![0.5] })
         .build();
-    let axpb = oa("axpb")
-        .elementwise()
-        .args([split::rows(), split::rows()])
-        .cpu(|_, args| Ok(Value::from(&args[0].array::<f64>("axpb")? * 2.0 + &args[1].array::<f64>("axpb")?)))
-        .accelerator_launch("axpb", AXPB, Launch::Elementwise { params: vec![2.0] })
-        .build();
+    let axpb = axpb();
     let filled = s.alloc(&iota, Meta::new(DType::F64, [n])).unwrap();
     let zero = s.source(Value::from(ArrayD::from_elem(IxDyn(&[]), 0.0)), "zero");
     let doubled = axpb.call(&[&filled, &zero]).unwrap();
