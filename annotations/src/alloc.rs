@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use bach_runtime::{oa_alloc, session, Annotation, BachError, DType, Element, Launch, Meta, Result};
+use bach_runtime::{oa_alloc, session, Annotation, BachError, DType, Element, Launch, Lazy, Meta, Result};
 use ndarray::{ArrayD, IxDyn};
 
 use crate::array::{Array, ShapeArg};
@@ -69,6 +69,63 @@ fn piece_shape(meta: &Meta, rows: &std::ops::Range<usize>) -> Vec<usize> {
     shape
 }
 
+/// The generic `Array<A>` constructors below are thin shells over these non-generic cores, so
+/// the kernels (fills, sequences, the random stream) are compiled here, optimised, and not
+/// again, at the notebook cell's optimisation level, in every cell that calls a constructor.
+fn fill_node(name: &str, dtype: DType, shape: Vec<usize>, value: f64) -> Lazy {
+    let op = match dtype {
+        DType::F64 => fill_op(name, value),
+        DType::F32 => fill_op(name, value as f32),
+        DType::Bool => fill_op(name, value != 0.0),
+        DType::Opaque => unreachable!("arrays are f64, f32 or bool"),
+    };
+    session::current().alloc(&op, Meta::new(dtype, shape)).expect("an oa_alloc annotation")
+}
+
+/// `start + step * i` for `n` elements of `dtype` (f32 parameters come in exactly as f64).
+fn arithmetic_node(name: &str, dtype: DType, start: f64, step: f64, n: usize) -> Lazy {
+    let op = match dtype {
+        DType::F64 => arithmetic_op(name, start, step),
+        DType::F32 => arithmetic_op(name, start as f32, step as f32),
+        d => unreachable!("sequences are f64 or f32, not {d}"),
+    };
+    session::current().alloc(&op, Meta::new(dtype, [n])).expect("an oa_alloc annotation")
+}
+
+/// How a random array draws each value from numpy's stream.
+#[derive(Clone, Copy)]
+enum Draw {
+    Uniform { low: f64, high: f64 },
+    Normal { mean: f64, std: f64 },
+}
+
+fn random_node(name: &str, dtype: DType, shape: Vec<usize>, seed: u32, draw: Draw) -> Lazy {
+    fn op<A: Real>(name: &str, seed: u32, draw: Draw) -> Arc<Annotation> {
+        oa_alloc(name)
+            .unsplittable()
+            .cpu_only("numpy-compatible MT19937 stream: generated on the host")
+            .cpu(move |ctx, _| {
+                let mut rs = RandomState::new(seed);
+                let v: Vec<A> = (0..ctx.meta.len())
+                    .map(|_| {
+                        A::of(match draw {
+                            Draw::Uniform { low, high } => rs.uniform(low, high),
+                            Draw::Normal { mean, std } => rs.normal(mean, std),
+                        })
+                    })
+                    .collect();
+                Ok(A::wrap(ArrayD::from_shape_vec(IxDyn(&ctx.meta.shape), v).expect("meta shape").into_shared()))
+            })
+            .build()
+    }
+    let op = match dtype {
+        DType::F64 => op::<f64>(name, seed, draw),
+        DType::F32 => op::<f32>(name, seed, draw),
+        d => unreachable!("random arrays are f64 or f32, not {d}"),
+    };
+    session::current().alloc(&op, Meta::new(dtype, shape)).expect("an oa_alloc annotation")
+}
+
 impl<A: Element> Array<A> {
     /// An array of `shape` filled with `value` (ndarray's `from_elem`).
     pub fn from_elem(shape: impl ShapeArg, value: A) -> Self {
@@ -79,8 +136,7 @@ impl<A: Element> Array<A> {
         Self::fill("full", shape.dims(), value)
     }
     fn fill(name: &str, shape: Vec<usize>, value: A) -> Self {
-        let op = fill_op(name, value);
-        Self::wrap(session::current().alloc(&op, Meta::new(A::DTYPE, shape)).expect("an oa_alloc annotation"))
+        Self::wrap(fill_node(name, A::DTYPE, shape, param(value)))
     }
 }
 
@@ -95,7 +151,7 @@ impl<A: Real> Array<A> {
     /// `n` evenly spaced values from `start` to `end` inclusive (as ndarray and numpy).
     pub fn linspace(start: A, end: A, n: usize) -> Self {
         let step = if n > 1 { (end - start) / A::of((n - 1) as f64) } else { A::zero() };
-        Self::arithmetic("linspace", start, step, n)
+        Self::wrap(arithmetic_node("linspace", A::DTYPE, param(start), param(step), n))
     }
 
     /// Values from `start` to `end` (exclusive) by `step` (ndarray's `range`, numpy's
@@ -105,7 +161,8 @@ impl<A: Real> Array<A> {
         if step == A::zero() || steps.is_nan() || steps < A::zero() {
             return Err(BachError::invalid("range", format!("from {start} to {end} by {step}")));
         }
-        Ok(Self::arithmetic("range", start, step, steps.max(A::zero()).to_usize().unwrap_or(0)))
+        let n = steps.max(A::zero()).to_usize().unwrap_or(0);
+        Ok(Self::wrap(arithmetic_node("range", A::DTYPE, param(start), param(step), n)))
     }
 
     /// Same as [`Array::range`] (numpy's name).
@@ -113,31 +170,13 @@ impl<A: Real> Array<A> {
         Self::range(start, end, step)
     }
 
-    fn arithmetic(name: &str, start: A, step: A, n: usize) -> Self {
-        let op = arithmetic_op(name, start, step);
-        Self::wrap(session::current().alloc(&op, Meta::new(A::DTYPE, [n])).expect("an oa_alloc annotation"))
-    }
-
     /// Uniform values in [low, high) from numpy's `RandomState(seed).uniform(low, high, shape)`.
     /// Generated whole (one random stream) on the host.
     pub fn random_uniform(shape: impl ShapeArg, low: f64, high: f64, seed: u32) -> Self {
-        Self::random("random_uniform", shape.dims(), seed, move |rs| rs.uniform(low, high))
+        Self::wrap(random_node("random_uniform", A::DTYPE, shape.dims(), seed, Draw::Uniform { low, high }))
     }
     /// Normal values from numpy's `RandomState(seed).normal(mean, std, shape)`.
     pub fn random_normal(shape: impl ShapeArg, mean: f64, std: f64, seed: u32) -> Self {
-        Self::random("random_normal", shape.dims(), seed, move |rs| rs.normal(mean, std))
-    }
-
-    fn random(name: &str, shape: Vec<usize>, seed: u32, draw: impl Fn(&mut RandomState) -> f64 + Send + Sync + 'static) -> Self {
-        let op = oa_alloc(name)
-            .unsplittable()
-            .cpu_only("numpy-compatible MT19937 stream: generated on the host")
-            .cpu(move |ctx, _| {
-                let mut rs = RandomState::new(seed);
-                let v: Vec<A> = (0..ctx.meta.len()).map(|_| A::of(draw(&mut rs))).collect();
-                Ok(A::wrap(ArrayD::from_shape_vec(IxDyn(&ctx.meta.shape), v).expect("meta shape").into_shared()))
-            })
-            .build();
-        Self::wrap(session::current().alloc(&op, Meta::new(A::DTYPE, shape)).expect("an oa_alloc annotation"))
+        Self::wrap(random_node("random_normal", A::DTYPE, shape.dims(), seed, Draw::Normal { mean, std }))
     }
 }

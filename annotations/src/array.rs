@@ -190,10 +190,10 @@ impl<A: Element> Array<A> {
     /// The single element of a 0-d (or one-element) array, e.g. the result of `sum()`.
     pub fn to_scalar(&self) -> Result<A> {
         let v = self.eval()?;
-        if v.len() != 1 {
-            return Err(BachError::shape("to_scalar", format!("array of shape {:?} is not a scalar", v.shape())));
+        match v.first() {
+            Some(x) if v.len() == 1 => Ok(*x),
+            _ => Err(BachError::shape("to_scalar", format!("array of shape {:?} is not a scalar", v.shape()))),
         }
-        Ok(*v.iter().next().expect("one element"))
     }
     /// The element at `index` (evaluates).
     pub fn get(&self, index: &[usize]) -> Result<A> {
@@ -251,17 +251,34 @@ impl<A: Element> Index<usize> for Array<A> {
 /// Display evaluates and prints like ndarray.
 impl<A: Element> fmt::Display for Array<A> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.eval() {
-            Ok(v) => fmt::Display::fmt(&v, f),
-            Err(e) => write!(f, "<{} not evaluated: {e}>", self.meta()),
-        }
+        display_lazy(&self.lazy, f)
     }
 }
 impl<A: Element> fmt::Debug for Array<A> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.eval() {
-            Ok(v) => write!(f, "{v:?}, bach #{}", self.lazy.id()),
-            Err(e) => write!(f, "<{} #{} not evaluated: {e}>", self.meta(), self.lazy.id()),
-        }
+        debug_lazy(&self.lazy, f)
+    }
+}
+
+// Formatting is not generic: ndarray's formatting code is compiled here once, not again in
+// every notebook cell that prints an array.
+
+fn display_lazy(lazy: &Lazy, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    match lazy.eval() {
+        Ok(Value::F64(a)) => fmt::Display::fmt(&a, f),
+        Ok(Value::F32(a)) => fmt::Display::fmt(&a, f),
+        Ok(Value::Bool(a)) => fmt::Display::fmt(&a, f),
+        Ok(_) => write!(f, "<{}: not a host array>", lazy.meta()),
+        Err(e) => write!(f, "<{} not evaluated: {e}>", lazy.meta()),
+    }
+}
+
+fn debug_lazy(lazy: &Lazy, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    match lazy.eval() {
+        Ok(Value::F64(a)) => write!(f, "{a:?}, bach #{}", lazy.id()),
+        Ok(Value::F32(a)) => write!(f, "{a:?}, bach #{}", lazy.id()),
+        Ok(Value::Bool(a)) => write!(f, "{a:?}, bach #{}", lazy.id()),
+        Ok(_) => write!(f, "<{} #{}: not a host array>", lazy.meta(), lazy.id()),
+        Err(e) => write!(f, "<{} #{} not evaluated: {e}>", lazy.meta(), lazy.id()),
     }
 }

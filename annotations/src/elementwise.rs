@@ -290,7 +290,7 @@ impl<A: Real> Array<A> {
 
     /// Elementwise conversion to another float type.
     pub fn cast<B: Real>(&self) -> Array<B> {
-        self.call(&cast_op::<B>(), &[]).expect("casts accept every float array")
+        self.call(&cast_op(B::DTYPE), &[]).expect("casts accept every float array")
     }
 
     /// Apply a Rust closure to every element. It runs on the CPU only (a closure cannot be
@@ -318,18 +318,26 @@ pub(crate) fn powi_op(n: i32) -> Arc<Annotation> {
         .build()
 }
 
-/// Conversion to `B`: accelerator entry `cast_to_<B>` (launched with the argument's suffix).
-pub(crate) fn cast_op<B: Real>() -> Arc<Annotation> {
-    oa(format!("cast_{}", B::DTYPE))
-        .elementwise()
-        .accelerator_launch(kernels::cast_entry(B::DTYPE), kernels::cast_source(), Launch::Elementwise { params: vec![] })
-        .shape(|m: &[Meta]| Ok(m[0].with_dtype(B::DTYPE)))
-        .cpu(|_, args| match &args[0] {
-            ValueRef::F64(a) => Ok(B::wrap(a.mapv(B::of).into_shared())),
-            ValueRef::F32(a) => Ok(B::wrap(a.mapv(|x| B::of(x as f64)).into_shared())),
-            v => Err(BachError::dtype("cast", "f64 or f32", v.dtype())),
-        })
-        .build()
+/// Conversion to `to` (f64 or f32): accelerator entry `cast_to_<to>` (launched with the
+/// argument's suffix). Not generic, so its kernel is compiled here, not in the calling cell.
+pub(crate) fn cast_op(to: DType) -> Arc<Annotation> {
+    fn build<B: Real>() -> Arc<Annotation> {
+        oa(format!("cast_{}", B::DTYPE))
+            .elementwise()
+            .accelerator_launch(kernels::cast_entry(B::DTYPE), kernels::cast_source(), Launch::Elementwise { params: vec![] })
+            .shape(|m: &[Meta]| Ok(m[0].with_dtype(B::DTYPE)))
+            .cpu(|_, args| match &args[0] {
+                ValueRef::F64(a) => Ok(B::wrap(a.mapv(B::of).into_shared())),
+                ValueRef::F32(a) => Ok(B::wrap(a.mapv(|x| B::of(x as f64)).into_shared())),
+                v => Err(BachError::dtype("cast", "f64 or f32", v.dtype())),
+            })
+            .build()
+    }
+    match to {
+        DType::F64 => build::<f64>(),
+        DType::F32 => build::<f32>(),
+        d => unreachable!("casts go to f64 or f32, not {d}"),
+    }
 }
 
 /// `where`'s row: the mask `c`, then the two values (the CPU's `select` below).

@@ -322,8 +322,8 @@ pub(crate) fn catalog() -> Vec<(Arc<Annotation>, Vec<DType>)> {
     c.extend(elementwise::binary_ops().into_iter().map(|op| (op, FLOATS.to_vec())));
     c.extend(elementwise::mask_ops().into_iter().map(|op| (op, vec![DType::Bool])));
     c.extend(ELEMENTS.iter().map(|&d| (elementwise::where_op(d), vec![DType::Bool])));
-    c.push((elementwise::cast_op::<f64>(), FLOATS.to_vec()));
-    c.push((elementwise::cast_op::<f32>(), FLOATS.to_vec()));
+    c.push((elementwise::cast_op(DType::F64), FLOATS.to_vec()));
+    c.push((elementwise::cast_op(DType::F32), FLOATS.to_vec()));
     c.push((elementwise::powi_op(2), FLOATS.to_vec()));
     c.extend(alloc::catalog());
     c.extend(reduce::catalog().into_iter().map(|op| (op, FLOATS.to_vec())));

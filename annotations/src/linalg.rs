@@ -137,17 +137,7 @@ impl<A: Element> Array<A> {
         if self.ndim() == 0 || range.start > range.end || range.end > rows {
             return Err(BachError::invalid("slice_rows", format!("rows {range:?} of shape {:?}", self.shape())));
         }
-        let r = range.clone();
-        let op = oa("slice_rows")
-            .unsplittable()
-            .shape(move |m: &[Meta]| {
-                let mut shape = m[0].shape.clone();
-                shape[0] = r.len();
-                Ok(Meta::new(m[0].dtype, shape))
-            })
-            .cpu(move |_, args| Ok(args[0].clone().slice_rows(range.clone())?.to_value()))
-            .build();
-        self.call(&op, &[])
+        self.call(&slice_rows_op(range), &[])
     }
 
     /// A new axis of length 1 at `axis` (ndarray's `insert_axis`).
@@ -156,23 +146,41 @@ impl<A: Element> Array<A> {
         if at > self.ndim() {
             return Err(BachError::invalid("insert_axis", format!("axis {at} of a {}-d array", self.ndim())));
         }
-        let b = oa("insert_axis")
-            .shape(move |m: &[Meta]| {
-                let mut shape = m[0].shape.clone();
-                shape.insert(at, 1);
-                Ok(Meta::new(m[0].dtype, shape))
-            })
-            .cpu(move |_, args| {
-                Ok(match &args[0] {
-                    ValueRef::F64(a) => Value::from(a.clone().insert_axis(Axis(at)).to_owned()),
-                    ValueRef::F32(a) => Value::from(a.clone().insert_axis(Axis(at)).to_owned()),
-                    ValueRef::Bool(a) => Value::from(a.clone().insert_axis(Axis(at)).to_owned()),
-                    ValueRef::Opaque(_) | ValueRef::Device(_) => return Err(BachError::dtype("insert_axis", "host array", "opaque or device value")),
-                })
-            });
-        // Rows stay rows unless the new axis comes first.
-        let op = if at == 0 || self.ndim() == 0 { b.unsplittable().build() } else { b.build() };
-        self.call(&op, &[])
+        self.call(&insert_axis_op(at, self.ndim()), &[])
     }
 }
 
+// The ops of the generic methods above are built by these non-generic functions, so their
+// kernels are compiled here, optimised, and not in each notebook cell calling the method.
+
+fn slice_rows_op(range: Range<usize>) -> Arc<Annotation> {
+    let r = range.clone();
+    oa("slice_rows")
+        .unsplittable()
+        .shape(move |m: &[Meta]| {
+            let mut shape = m[0].shape.clone();
+            shape[0] = r.len();
+            Ok(Meta::new(m[0].dtype, shape))
+        })
+        .cpu(move |_, args| Ok(args[0].clone().slice_rows(range.clone())?.to_value()))
+        .build()
+}
+
+fn insert_axis_op(at: usize, ndim: usize) -> Arc<Annotation> {
+    let b = oa("insert_axis")
+        .shape(move |m: &[Meta]| {
+            let mut shape = m[0].shape.clone();
+            shape.insert(at, 1);
+            Ok(Meta::new(m[0].dtype, shape))
+        })
+        .cpu(move |_, args| {
+            Ok(match &args[0] {
+                ValueRef::F64(a) => Value::from(a.clone().insert_axis(Axis(at)).to_owned()),
+                ValueRef::F32(a) => Value::from(a.clone().insert_axis(Axis(at)).to_owned()),
+                ValueRef::Bool(a) => Value::from(a.clone().insert_axis(Axis(at)).to_owned()),
+                ValueRef::Opaque(_) | ValueRef::Device(_) => return Err(BachError::dtype("insert_axis", "host array", "opaque or device value")),
+            })
+        });
+    // Rows stay rows unless the new axis comes first.
+    if at == 0 || ndim == 0 { b.unsplittable().build() } else { b.build() }
+}

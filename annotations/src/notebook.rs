@@ -9,7 +9,7 @@
 use std::fmt::Write as _;
 use std::sync::{Arc, Once, OnceLock};
 
-use bach_runtime::{session, BachError, Element, Session};
+use bach_runtime::{session, BachError, Element, Lazy, Session, Value};
 
 use crate::array::Array;
 
@@ -55,6 +55,20 @@ pub fn cell(n: u64) {
     session::global().set_cell(n);
 }
 
+/// Gives every `Debug` value the `evcxr_display` method evcxr calls on a cell's final
+/// expression, printing it as evcxr's own fallback does (`{:?}` as text/plain). The kernel's
+/// prelude imports it, so such a cell compiles once instead of failing its first compile.
+/// Types with an inherent `evcxr_display` (Bach's arrays) keep theirs.
+pub trait ShowDebug {
+    fn evcxr_display(&self);
+}
+
+impl<T: std::fmt::Debug + ?Sized> ShowDebug for T {
+    fn evcxr_display(&self) {
+        println!("EVCXR_BEGIN_CONTENT text/plain\n{self:?}\nEVCXR_END_CONTENT");
+    }
+}
+
 /// Send a MIME bundle to the notebook as its own output (several per cell are fine).
 pub fn display(bundle: &[(&str, String)]) {
     let map: serde_json::Map<String, serde_json::Value> = bundle.iter().map(|(k, v)| (k.to_string(), serde_json::Value::String(v.clone()))).collect();
@@ -84,31 +98,48 @@ impl<A: Element> Array<A> {
     /// goes out as its own display, and a summary (shape, dtype, where it ran, first values)
     /// is the cell's result. An evaluation error ends the cell with that error.
     pub fn evcxr_display(&self) {
-        let s = self.lazy().session().clone();
-        let before = last_eval(&s);
-        let started = std::time::Instant::now();
-        let value = match self.eval() {
-            Ok(v) => v,
-            Err(e) => panic!("{e}"),
-        };
-        let secs = started.elapsed().as_secs_f64();
-        let chart = chart_since(&s, before);
-        if let Some(svg) = &chart {
-            display(&[("image/svg+xml", svg.clone())]);
-        }
-        let first: Vec<String> = value.iter().take(8).map(|x| format!("{x}")).collect();
-        let more = if value.len() > 8 { ", ..." } else { "" };
-        let how = if chart.is_some() { format!("computed in {:.3} s", secs) } else { "cached".to_string() };
-        let lives = match self.location() {
-            Some(dev) if self.lazy().location() != Some(bach_runtime::CPU) => format!("kept on {dev}, shown from a copy"),
-            _ => "on the host".to_string(),
-        };
-        let head = format!("bach::Array {} #{} ({how}, {lives})", self.meta(), self.lazy().id());
-        let plain = format!("{head}\n[{}{more}]", first.join(", "));
-        let html = format!("<div><code>{}</code><br><code>[{}{more}]</code></div>", html_escape(&head), html_escape(&first.join(", ")));
-        println!("EVCXR_BEGIN_CONTENT text/plain\n{plain}\nEVCXR_END_CONTENT");
-        println!("EVCXR_BEGIN_CONTENT text/html\n{html}\nEVCXR_END_CONTENT");
+        show_lazy(self.lazy());
     }
+}
+
+/// [`Array::evcxr_display`]'s work, not generic: compiled here once rather than in every
+/// notebook cell that ends with an array.
+fn show_lazy(lazy: &Lazy) {
+    let s = lazy.session().clone();
+    let before = last_eval(&s);
+    let started = std::time::Instant::now();
+    let value = match lazy.eval() {
+        Ok(v) => v,
+        Err(e) => panic!("{e}"),
+    };
+    let secs = started.elapsed().as_secs_f64();
+    let chart = chart_since(&s, before);
+    if let Some(svg) = &chart {
+        display(&[("image/svg+xml", svg.clone())]);
+    }
+    fn firsts<T: std::fmt::Display>(a: &ndarray::ArcArray<T, ndarray::IxDyn>) -> Vec<String> {
+        a.iter().take(8).map(|x| format!("{x}")).collect()
+    }
+    let first = match &value {
+        Value::F64(a) => firsts(a),
+        Value::F32(a) => firsts(a),
+        Value::Bool(a) => firsts(a),
+        _ => vec![],
+    };
+    let more = if lazy.meta().len() > 8 { ", ..." } else { "" };
+    let how = if chart.is_some() { format!("computed in {:.3} s", secs) } else { "cached".to_string() };
+    let lives = match lazy.location() {
+        Some(dev) if dev != bach_runtime::CPU => {
+            let name = s.devices().get(dev).map_or_else(|| format!("device {}", dev.0), |d| d.profile().name.clone());
+            format!("kept on {name}, shown from a copy")
+        }
+        _ => "on the host".to_string(),
+    };
+    let head = format!("bach::Array {} #{} ({how}, {lives})", lazy.meta(), lazy.id());
+    let plain = format!("{head}\n[{}{more}]", first.join(", "));
+    let html = format!("<div><code>{}</code><br><code>[{}{more}]</code></div>", html_escape(&head), html_escape(&first.join(", ")));
+    println!("EVCXR_BEGIN_CONTENT text/plain\n{plain}\nEVCXR_END_CONTENT");
+    println!("EVCXR_BEGIN_CONTENT text/html\n{html}\nEVCXR_END_CONTENT");
 }
 
 /// `:bach plan <expr>`: the plan for a value, without running it.

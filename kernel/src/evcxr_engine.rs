@@ -22,9 +22,12 @@ const PANIC_MARKER: &str = "\u{1e}BACH_PANIC ";
 /// How long an interrupted cell may take to reach a piece boundary before the kernel
 /// restarts the Rust process (user code stuck outside Bach).
 const INTERRUPT_GRACE: Duration = Duration::from_secs(3);
-/// Optimisation level of the cells' own code (`BACH_KERNEL_OPT_LEVEL` overrides): 1 compiles
-/// nearly as fast as 0 and runs plain Rust in cells well; the library is at 2 regardless.
-const DEFAULT_OPT_LEVEL: &str = "1";
+/// Optimisation level of the cells' own code (`BACH_KERNEL_OPT_LEVEL` overrides; `:opt 2` in a
+/// notebook). Cells mostly glue calls into the library, which is compiled at 2 regardless and
+/// keeps every kernel on its side (no generic kernel code is compiled into a cell), so 0
+/// compiles fastest: at 1, rustc's ThinLTO and LLVM passes cost 0.1-0.7 s per cell here. A
+/// cell with its own hot loops can ask for `:opt 2`.
+const DEFAULT_OPT_LEVEL: &str = "0";
 
 /// State shared with the interrupter (called from the control thread).
 #[derive(Default)]
@@ -84,10 +87,14 @@ impl EvcxrEngine {
             .name("evcxr-start".into())
             .spawn(move || {
                 let t0 = std::time::Instant::now();
+                let timing = std::env::var_os("BACH_KERNEL_TIMING").is_some();
+                let lap = |what: &str| if timing { eprintln!("bach-kernel: start: {what} at {:.2} s", t0.elapsed().as_secs_f64()) };
                 let started = copy_warm(warm.as_deref(), &build)
-                    .and_then(|_| CommandContext::new().map_err(|e| format!("cannot start evcxr: {e}"))).map_err(|e| format!("cannot start evcxr: {e}")).and_then(|(mut ctx, outputs)| {
+                    .and_then(|_| { lap("build copied"); CommandContext::new().map_err(|e| format!("cannot start evcxr: {e}")) }).and_then(|(mut ctx, outputs)| {
+                    lap("evcxr context created");
                     *slot.child.lock().unwrap() = Some(ctx.process_handle());
-                    ctx.execute(&prelude).map_err(|e| format!("the Bach prelude failed: {e}"))?;
+                    let o = ctx.execute(&prelude).map_err(|e| format!("the Bach prelude failed: {e}"))?;
+                    lap(&format!("prelude ran ({})", o.phases.iter().map(|p| format!("{} {:.0} ms", p.name, p.duration.as_secs_f64() * 1e3)).collect::<Vec<_>>().join(", ")));
                     Ok(Started { ctx, outputs })
                 });
                 eprintln!("bach-kernel: build copied, evcxr and the Bach prelude {} in {:.2} s", if started.is_ok() { "ready" } else { "failed" }, t0.elapsed().as_secs_f64());

@@ -47,11 +47,16 @@ impl Home {
     }
 
     /// Code run once per Rust process: the runtime and library, and their names in scope.
-    /// Its `let` makes evcxr load rust-analyzer for variable types now, in the background,
-    /// instead of in the user's first cell with a `let` (about 4 s here).
+    /// - Its `let` makes evcxr load rust-analyzer for variable types now, in the background,
+    ///   instead of in the user's first cell with a `let` (about 4 s here).
+    /// - `ShowDebug` gives every `Debug` value an `evcxr_display`, so a cell ending with an
+    ///   expression compiles once (evcxr otherwise compiles `x.evcxr_display()`, fails, and
+    ///   compiles again with `{:?}`); inherent `evcxr_display`s (Bach's arrays) still win.
+    /// - The `?` on a parse makes evcxr switch `?` support on now (it does so on the first
+    ///   cell that uses `?`, by failing that cell's compile once and compiling it again).
     pub fn prelude(&self) -> String {
         format!(
-            ":dep bach = {{ path = {:?} }}\n:dep ndarray = \"0.16\"\nuse bach::prelude::*;\nbach::notebook::cell(0);\nlet bach_session = bach::runtime::global();\n",
+            ":dep bach = {{ path = {:?} }}\n:dep ndarray = \"0.16\"\nuse bach::prelude::*;\nuse bach::notebook::ShowDebug as _;\nbach::notebook::cell(0);\nlet bach_session = bach::runtime::global();\n\"0\".parse::<u8>()?;\n",
             self.bach_crate().display().to_string()
         )
     }
