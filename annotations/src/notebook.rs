@@ -75,6 +75,42 @@ pub fn display(bundle: &[(&str, String)]) {
     println!("{DISPLAY_MARKER}{}", serde_json::Value::Object(map));
 }
 
+/// A timeline chart as its own output: the SVG file (`image/svg+xml`, for nbconvert and other
+/// front ends) and the same SVG inline in HTML, which JupyterLab prefers. Inline, the hover
+/// text (`<title>`) shows and the chart shrinks to the output area; as `image/svg+xml` Lab
+/// draws an `<img>` with neither.
+///
+/// An untrusted notebook (executed elsewhere, e.g. by nbclient) gets its HTML sanitized:
+/// the SVG tags go and their text would spill out as a wall of labels. So the wrapper sets
+/// `font-size:0` (the chart's own text has explicit sizes, so it is unaffected), and the SVG
+/// carries a zero-size `foreignObject` holding an `<img>` of itself plus a note: invisible
+/// when trusted, it is what survives sanitizing.
+fn show_chart(svg: String) {
+    let fallback = format!(
+        "<foreignObject width=\"0\" height=\"0\"><div style=\"font-size:12px;line-height:1.4\"><img src=\"data:image/svg+xml,{}\" style=\"max-width:100%\" alt=\"Bach timeline\"><br>Bach timeline (a static copy: trust the notebook to hover the bars for details)</div></foreignObject>",
+        percent_encode(&svg)
+    );
+    let inline = match svg.rfind("</svg>") {
+        Some(at) => format!("{}{fallback}{}", &svg[..at], &svg[at..]),
+        None => svg.clone(),
+    };
+    let html = format!("<div class=\"bach-timeline\" style=\"max-width:100%;overflow-x:auto;font-size:0;line-height:0\">{inline}</div>");
+    display(&[("image/svg+xml", svg), ("text/html", html)]);
+}
+
+/// `s` for a `data:` URL: bytes outside a small safe set become `%XX`.
+fn percent_encode(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() * 3 / 2);
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || b"-_.~/:=,;()!*'".contains(&b) {
+            out.push(b as char);
+        } else {
+            let _ = write!(out, "%{b:02X}");
+        }
+    }
+    out
+}
+
 fn html_escape(s: &str) -> String {
     s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
 }
@@ -115,7 +151,7 @@ fn show_lazy(lazy: &Lazy) {
     let secs = started.elapsed().as_secs_f64();
     let chart = chart_since(&s, before);
     if let Some(svg) = &chart {
-        display(&[("image/svg+xml", svg.clone())]);
+        show_chart(svg.clone());
     }
     fn firsts<T: std::fmt::Display>(a: &ndarray::ArcArray<T, ndarray::IxDyn>) -> Vec<String> {
         a.iter().take(8).map(|x| format!("{x}")).collect()
@@ -177,7 +213,7 @@ pub fn show_trace() {
         let _ = writeln!(text, "eval {} (cell {}): {} events, {} pieces, {:.3} ms", e.eval, e.cell, e.events.len(), e.pieces, (e.end - e.start).as_secs_f64() * 1e3);
     }
     print!("{text}");
-    display(&[("image/svg+xml", bach_runtime::chart::session_timeline_svg(&evals, &s.devices().profiles()))]);
+    show_chart(bach_runtime::chart::session_timeline_svg(&evals, &s.devices().profiles()));
 }
 
 /// Parse a size such as `64MiB`, `1.5GB`, `4096`.
@@ -210,5 +246,10 @@ mod tests {
         assert_eq!(parse_size("4096").unwrap(), 4096);
         assert!(parse_size("lots").is_err());
         assert!(parse_size("3 parsecs").is_err());
+    }
+
+    #[test]
+    fn data_urls_escape_what_they_must() {
+        assert_eq!(percent_encode("<svg a=\"1\">#%</svg>"), "%3Csvg%20a=%221%22%3E%23%25%3C/svg%3E");
     }
 }

@@ -885,6 +885,9 @@ type DrawResult<T> = Result<T, Box<dyn std::error::Error>>;
 fn render(evals: &[&EvalTrace], devices: &[DeviceProfile], session: bool) -> String {
     let ran = evals.iter().any(|e| !e.events.is_empty());
     let result = if ran { draw_timeline(&Model::build(evals, devices, session)) } else { draw_empty(evals, session) };
+    // Shrink to the output area when it is narrower than the chart (JupyterLab beside a side
+    // panel), keeping the proportions: plotters writes a viewBox.
+    let result = result.map(|svg| svg.replacen("<svg ", "<svg style=\"max-width:100%;height:auto\" ", 1));
     result.unwrap_or_else(|e| {
         format!(
             "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"600\" height=\"40\"><text x=\"8\" y=\"24\" font-family=\"sans-serif\">chart failed: {}</text></svg>\n",

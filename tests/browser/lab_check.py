@@ -1,0 +1,110 @@
+"""The installed kernel in JupyterLab, in a real (headless) Chromium: not part of
+`tests/run.sh` (it needs a browser), run by hand after changing what the notebook shows.
+
+    apt-get install chromium chromium-driver            # Debian
+    python3 -m venv /tmp/labenv && /tmp/labenv/bin/pip install jupyterlab selenium nbclient
+    /tmp/labenv/bin/python tests/browser/lab_check.py --jupyter-path <prefix>/share/jupyter
+
+It (1) opens a notebook in JupyterLab and runs it there: the timeline chart must be inline
+SVG with its hover titles, as wide as the output area at most, and a panic must stop "run
+all"; (2) opens a notebook executed by nbclient (untrusted, so Lab sanitizes its HTML): the
+chart must still show, as an image. Screenshots go to --out.
+"""
+import argparse
+import os
+import pathlib
+import subprocess
+import tempfile
+import time
+
+import nbformat
+from nbclient import NotebookClient
+from selenium import webdriver
+from selenium.webdriver.chrome.options import Options
+
+CELLS = [
+    ":bach devices",
+    "let n = 1 << 16;\nlet price = Array::<f64>::random_uniform(n, 10.0, 50.0, 1);\n"
+    "let strike = Array::<f64>::full(n, 30.0);\nlet d = (&price / &strike).ln().erf() * 3.0 + 3.0;\n&price * &d",
+    "1 + 1",
+    "let v: Vec<f64> = vec![1.0];\nv[3]",
+    "price.len()",
+]
+
+
+def notebook(cells):
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "bach", "display_name": "Rust (Bach)", "language": "rust"}
+    nb.cells = [nbformat.v4.new_code_cell(c) for c in cells]
+    return nb
+
+
+def js(d, code):
+    return d.execute_script(code)
+
+
+def wait_idle(d, started, at_least=0.0, limit=300):
+    while time.time() - started < limit:
+        time.sleep(1)
+        status = js(d, "const w = window.jupyterapp && window.jupyterapp.shell.currentWidget; const k = w && w.sessionContext && w.sessionContext.session && w.sessionContext.session.kernel; return k ? k.status : 'none'")
+        prompts = js(d, "const w = window.jupyterapp && window.jupyterapp.shell.currentWidget; return w ? Array.from(w.node.querySelectorAll('.jp-InputArea-prompt')).map(e => e.textContent) : []")
+        if status == "idle" and prompts and all("*" not in p for p in prompts) and time.time() - started > at_least:
+            return prompts
+    raise AssertionError("JupyterLab did not get back to idle")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--jupyter-path", required=True)
+    ap.add_argument("--out", default="lab-check")
+    ap.add_argument("--port", type=int, default=8899)
+    args = ap.parse_args()
+    out = pathlib.Path(args.out).resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    os.environ["JUPYTER_PATH"] = args.jupyter_path
+    root = pathlib.Path(tempfile.mkdtemp(prefix="bach-lab-"))
+    nbformat.write(notebook(CELLS), root / "live.ipynb")
+    executed = notebook(CELLS[:3])
+    NotebookClient(executed, timeout=600, kernel_name="bach").execute()
+    nbformat.write(executed, root / "executed.ipynb")
+
+    lab = subprocess.Popen(
+        ["jupyter", "lab", "--no-browser", f"--port={args.port}", "--ServerApp.token=", "--ServerApp.password=",
+         "--allow-root", "--LabApp.expose_app_in_browser=True", f"--ServerApp.root_dir={root}"],
+        stdout=open(out / "lab.log", "w"), stderr=subprocess.STDOUT)
+    opts = Options()
+    for a in ["--headless=new", "--no-sandbox", "--window-size=1400,1800"]:
+        opts.add_argument(a)
+    d = None
+    try:
+        time.sleep(8)
+        d = webdriver.Chrome(options=opts)
+        # (1) Run it live.
+        d.get(f"http://localhost:{args.port}/lab/tree/live.ipynb")
+        wait_idle(d, time.time(), at_least=5)
+        js(d, "window.jupyterapp.commands.execute('notebook:run-all-cells')")
+        prompts = wait_idle(d, time.time(), at_least=5)
+        page = "window.jupyterapp.shell.currentWidget.node"
+        svg = js(d, f"const e = {page}.querySelector('.bach-timeline > svg'); return e && [e.querySelectorAll('title').length, e.getBoundingClientRect().width, e.parentElement.getBoundingClientRect().width]")
+        errors = js(d, f"return Array.from({page}.querySelectorAll('[data-mime-type=\"application/vnd.jupyter.stderr\"]')).map(e => e.textContent)")
+        d.save_screenshot(str(out / "live.png"))
+        print("live: prompts", prompts, "inline svg (titles, width, area width)", svg, "errors", [e[:60] for e in errors])
+        assert svg and svg[0] > 10 and svg[1] <= svg[2] + 1, "the chart is inline, with hover titles, within the output area"
+        assert any("index out of bounds" in e for e in errors), "the panic is an error"
+        assert prompts[-1].strip() == "[ ]:", "run all stopped at the error"
+        # (2) Open the nbclient-executed (untrusted) notebook.
+        d.get(f"http://localhost:{args.port}/lab/tree/executed.ipynb")
+        time.sleep(10)
+        img = js(d, f"const i = {page}.querySelector('.bach-timeline img'); return i && [i.naturalWidth, i.getBoundingClientRect().width]")
+        d.save_screenshot(str(out / "executed-untrusted.png"))
+        print("untrusted: fallback image (natural width, shown width)", img)
+        assert img and img[0] > 100 and img[1] > 100, "the sanitized chart shows as an image"
+        print("lab check passed; screenshots in", out)
+    finally:
+        if d:
+            d.quit()
+        lab.terminate()
+
+
+if __name__ == "__main__":
+    main()
