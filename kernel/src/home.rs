@@ -61,3 +61,34 @@ impl Home {
         )
     }
 }
+
+#[cfg(test)]
+mod tests {
+    /// Every crate the notebook's `bach` depends on is analysed by evcxr's rust-analyzer when
+    /// a kernel starts, before the first cell can run (name resolution of each crate, and
+    /// trait impls of all of them). Dropping `ndarray-npy`, `thiserror`, `libc` and
+    /// `serde_json` from this graph cut the first cell's wait from 14-20 s to about 8 s. A new
+    /// dependency must be worth its start-up cost: measure with `BACH_KERNEL_TIMING=ra`, then
+    /// add it here.
+    const NOTEBOOK_GRAPH: &[&str] = &[
+        "autocfg", "bach", "bach-runtime", "cfg-if", "crossbeam-deque", "crossbeam-epoch", "crossbeam-utils", "cudarc",
+        "either", "equivalent", "fixedbitset", "foldhash", "hashbrown", "indexmap", "libloading", "libm",
+        "matrixmultiply", "ndarray", "num-complex", "num-integer", "num-traits", "petgraph", "plotters",
+        "plotters-backend", "plotters-svg", "rand_core", "rand_mt", "rawpointer", "rayon", "rayon-core",
+    ];
+
+    #[test]
+    fn notebook_dependency_graph_stays_small() {
+        let out = std::process::Command::new(env!("CARGO"))
+            .args(["tree", "--locked", "-p", "bach", "-e", "normal,build", "--prefix", "none", "--format", "{p}"])
+            .current_dir(super::source_root())
+            .output()
+            .expect("cargo runs");
+        assert!(out.status.success(), "cargo tree failed: {}", String::from_utf8_lossy(&out.stderr));
+        let text = String::from_utf8(out.stdout).unwrap();
+        let mut extra: Vec<&str> = text.lines().filter_map(|l| l.split_whitespace().next()).filter(|c| !NOTEBOOK_GRAPH.contains(c)).collect();
+        extra.sort();
+        extra.dedup();
+        assert!(extra.is_empty(), "new crates in the notebook's dependency graph (each slows every kernel's start): {extra:?}");
+    }
+}

@@ -31,9 +31,25 @@ const USAGE: &str = "usage:
   bach-kernel kernel --connection-file FILE
   bach-kernel --version";
 
+/// `BACH_KERNEL_TIMING=ra`: print to stderr how long evcxr's rust-analyzer spends on each
+/// crate of the notebook's dependency graph (name resolution) and on type inference. Every
+/// crate in that graph costs start-up time (ARCHITECTURE.md, "Start-up").
+fn profile_rust_analyzer() {
+    use tracing_subscriber::prelude::*;
+    let spans = ["crate_def_map_query", "infer_query"];
+    let layer = tracing_subscriber::fmt::layer()
+        .with_writer(std::io::stderr)
+        .with_span_events(tracing_subscriber::fmt::format::FmtSpan::CLOSE)
+        .with_filter(tracing_subscriber::filter::filter_fn(move |m| m.is_span() && spans.contains(&m.name())));
+    tracing_subscriber::registry().with(layer).init();
+}
+
 fn main() -> ExitCode {
     rustc_wrapper::intercept();
     evcxr::runtime_hook();
+    if std::env::var("BACH_KERNEL_TIMING").as_deref() == Ok("ra") {
+        profile_rust_analyzer();
+    }
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
         Some("--version" | "-V") => {

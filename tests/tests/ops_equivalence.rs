@@ -1045,6 +1045,45 @@ fn npy_roundtrip() {
 }
 
 #[test]
+fn npy_fortran_order_big_endian_and_bool() {
+    let dir = TempDir::new("npy-layouts");
+    // A column-major array: ndarray-npy writes it with 'fortran_order': True.
+    let x: ArrayD<f64> = input(1700, &[37, 5, 3], -1.0, 1.0, true);
+    let f = x.t().as_standard_layout().into_owned().reversed_axes();
+    assert!(!f.is_standard_layout());
+    let p = dir.0.join("fortran.npy");
+    ndarray_npy::write_npy(&p, &f).unwrap();
+    assert!(String::from_utf8_lossy(&std::fs::read(&p).unwrap()[..128]).contains("'fortran_order': True"));
+    assert_exact("read_npy fortran order", &ev(&Array::<f64>::read_npy(&p).unwrap()), &x);
+    // Bool arrays both ways.
+    let b = x.mapv(|v| v > 0.0);
+    ndarray_npy::write_npy(&p, &b).unwrap();
+    assert_eq!(ev(&Array::<bool>::read_npy(&p).unwrap()), b);
+    Array::from_array(b.clone()).write_npy(&p).unwrap();
+    assert_eq!(ndarray_npy::read_npy::<_, ArrayD<bool>>(&p).unwrap(), b);
+    // Big-endian f32 (what numpy writes for dtype '>f4'), made by hand.
+    let v = [1.5f32, -2.25, f32::INFINITY, 3e-38];
+    let dict = "{'descr': '>f4', 'fortran_order': False, 'shape': (2, 2), }";
+    let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+    bytes.extend_from_slice(&(dict.len() as u16 + 1).to_le_bytes());
+    bytes.extend_from_slice(dict.as_bytes());
+    bytes.push(b'\n');
+    v.iter().for_each(|x| bytes.extend_from_slice(&x.to_be_bytes()));
+    std::fs::write(&p, &bytes).unwrap();
+    assert_eq!(ev(&Array::<f32>::read_npy(&p).unwrap()).iter().copied().collect::<Vec<_>>(), v);
+    // The same file cut short, and with a byte too many, are errors that say so.
+    std::fs::write(&p, &bytes[..bytes.len() - 1]).unwrap();
+    let e = Array::<f32>::read_npy(&p).unwrap_err().to_string();
+    assert!(e.contains("needs 16 bytes of data, the file has 15"), "{e}");
+    std::fs::write(&p, [&bytes[..], &[0]].concat()).unwrap();
+    assert!(Array::<f32>::read_npy(&p).is_err());
+    // A dtype Bach arrays do not hold is named.
+    ndarray_npy::write_npy(&p, &ndarray::arr1(&[1i64, 2])).unwrap();
+    let e = Array::<f64>::read_npy(&p).unwrap_err().to_string();
+    assert!(e.contains("'<i8'"), "{e}");
+}
+
+#[test]
 fn handles_share_one_session_value() {
     // Many handles to one lazy value, evaluated from several threads at once, agree.
     let x: ArrayD<f64> = input(1600, &[N], 0.0, 1.0, false);
