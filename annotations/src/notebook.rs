@@ -5,6 +5,7 @@
 //! and an interrupt signal handler (SIGUSR1 stops a running evaluation at its next piece).
 //! Rich output reaches the kernel as one line on stdout: [`DISPLAY_MARKER`] followed by a JSON
 //! object of mime type -> content; the kernel turns each into a `display_data` message.
+//! [`clear_output`] sends [`CLEAR_MARKER`], which becomes a `clear_output` message.
 
 use std::ffi::c_int;
 use std::fmt::Write as _;
@@ -18,6 +19,8 @@ use crate::array::Array;
 pub const DISPLAY_MARKER: &str = "\u{1e}BACH_DISPLAY ";
 /// Starts a stdout line telling the kernel that the cell panicked (JSON: message, location).
 pub const PANIC_MARKER: &str = "\u{1e}BACH_PANIC ";
+/// Starts a stdout line asking the kernel to clear the cell's output (`now` or `wait`).
+pub const CLEAR_MARKER: &str = "\u{1e}BACH_CLEAR ";
 
 static SESSION: OnceLock<Arc<Session>> = OnceLock::new();
 static INIT: Once = Once::new();
@@ -81,6 +84,12 @@ impl<T: std::fmt::Debug + ?Sized> ShowDebug for T {
 pub fn display(bundle: &[(&str, String)]) {
     let fields: Vec<(&str, &str)> = bundle.iter().map(|(k, v)| (*k, v.as_str())).collect();
     println!("{DISPLAY_MARKER}{}", json_object(&fields));
+}
+
+/// Clear the cell's output: at once, or with `wait` when the next output arrives, so that a
+/// loop redrawing a chart or a progress line replaces it without flicker.
+pub fn clear_output(wait: bool) {
+    println!("{CLEAR_MARKER}{}", if wait { "wait" } else { "now" });
 }
 
 /// A JSON object of string fields, on one line (control characters escaped). Written here

@@ -19,6 +19,9 @@ pub trait Output {
     fn stream(&mut self, name: StreamName, text: &str);
     /// A `display_data` message (a cell may send several, e.g. several charts).
     fn display(&mut self, data: Bundle);
+    /// A `clear_output` message: clear the cell's output now, or with `wait` when the next
+    /// output arrives (a loop that redraws a chart does not flicker).
+    fn clear(&mut self, wait: bool);
 }
 
 /// A cell that failed: shown as an `error` message and in the `execute_reply`.

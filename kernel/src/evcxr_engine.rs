@@ -19,6 +19,7 @@ use crate::magics;
 /// Marker lines the `bach` crate prints in the child (see bach::notebook).
 const DISPLAY_MARKER: &str = "\u{1e}BACH_DISPLAY ";
 const PANIC_MARKER: &str = "\u{1e}BACH_PANIC ";
+const CLEAR_MARKER: &str = "\u{1e}BACH_CLEAR ";
 /// How long an interrupted cell may take to reach a piece boundary before the kernel
 /// restarts the Rust process (user code stuck outside Bach).
 const INTERRUPT_GRACE: Duration = Duration::from_secs(3);
@@ -162,6 +163,8 @@ impl EvcxrEngine {
                             Ok(bundle) => out.display(bundle),
                             Err(e) => out.stream(StreamName::Stderr, &format!("bach-kernel: bad display line: {e}\n")),
                         }
+                    } else if let Some(when) = line.strip_prefix(CLEAR_MARKER) {
+                        out.clear(when == "wait");
                     } else if let Some(json) = line.strip_prefix(PANIC_MARKER) {
                         let v: serde_json::Value = serde_json::from_str(json).unwrap_or_default();
                         panic = Some((v["message"].as_str().unwrap_or("panic").to_string(), v["location"].as_str().unwrap_or("").to_string()));

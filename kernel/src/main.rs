@@ -132,6 +132,7 @@ fn warm() -> Result<(), String> {
             eprint!("{text}");
         }
         fn display(&mut self, _: engine::Bundle) {}
+        fn clear(&mut self, _: bool) {}
     }
     use engine::Engine;
     engine

@@ -71,6 +71,7 @@ enum EngineCmd {
 enum ExecEvent {
     Stream(StreamName, String),
     Display(Bundle),
+    Clear { wait: bool },
     Done(Result<Option<Bundle>, ExecError>),
 }
 
@@ -93,6 +94,10 @@ impl Output for ChannelOutput<'_> {
 
     fn display(&mut self, data: Bundle) {
         let _ = self.events.send(ExecEvent::Display(data));
+    }
+
+    fn clear(&mut self, wait: bool) {
+        let _ = self.events.send(ExecEvent::Clear { wait });
     }
 }
 
@@ -580,6 +585,11 @@ impl Shell {
                         ExecEvent::Display(data) => {
                             if !silent {
                                 kernel.publish(msg, "display_data", json!({"data": data, "metadata": {}, "transient": {}}));
+                            }
+                        }
+                        ExecEvent::Clear { wait } => {
+                            if !silent {
+                                kernel.publish(msg, "clear_output", json!({"wait": wait}));
                             }
                         }
                         ExecEvent::Done(r) => {

@@ -183,6 +183,7 @@ mod tests {
         fn display(&mut self, data: Bundle) {
             self.displays.push(data);
         }
+        fn clear(&mut self, _: bool) {}
     }
 
     #[test]

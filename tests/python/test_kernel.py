@@ -2,10 +2,8 @@
 graph across cells, lazy values displayed with their chart, panics and compile errors as
 errors, interrupts that keep the session, completion, history, and every notebook run."""
 
-import os
 import pathlib
 import queue
-import subprocess
 import time
 
 import jupyter_client
@@ -14,25 +12,7 @@ import pytest
 from nbclient import NotebookClient
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-KERNEL_BIN = ROOT / "target" / "release" / "bach-kernel"
 TIMEOUT = 300
-
-
-@pytest.fixture(scope="session")
-def jupyter_path(tmp_path_factory):
-    if not KERNEL_BIN.exists():
-        pytest.fail(f"{KERNEL_BIN} is missing: build with `cargo build --release -p bach-kernel`")
-    prefix = tmp_path_factory.mktemp("prefix")
-    subprocess.run([str(KERNEL_BIN), "install", "--prefix", str(prefix)], check=True, timeout=1800)
-    path = prefix / "share" / "jupyter"
-    assert (path / "kernels" / "bach" / "kernel.json").exists()
-    old = os.environ.get("JUPYTER_PATH")
-    os.environ["JUPYTER_PATH"] = str(path)
-    yield path
-    if old is None:
-        os.environ.pop("JUPYTER_PATH", None)
-    else:
-        os.environ["JUPYTER_PATH"] = old
 
 
 @pytest.fixture(scope="module")
@@ -229,3 +209,11 @@ def test_shutdown(jupyter_path):
         time.sleep(0.1)
     assert km.provisioner.process.poll() is not None, f"kernel {pid} still running after shutdown"
     kc.stop_channels()
+
+
+def test_clear_output_keeps_its_place_among_outputs(kernel):
+    _, kc = kernel
+    reply, msgs = run(kc, 'println!("before");\nbach::notebook::clear_output(true);\nprintln!("after");')
+    assert reply["status"] == "ok", reply
+    kinds = [(m["msg_type"], m["content"].get("text", m["content"].get("wait"))) for m in msgs if m["msg_type"] in ("stream", "clear_output")]
+    assert kinds == [("stream", "before\n"), ("clear_output", True), ("stream", "after\n")], kinds

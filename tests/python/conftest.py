@@ -1,0 +1,28 @@
+"""Shared by the kernel tests: the release `bach-kernel` installed once per test session into
+a temporary prefix, with JUPYTER_PATH pointing there."""
+
+import os
+import pathlib
+import subprocess
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+KERNEL_BIN = ROOT / "target" / "release" / "bach-kernel"
+
+
+@pytest.fixture(scope="session")
+def jupyter_path(tmp_path_factory):
+    if not KERNEL_BIN.exists():
+        pytest.fail(f"{KERNEL_BIN} is missing: build with `cargo build --release -p bach-kernel`")
+    prefix = tmp_path_factory.mktemp("prefix")
+    subprocess.run([str(KERNEL_BIN), "install", "--prefix", str(prefix)], check=True, timeout=1800)
+    path = prefix / "share" / "jupyter"
+    assert (path / "kernels" / "bach" / "kernel.json").exists()
+    old = os.environ.get("JUPYTER_PATH")
+    os.environ["JUPYTER_PATH"] = str(path)
+    yield path
+    if old is None:
+        os.environ.pop("JUPYTER_PATH", None)
+    else:
+        os.environ["JUPYTER_PATH"] = old
