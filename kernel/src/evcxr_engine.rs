@@ -229,6 +229,12 @@ fn write_evcxr_toml(config_dir: &Path, build_dir: &Path) -> Result<(), String> {
 
 /// Insert `bach::notebook::cell(n);` after the leading evcxr `:` commands of `code`.
 /// Returns the new code and the 1-based line it was inserted at.
+/// Whether a cell has a `:dep` line (and does not set evcxr's `:offline` itself).
+fn adds_dependency(code: &str) -> bool {
+    let commands = || code.lines().map(str::trim_start);
+    commands().any(|l| l.starts_with(":dep ")) && !commands().any(|l| l.starts_with(":offline"))
+}
+
 fn with_cell_prefix(code: &str, n: u64) -> (String, usize) {
     let lines: Vec<&str> = code.lines().collect();
     let k = lines.iter().take_while(|l| l.trim_start().starts_with(':') || l.trim().is_empty()).count();
@@ -305,6 +311,7 @@ impl Engine for EvcxrEngine {
         self.cells += 1;
         let (code, inserted) = with_cell_prefix(&rust, execution_count as u64);
         let running = self.running.clone();
+        let cargo_config = self.build_dir.join(".cargo").join("config.toml");
         running.killed.store(false, Ordering::SeqCst);
         running.cell.store(self.cells, Ordering::SeqCst);
         running.busy.store(true, Ordering::SeqCst);
@@ -316,7 +323,20 @@ impl Engine for EvcxrEngine {
             }
         };
         let before: Vec<String> = Self::variables(started);
+        // evcxr runs cargo offline, so a kernel never reaches the network to start; a cell
+        // adding a dependency runs online, as it may need to download the crate. evcxr checks
+        // a `:dep` with `cargo metadata` in the build directory before it rewrites that
+        // directory's `.cargo/config.toml` for the new state, so rewrite it first (as evcxr
+        // will: `[net] offline = false`).
+        let online = adds_dependency(&rust);
+        if online {
+            let _ = started.ctx.execute(":offline 0");
+            let _ = std::fs::write(cargo_config, "\n[net]\noffline = false\n");
+        }
         let (result, panic) = Self::run(started, &code, out);
+        if online {
+            let _ = started.ctx.execute(":offline 1");
+        }
         running.busy.store(false, Ordering::SeqCst);
         *running.child.lock().unwrap() = Some(started.ctx.process_handle());
         if running.killed.swap(false, Ordering::SeqCst) {
@@ -434,6 +454,15 @@ impl Engine for EvcxrEngine {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cells_adding_a_dependency_run_online() {
+        assert!(adds_dependency(":dep humantime = \"2\"\nhumantime::format_duration(d)"));
+        assert!(adds_dependency("let x = 1;\n  :dep foo = { path = \"/f\" }"));
+        assert!(!adds_dependency("let dep = 1;\n// :dep in a comment is not a command\n"));
+        assert!(!adds_dependency(":offline 1\n:dep foo = \"1\""), "the user's own :offline wins");
+        assert!(!adds_dependency(":depx"));
+    }
 
     #[test]
     fn cell_prefix_goes_after_leading_commands() {
