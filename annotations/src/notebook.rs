@@ -19,6 +19,8 @@ use crate::array::Array;
 pub const DISPLAY_MARKER: &str = "\u{1e}BACH_DISPLAY ";
 /// Starts a stdout line telling the kernel that the cell panicked (JSON: message, location).
 pub const PANIC_MARKER: &str = "\u{1e}BACH_PANIC ";
+/// The stdout line that says a cell ran to its end (see [`cell_end`]).
+pub const END_MARKER: &str = "\u{1e}BACH_END";
 /// Starts a stdout line asking the kernel to clear the cell's output (`now` or `wait`).
 pub const CLEAR_MARKER: &str = "\u{1e}BACH_CLEAR ";
 
@@ -84,6 +86,19 @@ impl<T: std::fmt::Debug + ?Sized> ShowDebug for T {
 pub fn display(bundle: &[(&str, String)]) {
     let fields: Vec<(&str, &str)> = bundle.iter().map(|(k, v)| (*k, v.as_str())).collect();
     println!("{DISPLAY_MARKER}{}", json_object(&fields));
+}
+
+/// The kernel ends each cell that uses `?` with this, so that a `?` returning early (which
+/// evcxr reports as a success) is shown as an error: the marker never comes.
+pub fn cell_end() {
+    println!("{END_MARKER}");
+}
+
+/// [`cell_end`] for a cell ending in an expression: the kernel wraps that expression, whose
+/// value evcxr then shows as before.
+pub fn reached_end<T: ?Sized>(value: &T) -> &T {
+    cell_end();
+    value
 }
 
 /// Clear the cell's output: at once, or with `wait` when the next output arrives, so that a

@@ -15,6 +15,7 @@ use evcxr::{CommandContext, EvalContextOutputs};
 use crate::engine::{Bundle, Completions, Engine, ExecError, Interrupter, Output, StreamName};
 use crate::home::Home;
 use crate::magics;
+use crate::question_mark;
 
 /// Marker lines the `bach` crate prints in the child (see bach::notebook).
 const DISPLAY_MARKER: &str = "\u{1e}BACH_DISPLAY ";
@@ -70,6 +71,17 @@ fn rustc_version() -> String {
         .and_then(|o| String::from_utf8(o.stdout).ok())
         .and_then(|s| s.split_whitespace().nth(1).map(str::to_string))
         .unwrap_or_else(|| "unknown".into())
+}
+
+/// What running one cell through evcxr gave.
+struct CellRun {
+    result: Result<evcxr::EvalOutputs, evcxr::Error>,
+    /// Message and location of a panic that ended the cell.
+    panic: Option<(String, String)>,
+    /// Whether the cell printed [`question_mark::END_MARKER`] (cells that use `?` only).
+    reached_end: bool,
+    /// The cell's last lines on stderr (an early `?` prints its error there).
+    stderr_tail: Vec<String>,
 }
 
 impl EvcxrEngine {
@@ -141,11 +153,13 @@ impl EvcxrEngine {
 
     /// Run evcxr on `code`, forwarding the child's output as it comes. Returns evcxr's result
     /// and the panic the child reported, if any.
-    fn run(started: &mut Started, code: &str, out: &mut dyn Output) -> (Result<evcxr::EvalOutputs, evcxr::Error>, Option<(String, String)>) {
+    fn run(started: &mut Started, code: &str, out: &mut dyn Output) -> CellRun {
         let done = AtomicBool::new(false);
         let ctx = &mut started.ctx;
         let (stdout, stderr) = (&started.outputs.stdout, &started.outputs.stderr);
         let mut panic = None;
+        let mut reached_end = false;
+        let mut stderr_tail: Vec<String> = Vec::new();
         let result = std::thread::scope(|s| {
             let worker = s.spawn(|| {
                 let r = ctx.execute(code);
@@ -163,6 +177,8 @@ impl EvcxrEngine {
                             Ok(bundle) => out.display(bundle),
                             Err(e) => out.stream(StreamName::Stderr, &format!("bach-kernel: bad display line: {e}\n")),
                         }
+                    } else if line == question_mark::END_MARKER {
+                        reached_end = true;
                     } else if let Some(when) = line.strip_prefix(CLEAR_MARKER) {
                         out.clear(when == "wait");
                     } else if let Some(json) = line.strip_prefix(PANIC_MARKER) {
@@ -175,6 +191,10 @@ impl EvcxrEngine {
                 while let Ok(line) = stderr.try_recv() {
                     idle = false;
                     out.stream(StreamName::Stderr, &format!("{line}\n"));
+                    if stderr_tail.len() == 20 {
+                        stderr_tail.remove(0);
+                    }
+                    stderr_tail.push(line);
                 }
                 if finished && idle {
                     break;
@@ -185,7 +205,7 @@ impl EvcxrEngine {
             }
             worker.join().unwrap_or_else(|_| Err(evcxr::Error::Message("evcxr panicked".into())))
         });
-        (result, panic)
+        CellRun { result, panic, reached_end, stderr_tail }
     }
 
     fn variables(started: &Started) -> Vec<String> {
@@ -227,13 +247,14 @@ fn write_evcxr_toml(config_dir: &Path, build_dir: &Path) -> Result<(), String> {
     std::fs::write(config_dir.join("evcxr.toml"), toml).map_err(|e| format!("cannot write evcxr.toml: {e}"))
 }
 
-/// Insert `bach::notebook::cell(n);` after the leading evcxr `:` commands of `code`.
-/// Returns the new code and the 1-based line it was inserted at.
 /// Whether a cell has a `:dep` line (and does not set evcxr's `:offline` itself).
 fn adds_dependency(code: &str) -> bool {
     let commands = || code.lines().map(str::trim_start);
     commands().any(|l| l.starts_with(":dep ")) && !commands().any(|l| l.starts_with(":offline"))
 }
+
+/// Insert `bach::notebook::cell(n);` after the leading evcxr `:` commands of `code`.
+/// Returns the new code and the 1-based line it was inserted at.
 
 fn with_cell_prefix(code: &str, n: u64) -> (String, usize) {
     let lines: Vec<&str> = code.lines().collect();
@@ -309,7 +330,8 @@ impl Engine for EvcxrEngine {
             return Ok(None);
         }
         self.cells += 1;
-        let (code, inserted) = with_cell_prefix(&rust, execution_count as u64);
+        let mut marked = question_mark::mark_end(&rust);
+        let (code, mut inserted) = with_cell_prefix(marked.as_deref().unwrap_or(&rust), execution_count as u64);
         let running = self.running.clone();
         let cargo_config = self.build_dir.join(".cargo").join("config.toml");
         running.killed.store(false, Ordering::SeqCst);
@@ -333,7 +355,16 @@ impl Engine for EvcxrEngine {
             let _ = started.ctx.execute(":offline 0");
             let _ = std::fs::write(cargo_config, "\n[net]\noffline = false\n");
         }
-        let (result, panic) = Self::run(started, &code, out);
+        let mut cell_run = Self::run(started, &code, out);
+        if marked.is_some() && matches!(cell_run.result, Err(evcxr::Error::CompilationErrors(_))) {
+            // The end marker must never be why a cell fails, and errors should point at the
+            // cell as written: compile it again without the marker.
+            marked = None;
+            let (code, line) = with_cell_prefix(&rust, execution_count as u64);
+            inserted = line;
+            cell_run = Self::run(started, &code, out);
+        }
+        let CellRun { result, panic, reached_end, stderr_tail } = cell_run;
         if online {
             let _ = started.ctx.execute(":offline 1");
         }
@@ -366,6 +397,17 @@ impl Engine for EvcxrEngine {
                             // evcxr compiles the cell as `src/lib.rs` with generated lines around it.
                             if location.is_empty() || location.starts_with("src/") { format!("in cell [{execution_count}]") } else { format!("at {location}") },
                             "Variables defined by earlier cells, and the Bach session, are kept; those this cell defined are not.".into(),
+                        ],
+                    });
+                }
+                if marked.is_some() && !reached_end {
+                    let message = stderr_tail.iter().rev().find(|l| !l.trim().is_empty()).cloned().unwrap_or_else(|| "an error (see above)".into());
+                    return Err(ExecError {
+                        ename: "Error".into(),
+                        evalue: message.clone(),
+                        traceback: vec![
+                            format!("a `?` in cell [{execution_count}] returned early: {message}"),
+                            "Variables this cell defined are not kept; earlier ones and the Bach session are.".into(),
                         ],
                     });
                 }

@@ -16,6 +16,7 @@ mod home;
 mod install;
 mod is_complete;
 mod magics;
+mod question_mark;
 mod rustc_wrapper;
 mod server;
 mod wire;

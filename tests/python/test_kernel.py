@@ -217,3 +217,21 @@ def test_clear_output_keeps_its_place_among_outputs(kernel):
     assert reply["status"] == "ok", reply
     kinds = [(m["msg_type"], m["content"].get("text", m["content"].get("wait"))) for m in msgs if m["msg_type"] in ("stream", "clear_output")]
     assert kinds == [("stream", "before\n"), ("clear_output", True), ("stream", "after\n")], kinds
+
+
+def test_question_mark_returning_early_is_an_error_at_its_cell(kernel):
+    _, kc = kernel
+    reply, _ = run(kc, 'let qm_kept = 41;\nlet qm_n: i32 = "12".parse()?;')
+    assert reply["status"] == "ok", reply
+    # A missing file through `?`: an error at this cell, with the message.
+    reply, msgs = run(kc, 'let qm_lost = 1;\nlet qm_a = Array::<f64>::read_npy("/no/such/file.npy")?;\nqm_a.sum()')
+    assert reply["status"] == "error", reply
+    assert "cannot read `/no/such/file.npy`" in reply["evalue"], reply
+    assert of_type(msgs, "error") and "returned early" in of_type(msgs, "error")[0]["content"]["traceback"][0]
+    # Earlier variables are kept, this cell's are not; a `?` that succeeds in the final
+    # expression still shows the value.
+    reply, msgs = run(kc, "qm_kept + qm_n + Array::<f64>::ones(3).sum().to_scalar()? as i32")
+    assert reply["status"] == "ok", reply
+    assert of_type(msgs, "execute_result")[0]["content"]["data"]["text/plain"] == "56"
+    reply, _ = run(kc, "qm_lost")
+    assert reply["status"] == "error" and "qm_lost" in reply["evalue"], reply
