@@ -21,6 +21,8 @@ use crate::question_mark;
 const DISPLAY_MARKER: &str = "\u{1e}BACH_DISPLAY ";
 const PANIC_MARKER: &str = "\u{1e}BACH_PANIC ";
 const CLEAR_MARKER: &str = "\u{1e}BACH_CLEAR ";
+/// Printed by `bach::notebook::cell_end` at the end of a cell that uses `?` (question_mark.rs).
+const END_MARKER: &str = "\u{1e}BACH_END";
 /// How long an interrupted cell may take to reach a piece boundary before the kernel
 /// restarts the Rust process (user code stuck outside Bach).
 const INTERRUPT_GRACE: Duration = Duration::from_secs(3);
@@ -78,10 +80,10 @@ struct CellRun {
     result: Result<evcxr::EvalOutputs, evcxr::Error>,
     /// Message and location of a panic that ended the cell.
     panic: Option<(String, String)>,
-    /// Whether the cell printed [`question_mark::END_MARKER`] (cells that use `?` only).
+    /// Whether the cell printed [`END_MARKER`] (cells that use `?` only).
     reached_end: bool,
-    /// The cell's last lines on stderr (an early `?` prints its error there).
-    stderr_tail: Vec<String>,
+    /// The cell's last non-empty line on stderr (an early `?` prints its error there).
+    last_stderr: Option<String>,
 }
 
 impl EvcxrEngine {
@@ -159,7 +161,7 @@ impl EvcxrEngine {
         let (stdout, stderr) = (&started.outputs.stdout, &started.outputs.stderr);
         let mut panic = None;
         let mut reached_end = false;
-        let mut stderr_tail: Vec<String> = Vec::new();
+        let mut last_stderr = None;
         let result = std::thread::scope(|s| {
             let worker = s.spawn(|| {
                 let r = ctx.execute(code);
@@ -177,7 +179,7 @@ impl EvcxrEngine {
                             Ok(bundle) => out.display(bundle),
                             Err(e) => out.stream(StreamName::Stderr, &format!("bach-kernel: bad display line: {e}\n")),
                         }
-                    } else if line == question_mark::END_MARKER {
+                    } else if line == END_MARKER {
                         reached_end = true;
                     } else if let Some(when) = line.strip_prefix(CLEAR_MARKER) {
                         out.clear(when == "wait");
@@ -191,10 +193,9 @@ impl EvcxrEngine {
                 while let Ok(line) = stderr.try_recv() {
                     idle = false;
                     out.stream(StreamName::Stderr, &format!("{line}\n"));
-                    if stderr_tail.len() == 20 {
-                        stderr_tail.remove(0);
+                    if !line.trim().is_empty() {
+                        last_stderr = Some(line);
                     }
-                    stderr_tail.push(line);
                 }
                 if finished && idle {
                     break;
@@ -205,7 +206,7 @@ impl EvcxrEngine {
             }
             worker.join().unwrap_or_else(|_| Err(evcxr::Error::Message("evcxr panicked".into())))
         });
-        CellRun { result, panic, reached_end, stderr_tail }
+        CellRun { result, panic, reached_end, last_stderr }
     }
 
     fn variables(started: &Started) -> Vec<String> {
@@ -255,7 +256,6 @@ fn adds_dependency(code: &str) -> bool {
 
 /// Insert `bach::notebook::cell(n);` after the leading evcxr `:` commands of `code`.
 /// Returns the new code and the 1-based line it was inserted at.
-
 fn with_cell_prefix(code: &str, n: u64) -> (String, usize) {
     let lines: Vec<&str> = code.lines().collect();
     let k = lines.iter().take_while(|l| l.trim_start().starts_with(':') || l.trim().is_empty()).count();
@@ -364,7 +364,7 @@ impl Engine for EvcxrEngine {
             inserted = line;
             cell_run = Self::run(started, &code, out);
         }
-        let CellRun { result, panic, reached_end, stderr_tail } = cell_run;
+        let CellRun { result, panic, reached_end, last_stderr } = cell_run;
         if online {
             let _ = started.ctx.execute(":offline 1");
         }
@@ -401,7 +401,7 @@ impl Engine for EvcxrEngine {
                     });
                 }
                 if marked.is_some() && !reached_end {
-                    let message = stderr_tail.iter().rev().find(|l| !l.trim().is_empty()).cloned().unwrap_or_else(|| "an error (see above)".into());
+                    let message = last_stderr.unwrap_or_else(|| "an error (see above)".into());
                     return Err(ExecError {
                         ename: "Error".into(),
                         evalue: message.clone(),

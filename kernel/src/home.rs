@@ -65,9 +65,9 @@ impl Home {
 #[cfg(test)]
 mod tests {
     /// Every crate the notebook's `bach` depends on is analysed by evcxr's rust-analyzer when
-    /// a kernel starts, before the first cell can run (name resolution of each crate, and
-    /// trait impls of all of them). Dropping `ndarray-npy`, `thiserror`, `libc` and
-    /// `serde_json` from this graph cut the first cell's wait from 14-20 s to about 8 s. A new
+    /// a kernel starts, before the first cell can run (name resolution in each crate).
+    /// Dropping `ndarray-npy`, `thiserror`, `libc` and `serde_json` from this graph cut the
+    /// first cell's wait from 13-17 s to 10-12 s (README, ARCHITECTURE "Start-up"). A new
     /// dependency must be worth its start-up cost: measure with `BACH_KERNEL_TIMING=ra`, then
     /// add it here.
     const NOTEBOOK_GRAPH: &[&str] = &[

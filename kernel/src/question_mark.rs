@@ -5,14 +5,11 @@
 //! its own marker for this). So the kernel marks the end of such a cell: the last statement
 //! becomes `bach::notebook::cell_end();`, or a final expression `e` (the value evcxr shows)
 //! becomes `bach::notebook::reached_end(&(e))`, which returns the same value by reference.
-//! Both print [`END_MARKER`]; a cell that finishes without printing it (and did not panic)
-//! stopped at a `?`.
+//! Both print the end marker line (`BACH_END`, read in evcxr_engine.rs); a cell that
+//! finishes without printing it (and did not panic) stopped at a `?`.
 
 use proc_macro2::LineColumn;
 use syn::spanned::Spanned;
-
-/// The stdout line `bach::notebook::cell_end` prints.
-pub const END_MARKER: &str = "\u{1e}BACH_END";
 
 /// The cell with its end marked, when its code (after any leading evcxr `:` commands) uses
 /// `?` and parses as Rust statements; `None` leaves the cell as it is (no `?`, `:` commands
