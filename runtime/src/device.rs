@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use crate::annotation::{Annotation, OpCtx};
 use crate::error::{BachError, Result};
-use crate::value::{Value, ValueRef};
+use crate::value::{HostRows, Value, ValueRef};
 
 /// Index of a device in the session's device list; the CPU is always 0.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -120,6 +120,21 @@ impl PendingCopy {
     }
 }
 
+/// A copy into host rows that may still be under way; [`PendingWrite::finish`] waits for it.
+pub struct PendingWrite(Box<dyn FnOnce() -> Result<()> + Send>);
+
+impl PendingWrite {
+    pub fn done() -> Self {
+        PendingWrite(Box::new(|| Ok(())))
+    }
+    pub fn later(f: impl FnOnce() -> Result<()> + Send + 'static) -> Self {
+        PendingWrite(Box::new(f))
+    }
+    pub fn finish(self) -> Result<()> {
+        (self.0)()
+    }
+}
+
 /// Memory of a device as its allocator sees it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MemoryUse {
@@ -139,6 +154,12 @@ pub trait Device: Send + Sync {
     fn copy_in(&self, value: ValueRef<'_>, tag: Tag) -> Result<Value>;
     /// Copy a value (or piece) of this device to the host.
     fn copy_out(&self, value: ValueRef<'_>, tag: Tag) -> Result<PendingCopy>;
+    /// Copy a value (or piece) of this device into `dest`, rows of a host array being written
+    /// in place (the result of a stage). The default copies out, then writes the rows.
+    fn copy_out_into(&self, value: ValueRef<'_>, dest: HostRows, tag: Tag) -> Result<PendingWrite> {
+        let pending = self.copy_out(value, tag)?;
+        Ok(PendingWrite::later(move || dest.write(pending.finish()?.view())))
+    }
     /// Concatenate row pieces living on this device into one value there.
     fn concat_rows(&self, pieces: &[Value]) -> Result<Value> {
         crate::value::concat_rows(pieces)

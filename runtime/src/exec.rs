@@ -19,12 +19,12 @@ use std::time::Duration;
 use rayon::prelude::*;
 
 use crate::annotation::{OpCtx, OpKind};
-use crate::device::{Device, DeviceId, PendingCopy, Tag, CPU};
+use crate::device::{Device, DeviceId, PendingCopy, PendingWrite, Tag, CPU};
 use crate::error::{BachError, Result};
 use crate::plan::{GraphPart, Plan, Stage};
 use crate::session::Session;
 use crate::trace::{EvalTrace, Event, EventKind};
-use crate::value::Value;
+use crate::value::{RowsOut, Value};
 
 /// Values of the evaluation: host values per node, and copies on accelerators.
 struct Store<'v> {
@@ -191,11 +191,23 @@ fn run_stage_with_retries(
 const MAX_HALVINGS: usize = 4;
 
 /// What one piece hands back: outputs kept for a device merge or a host merge, copies to the
-/// host under way, and its events.
+/// host under way (into a fresh value, or into the rows of a result written in place), and
+/// its events.
 struct PieceOut {
     kept: Vec<Option<Value>>,
     pending: Vec<Option<PendingCopy>>,
+    writes: Vec<PendingWrite>,
     events: Vec<Event>,
+}
+
+impl PieceOut {
+    /// Wait for the piece's copies to the host; the values of those that made a new value.
+    fn finish(&mut self) -> Result<Vec<Option<Value>>> {
+        for w in self.writes.drain(..) {
+            w.finish()?;
+        }
+        self.pending.iter_mut().map(|p| p.take().map(PendingCopy::finish).transpose()).collect()
+    }
 }
 
 #[allow(clippy::too_many_arguments, clippy::single_range_in_vec_init)]
@@ -265,6 +277,18 @@ fn run_stage(
     } else {
         HashSet::new()
     };
+    // Outputs that come back to the host by rows are written in place: one host array each,
+    // allocated once, every piece's rows landing in it (no merge pass afterwards).
+    let in_place: Vec<Option<RowsOut>> = stage
+        .outputs
+        .iter()
+        .map(|&o| {
+            let node = &part.nodes[o];
+            let to_host_here = !accel || to_host.contains(&o);
+            let by_rows = node.op.result_split().key() == "rows" && node.meta.ndim() > 0 && stage.split_len == Some(node.meta.rows());
+            if ranges.len() > 1 && to_host_here && by_rows { RowsOut::new(&node.meta) } else { None }
+        })
+        .collect();
     let names: Vec<Arc<str>> = nodes.iter().map(|&i| Arc::from(part.nodes[i].op.name())).collect();
     let epoch = session.epoch();
 
@@ -318,9 +342,23 @@ fn run_stage(
         }
         let mut kept = Vec::with_capacity(stage.outputs.len());
         let mut pending = Vec::with_capacity(stage.outputs.len());
-        for &o in &stage.outputs {
+        let mut writes = Vec::new();
+        for (k, &o) in stage.outputs.iter().enumerate() {
             let v = local[pos[o].expect("stage node")].take().expect("outputs are kept");
-            if to_host.contains(&o) {
+            if let Some(dest) = &in_place[k] {
+                let rows = dest.rows(range.clone())?;
+                if accel {
+                    let t0 = epoch.elapsed();
+                    let node = &part.nodes[o];
+                    writes.push(device.copy_out_into(v.view(), rows, Tag { node: node.id, piece: p as u32 })?);
+                    piece_events.push(Event { eval, op: node.op.name().into(), node: node.id, cell: node.cell, device: dev_id, to: Some(CPU), piece: p as u32, kind: EventKind::Transfer, start: t0, end: epoch.elapsed(), bytes: v.bytes() as u64 });
+                } else {
+                    // Still in cache: this copy replaces a merge pass over cold memory.
+                    rows.write(v.view())?;
+                }
+                pending.push(None);
+                kept.push(None);
+            } else if to_host.contains(&o) {
                 let t0 = epoch.elapsed();
                 let node = &part.nodes[o];
                 pending.push(Some(device.copy_out(v.view(), Tag { node: node.id, piece: p as u32 })?));
@@ -331,7 +369,7 @@ fn run_stage(
                 kept.push(Some(v));
             }
         }
-        Ok(PieceOut { kept, pending, events: piece_events })
+        Ok(PieceOut { kept, pending, writes, events: piece_events })
     };
 
     // Drive the pieces: in parallel where the device takes them from several threads,
@@ -352,12 +390,11 @@ fn run_stage(
             }
         }
     };
-    let finish = |pending: &mut Vec<Option<PendingCopy>>| -> Result<Vec<Option<Value>>> { pending.iter_mut().map(|p| p.take().map(PendingCopy::finish).transpose()).collect() };
     if device.parallel_pieces() {
         let results: Vec<Result<(PieceOut, Vec<Option<Value>>)>> = {
             let go = |x: (usize, &Range<usize>)| -> Result<(PieceOut, Vec<Option<Value>>)> {
                 let mut out = run_piece(x)?;
-                let h = finish(&mut out.pending)?;
+                let h = out.finish()?;
                 Ok((out, h))
             };
             if ranges.len() > 1 { ranges.par_iter().enumerate().map(go).collect() } else { ranges.iter().enumerate().map(go).collect() }
@@ -378,21 +415,24 @@ fn run_stage(
                 }
             };
             if let Some(mut prev) = previous.take() {
-                let h = finish(&mut prev.pending)?;
+                let h = prev.finish()?;
                 collect(prev, h, events);
             }
             previous = Some(out);
         }
         if let Some(mut prev) = previous.take() {
-            let h = finish(&mut prev.pending)?;
+            let h = prev.finish()?;
             collect(prev, h, events);
         }
         correct_times(session, device.synchronize()?, events);
     }
 
-    for (k, &o) in stage.outputs.iter().enumerate() {
+    for (k, (&o, dest)) in stage.outputs.iter().zip(in_place).enumerate() {
         let node = &part.nodes[o];
         let name = names[pos[o].expect("stage node")].clone();
+        if let Some(dest) = dest {
+            store.host[o] = Some(dest.into_value()?);
+        }
         if !host[k].is_empty() {
             let t0 = epoch.elapsed();
             let merged = node.op.result_split().merge(std::mem::take(&mut host[k]))?;

@@ -24,11 +24,11 @@ pub mod value;
 
 pub use annotation::{oa, oa_alloc, AcceleratorKernel, Launch, Annotation, AnnotationBuilder, OpCtx, OpKind};
 pub use cost::{CostModel, Policy};
-pub use device::{CpuDevice, Device, DeviceChoice, DeviceId, DeviceKind, DeviceProfile, DeviceSpan, Devices, MemoryUse, PendingCopy, Tag, CPU};
+pub use device::{CpuDevice, Device, DeviceChoice, DeviceId, DeviceKind, DeviceProfile, DeviceSpan, Devices, MemoryUse, PendingCopy, PendingWrite, Tag, CPU};
 pub use emulated::EmulatedDevice;
 pub use error::{BachError, Result};
 pub use exec::piece_ranges;
 pub use plan::{Plan, Stage, Step, Transfer};
 pub use session::{current, global, with_session, Config, Lazy, NodeInfo, Session};
 pub use split::{SplitRef, SplitType};
-pub use value::{DType, DeviceBuffer, DeviceValue, Element, Meta, Value, ValueRef};
+pub use value::{DType, DeviceBuffer, DeviceValue, Element, HostRows, Meta, RowsOut, Value, ValueRef};

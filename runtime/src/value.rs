@@ -319,6 +319,167 @@ pub fn concat_rows(pieces: &[Value]) -> Result<Value> {
     }
 }
 
+/// A host array written in place, one row range at a time, by the pieces of a stage: the
+/// result of a stage whose output merges by rows is allocated once, whole, and each piece's
+/// result lands in its rows (the CPU writes it there; an accelerator copies device-to-host
+/// straight into it), so no merge pass runs afterwards. The memory is not zero-filled: its
+/// pages are first touched by the pieces that write them, in parallel.
+pub struct RowsOut {
+    meta: Meta,
+    buf: RowsBuf,
+    /// Bytes of one row.
+    row_bytes: usize,
+    /// Rows written so far (every row exactly once, by the executor's disjoint pieces).
+    written: Arc<std::sync::atomic::AtomicUsize>,
+}
+
+enum RowsBuf {
+    F64(Vec<std::mem::MaybeUninit<f64>>),
+    F32(Vec<std::mem::MaybeUninit<f32>>),
+    /// Bytes 0 or 1 (a device's bool bytes are normalised as they land).
+    Bool(Vec<std::mem::MaybeUninit<bool>>),
+}
+
+impl RowsBuf {
+    fn base(&self) -> *mut u8 {
+        match self {
+            RowsBuf::F64(v) => v.as_ptr() as *mut u8,
+            RowsBuf::F32(v) => v.as_ptr() as *mut u8,
+            RowsBuf::Bool(v) => v.as_ptr() as *mut u8,
+        }
+    }
+}
+
+/// Rows of a [`RowsOut`] that one piece writes: raw, so a device can fill them from another
+/// thread after the call that handed them out has returned.
+pub struct HostRows {
+    ptr: *mut u8,
+    len: usize,
+    rows: usize,
+    dtype: DType,
+    written: Arc<std::sync::atomic::AtomicUsize>,
+}
+
+// SAFETY: a `HostRows` is the only handle to its bytes (the executor hands out disjoint row
+// ranges, each once) and its `RowsOut`'s allocation outlives it (every write is finished or
+// dropped before the `RowsOut` is turned into a value or dropped).
+unsafe impl Send for HostRows {}
+
+impl HostRows {
+    pub fn len(&self) -> usize {
+        self.len
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+    pub fn dtype(&self) -> DType {
+        self.dtype
+    }
+    /// The destination bytes (not yet initialised).
+    pub fn bytes_mut(&mut self) -> &mut [std::mem::MaybeUninit<u8>] {
+        // SAFETY: `len` bytes inside the RowsOut's allocation, owned by this handle alone.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr as *mut std::mem::MaybeUninit<u8>, self.len) }
+    }
+    /// Say that every byte was written (`bytes_mut` filled); bool bytes become 0 or 1.
+    pub fn written(mut self) {
+        if self.dtype == DType::Bool {
+            for b in self.bytes_mut() {
+                // SAFETY: the caller wrote every byte.
+                let v = unsafe { b.assume_init() };
+                b.write((v != 0) as u8);
+            }
+        }
+        self.written.fetch_add(self.rows, std::sync::atomic::Ordering::AcqRel);
+    }
+    /// Write a host piece of the same dtype and row count into these rows.
+    pub fn write(mut self, piece: ValueRef<'_>) -> Result<()> {
+        fn put<A: Copy>(src: ArrayViewD<'_, A>, dst: &mut [std::mem::MaybeUninit<u8>]) {
+            let n = std::mem::size_of::<A>();
+            // SAFETY: `dst` holds exactly src.len() elements of A, suitably aligned (it is a
+            // row range of an allocation of A).
+            let out = unsafe { std::slice::from_raw_parts_mut(dst.as_mut_ptr() as *mut std::mem::MaybeUninit<A>, dst.len() / n) };
+            match src.as_slice() {
+                Some(s) => {
+                    // SAFETY: equal lengths (checked by the caller), distinct memory.
+                    unsafe { std::ptr::copy_nonoverlapping(s.as_ptr(), out.as_mut_ptr() as *mut A, s.len()) }
+                }
+                None => out.iter_mut().zip(src.iter()).for_each(|(o, &v)| {
+                    o.write(v);
+                }),
+            }
+        }
+        let meta = piece.meta();
+        if meta.dtype != self.dtype || meta.bytes() != self.len || meta.rows() != self.rows {
+            return Err(BachError::invalid("merge", format!("a piece {meta} does not fill {} rows of {} ({} bytes)", self.rows, self.dtype, self.len)));
+        }
+        let dst = self.bytes_mut();
+        match piece {
+            ValueRef::F64(a) => put(a, dst),
+            ValueRef::F32(a) => put(a, dst),
+            ValueRef::Bool(a) => put(a, dst),
+            _ => return Err(BachError::invalid("merge", "only host arrays are written into host rows")),
+        }
+        // Bools came from a bool array: no normalising needed.
+        self.written.fetch_add(self.rows, std::sync::atomic::Ordering::AcqRel);
+        Ok(())
+    }
+}
+
+impl RowsOut {
+    /// A whole host array of `meta` to be written by row ranges; `None` for dtypes that are
+    /// not plain host arrays or values without rows.
+    pub fn new(meta: &Meta) -> Option<RowsOut> {
+        if meta.ndim() == 0 {
+            return None;
+        }
+        let n = meta.len();
+        let buf = match meta.dtype {
+            DType::F64 => RowsBuf::F64(Vec::with_capacity(n)),
+            DType::F32 => RowsBuf::F32(Vec::with_capacity(n)),
+            DType::Bool => RowsBuf::Bool(Vec::with_capacity(n)),
+            DType::Opaque => return None,
+        };
+        Some(RowsOut { meta: meta.clone(), buf, row_bytes: meta.row_bytes(), written: Arc::new(std::sync::atomic::AtomicUsize::new(0)) })
+    }
+    pub fn meta(&self) -> &Meta {
+        &self.meta
+    }
+    /// The handle through which `range` of axis 0 is written. The caller hands out each row
+    /// once (the pieces of a stage are disjoint).
+    pub fn rows(&self, range: Range<usize>) -> Result<HostRows> {
+        if range.start > range.end || range.end > self.meta.rows() {
+            return Err(BachError::invalid("merge", format!("rows {range:?} of a result of shape {:?}", self.meta.shape)));
+        }
+        // SAFETY: in bounds of the allocation (capacity meta.len() elements).
+        let ptr = unsafe { self.buf.base().add(range.start * self.row_bytes) };
+        Ok(HostRows { ptr, len: range.len() * self.row_bytes, rows: range.len(), dtype: self.meta.dtype, written: self.written.clone() })
+    }
+    /// The finished value; an error if some rows were never written.
+    pub fn into_value(self) -> Result<Value> {
+        let rows = self.written.load(std::sync::atomic::Ordering::Acquire);
+        if rows != self.meta.rows() {
+            return Err(BachError::invalid("merge", format!("{rows} of {} rows of a result were written", self.meta.rows())));
+        }
+        let n = self.meta.len();
+        let shape = IxDyn(&self.meta.shape);
+        fn done<A: Element>(mut v: Vec<std::mem::MaybeUninit<A>>, n: usize, shape: IxDyn) -> Value {
+            // SAFETY: every row was written (counted above), so the first n elements are
+            // initialised; MaybeUninit<A> has A's layout.
+            let v = unsafe {
+                v.set_len(n);
+                let mut v = std::mem::ManuallyDrop::new(v);
+                Vec::from_raw_parts(v.as_mut_ptr() as *mut A, v.len(), v.capacity())
+            };
+            A::wrap(ArrayD::from_shape_vec(shape, v).expect("the shape of the elements").into_shared())
+        }
+        Ok(match self.buf {
+            RowsBuf::F64(v) => done(v, n, shape),
+            RowsBuf::F32(v) => done(v, n, shape),
+            RowsBuf::Bool(v) => done(v, n, shape),
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

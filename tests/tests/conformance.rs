@@ -210,3 +210,53 @@ fn the_cpu_is_always_device_zero_and_emulated_says_it_is_not_a_gpu() {
     assert!("tpu".parse::<DeviceChoice>().is_err());
     let _unused: Option<Arc<Session>> = None;
 }
+
+/// The outputs of a stage run in pieces land in one host array each, row range by row range:
+/// odd lengths, a last piece shorter than the others, 2-D rows, several dtypes; no merge runs.
+#[test]
+fn results_are_written_in_place_piece_by_piece() {
+    for (name, s) in accelerator_sessions(64 << 20) {
+        s.update_config(|c| c.memory_cap = Some(1 << 20));
+        with_session(&s, || {
+            let rows = 40_009; // prime: no piece size divides it
+            let xs = nd(&[rows, 3], uniform_vec(21, rows * 3, -2.0, 2.0));
+            let x = Array::from_array(xs.clone());
+            let y = chain(&x.abs());
+            let mask = y.gt(1.0);
+            let narrow = y.cast::<f32>();
+            bach::evaluate(&[&y, &mask, &narrow]).unwrap();
+            let ev = last_eval(&s);
+            assert!(ev.pieces > 4, "{name}: many pieces:\n{}", ev.plan);
+            assert!(!ev.events.iter().any(|e| e.kind == EventKind::Merge), "{name}: row outputs need no merge:\n{}", ev.plan);
+            let want = chain_eager(&xs.mapv(f64::abs));
+            let got = y.to_array().unwrap();
+            assert_close(&name, &got, &want, tol(&s));
+            assert_eq!(mask.to_array().unwrap(), got.mapv(|v| v > 1.0), "{name}: the bool output");
+            assert_eq!(narrow.to_array().unwrap(), got.mapv(|v| v as f32), "{name}: the f32 output");
+        });
+    }
+}
+
+/// The same on the CPU alone: pieces sized for the cache write their rows in parallel.
+#[test]
+fn cpu_results_are_written_in_place_piece_by_piece() {
+    let s = Session::with_devices(Devices::select(DeviceChoice::Cpu).unwrap());
+    s.update_config(|c| c.cost.cpu_piece_bytes = 1000);
+    with_session(&s, || {
+        for rows in [1usize, 2, 41, 1000, 10_007] {
+            let xs = nd(&[rows, 2], uniform_vec(rows as u64, rows * 2, 0.0, 3.0));
+            let x = Array::from_array(xs.clone());
+            let y = chain(&x);
+            let mask = y.lt(0.5);
+            bach::evaluate(&[&y, &mask]).unwrap();
+            let ev = last_eval(&s);
+            assert!(!ev.events.iter().any(|e| e.kind == EventKind::Merge), "rows {rows}: no merge:\n{}", ev.plan);
+            let got = y.to_array().unwrap();
+            assert_close("cpu", &got, &chain_eager(&xs), 1e-15);
+            assert_eq!(mask.to_array().unwrap(), got.mapv(|v| v < 0.5), "rows {rows}: the bool output");
+            if rows >= 1000 {
+                assert!(ev.pieces > 1, "rows {rows}: cut into pieces:\n{}", ev.plan);
+            }
+        }
+    });
+}
