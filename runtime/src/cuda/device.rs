@@ -27,13 +27,18 @@ use super::memory::{Block, Lane, Staging};
 use super::shapes::{blocks_for, broadcast_shape, gemm_plan, index_map, piece_shape, reduce_geometry, GemmPlan, Which, BLOCK, REDUCE_BLOCK};
 use super::At;
 use crate::annotation::{AcceleratorKernel, Annotation, Launch, OpCtx, OpKind};
-use crate::device::{panic_text, Device, DeviceId, DeviceKind, DeviceProfile, DeviceSpan, MemoryUse, PendingCopy, Tag};
+use crate::device::{panic_text, Device, DeviceId, DeviceKind, DeviceProfile, DeviceSpan, MemoryUse, PendingCopy, PendingWrite, Tag};
 use crate::error::{BachError, Result};
 use crate::trace::EventKind;
-use crate::value::{DType, DeviceBuffer, DeviceValue, Meta, Value, ValueRef};
+use crate::value::{DType, DeviceBuffer, DeviceValue, HostRows, Meta, Value, ValueRef};
 
-/// Largest piece of one host<->device copy through one staging buffer.
-const CHUNK: usize = 32 << 20;
+/// Largest piece of one host-to-device copy through one staging buffer: a copy in is cut
+/// into chunks that the host's cores fill in parallel, each queued as soon as it is filled.
+const CHUNK_IN: usize = 8 << 20;
+/// Largest piece of one device-to-host copy through one staging buffer, and how many are in
+/// flight while the drain thread copies earlier ones out.
+const CHUNK_OUT: usize = 16 << 20;
+const OUT_IN_FLIGHT: usize = 4;
 
 /// Memory of one value (or of several row pieces of one) on the GPU.
 pub(super) struct CudaBuffer {
@@ -278,6 +283,41 @@ impl CudaDevice {
     }
 }
 
+/// What the drain thread made of a copy to the host.
+fn drained(landed: std::sync::mpsc::Receiver<Result<Landing>>, device: &str) -> Result<Landing> {
+    landed.recv().unwrap_or_else(|_| Err(At { op: "copy to host", device }.fail("the thread draining copies to the host stopped")))
+}
+
+impl CudaDevice {
+    /// Start copying a device value to the host, landing where `landing` says.
+    fn download(&self, value: ValueRef<'_>, tag: Tag, landing: impl FnOnce(At<'_>) -> Result<Landing>) -> Result<Download> {
+        self.guard("copy to host", |at| {
+            let ValueRef::Device(d) = value else {
+                return Err(at.invalid("the value is not on the GPU"));
+            };
+            let buf = self.buffer(&d, at)?;
+            self.wait_for(Lane::D2h, buf, at)?;
+            let src = buf.block.ptr + (d.offset * d.meta.dtype.size_of()) as u64;
+            let start = self.gpu.begin(Lane::D2h).map_err(|e| at.cuda("cuEventRecord", e))?;
+            let mut download = Download {
+                gpu: self.gpu.clone(),
+                device: self.profile.name.clone(),
+                src,
+                len: d.meta.bytes(),
+                next: 0,
+                inflight: VecDeque::new(),
+                start: Some(start),
+                tag,
+                out: Some(landing(at)?),
+                value: d,
+            };
+            download.pump(at)?;
+            Ok(download)
+        })
+    }
+
+}
+
 /// A host array in standard layout (a copy only when the view was not), as bytes.
 enum HostArray<'a> {
     F64(CowArray<'a, f64, IxDyn>),
@@ -361,6 +401,21 @@ impl HostOut {
     }
 }
 
+/// Where a copy to the host lands: a new host array, or rows of a result written in place.
+enum Landing {
+    Fresh(HostOut),
+    Rows(HostRows),
+}
+
+impl Landing {
+    fn dest(&mut self) -> &mut [MaybeUninit<u8>] {
+        match self {
+            Landing::Fresh(h) => h.dest(),
+            Landing::Rows(r) => r.bytes_mut(),
+        }
+    }
+}
+
 /// A copy to the host under way: chunks in flight on the D2H stream, each in its own staging
 /// buffer; the rest is queued as the first ones are drained.
 struct Download {
@@ -374,15 +429,15 @@ struct Download {
     inflight: VecDeque<(usize, usize, Staging, Arc<CudaEvent>)>,
     start: Option<Arc<CudaEvent>>,
     tag: Tag,
-    out: Option<HostOut>,
+    out: Option<Landing>,
 }
 
 impl Download {
     /// Queue chunks until two are in flight; end the span once the last one is queued.
     fn pump(&mut self, at: At<'_>) -> Result<()> {
         let stream = self.gpu.stream(Lane::D2h).cu_stream();
-        while self.inflight.len() < 2 && self.next < self.len {
-            let n = CHUNK.min(self.len - self.next);
+        while self.inflight.len() < OUT_IN_FLIGHT && self.next < self.len {
+            let n = CHUNK_OUT.min(self.len - self.next);
             let mut staging = self.gpu.staging.take(n, at)?;
             // SAFETY: `n` bytes of a live block (held by `value`) into a pinned buffer held
             // in `inflight` until the copy's event has completed.
@@ -400,7 +455,8 @@ impl Download {
         Ok(())
     }
 
-    fn finish(mut self) -> Result<Value> {
+    /// Drain every chunk into the landing place; hand it back.
+    fn finish(mut self) -> Result<Landing> {
         let device = std::mem::take(&mut self.device);
         let at = At { op: "copy to host", device: &device };
         crate::device::catch_panics(move || {
@@ -414,7 +470,7 @@ impl Download {
                 self.pump(at)?;
             }
             debug_assert_eq!(self.value.meta.bytes(), self.len);
-            Ok(out.into_value())
+            Ok(out)
         })
         .unwrap_or_else(|p| Err(at.fail(format!("the CUDA library panicked: {}", panic_text(&*p)))))
     }
@@ -455,16 +511,30 @@ impl Device for CudaDevice {
             let bytes = host.bytes();
             let block = self.gpu.pool.alloc(bytes.len(), at)?;
             block.touch(Lane::H2d);
-            let stream = self.gpu.stream(Lane::H2d).cu_stream();
             let start = self.gpu.begin(Lane::H2d).map_err(|e| at.cuda("cuEventRecord", e))?;
-            for offset in (0..bytes.len()).step_by(CHUNK) {
-                let part = &bytes[offset..(offset + CHUNK).min(bytes.len())];
+            // Each chunk: fill a staging buffer (one core), queue its DMA. Chunks are filled on
+            // all cores at once, so the host keeps up with the copy engine; their order on the
+            // stream does not matter (distinct bytes), the end event follows them all.
+            let dst = block.ptr;
+            let queue = |offset: usize| -> Result<()> {
+                self.gpu.ctx.bind_to_thread().map_err(|e| at.cuda("binding the CUDA context", e))?;
+                let part = &bytes[offset..(offset + CHUNK_IN).min(bytes.len())];
                 let mut staging = self.gpu.staging.take(part.len(), at)?;
-                copy_bytes(part, uninit_bytes(staging.bytes_mut(part.len())));
+                // SAFETY: equal lengths, distinct buffers.
+                unsafe { std::ptr::copy_nonoverlapping(part.as_ptr(), staging.bytes_mut(part.len()).as_mut_ptr(), part.len()) };
+                let stream = self.gpu.stream(Lane::H2d).cu_stream();
                 // SAFETY: a pinned buffer (kept until the copy's event completes) into a live
                 // block of at least offset + part.len() bytes.
-                unsafe { result::memcpy_htod_async(block.ptr + offset as u64, staging.bytes(part.len()), stream) }.map_err(|e| at.cuda("cuMemcpyHtoDAsync", e))?;
+                unsafe { result::memcpy_htod_async(dst + offset as u64, staging.bytes(part.len()), stream) }.map_err(|e| at.cuda("cuMemcpyHtoDAsync", e))?;
                 staging.busy_until(self.gpu.marker(Lane::H2d).map_err(|e| at.cuda("cuEventRecord", e))?);
+                Ok(())
+            };
+            let offsets: Vec<usize> = (0..bytes.len()).step_by(CHUNK_IN).collect();
+            if offsets.len() > 1 {
+                // A panic in a task reaches this thread, inside `guard`.
+                offsets.par_iter().try_for_each(|&o| queue(o))?;
+            } else if let Some(&o) = offsets.first() {
+                queue(o)?;
             }
             let end = self.gpu.end(Lane::H2d, Some((tag, EventKind::Transfer)), start).map_err(|e| at.cuda("cuEventRecord", e))?;
             Ok(self.value(block, meta, end, Lane::H2d))
@@ -472,29 +542,30 @@ impl Device for CudaDevice {
     }
 
     fn copy_out(&self, value: ValueRef<'_>, tag: Tag) -> Result<PendingCopy> {
-        self.guard("copy to host", |at| {
-            let ValueRef::Device(d) = value else {
-                return Err(at.invalid("the value is not on the GPU"));
-            };
-            let buf = self.buffer(&d, at)?;
-            self.wait_for(Lane::D2h, buf, at)?;
-            let src = buf.block.ptr + (d.offset * d.meta.dtype.size_of()) as u64;
-            let start = self.gpu.begin(Lane::D2h).map_err(|e| at.cuda("cuEventRecord", e))?;
-            let mut download = Download {
-                gpu: self.gpu.clone(),
-                device: self.profile.name.clone(),
-                src,
-                len: d.meta.bytes(),
-                next: 0,
-                inflight: VecDeque::new(),
-                start: Some(start),
-                tag,
-                out: Some(HostOut::new(&d.meta, at)?),
-                value: d,
-            };
-            download.pump(at)?;
-            Ok(PendingCopy::later(move || download.finish()))
-        })
+        let meta = value.meta();
+        let download = self.download(value, tag, |at| Ok(Landing::Fresh(HostOut::new(&meta, at)?)))?;
+        let landed = self.gpu.drain(move || download.finish());
+        let device = self.profile.name.clone();
+        Ok(PendingCopy::later(move || match drained(landed, &device)? {
+            Landing::Fresh(out) => Ok(out.into_value()),
+            Landing::Rows(_) => unreachable!("a fresh landing stays fresh"),
+        }))
+    }
+
+    fn copy_out_into(&self, value: ValueRef<'_>, dest: HostRows, tag: Tag) -> Result<PendingWrite> {
+        if value.meta().bytes() != dest.len() || value.dtype() != dest.dtype() {
+            return Err(BachError::invalid("copy to host", format!("a piece {} does not fill {} bytes of {}", value.meta(), dest.len(), dest.dtype())));
+        }
+        let download = self.download(value, tag, |_| Ok(Landing::Rows(dest)))?;
+        let landed = self.gpu.drain(move || download.finish());
+        let device = self.profile.name.clone();
+        Ok(PendingWrite::later(move || match drained(landed, &device)? {
+            Landing::Rows(rows) => {
+                rows.written();
+                Ok(())
+            }
+            Landing::Fresh(_) => unreachable!("rows stay rows"),
+        }))
     }
 
     fn concat_rows(&self, pieces: &[Value]) -> Result<Value> {

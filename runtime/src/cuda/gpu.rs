@@ -127,6 +127,8 @@ pub(super) struct Gpu {
     /// text is compared on a hit): a launch does not hash a source of many kilobytes.
     recent_functions: Mutex<HashMap<SourceAt, (Arc<Compiled>, CudaFunction)>>,
     timeline: Mutex<Timeline>,
+    /// The thread that drains copies to the host (see [`Gpu::drain`]), started at first use.
+    drainer: Mutex<Option<std::sync::mpsc::Sender<Box<dyn FnOnce() + Send>>>>,
 }
 
 /// The process's GPUs, opened on first use (or the reason one cannot be).
@@ -238,6 +240,7 @@ impl Gpu {
             modules: Mutex::new(HashMap::new()),
             recent_functions: Mutex::new(HashMap::new()),
             timeline: Mutex::new(Timeline { anchor: None, idle: true, spans: Vec::new(), recent: VecDeque::new() }),
+            drainer: Mutex::new(None),
         };
         gpu.self_test()?;
         if let Some((h2d, d2h)) = gpu.measure() {
@@ -303,6 +306,39 @@ impl Gpu {
             tl.idle = false;
         }
         Ok(())
+    }
+
+    /// Run `job` on this GPU's drain thread, in the order jobs were given: copies to the host
+    /// are drained there (wait for a chunk, copy it out of staging, queue the next) while the
+    /// executor's thread fills the copies in and queues kernels for the next piece.
+    pub fn drain<T: Send + 'static>(&self, job: impl FnOnce() -> T + Send + 'static) -> std::sync::mpsc::Receiver<T> {
+        let (tx, rx) = std::sync::mpsc::sync_channel(1);
+        let mut job: Option<Box<dyn FnOnce() + Send>> = Some(Box::new(move || {
+            let _ = tx.send(job());
+        }));
+        let mut drainer = lock(&self.drainer);
+        if let Some(sender) = drainer.as_ref() {
+            match sender.send(job.take().expect("one job")) {
+                Ok(()) => return rx,
+                Err(e) => job = Some(e.0),
+            }
+        }
+        let (sender, jobs) = std::sync::mpsc::channel::<Box<dyn FnOnce() + Send>>();
+        let started = std::thread::Builder::new().name("bach-cuda-drain".into()).spawn(move || {
+            for j in jobs {
+                j();
+            }
+        });
+        let job = job.expect("not sent");
+        match started {
+            Ok(_) => {
+                let _ = sender.send(job);
+                *drainer = Some(sender);
+            }
+            // No thread to be had: drain on this one.
+            Err(_) => job(),
+        }
+        rx
     }
 
     /// A timing event on `lane` (the start of a span).
