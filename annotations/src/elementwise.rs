@@ -62,10 +62,11 @@ pub(crate) fn zip2<T: Copy, U: Copy, R>(op: &str, a: ArrayViewD<'_, T>, b: Array
 /// A unary float op: kernels for f64 and f32 from the same expression; accelerator entry
 /// `$name` in the unary source.
 macro_rules! unary {
-    ($name:literal, |$x:ident| $body:expr) => {{
+    ($name:literal, |$x:ident| $body:expr, $c:literal) => {{
         oa($name)
             .elementwise()
             .accelerator_launch($name, kernels::unary_source(), Launch::Elementwise { params: vec![] })
+            .fusable(kernels::fusable(&[stringify!($x)], $c, None, &kernels::FLOATS))
             .shape(|m: &[Meta]| match m[0].dtype {
                 DType::F64 | DType::F32 => Ok(m[0].clone()),
                 d => Err(BachError::dtype($name, "f64 or f32", d)),
@@ -82,10 +83,11 @@ macro_rules! unary {
 /// A binary float op (`out` = Some(Bool) for comparisons); accelerator entry `$name` in the
 /// binary source.
 macro_rules! binary {
-    ($name:literal, $out:expr, |$x:ident, $y:ident| $body:expr) => {{
+    ($name:literal, $out:expr, |$x:ident, $y:ident| $body:expr, $c:literal) => {{
         oa($name)
             .elementwise()
             .accelerator_launch($name, kernels::binary_source(), Launch::Elementwise { params: vec![] })
+            .fusable(kernels::fusable(&[stringify!($x), stringify!($y)], $c, $out, &kernels::FLOATS))
             .args([split::rows(), split::rows()])
             .shape(|m: &[Meta]| elementwise_meta($name, m, $out))
             .cpu(|_, args| match (&args[0], &args[1]) {
@@ -125,7 +127,7 @@ macro_rules! mask {
 macro_rules! unary_table {
     ($($method:ident => $name:literal, |$x:ident| $body:expr, $c:literal;)*) => {
         /// Every unary annotation, in table order (the methods' own).
-        static UNARY_OPS: LazyLock<Vec<Arc<Annotation>>> = LazyLock::new(|| vec![$(unary!($name, |$x| $body)),*]);
+        static UNARY_OPS: LazyLock<Vec<Arc<Annotation>>> = LazyLock::new(|| vec![$(unary!($name, |$x| $body, $c)),*]);
         /// The unary rows for the kernel generator.
         pub(crate) const UNARY: &[Row] = &[$(Row { name: $name, vars: &[stringify!($x)], out: None, c: $c }),*];
 
@@ -171,7 +173,7 @@ pub(crate) fn unary_ops() -> Vec<Arc<Annotation>> {
 /// expression, CUDA C expression.
 macro_rules! binary_table {
     ($($OP:ident => $name:literal, $out:expr, |$x:ident, $y:ident| $body:expr, $c:literal;)*) => {
-        $(static $OP: LazyLock<Arc<Annotation>> = LazyLock::new(|| binary!($name, $out, |$x, $y| $body));)*
+        $(static $OP: LazyLock<Arc<Annotation>> = LazyLock::new(|| binary!($name, $out, |$x, $y| $body, $c));)*
         /// The binary rows for the kernel generator.
         pub(crate) const BINARY: &[Row] = &[$(Row { name: $name, vars: &[stringify!($x), stringify!($y)], out: $out, c: $c }),*];
         /// Every binary annotation (for the kernel catalogue).

@@ -30,7 +30,7 @@ use std::collections::HashSet;
 use std::fmt::Write as _;
 use std::sync::{Arc, LazyLock};
 
-use bach_runtime::{AcceleratorKernel, Annotation, DType, Launch};
+use bach_runtime::{AcceleratorKernel, Annotation, DType, Fusable, FusedExpr, Launch};
 
 use crate::{alloc, elementwise, linalg, reduce};
 
@@ -96,6 +96,15 @@ pub(crate) fn c_expr(expr: &str, d: DType) -> String {
         }
     }
     out
+}
+
+/// An elementwise table row as a [`Fusable`] op: its expression for each dtype in `dtypes`
+/// (arguments of that dtype; the result is `out`, or the arguments' dtype).
+pub(crate) fn fusable(vars: &[&str], c: &str, out: Option<DType>, dtypes: &[DType]) -> Fusable {
+    Fusable {
+        vars: vars.iter().map(|v| v.to_string()).collect(),
+        exprs: dtypes.iter().map(|&d| FusedExpr { dtype: d, c: c_expr(c, d), out: out.unwrap_or(d) }).collect(),
+    }
 }
 
 /// A C expression for the f64 value `v` in dtype `d` (infinities through bit patterns:

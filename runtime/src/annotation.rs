@@ -27,7 +27,7 @@ use crate::device::DeviceProfile;
 use crate::error::{BachError, Result};
 use crate::session::Lazy;
 use crate::split::{self, SplitRef};
-use crate::value::{Meta, Value, ValueRef};
+use crate::value::{DType, Meta, Value, ValueRef};
 
 /// What a kernel is told about the piece it computes.
 #[derive(Clone, Debug)]
@@ -58,6 +58,36 @@ pub struct AcceleratorKernel {
     pub entry: String,
     pub source: String,
     pub launch: Launch,
+    /// The op as a C expression, for a device that fuses chains of elementwise ops into one
+    /// generated kernel (intermediates never reach device memory); `None`: launched alone.
+    pub fusable: Option<Fusable>,
+}
+
+/// An elementwise op as an expression a device can fuse with its neighbours: argument k is
+/// bound to `vars[k]`, and the value is `expr` (per dtype of the first argument) converted to
+/// `out`. Every argument has the first argument's dtype.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Fusable {
+    pub vars: Vec<String>,
+    pub exprs: Vec<FusedExpr>,
+}
+
+/// One dtype's expression of a [`Fusable`] op.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FusedExpr {
+    /// Dtype of the arguments.
+    pub dtype: DType,
+    /// C expression over `vars` (CUDA C, in that dtype).
+    pub c: String,
+    /// Dtype of the result.
+    pub out: DType,
+}
+
+impl Fusable {
+    /// The expression for arguments of dtype `d`, if the op takes them.
+    pub fn expr(&self, d: DType) -> Option<&FusedExpr> {
+        self.exprs.iter().find(|e| e.dtype == d)
+    }
 }
 
 /// How an accelerator kernel is launched: its parameters, in order. `u64` is
@@ -241,7 +271,15 @@ impl AnnotationBuilder {
     }
     /// The accelerator implementation with its launch convention.
     pub fn accelerator_launch(mut self, entry: impl Into<String>, source: impl Into<String>, launch: Launch) -> Self {
-        self.a.accelerator = Some(AcceleratorKernel { entry: entry.into(), source: source.into(), launch });
+        self.a.accelerator = Some(AcceleratorKernel { entry: entry.into(), source: source.into(), launch, fusable: None });
+        self
+    }
+    /// The op as a C expression a device may fuse with neighbouring elementwise ops (set after
+    /// `accelerator_launch`; an op with scalar `params` is not fused).
+    pub fn fusable(mut self, fusable: Fusable) -> Self {
+        if let Some(k) = self.a.accelerator.as_mut() {
+            k.fusable = Some(fusable);
+        }
         self
     }
     /// Split types of the arguments, in order.

@@ -22,7 +22,7 @@ pub mod split;
 pub mod trace;
 pub mod value;
 
-pub use annotation::{oa, oa_alloc, AcceleratorKernel, Launch, Annotation, AnnotationBuilder, OpCtx, OpKind};
+pub use annotation::{oa, oa_alloc, AcceleratorKernel, Fusable, FusedExpr, Launch, Annotation, AnnotationBuilder, OpCtx, OpKind};
 pub use cost::{CostModel, Policy};
 pub use device::{CpuDevice, Device, DeviceChoice, DeviceId, DeviceKind, DeviceProfile, DeviceSpan, Devices, MemoryUse, PendingCopy, PendingWrite, Tag, CPU};
 pub use emulated::EmulatedDevice;

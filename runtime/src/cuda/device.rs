@@ -14,7 +14,7 @@
 
 use std::collections::VecDeque;
 use std::mem::MaybeUninit;
-use std::sync::{Arc, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use cudarc::cublas::sys::{self as blas, cublasOperation_t};
 use cudarc::driver::result;
@@ -23,10 +23,11 @@ use ndarray::{Array, CowArray, IxDyn};
 use rayon::prelude::*;
 
 use super::gpu::Gpu;
+use super::fuse::{self, Expr};
 use super::memory::{Block, Lane, Staging};
 use super::shapes::{blocks_for, broadcast_shape, gemm_plan, index_map, piece_shape, reduce_geometry, GemmPlan, Which, BLOCK, REDUCE_BLOCK};
 use super::At;
-use crate::annotation::{AcceleratorKernel, Annotation, Launch, OpCtx, OpKind};
+use crate::annotation::{AcceleratorKernel, Annotation, Fusable, Launch, OpCtx, OpKind};
 use crate::device::{panic_text, Device, DeviceId, DeviceKind, DeviceProfile, DeviceSpan, MemoryUse, PendingCopy, PendingWrite, Tag};
 use crate::error::{BachError, Result};
 use crate::trace::EventKind;
@@ -34,7 +35,7 @@ use crate::value::{DType, DeviceBuffer, DeviceValue, HostRows, Meta, Value, Valu
 
 /// Largest piece of one host-to-device copy through one staging buffer: a copy in is cut
 /// into chunks that the host's cores fill in parallel, each queued as soon as it is filled.
-const CHUNK_IN: usize = 8 << 20;
+const CHUNK_IN: usize = 1 << 20;
 /// Largest piece of one device-to-host copy through one staging buffer, and how many are in
 /// flight while the drain thread copies earlier ones out.
 const CHUNK_OUT: usize = 16 << 20;
@@ -148,8 +149,8 @@ impl CudaDevice {
 
     /// Launch `fname` of `kernel` on the compute stream after its inputs are ready.
     #[allow(clippy::too_many_arguments)]
-    fn launch(&self, at: At<'_>, kernel: &AcceleratorKernel, fname: &str, grid: u32, block: u32, kargs: &[KArg], inputs: &[Input<'_>], out: Block, out_meta: Meta, span: (Tag, EventKind)) -> Result<Value> {
-        let f = self.gpu.function(&kernel.source, fname).map_err(|e| at.fail(format!("kernel `{fname}`: {e}")))?;
+    fn launch(&self, at: At<'_>, source: &str, fname: &str, grid: u32, block: u32, kargs: &[KArg], inputs: &[Input<'_>], out: Block, out_meta: Meta, span: (Tag, EventKind)) -> Result<Value> {
+        let f = self.gpu.function(source, fname).map_err(|e| at.fail(format!("kernel `{fname}`: {e}")))?;
         for i in inputs {
             self.wait_for(Lane::Compute, i.buf, at)?;
         }
@@ -196,7 +197,7 @@ impl CudaDevice {
         }
         kargs.extend(params.iter().map(|&p| KArg::F64(p)));
         let grid = if n == 0 { 0 } else { blocks_for(n as u64, self.gpu.sms) };
-        self.launch(at, kernel, &fname, grid, BLOCK, &kargs, inputs, out, out_meta, span)
+        self.launch(at, &kernel.source, &fname, grid, BLOCK, &kargs, inputs, out, out_meta, span)
     }
 
     fn fill(&self, at: At<'_>, kernel: &AcceleratorKernel, ctx: &OpCtx<'_>, params: &[f64], span: (Tag, EventKind)) -> Result<Value> {
@@ -210,7 +211,7 @@ impl CudaDevice {
         let mut kargs = vec![KArg::U64(n as u64), KArg::U64(out.ptr), KArg::U64(first as u64)];
         kargs.extend(params.iter().map(|&p| KArg::F64(p)));
         let grid = if n == 0 { 0 } else { blocks_for(n as u64, self.gpu.sms) };
-        self.launch(at, kernel, &fname, grid, BLOCK, &kargs, &[], out, out_meta, span)
+        self.launch(at, &kernel.source, &fname, grid, BLOCK, &kargs, &[], out, out_meta, span)
     }
 
     fn reduce(&self, at: At<'_>, kernel: &AcceleratorKernel, ctx: &OpCtx<'_>, inputs: &[Input<'_>], axis: Option<usize>, span: (Tag, EventKind)) -> Result<Value> {
@@ -221,7 +222,7 @@ impl CudaDevice {
         let fname = format!("{}_{}", kernel.entry, suffix(x.meta.dtype, at)?);
         let out = self.gpu.pool.alloc(out_meta.bytes(), at)?;
         let kargs = [KArg::U64(g.rows), KArg::U64(g.cols), KArg::U64(x.ptr), KArg::U64(out.ptr)];
-        self.launch(at, kernel, &fname, grid, REDUCE_BLOCK, &kargs, inputs, out, out_meta, span)
+        self.launch(at, &kernel.source, &fname, grid, REDUCE_BLOCK, &kargs, inputs, out, out_meta, span)
     }
 
     /// The four cases of `dot` through cuBLAS (row-major data, column-major BLAS).
@@ -289,10 +290,85 @@ fn drained(landed: std::sync::mpsc::Receiver<Result<Landing>>, device: &str) -> 
 }
 
 impl CudaDevice {
+    /// An elementwise op with an expression, not run but kept as an [`Expr`] over its
+    /// arguments (fused into one kernel when its value is needed); `None` when it cannot be
+    /// (arguments on the host, mixed dtypes), and it is launched alone.
+    fn defer(&self, at: At<'_>, op: &str, fusable: &Fusable, ctx: &OpCtx<'_>, args: &[ValueRef<'_>]) -> Result<Option<Value>> {
+        let mut devs = Vec::with_capacity(args.len());
+        for a in args {
+            match a {
+                ValueRef::Device(d) if d.device == self.profile.id => devs.push(d.clone()),
+                _ => return Ok(None),
+            }
+        }
+        let Some(first) = devs.first() else { return Ok(None) };
+        let dtype = first.meta.dtype;
+        let Some(expr) = fusable.expr(dtype).filter(|_| devs.iter().all(|d| d.meta.dtype == dtype) && fusable.vars.len() == devs.len()) else { return Ok(None) };
+        let shapes: Vec<&[usize]> = devs.iter().map(|d| d.meta.shape.as_slice()).collect();
+        let out_shape = broadcast_shape(&shapes).map_err(|e| at.invalid(e))?;
+        if out_shape.len() != ctx.meta.ndim() || out_shape.get(1..) != ctx.meta.shape.get(1..) || expr.out != ctx.meta.dtype {
+            return Err(at.invalid(format!("pieces of shapes {shapes:?} do not make a piece of the result {}", ctx.meta)));
+        }
+        // Arguments of another shape (broadcast), or a DAG grown too big, are computed first.
+        let mut ops = 1;
+        for d in devs.iter_mut() {
+            if let Some(e) = d.buffer::<Expr>() {
+                if d.meta.shape != out_shape || d.offset != 0 || e.ops + ops > fuse::MAX_OPS {
+                    *d = self.realize(d, at)?;
+                } else {
+                    ops += e.ops;
+                }
+            }
+        }
+        let meta = Meta::new(expr.out, out_shape);
+        let e = Expr { op: op.to_string(), vars: fusable.vars.clone(), expr: expr.clone(), args: devs, meta: meta.clone(), tag: Tag { node: ctx.node, piece: ctx.piece as u32 }, ops, realized: Mutex::new(None) };
+        Ok(Some(Value::Device(DeviceValue { device: self.profile.id, meta, offset: 0, buffer: Arc::new(e) })))
+    }
+
+    /// `v` with every expression in it computed (a host value as it is).
+    fn realized<'v>(&self, v: &ValueRef<'v>, at: At<'_>) -> Result<ValueRef<'v>> {
+        match v {
+            ValueRef::Device(d) => Ok(ValueRef::Device(self.realize(d, at)?)),
+            other => Ok(other.clone()),
+        }
+    }
+
+    /// A device value in memory: an [`Expr`] is computed by one generated kernel (once).
+    fn realize(&self, d: &DeviceValue, at: At<'_>) -> Result<DeviceValue> {
+        let Some(e) = d.buffer::<Expr>() else { return Ok(d.clone()) };
+        let mut realized = e.realized.lock().unwrap_or_else(|p| p.into_inner());
+        let whole = match realized.as_ref() {
+            Some(r) => r.clone(),
+            None => {
+                let g = fuse::generate(e);
+                let inputs = g.leaves.iter().map(|l| Ok(ValueRef::Device(l.clone()))).collect::<Result<Vec<_>>>()?;
+                let inputs = inputs.iter().map(|a| self.input(a, at)).collect::<Result<Vec<_>>>()?;
+                let n = e.meta.len();
+                let mut kargs = Vec::with_capacity(2 + 3 * inputs.len());
+                let out = self.gpu.pool.alloc(e.meta.bytes(), at)?;
+                kargs.extend([KArg::U64(n as u64), KArg::U64(out.ptr)]);
+                for i in &inputs {
+                    let (div, modulo) = index_map(&i.meta.shape, &e.meta.shape).map_err(|err| at.invalid(err))?;
+                    kargs.extend([KArg::U64(i.ptr), KArg::U64(div), KArg::U64(modulo)]);
+                }
+                let grid = if n == 0 { 0 } else { blocks_for(n as u64, self.gpu.sms) };
+                let fused = At { op: &g.ops.join("+"), device: at.device };
+                let v = self.launch(fused, &g.source, fuse::ENTRY, grid, BLOCK, &kargs, &inputs, out, e.meta.clone(), (e.tag, EventKind::Compute))?;
+                let Value::Device(v) = v else { unreachable!("a launch makes a device value") };
+                *realized = Some(v.clone());
+                v
+            }
+        };
+        if d.offset == 0 && d.meta == e.meta {
+            return Ok(whole);
+        }
+        Ok(DeviceValue { device: whole.device, meta: d.meta.clone(), offset: whole.offset + d.offset, buffer: whole.buffer })
+    }
+
     /// Start copying a device value to the host, landing where `landing` says.
     fn download(&self, value: ValueRef<'_>, tag: Tag, landing: impl FnOnce(At<'_>) -> Result<Landing>) -> Result<Download> {
         self.guard("copy to host", |at| {
-            let ValueRef::Device(d) = value else {
+            let ValueRef::Device(d) = self.realized(&value, at)? else {
                 return Err(at.invalid("the value is not on the GPU"));
             };
             let buf = self.buffer(&d, at)?;
@@ -484,6 +560,15 @@ impl Device for CudaDevice {
     fn run(&self, op: &Annotation, ctx: &OpCtx<'_>, args: &[ValueRef<'_>]) -> Result<Value> {
         self.guard(op.name(), |at| {
             let kernel = op.accelerator().ok_or_else(|| at.invalid("has no accelerator kernel: it cannot run on a GPU"))?;
+            if let (Launch::Elementwise { params }, Some(fusable)) = (&kernel.launch, &kernel.fusable) {
+                if params.is_empty() {
+                    if let Some(v) = self.defer(at, op.name(), fusable, ctx, args)? {
+                        self.gpu.queued(op.name());
+                        return Ok(v);
+                    }
+                }
+            }
+            let args = args.iter().map(|a| self.realized(a, at)).collect::<Result<Vec<_>>>()?;
             let inputs = args.iter().map(|a| self.input(a, at)).collect::<Result<Vec<_>>>()?;
             let kind = if op.kind() == OpKind::Alloc { EventKind::Alloc } else { EventKind::Compute };
             let span = (Tag { node: ctx.node, piece: ctx.piece as u32 }, kind);
@@ -573,10 +658,11 @@ impl Device for CudaDevice {
             let parts = pieces
                 .iter()
                 .map(|p| match p {
-                    Value::Device(d) => Ok(d),
+                    Value::Device(d) => self.realize(d, at),
                     _ => Err(at.invalid("a host piece among GPU pieces")),
                 })
                 .collect::<Result<Vec<_>>>()?;
+            let parts: Vec<&DeviceValue> = parts.iter().collect();
             let first = match parts.as_slice() {
                 [] => return Err(at.invalid("no pieces")),
                 [one] => return Ok(Value::Device((*one).clone())),

@@ -255,8 +255,9 @@ struct StagingState {
 
 /// Idle pinned memory kept beyond this is given back.
 const STAGING_IDLE_CAP: usize = 1 << 30;
-/// Buffers of one size class in flight before a request waits for the oldest.
-const STAGING_IN_FLIGHT: usize = 4;
+/// Bytes of one size class in flight (at least 4 buffers) before a request waits for the
+/// oldest: deep enough that the copy engine never waits for the host's next chunk.
+const STAGING_IN_FLIGHT_BYTES: usize = 256 << 20;
 
 /// Pinned host buffers for the copies of one GPU.
 pub(super) struct StagingPool {
@@ -372,7 +373,7 @@ impl StagingPool {
             }
             // Too many of this size in flight: wait for the oldest.
             let same: Vec<usize> = st.pending.iter().enumerate().filter(|(_, (b, _))| b.size == class).map(|(i, _)| i).collect();
-            if same.len() >= STAGING_IN_FLIGHT {
+            if same.len() >= (STAGING_IN_FLIGHT_BYTES / class).max(4) {
                 st.pending.remove(same[0])
             } else {
                 None

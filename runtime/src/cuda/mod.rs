@@ -24,6 +24,7 @@ use crate::device::{panic_text, Device, DeviceId};
 use crate::error::BachError;
 
 mod device;
+mod fuse;
 mod gpu;
 mod memory;
 mod nvrtc;
