@@ -35,7 +35,19 @@ use crate::value::{DType, DeviceBuffer, DeviceValue, HostRows, Meta, Value, Valu
 
 /// Largest piece of one host-to-device copy through one staging buffer: a copy in is cut
 /// into chunks that the host's cores fill in parallel, each queued as soon as it is filled.
-const CHUNK_IN: usize = 1 << 20;
+const CHUNK_IN: usize = 4 << 20;
+
+/// Tuning knobs read once from the environment (for measuring on a GPU host):
+/// `BACH_CUDA_CHUNK_IN` (bytes per filled chunk of a copy in) and `BACH_CUDA_FUSE=0` (launch
+/// every elementwise op alone).
+fn chunk_in() -> usize {
+    static C: std::sync::LazyLock<usize> = std::sync::LazyLock::new(|| std::env::var("BACH_CUDA_CHUNK_IN").ok().and_then(|v| crate::plan::parse_bytes(&v).ok()).map_or(CHUNK_IN, |b| (b as usize).max(4096)));
+    *C
+}
+fn fuse_on() -> bool {
+    static F: std::sync::LazyLock<bool> = std::sync::LazyLock::new(|| std::env::var("BACH_CUDA_FUSE").as_deref() != Ok("0"));
+    *F
+}
 /// Largest piece of one device-to-host copy through one staging buffer, and how many are in
 /// flight while the drain thread copies earlier ones out.
 const CHUNK_OUT: usize = 16 << 20;
@@ -561,7 +573,7 @@ impl Device for CudaDevice {
         self.guard(op.name(), |at| {
             let kernel = op.accelerator().ok_or_else(|| at.invalid("has no accelerator kernel: it cannot run on a GPU"))?;
             if let (Launch::Elementwise { params }, Some(fusable)) = (&kernel.launch, &kernel.fusable) {
-                if params.is_empty() {
+                if params.is_empty() && fuse_on() {
                     if let Some(v) = self.defer(at, op.name(), fusable, ctx, args)? {
                         self.gpu.queued(op.name());
                         return Ok(v);
@@ -603,7 +615,7 @@ impl Device for CudaDevice {
             let dst = block.ptr;
             let queue = |offset: usize| -> Result<()> {
                 self.gpu.ctx.bind_to_thread().map_err(|e| at.cuda("binding the CUDA context", e))?;
-                let part = &bytes[offset..(offset + CHUNK_IN).min(bytes.len())];
+                let part = &bytes[offset..(offset + chunk_in()).min(bytes.len())];
                 let mut staging = self.gpu.staging.take(part.len(), at)?;
                 // SAFETY: equal lengths, distinct buffers.
                 unsafe { std::ptr::copy_nonoverlapping(part.as_ptr(), staging.bytes_mut(part.len()).as_mut_ptr(), part.len()) };
@@ -614,7 +626,7 @@ impl Device for CudaDevice {
                 staging.busy_until(self.gpu.marker(Lane::H2d).map_err(|e| at.cuda("cuEventRecord", e))?);
                 Ok(())
             };
-            let offsets: Vec<usize> = (0..bytes.len()).step_by(CHUNK_IN).collect();
+            let offsets: Vec<usize> = (0..bytes.len()).step_by(chunk_in()).collect();
             if offsets.len() > 1 {
                 // A panic in a task reaches this thread, inside `guard`.
                 offsets.par_iter().try_for_each(|&o| queue(o))?;
