@@ -13,7 +13,7 @@ use std::time::Duration;
 use evcxr::{CommandContext, EvalContextOutputs};
 
 use crate::engine::{Bundle, Completions, Engine, ExecError, Interrupter, Output, StreamName};
-use crate::home::Home;
+use crate::home::{restore_lock_line, Home};
 use crate::magics;
 use crate::question_mark;
 
@@ -97,7 +97,7 @@ impl EvcxrEngine {
         unsafe { std::env::set_var("EVCXR_CONFIG_DIR", &config_dir) };
         let running = Arc::new(Running::default());
         let (tx, rx) = std::sync::mpsc::channel();
-        let (prelude, slot, warm, build) = (home.prelude(), running.clone(), home.warm_dir(), build_dir.clone());
+        let (prelude, slot, warm, build) = (home.prelude(&build_dir), running.clone(), home.warm_dir(), build_dir.clone());
         std::thread::Builder::new()
             .name("evcxr-start".into())
             .spawn(move || {
@@ -143,7 +143,7 @@ impl EvcxrEngine {
     }
 
     fn prelude(&mut self) -> Result<(), String> {
-        let code = self.home.prelude();
+        let code = self.home.prelude(&self.build_dir);
         let s = self.started(true)?;
         s.ctx.execute(&code).map_err(|e| format!("the Bach prelude failed: {e}"))?;
         Ok(())
@@ -254,9 +254,16 @@ fn adds_dependency(code: &str) -> bool {
     commands().any(|l| l.starts_with(":dep ")) && !commands().any(|l| l.starts_with(":offline"))
 }
 
-/// Insert `bach::notebook::cell(n);` after the leading evcxr `:` commands of `code`.
-/// Returns the new code and the 1-based line it was inserted at.
-fn with_cell_prefix(code: &str, n: u64) -> (String, usize) {
+/// Lines the kernel put into a cell: `lines` of them from 1-based line `at`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Inserted {
+    at: usize,
+    lines: usize,
+}
+
+/// Insert `before` (whole lines, evcxr `!`/`:` commands) and `bach::notebook::cell(n);` after
+/// the leading evcxr `:` commands of `code`. Returns the new code and where they went.
+fn with_cell_prefix(code: &str, n: u64, before: &str) -> (String, Inserted) {
     let lines: Vec<&str> = code.lines().collect();
     let k = lines.iter().take_while(|l| l.trim_start().starts_with(':') || l.trim().is_empty()).count();
     let mut s = String::with_capacity(code.len() + 40);
@@ -264,17 +271,18 @@ fn with_cell_prefix(code: &str, n: u64) -> (String, usize) {
         s.push_str(l);
         s.push('\n');
     }
+    s.push_str(before);
     s.push_str(&format!("bach::notebook::cell({n});\n"));
     for l in &lines[k..] {
         s.push_str(l);
         s.push('\n');
     }
-    (s, k + 1)
+    (s, Inserted { at: k + 1, lines: before.lines().count() + 1 })
 }
 
 /// One readable message for all of a cell's compile errors (rustc reports many).
-fn compile_error(errors: &[evcxr::CompilationError], inserted_line: usize, count: u32) -> ExecError {
-    let fix = |line: usize| if line > inserted_line { line - 1 } else { line };
+fn compile_error(errors: &[evcxr::CompilationError], inserted: Inserted, count: u32) -> ExecError {
+    let fix = |line: usize| if line >= inserted.at + inserted.lines { line - inserted.lines } else { line };
     let mut tb = Vec::new();
     let mut first = None;
     let shown: Vec<&evcxr::CompilationError> = match errors.iter().filter(|e| e.level() == "error").count() {
@@ -331,7 +339,17 @@ impl Engine for EvcxrEngine {
         }
         self.cells += 1;
         let mut marked = question_mark::mark_end(&rust);
-        let (code, mut inserted) = with_cell_prefix(marked.as_deref().unwrap_or(&rust), execution_count as u64);
+        // A cell adding a dependency: evcxr checks the `:dep` with a manifest holding it alone,
+        // which rewrites the lock to that crate's graph; the lock as it was before the cell is
+        // put back before the build, so the crates already loaded keep their versions (see
+        // `Home::prelude`).
+        let online = adds_dependency(&rust);
+        let lock_before = self.build_dir.with_extension("lock");
+        let restore = match online && std::fs::copy(self.build_dir.join("Cargo.lock"), &lock_before).is_ok() {
+            true => restore_lock_line(&lock_before, &self.build_dir),
+            false => String::new(),
+        };
+        let (code, mut inserted) = with_cell_prefix(marked.as_deref().unwrap_or(&rust), execution_count as u64, &restore);
         let running = self.running.clone();
         let cargo_config = self.build_dir.join(".cargo").join("config.toml");
         running.killed.store(false, Ordering::SeqCst);
@@ -341,7 +359,7 @@ impl Engine for EvcxrEngine {
             Ok(s) => s,
             Err(e) => {
                 running.busy.store(false, Ordering::SeqCst);
-                return Err(ExecError { ename: "KernelStartFailed".into(), evalue: e.clone(), traceback: vec![e, "Check that cargo and rustc >= 1.95 are on PATH, then restart the kernel.".into()] });
+                return Err(ExecError { ename: "KernelStartFailed".into(), evalue: e.clone(), traceback: vec![e.clone(), crate::toolchain::start_failure_hint(&e)] });
             }
         };
         let before: Vec<String> = Self::variables(started);
@@ -350,7 +368,6 @@ impl Engine for EvcxrEngine {
         // a `:dep` with `cargo metadata` in the build directory before it rewrites that
         // directory's `.cargo/config.toml` for the new state, so rewrite it first (as evcxr
         // will: `[net] offline = false`).
-        let online = adds_dependency(&rust);
         if online {
             let _ = started.ctx.execute(":offline 0");
             let _ = std::fs::write(cargo_config, "\n[net]\noffline = false\n");
@@ -360,7 +377,7 @@ impl Engine for EvcxrEngine {
             // The end marker must never be why a cell fails, and errors should point at the
             // cell as written: compile it again without the marker.
             marked = None;
-            let (code, line) = with_cell_prefix(&rust, execution_count as u64);
+            let (code, line) = with_cell_prefix(&rust, execution_count as u64, &restore);
             inserted = line;
             cell_run = Self::run(started, &code, out);
         }
@@ -411,7 +428,8 @@ impl Engine for EvcxrEngine {
                         ],
                     });
                 }
-                let bundle: Bundle = outputs.content_by_mime_type.into_iter().map(|(k, v)| (k, serde_json::Value::String(v))).collect();
+                // (A `!` line the kernel added leaves an empty text/plain: not a result.)
+                let bundle: Bundle = outputs.content_by_mime_type.into_iter().filter(|(_, v)| !v.is_empty()).map(|(k, v)| (k, serde_json::Value::String(v))).collect();
                 Ok((!bundle.is_empty()).then_some(bundle))
             }
             Err(evcxr::Error::CompilationErrors(errors)) => Err(compile_error(&errors, inserted, execution_count)),
@@ -508,11 +526,14 @@ mod tests {
 
     #[test]
     fn cell_prefix_goes_after_leading_commands() {
-        let (code, line) = with_cell_prefix(":dep foo = \"1\"\nlet x = 1;\nx", 7);
+        let (code, at) = with_cell_prefix(":dep foo = \"1\"\nlet x = 1;\nx", 7, "");
         assert_eq!(code, ":dep foo = \"1\"\nbach::notebook::cell(7);\nlet x = 1;\nx\n");
-        assert_eq!(line, 2);
-        let (code, line) = with_cell_prefix("1 + 1", 3);
+        assert_eq!(at, Inserted { at: 2, lines: 1 });
+        let (code, at) = with_cell_prefix("1 + 1", 3, "");
         assert_eq!(code, "bach::notebook::cell(3);\n1 + 1\n");
-        assert_eq!(line, 1);
+        assert_eq!(at, Inserted { at: 1, lines: 1 });
+        let (code, at) = with_cell_prefix(":dep foo = \"1\"\nfoo::f()", 4, "!cp a b\n");
+        assert_eq!(code, ":dep foo = \"1\"\n!cp a b\nbach::notebook::cell(4);\nfoo::f()\n");
+        assert_eq!(at, Inserted { at: 2, lines: 2 });
     }
 }

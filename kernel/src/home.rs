@@ -46,7 +46,25 @@ impl Home {
         (self.installed && w.join("Cargo.toml").exists()).then_some(w)
     }
 
-    /// Code run once per Rust process: the runtime and library, and their names in scope.
+    /// The lock file this checkout was tested with (`Cargo.lock` beside `crates/` once
+    /// installed, the workspace's in a checkout): every build of the cells starts from it.
+    pub fn tested_lock(&self) -> Option<PathBuf> {
+        let l = self.dir.join("Cargo.lock");
+        l.exists().then_some(l)
+    }
+
+    /// The crates the notebook depends on, as `(name, Cargo.toml value)`: the prelude's `:dep`
+    /// lines and the manifest `install` fetches them with.
+    pub fn notebook_deps(&self) -> Vec<(&'static str, String)> {
+        vec![("bach", format!("{{ path = {:?} }}", self.bach_crate().display().to_string())), ("ndarray", "\"0.16\"".into())]
+    }
+
+    /// Code run once per Rust process in `build` (evcxr's build directory): the runtime and
+    /// library, and their names in scope.
+    /// - The tested lock is copied into `build` before and after the `:dep` lines. evcxr
+    ///   checks each `:dep` with `cargo metadata` on a manifest holding that dependency alone,
+    ///   which rewrites the lock to that one graph; the build that follows would then resolve
+    ///   the rest afresh (the newest versions cargo knows, some never downloaded).
     /// - Its `let` makes evcxr load rust-analyzer for variable types now, in the background,
     ///   instead of in the user's first cell with a `let` (about 4 s here).
     /// - `ShowDebug` gives every `Debug` value an `evcxr_display`, so a cell ending with an
@@ -54,12 +72,23 @@ impl Home {
     ///   compiles again with `{:?}`); inherent `evcxr_display`s (Bach's arrays) still win.
     /// - The `?` on a parse makes evcxr switch `?` support on now (it does so on the first
     ///   cell that uses `?`, by failing that cell's compile once and compiling it again).
-    pub fn prelude(&self) -> String {
+    pub fn prelude(&self, build: &Path) -> String {
+        let restore = self.tested_lock().map(|l| restore_lock_line(&l, build)).unwrap_or_default();
+        let deps: String = self.notebook_deps().iter().map(|(n, v)| format!(":dep {n} = {v}\n")).collect();
         format!(
-            ":dep bach = {{ path = {:?} }}\n:dep ndarray = \"0.16\"\nuse bach::prelude::*;\nuse bach::notebook::ShowDebug as _;\nbach::notebook::cell(0);\nlet bach_session = bach::runtime::global();\n\"0\".parse::<u8>()?;\n",
-            self.bach_crate().display().to_string()
+            "{restore}{deps}{restore}use bach::prelude::*;\nuse bach::notebook::ShowDebug as _;\nbach::notebook::cell(0);\nlet bach_session = bach::runtime::global();\n\"0\".parse::<u8>()?;\n"
         )
     }
+}
+
+/// An evcxr shell line (`!`, run in order with the `:` commands around it) that copies `lock`
+/// over `build`'s `Cargo.lock`, so the build after it keeps the versions `lock` pins.
+pub fn restore_lock_line(lock: &Path, build: &Path) -> String {
+    format!("!cp -f -- {} {}\n", shell_quote(lock), shell_quote(&build.join("Cargo.lock")))
+}
+
+fn shell_quote(p: &Path) -> String {
+    format!("'{}'", p.display().to_string().replace('\'', "'\\''"))
 }
 
 #[cfg(test)]

@@ -168,20 +168,75 @@ pub fn install(loc: &Location) -> Result<PathBuf, String> {
     io("write", &dir, std::fs::write(dir.join("logo-64x64.png"), LOGO_64))?;
     io("write", &dir, std::fs::write(dir.join("logo-svg.svg"), LOGO_SVG))?;
 
-    // Warm: the installed binary builds the prelude once into the template every kernel
-    // copies, with this checkout's lock file so versions are the tested ones.
-    let warm = Home::at(dir.clone()).dir.join("warm");
-    io("create", &warm, std::fs::create_dir_all(&warm))?;
+    // The lock this checkout was tested with: every build of the cells starts from it
+    // (`Home::prelude`). Then everything those builds need is downloaded now, while install
+    // may reach crates.io; kernels run cargo offline.
     let lock = root.join("Cargo.lock");
-    if lock.exists() {
-        io("copy", &lock, std::fs::copy(&lock, warm.join("Cargo.lock")))?;
-    }
+    io("copy", &lock, std::fs::copy(&lock, dir.join("Cargo.lock")))?;
+    let home = Home::at(dir.clone());
+    eprintln!("bach-kernel: downloading the crates the kernel builds with...");
+    fetch_notebook_deps(&home, |_| {})?;
     eprintln!("bach-kernel: warming the build (compiles the runtime once; a few minutes the first time)...");
     let status = Command::new(&installed_exe).arg("warm").status().map_err(|e| format!("cannot run {}: {e}", installed_exe.display()))?;
     if !status.success() {
         return Err(format!("warming the kernel's build failed ({status}); see the messages above"));
     }
     Ok(dir)
+}
+
+/// Download every crate the notebook's dependencies need, for every target (evcxr's and
+/// rust-analyzer's `cargo metadata` want them all, though a build needs only this host's), at
+/// the versions of `home`'s tested lock, with `cargo fetch` on a throw-away package depending
+/// on what the prelude loads. `configure` adds to the cargo command (tests point it elsewhere).
+pub fn fetch_notebook_deps(home: &Home, configure: impl FnOnce(&mut Command)) -> Result<(), String> {
+    let pkg = std::env::temp_dir().join(format!("bach-kernel-fetch-{}-{}", std::process::id(), chrono::Utc::now().timestamp_micros()));
+    io("create", &pkg, std::fs::create_dir_all(pkg.join("src")))?;
+    io("write", &pkg, std::fs::write(pkg.join("src/lib.rs"), ""))?;
+    let deps: String = home.notebook_deps().iter().map(|(n, v)| format!("{n} = {v}\n")).collect();
+    let manifest = format!("# Written by bach-kernel install to download the kernel's crates.\n[package]\nname = \"bach-kernel-fetch\"\nversion = \"0.0.0\"\nedition = \"2021\"\npublish = false\n\n[dependencies]\n{deps}\n[workspace]\n");
+    io("write", &pkg, std::fs::write(pkg.join("Cargo.toml"), manifest))?;
+    let tested = home.tested_lock().ok_or_else(|| format!("no Cargo.lock in {}", home.dir.display()))?;
+    io("copy", &tested, std::fs::copy(&tested, pkg.join("Cargo.lock")))?;
+    let mut cargo = Command::new("cargo");
+    cargo.args(["fetch", "--manifest-path"]).arg(pkg.join("Cargo.toml")).env_remove("CARGO_NET_OFFLINE");
+    configure(&mut cargo);
+    let out = cargo
+        .output()
+        .map_err(|e| format!("cannot run cargo: {e}; {}", crate::toolchain::toolchain_problem().unwrap_or_default()))?;
+    let result = if out.status.success() {
+        same_versions(&pkg.join("Cargo.lock"), &tested)
+    } else {
+        let err = String::from_utf8_lossy(&out.stderr);
+        let what = crate::toolchain::undownloaded_crate(&err).unwrap_or_else(|| "the kernel's crates".into());
+        Err(format!("could not download {what}: no network? run `bach-kernel install` again when online\n{}", err.trim_end()))
+    };
+    let _ = std::fs::remove_dir_all(&pkg);
+    result
+}
+
+/// Every registry package in `resolved` has a version that `tested` pins.
+fn same_versions(resolved: &Path, tested: &Path) -> Result<(), String> {
+    let packages = |p: &Path| -> Result<Vec<(String, String, bool)>, String> {
+        let lock: toml::Table = io("read", p, std::fs::read_to_string(p))?.parse().map_err(|e| format!("{}: {e}", p.display()))?;
+        let list = lock.get("package").and_then(|v| v.as_array()).cloned().unwrap_or_default();
+        Ok(list
+            .iter()
+            .map(|pk| {
+                let s = |k: &str| pk.get(k).and_then(|v| v.as_str()).unwrap_or_default().to_string();
+                (s("name"), s("version"), pk.get("source").is_some())
+            })
+            .collect())
+    };
+    let pinned = packages(tested)?;
+    let off: Vec<String> = packages(resolved)?
+        .into_iter()
+        .filter(|(n, v, registry)| *registry && !pinned.iter().any(|(pn, pv, _)| pn == n && pv == v))
+        .map(|(n, v, _)| format!("{n} {v}"))
+        .collect();
+    match off.is_empty() {
+        true => Ok(()),
+        false => Err(format!("the kernel's crates resolved to versions this checkout's Cargo.lock does not pin: {}", off.join(", "))),
+    }
 }
 
 pub fn uninstall(loc: &Location) -> Result<PathBuf, String> {
@@ -209,6 +264,31 @@ mod tests {
         assert_eq!(t["dependencies"]["ndarray"]["version"].as_str(), Some("0.16"));
         assert!(t.get("dev-dependencies").is_none());
         assert_eq!(t["package"]["version"].as_str(), Some(env!("CARGO_PKG_VERSION")));
+    }
+
+    /// Without a registry to reach, install stops at the download and says so plainly.
+    #[test]
+    fn a_failed_download_says_what_and_what_to_do() {
+        let cargo_home = std::env::temp_dir().join(format!("bach-empty-cargo-home-{}", std::process::id()));
+        std::fs::create_dir_all(&cargo_home).unwrap();
+        let checkout = Home { dir: source_root(), installed: false };
+        let err = fetch_notebook_deps(&checkout, |c| {
+            // crates.io replaced by a registry nothing listens on: no network, as cargo sees it.
+            c.env("CARGO_HOME", &cargo_home)
+                .args(["--config", "source.crates-io.replace-with='nowhere'", "--config", "source.nowhere.registry='sparse+http://127.0.0.1:9/index/'"])
+                .env("CARGO_NET_RETRY", "0");
+        })
+        .unwrap_err();
+        let _ = std::fs::remove_dir_all(&cargo_home);
+        let first = err.lines().next().unwrap();
+        assert!(first.starts_with("could not download ") && first.ends_with("no network? run `bach-kernel install` again when online"), "{err}");
+        assert!(!first.contains("the kernel's crates") && !first.contains("http"), "names the crate: {err}");
+    }
+
+    #[test]
+    fn the_notebook_deps_resolve_to_the_tested_versions() {
+        let checkout = Home { dir: source_root(), installed: false };
+        fetch_notebook_deps(&checkout, |_| {}).expect("the crates the notebook needs download at the versions Cargo.lock pins");
     }
 
     #[test]

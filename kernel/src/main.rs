@@ -19,6 +19,7 @@ mod magics;
 mod question_mark;
 mod rustc_wrapper;
 mod server;
+mod toolchain;
 mod wire;
 
 use std::path::{Path, PathBuf};

@@ -235,3 +235,43 @@ def test_question_mark_returning_early_is_an_error_at_its_cell(kernel):
     assert of_type(msgs, "execute_result")[0]["content"]["data"]["text/plain"] == "56"
     reply, _ = run(kc, "qm_lost")
     assert reply["status"] == "error" and "qm_lost" in reply["evalue"], reply
+
+
+def registry_versions(lock_path):
+    """{(name, version)} of the crates.io packages in a Cargo.lock."""
+    import tomllib
+    packages = tomllib.loads(pathlib.Path(lock_path).read_text())["package"]
+    return {(p["name"], p["version"]) for p in packages if "source" in p}
+
+
+def test_cells_build_with_the_tested_versions(jupyter_path):
+    """The installed kernel carries this checkout's Cargo.lock, and its warmed build keeps
+    exactly those versions (evcxr's `:dep` checks rewrite the lock to one crate's graph)."""
+    home = jupyter_path / "kernels" / "bach"
+    tested = registry_versions(ROOT / "Cargo.lock")
+    assert registry_versions(home / "Cargo.lock") == tested
+    warm = registry_versions(home / "warm" / "Cargo.lock")
+    assert any(n == "ndarray" for n, _ in warm), warm
+    assert warm <= tested, f"versions the checkout was not tested with: {sorted(warm - tested)}"
+
+
+def test_dep_cell_keeps_the_loaded_crates_versions(kernel):
+    """A cell adding a crate (online) must not re-resolve the crates already loaded: cargo
+    would otherwise pick the newest versions on crates.io and rebuild the runtime with them."""
+    _, kc = kernel
+    reply, msgs = run(kc, ':dep humantime = "2"\nhumantime::format_duration(std::time::Duration::from_secs(61)).to_string()', timeout=900)
+    assert reply["status"] == "ok", (reply, text(msgs))
+    assert of_type(msgs, "execute_result")[0]["content"]["data"]["text/plain"] == '"1m 1s"'
+    reply, msgs = run(kc, 'println!("{}", env!("CARGO_MANIFEST_DIR"));')
+    assert reply["status"] == "ok", reply
+    build = pathlib.Path(text(msgs).strip())
+    loaded = registry_versions(build / "Cargo.lock")
+    assert any(n == "humantime" for n, _ in loaded), loaded
+    tested = registry_versions(ROOT / "Cargo.lock")
+    moved = sorted((n, v) for n, v in loaded - tested if n != "humantime")
+    assert not moved, f"crates re-resolved by the :dep cell: {moved}"
+    # A compile error after the kernel's added lines points at the cell's own line.
+    reply, msgs = run(kc, ':dep humantime = "2"\nlet x: u8 = "no";')
+    assert reply["status"] == "error", reply
+    tb = "\n".join(of_type(msgs, "error")[0]["content"]["traceback"])
+    assert "cell [" in tb and "line 2, column" in tb, tb
