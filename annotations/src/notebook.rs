@@ -257,11 +257,11 @@ pub fn show_devices() {
     print!("{}", s.devices().report());
     for p in s.devices().profiles().iter().skip(1) {
         if let Some(m) = s.devices().get(p.id).and_then(|d| d.memory()) {
-            println!("{}: {} of {} in use", p.name, bach_runtime::plan::bytes(m.used as usize), bach_runtime::plan::bytes(m.capacity as usize));
+            println!("{}: {} of {} in use", p.name, bach_runtime::units::bytes(m.used as usize), bach_runtime::units::bytes(m.capacity as usize));
         }
     }
     let cfg = s.config();
-    println!("policy {}, accelerator memory cap {}", cfg.policy, cfg.memory_cap.map_or("none".to_string(), |b| bach_runtime::plan::bytes(b as usize)));
+    println!("policy {}, accelerator memory cap {}", cfg.policy, cfg.memory_cap.map_or("none".to_string(), |b| bach_runtime::units::bytes(b as usize)));
 }
 
 /// `:bach trace`: the session's timeline so far, evaluation by evaluation (cells labelled).
@@ -283,14 +283,14 @@ pub fn show_trace() {
 
 /// Parse a size such as `64MiB`, `1.5GB`, `4096`.
 pub fn parse_size(s: &str) -> Result<u64, BachError> {
-    bach_runtime::plan::parse_bytes(s)
+    bach_runtime::units::parse_bytes(s).map_err(|e| BachError::invalid("memory", e))
 }
 
 /// `:bach memory <size|none>`: cap the accelerator memory the planner may use.
 pub fn set_memory(size: &str) {
     let cap = if size.trim() == "none" { None } else { Some(parse_size(size).unwrap_or_else(|e| panic!("{e}"))) };
     session::global().update_config(|c| c.memory_cap = cap);
-    println!("accelerator memory cap: {}", cap.map_or("none".to_string(), |b| bach_runtime::plan::bytes(b as usize)));
+    println!("accelerator memory cap: {}", cap.map_or("none".to_string(), |b| bach_runtime::units::bytes(b as usize)));
 }
 
 /// `:bach policy <name>`.

@@ -87,7 +87,7 @@ const USAGE: &str = "usage:
 SIZE: 64MiB, 1.5GiB, 500MB, ... (--memory caps the accelerator memory Bach plans with, and sizes the emulated one)";
 
 fn parse_size(flag: &str, s: &str) -> Result<u64, String> {
-    bach_runtime::plan::parse_bytes(s).map_err(|e| format!("{flag} {s}: {e}"))
+    bach_runtime::units::parse_bytes(s).map_err(|e| format!("{flag} {s}: {e}"))
 }
 
 fn parse(argv: &[String]) -> Result<Args, String> {
@@ -414,8 +414,8 @@ fn run(args: &Args) -> Result<(), String> {
                     if p.paged { ", paged" } else { "" },
                     p.transfers,
                     p.copies,
-                    bach_runtime::plan::bytes(p.h2d_bytes as usize),
-                    bach_runtime::plan::bytes(p.d2h_bytes as usize)
+                    bach_runtime::units::bytes(p.h2d_bytes as usize),
+                    bach_runtime::units::bytes(p.d2h_bytes as usize)
                 )
             });
             let ran = rec.ran_on.as_ref().map_or(String::new(), |r| format!("; ran on {}", r.join(" + ")));

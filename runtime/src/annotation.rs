@@ -23,9 +23,8 @@ use std::fmt;
 use std::ops::Range;
 use std::sync::Arc;
 
-use crate::device::DeviceProfile;
+use crate::profile::DeviceProfile;
 use crate::error::{BachError, Result};
-use crate::session::Lazy;
 use crate::split::{self, SplitRef};
 use crate::value::{DType, Meta, Value, ValueRef};
 
@@ -177,15 +176,6 @@ impl Annotation {
     }
     pub fn estimate(&self, args: &[Meta], result: &Meta, device: &DeviceProfile) -> Option<f64> {
         self.estimator.as_ref().map(|e| e(args, result, device))
-    }
-
-    /// Add a node calling this op on `args` to their session's graph. Shapes and dtypes are
-    /// checked now: a mismatch is an error here, not at evaluation.
-    pub fn call(self: &Arc<Self>, args: &[&Lazy]) -> Result<Lazy> {
-        let first = args
-            .first()
-            .ok_or_else(|| BachError::invalid(&self.name, "an op needs at least one argument (use oa_alloc for allocations)"))?;
-        first.session().add_node(self, args)
     }
 
     /// The result's meta for these argument metas (the shape rule).

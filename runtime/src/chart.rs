@@ -25,7 +25,7 @@ use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint, KeyPointWeight,
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use crate::device::{DeviceId, DeviceKind, DeviceProfile, CPU};
+use crate::profile::{DeviceId, DeviceKind, DeviceProfile, CPU};
 use crate::trace::{EvalTrace, Event, EventKind};
 
 /// Most bars (SVG rects with hover text) one chart holds; beyond it, close bars are merged.

@@ -3,7 +3,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use crate::device::DeviceProfile;
+use crate::profile::DeviceProfile;
 use crate::value::Meta;
 
 /// How the planner chooses a device per op.

@@ -11,7 +11,7 @@ use ndarray::{ArrayViewD, IxDyn};
 use crate::annotation::{Annotation, OpCtx};
 use crate::device::{run_cpu_kernel, Device, DeviceId, DeviceKind, DeviceProfile, MemoryUse, PendingCopy, Tag};
 use crate::error::{BachError, Result};
-use crate::plan::bytes;
+use crate::units::bytes;
 use crate::value::{concat_rows, DeviceBuffer, DeviceValue, Element, Value, ValueRef};
 
 /// Bookkeeping of the emulated memory space.

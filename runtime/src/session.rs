@@ -16,7 +16,8 @@ use petgraph::Direction;
 
 use crate::annotation::{source_annotation, Annotation, OpKind};
 use crate::cost::{CostModel, Policy};
-use crate::device::{DeviceProfile, Devices, CPU};
+use crate::device::{DeviceProfile, CPU};
+use crate::devices::Devices;
 use crate::error::{BachError, Result};
 use crate::exec;
 use crate::plan::{self, GraphPart, PartNode, Plan};
@@ -157,6 +158,18 @@ pub fn with_session<R>(session: &Arc<Session>, f: impl FnOnce() -> R) -> R {
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     // A panic elsewhere never makes the session unusable.
     m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Calling an op is adding a node to the session its arguments belong to.
+impl Annotation {
+    /// Add a node calling this op on `args` to their session's graph. Shapes and dtypes are
+    /// checked now: a mismatch is an error here, not at evaluation.
+    pub fn call(self: &Arc<Self>, args: &[&Lazy]) -> Result<Lazy> {
+        let first = args
+            .first()
+            .ok_or_else(|| BachError::invalid(&self.name, "an op needs at least one argument (use oa_alloc for allocations)"))?;
+        first.session().add_node(self, args)
+    }
 }
 
 impl Session {

@@ -100,7 +100,7 @@ pub trait DeviceBuffer: Any + Send + Sync {
 /// elements starting `offset` elements into `buffer`.
 #[derive(Clone)]
 pub struct DeviceValue {
-    pub device: crate::device::DeviceId,
+    pub device: crate::profile::DeviceId,
     pub meta: Meta,
     pub offset: usize,
     pub buffer: Arc<dyn DeviceBuffer>,
@@ -160,7 +160,7 @@ impl Value {
         }
     }
     /// The accelerator holding this value, or `None` for the host.
-    pub fn device(&self) -> Option<crate::device::DeviceId> {
+    pub fn device(&self) -> Option<crate::profile::DeviceId> {
         match self {
             Value::Device(d) => Some(d.device),
             _ => None,

@@ -41,7 +41,7 @@ const CHUNK_IN: usize = 4 << 20;
 /// `BACH_CUDA_CHUNK_IN` (bytes per filled chunk of a copy in) and `BACH_CUDA_FUSE=0` (launch
 /// every elementwise op alone).
 fn chunk_in() -> usize {
-    static C: std::sync::LazyLock<usize> = std::sync::LazyLock::new(|| std::env::var("BACH_CUDA_CHUNK_IN").ok().and_then(|v| crate::plan::parse_bytes(&v).ok()).map_or(CHUNK_IN, |b| (b as usize).max(4096)));
+    static C: std::sync::LazyLock<usize> = std::sync::LazyLock::new(|| std::env::var("BACH_CUDA_CHUNK_IN").ok().and_then(|v| crate::units::parse_bytes(&v).ok()).map_or(CHUNK_IN, |b| (b as usize).max(4096)));
     *C
 }
 fn fuse_on() -> bool {

@@ -21,7 +21,7 @@ use cudarc::nvrtc::Ptx;
 use super::memory::{DevicePool, Lane, StagingPool};
 use super::{describe, nvrtc, At};
 use crate::device::{panic_text, DeviceSpan, Tag};
-use crate::plan::bytes as human;
+use crate::units::bytes as human;
 use crate::trace::EventKind;
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {

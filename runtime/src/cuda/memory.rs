@@ -21,7 +21,7 @@ use cudarc::driver::{CudaContext, CudaEvent, CudaStream};
 use super::shapes::size_class;
 use super::At;
 use crate::error::{BachError, Result};
-use crate::plan::bytes as human;
+use crate::units::bytes as human;
 
 /// The streams of a GPU. Copies in, kernels, copies out: each its own queue, so the three
 /// overlap; events order them where a value crosses from one to another.

@@ -119,7 +119,7 @@ fn describe(e: &DriverError) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::device::{DeviceChoice, Devices};
+    use crate::devices::{DeviceChoice, Devices};
 
     fn driver_present() -> bool {
         unsafe { cudarc::driver::sys::is_culib_present() }

@@ -1,0 +1,80 @@
+//! What the planner knows of a device: its id, kind and capacities, never its data. Imports
+//! nothing of the crate but byte units, so plans can be made and tested for devices this
+//! machine does not have.
+
+use std::fmt;
+
+use crate::units::bytes;
+
+/// Index of a device in the session's device list; the CPU is always 0.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct DeviceId(pub u8);
+
+pub const CPU: DeviceId = DeviceId(0);
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DeviceKind {
+    Cpu,
+    Cuda,
+    /// A second memory space in host memory that runs CPU kernels: never a GPU, it exists
+    /// so that transfers, placement and paging run on machines without one.
+    Emulated,
+}
+
+/// What the planner knows about a device: never its data, only its capacities.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DeviceProfile {
+    pub id: DeviceId,
+    pub kind: DeviceKind,
+    pub name: String,
+    /// Memory the planner may fill; `None` for host memory (not paged).
+    pub memory_bytes: Option<u64>,
+    /// Parallel workers the device runs pieces on.
+    pub threads: usize,
+    /// Host-to-device and device-to-host bandwidth, bytes per second (infinite for the CPU).
+    pub h2d_bytes_per_s: f64,
+    pub d2h_bytes_per_s: f64,
+    /// Elementwise throughput, elements per second, for default estimates.
+    pub elems_per_s: f64,
+}
+
+impl DeviceProfile {
+    /// This machine's CPU.
+    pub fn cpu() -> Self {
+        let threads = rayon::current_num_threads();
+        DeviceProfile {
+            id: CPU,
+            kind: DeviceKind::Cpu,
+            name: format!("cpu ({threads} threads)"),
+            memory_bytes: None,
+            threads,
+            h2d_bytes_per_s: f64::INFINITY,
+            d2h_bytes_per_s: f64::INFINITY,
+            elems_per_s: 5e8 * threads as f64,
+        }
+    }
+    /// A GPU the planner can plan for without one being present ("what would happen on an
+    /// 80 GB H100"): nominal figures, never used to execute.
+    pub fn hypothetical_gpu(name: &str, memory_bytes: u64) -> Self {
+        DeviceProfile {
+            id: DeviceId(1),
+            kind: DeviceKind::Cuda,
+            name: format!("{name} (hypothetical)"),
+            memory_bytes: Some(memory_bytes),
+            threads: 1,
+            h2d_bytes_per_s: 25e9,
+            d2h_bytes_per_s: 25e9,
+            elems_per_s: 2e11,
+        }
+    }
+}
+
+impl fmt::Display for DeviceProfile {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} [{}]", self.name, self.id.0)?;
+        if let Some(m) = self.memory_bytes {
+            write!(f, ", {}", bytes(m as usize))?;
+        }
+        Ok(())
+    }
+}
