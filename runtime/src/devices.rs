@@ -105,3 +105,25 @@ impl Devices {
         s
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn no_gpu_driver_falls_back_to_the_cpu_and_says_why() {
+        if crate::cuda::driver_present() {
+            eprintln!("skipped: this machine has a CUDA driver");
+            return;
+        }
+        let why = Devices::select(DeviceChoice::Cuda).err().expect("asking for CUDA without a driver is an error");
+        assert!(why.contains("no libcuda.so found"), "{why}");
+        let auto = Devices::select(DeviceChoice::Auto).expect("auto falls back to the CPU");
+        assert_eq!(auto.profiles().len(), 1);
+        assert!(auto.report().contains("no GPU: running on CPU (no libcuda.so found"), "{}", auto.report());
+        if matches!(std::env::var("BACH_DEVICE").as_deref(), Err(_) | Ok("auto") | Ok("cuda")) {
+            let report = Devices::detect().report();
+            assert!(report.contains("no GPU: running on CPU (no libcuda.so found"), "{report}");
+        }
+    }
+}

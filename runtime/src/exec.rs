@@ -14,7 +14,8 @@
 use std::collections::{HashMap, HashSet};
 use std::ops::Range;
 use std::sync::Arc;
-use std::time::Duration;
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 
@@ -22,7 +23,8 @@ use crate::annotation::{OpCtx, OpKind};
 use crate::device::{Device, DeviceId, PendingCopy, PendingWrite, Tag, CPU};
 use crate::error::{BachError, Result};
 use crate::plan::{GraphPart, Plan, Stage};
-use crate::session::Session;
+use crate::cost::CostModel;
+use crate::devices::Devices;
 use crate::trace::{EvalTrace, Event, EventKind};
 use crate::value::{RowsOut, Value};
 
@@ -32,11 +34,33 @@ struct Store<'v> {
     device: HashMap<(usize, DeviceId), Value>,
 }
 
+/// What the executor needs of the session it runs for (nothing of its graph).
+pub(crate) struct Env<'s> {
+    pub devices: &'s Devices,
+    /// The session's clock: event times are since this.
+    pub epoch: Instant,
+    /// Set while the evaluation should stop at the next piece boundary.
+    pub interrupt: &'s AtomicBool,
+    pub cost: &'s CostModel,
+    /// The cell that asked for the evaluation.
+    pub cell: u64,
+}
+
+impl Env<'_> {
+    fn epoch(&self) -> Instant {
+        self.epoch
+    }
+    fn interrupted(&self) -> bool {
+        self.interrupt.load(std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
 /// Run `plan` over `part`. `values[i]` holds node i's value if it has one; computed stage
 /// outputs are written there (also when a later stage fails, so nothing computed is lost).
 /// A value that exists only in an accelerator's memory is written as a [`Value::Device`].
-pub(crate) fn execute(session: &Session, eval: u64, plan: &Plan, part: &GraphPart, values: &mut [Option<Value>]) -> Result<()> {
-    let epoch = session.epoch();
+/// Returns the result and the evaluation's record for the session's trace.
+pub(crate) fn execute(env: &Env<'_>, eval: u64, plan: &Plan, part: &GraphPart, values: &mut [Option<Value>]) -> (Result<()>, EvalTrace) {
+    let epoch = env.epoch();
     let start = epoch.elapsed();
     let mut events = Vec::new();
     let mut notes = Vec::new();
@@ -52,20 +76,20 @@ pub(crate) fn execute(session: &Session, eval: u64, plan: &Plan, part: &GraphPar
     }
     let mut result = Ok(());
     for (s, stage) in plan.stages.iter().enumerate() {
-        if session.interrupted() {
+        if env.interrupted() {
             result = Err(BachError::Interrupted);
             break;
         }
         // The whole values a stage reads are fetched where it runs as it starts (inside, so
         // a device out of memory for them is handled like one out of memory for pieces).
-        let r = run_stage_with_retries(session, eval, plan, s, stage, part, &mut store, &mut events, &mut notes);
+        let r = run_stage_with_retries(env, eval, plan, s, stage, part, &mut store, &mut events, &mut notes);
         if let Err(e) = r {
             result = Err(e);
             break;
         }
     }
     if result.is_ok() {
-        result = transfer(session, eval, plan, part, &mut store, None, &mut events);
+        result = transfer(env, eval, plan, part, &mut store, None, &mut events);
     }
     // Hand back, per node, the host value, or the device value where there is no host one
     // or the evaluation asked for it to stay.
@@ -79,27 +103,25 @@ pub(crate) fn execute(session: &Session, eval: u64, plan: &Plan, part: &GraphPar
     for n in &notes {
         plan_text += &format!("executor: {n}\n");
     }
-    session.trace().push(EvalTrace { eval, cell: session.cell(), start, end: epoch.elapsed(), pieces: plan.total_pieces(), events, plan: plan_text });
-    result
+    (result, EvalTrace { eval, cell: env.cell, start, end: epoch.elapsed(), pieces: plan.total_pieces(), events, plan: plan_text })
 }
 
-fn device_of(session: &Session, id: DeviceId) -> Result<&Arc<dyn Device>> {
-    session
-        .devices()
+fn device_of<'e>(env: &Env<'e>, id: DeviceId) -> Result<&'e Arc<dyn Device>> {
+    env.devices
         .get(id)
         .ok_or_else(|| BachError::invalid("execute", format!("the plan uses device {} which this machine does not have", id.0)))
 }
 
 /// The whole transfers the plan places at the end (`stage == None`), or before a stage.
-fn transfer(session: &Session, eval: u64, plan: &Plan, part: &GraphPart, store: &mut Store<'_>, stage: Option<usize>, events: &mut Vec<Event>) -> Result<()> {
+fn transfer(env: &Env<'_>, eval: u64, plan: &Plan, part: &GraphPart, store: &mut Store<'_>, stage: Option<usize>, events: &mut Vec<Event>) -> Result<()> {
     for t in plan.transfers.iter().filter(|t| t.stage == stage && !t.streamed) {
-        whole_on(session, eval, part, store, t.node, t.to, events)?;
+        whole_on(env, eval, part, store, t.node, t.to, events)?;
     }
     Ok(())
 }
 
 /// Node `u`'s whole value on `dev`, copying it there (and tracing the copy) if it is elsewhere.
-fn whole_on(session: &Session, eval: u64, part: &GraphPart, store: &mut Store<'_>, u: usize, dev: DeviceId, events: &mut Vec<Event>) -> Result<Value> {
+fn whole_on(env: &Env<'_>, eval: u64, part: &GraphPart, store: &mut Store<'_>, u: usize, dev: DeviceId, events: &mut Vec<Event>) -> Result<Value> {
     if dev == CPU {
         if let Some(v) = &store.host[u] {
             return Ok(v.clone());
@@ -109,7 +131,7 @@ fn whole_on(session: &Session, eval: u64, part: &GraphPart, store: &mut Store<'_
     }
     let node = &part.nodes[u];
     let tag = Tag { node: node.id, piece: 0 };
-    let epoch = session.epoch();
+    let epoch = env.epoch();
     let t0 = epoch.elapsed();
     let (from, moved) = if dev == CPU {
         let ((_, from), v) = store
@@ -117,10 +139,10 @@ fn whole_on(session: &Session, eval: u64, part: &GraphPart, store: &mut Store<'_
             .iter()
             .find(|((n, _), _)| *n == u)
             .ok_or_else(|| BachError::invalid("execute", format!("#{} was not computed before it was needed", node.id)))?;
-        (*from, device_of(session, *from)?.copy_out(v.view(), tag)?.finish()?)
+        (*from, device_of(env, *from)?.copy_out(v.view(), tag)?.finish()?)
     } else {
         let v = store.host[u].as_ref().ok_or_else(|| BachError::invalid("execute", format!("#{} is on no device it can be copied from", node.id)))?;
-        (CPU, device_of(session, dev)?.copy_in(v.view(), tag)?)
+        (CPU, device_of(env, dev)?.copy_in(v.view(), tag)?)
     };
     events.push(Event { eval, op: node.op.name().into(), node: node.id, cell: node.cell, device: from, to: Some(dev), piece: 0, kind: EventKind::Transfer, start: t0, end: epoch.elapsed(), bytes: node.meta.bytes() as u64 });
     if dev == CPU {
@@ -145,7 +167,7 @@ pub fn piece_ranges(len: usize, piece_rows: usize) -> Vec<Range<usize>> {
 /// times), then on the CPU if everything it reads can be had on the host.
 #[allow(clippy::too_many_arguments)]
 fn run_stage_with_retries(
-    session: &Session,
+    env: &Env<'_>,
     eval: u64,
     plan: &Plan,
     s: usize,
@@ -159,7 +181,7 @@ fn run_stage_with_retries(
     let mut halvings = 0;
     loop {
         let mark = events.len();
-        match run_stage(session, eval, plan, s, &attempt, part, store, events) {
+        match run_stage(env, eval, plan, s, &attempt, part, store, events) {
             Err(BachError::DeviceOutOfMemory { device, detail }) if attempt.device != CPU => {
                 events.truncate(mark);
                 let len = attempt.split_len;
@@ -174,7 +196,7 @@ fn run_stage_with_retries(
                     notes.push(format!("stage {s}: {device} ran out of memory ({detail}); running the stage on the CPU"));
                     attempt.device = CPU;
                     attempt.piece_rows = match len {
-                        Some(len) => (session.config().cost.cpu_piece_bytes / part.nodes[plan.steps[attempt.steps[0]].node].meta.row_bytes().max(1)).clamp(1, len.max(1)),
+                        Some(len) => (env.cost.cpu_piece_bytes / part.nodes[plan.steps[attempt.steps[0]].node].meta.row_bytes().max(1)).clamp(1, len.max(1)),
                         None => attempt.piece_rows,
                     };
                     attempt.pieces = len.map_or(1, |l| l.div_ceil(attempt.piece_rows).max(1));
@@ -212,7 +234,7 @@ impl PieceOut {
 
 #[allow(clippy::too_many_arguments, clippy::single_range_in_vec_init)]
 fn run_stage(
-    session: &Session,
+    env: &Env<'_>,
     eval: u64,
     plan: &Plan,
     s: usize,
@@ -222,7 +244,7 @@ fn run_stage(
     events: &mut Vec<Event>,
 ) -> Result<()> {
     let dev_id = stage.device;
-    let device = device_of(session, dev_id)?.clone();
+    let device = device_of(env, dev_id)?.clone();
     let accel = dev_id != CPU;
     let nodes: Vec<usize> = stage.steps.iter().map(|&st| plan.steps[st].node).collect();
     // Position of each part node within the stage, and the last step that reads it.
@@ -265,7 +287,7 @@ fn run_stage(
                     streamed_in.insert(u, store.host[u].clone().expect("checked"));
                 }
                 None => {
-                    let v = whole_on(session, eval, part, store, u, dev_id, events)?;
+                    let v = whole_on(env, eval, part, store, u, dev_id, events)?;
                     whole.insert(u, v);
                 }
             }
@@ -290,10 +312,10 @@ fn run_stage(
         })
         .collect();
     let names: Vec<Arc<str>> = nodes.iter().map(|&i| Arc::from(part.nodes[i].op.name())).collect();
-    let epoch = session.epoch();
+    let epoch = env.epoch();
 
     let run_piece = |(p, range): (usize, &Range<usize>)| -> Result<PieceOut> {
-        if session.interrupted() {
+        if env.interrupted() {
             return Err(BachError::Interrupted);
         }
         let mut local: Vec<Option<Value>> = vec![None; nodes.len()];
@@ -424,7 +446,7 @@ fn run_stage(
             let h = prev.finish()?;
             collect(prev, h, events);
         }
-        correct_times(session, device.synchronize()?, events);
+        correct_times(env, device.synchronize()?, events);
     }
 
     for (k, (&o, dest)) in stage.outputs.iter().zip(in_place).enumerate() {
@@ -459,11 +481,11 @@ fn run_stage(
 }
 
 /// Replace the executor's clock with the device's own, for work the device timed itself.
-fn correct_times(session: &Session, spans: Vec<crate::device::DeviceSpan>, events: &mut [Event]) {
+fn correct_times(env: &Env<'_>, spans: Vec<crate::device::DeviceSpan>, events: &mut [Event]) {
     if spans.is_empty() {
         return;
     }
-    let epoch = session.epoch();
+    let epoch = env.epoch();
     let since = |t: std::time::Instant| t.checked_duration_since(epoch).unwrap_or(Duration::ZERO);
     let index: HashMap<(u64, u32, EventKind, bool), (Duration, Duration)> =
         spans.iter().map(|sp| ((sp.tag.node, sp.tag.piece, sp.kind, sp.kind == EventKind::Transfer), (since(sp.start), since(sp.end)))).collect();

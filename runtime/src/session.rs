@@ -206,9 +206,6 @@ impl Session {
     pub fn interrupt(&self) {
         self.interrupt.store(true, Ordering::SeqCst);
     }
-    pub(crate) fn interrupted(&self) -> bool {
-        self.interrupt.load(Ordering::Relaxed)
-    }
 
     pub fn devices(&self) -> &Devices {
         &self.devices
@@ -221,9 +218,6 @@ impl Session {
     }
     pub fn trace(&self) -> MutexGuard<'_, Trace> {
         lock(&self.trace)
-    }
-    pub(crate) fn epoch(&self) -> Instant {
-        self.epoch
     }
 
     /// Number of nodes alive in the graph.
@@ -412,7 +406,9 @@ impl Session {
             let cfg = self.config();
             let plan = plan::plan(&part, &cfg.cost, &self.devices.profiles(), cfg.policy, cfg.memory_cap)?;
             let eval = self.evals.fetch_add(1, Ordering::SeqCst) + 1;
-            let result = exec::execute(self, eval, &plan, &part, &mut values);
+            let env = exec::Env { devices: &self.devices, epoch: self.epoch, interrupt: &self.interrupt, cost: &cfg.cost, cell: self.cell() };
+            let (result, record) = exec::execute(&env, eval, &plan, &part, &mut values);
+            self.trace().push(record);
             // Keep what was computed, even when a later stage failed or was interrupted.
             let mut g = lock(&self.graph);
             for (i, (idx, id)) in keys.iter().enumerate() {

@@ -116,14 +116,16 @@ fn describe(e: &DriverError) -> String {
     .unwrap_or_else(|_| format!("{:?}", e.0))
 }
 
+/// Whether this machine has a CUDA driver library (tests skip what needs its absence).
+#[cfg(test)]
+pub(crate) fn driver_present() -> bool {
+    // SAFETY: only tries to load the driver library.
+    unsafe { cudarc::driver::sys::is_culib_present() }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::devices::{DeviceChoice, Devices};
-
-    fn driver_present() -> bool {
-        unsafe { cudarc::driver::sys::is_culib_present() }
-    }
 
     #[test]
     fn no_driver_is_a_reason_not_a_crash() {
@@ -133,15 +135,6 @@ mod tests {
         }
         let why = detect(DeviceId(1)).err().expect("no GPU without a driver");
         assert!(why.contains("no libcuda.so found"), "{why}");
-        let why = Devices::select(DeviceChoice::Cuda).err().expect("asking for CUDA without a driver is an error");
-        assert!(why.contains("no libcuda.so found"), "{why}");
-        let auto = Devices::select(DeviceChoice::Auto).expect("auto falls back to the CPU");
-        assert_eq!(auto.profiles().len(), 1);
-        assert!(auto.report().contains("no GPU: running on CPU (no libcuda.so found"), "{}", auto.report());
-        if matches!(std::env::var("BACH_DEVICE").as_deref(), Err(_) | Ok("auto") | Ok("cuda")) {
-            let report = Devices::detect().report();
-            assert!(report.contains("no GPU: running on CPU (no libcuda.so found"), "{report}");
-        }
     }
 
     #[test]
