@@ -212,18 +212,17 @@ struct PlanSummary {
 fn plan_summary(session: &Session) -> Option<PlanSummary> {
     let trace = session.trace();
     let e = trace.last()?;
-    let lines = || e.plan.lines();
-    let stages: Vec<&str> = lines().filter(|l| l.starts_with("stage ")).collect();
+    let plan = e.plan()?;
     let copies: Vec<_> = e.events.iter().filter(|ev| ev.kind == EventKind::Transfer).collect();
     Some(PlanSummary {
-        stages: stages.len(),
+        stages: plan.stages.len(),
         pieces: e.pieces,
-        paged: stages.iter().any(|l| l.ends_with("(paged)")),
-        transfers: lines().filter(|l| l.starts_with("transfer #")).count(),
+        paged: plan.stages.iter().any(|s| s.paged),
+        transfers: plan.transfers.len(),
         copies: copies.len(),
         h2d_bytes: copies.iter().filter(|ev| ev.to.is_some_and(|t| t != CPU)).map(|ev| ev.bytes).sum(),
         d2h_bytes: copies.iter().filter(|ev| ev.to == Some(CPU)).map(|ev| ev.bytes).sum(),
-        notes: lines().filter_map(|l| l.strip_prefix("note: ")).map(str::to_string).collect(),
+        notes: plan.notes.clone(),
     })
 }
 

@@ -1234,7 +1234,7 @@ mod tests {
         }
         let end = t + 4 * 1500 + 200;
         events.push(ev("argmax", 8, 4, 0, None, 0, Merge, end - 150, end, 1 << 20));
-        EvalTrace { eval: 1, cell: 4, start: us(500), end: us(end + 100), pieces: 24, events, plan: String::new() }
+        EvalTrace { eval: 1, cell: 4, start: us(500), end: us(end + 100), pieces: 24, events, plans: vec![] }
     }
 
     /// Our bars: (x, y, width, height, title) in document order.
@@ -1357,7 +1357,7 @@ mod tests {
             end: us(100),
             pieces: 1,
             events: vec![ev("sum", 1, 1, 0, None, 0, EventKind::Compute, 10, 90, 8)],
-            plan: String::new(),
+            plans: vec![],
         };
         let svg = timeline_svg(&e, &[DeviceProfile::cpu()]);
         let t = texts(&svg);
@@ -1370,7 +1370,7 @@ mod tests {
 
     #[test]
     fn chart_of_nothing_says_cached() {
-        let e = EvalTrace { eval: 3, cell: 2, start: us(5), end: us(6), pieces: 0, events: vec![], plan: String::new() };
+        let e = EvalTrace { eval: 3, cell: 2, start: us(5), end: us(6), pieces: 0, events: vec![], plans: vec![] };
         let svg = timeline_svg(&e, &devices());
         assert!(texts(&svg).iter().any(|t| t == "nothing ran (all values were cached)"));
         let svg = session_timeline_svg(&[], &devices());
@@ -1419,7 +1419,7 @@ mod tests {
             events.push(ev(&ops[i % 40], (j % 40) as u64 + 10, 5, 1, None, i as u32, EventKind::Compute, s, s + 1, 1024));
         }
         let end = events.iter().map(|e| e.end).max().unwrap();
-        EvalTrace { eval: 9, cell: 5, start: us(0), end, pieces: 2048, events, plan: String::new() }
+        EvalTrace { eval: 9, cell: 5, start: us(0), end, pieces: 2048, events, plans: vec![] }
     }
 
     #[test]
@@ -1459,7 +1459,7 @@ mod tests {
             })
             .collect();
         let end = events.iter().map(|e| e.end).max().unwrap();
-        let e = EvalTrace { eval: 1, cell: 1, start: us(0), end, pieces: 100_000, events, plan: String::new() };
+        let e = EvalTrace { eval: 1, cell: 1, start: us(0), end, pieces: 100_000, events, plans: vec![] };
         let t = Instant::now();
         let svg = timeline_svg(&e, &devices());
         let took = t.elapsed();

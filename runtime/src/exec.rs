@@ -59,11 +59,12 @@ impl Env<'_> {
 /// outputs are written there (also when a later stage fails, so nothing computed is lost).
 /// A value that exists only in an accelerator's memory is written as a [`Value::Device`].
 /// Returns the result and the evaluation's record for the session's trace.
-pub(crate) fn execute(env: &Env<'_>, eval: u64, plan: &Plan, part: &GraphPart, values: &mut [Option<Value>]) -> (Result<()>, EvalTrace) {
+pub(crate) fn execute(env: &Env<'_>, eval: u64, planned: &Arc<Plan>, part: &GraphPart, values: &mut [Option<Value>]) -> (Result<()>, EvalTrace) {
+    let plan: &Plan = planned;
+    let mut plans = vec![planned.clone()];
     let epoch = env.epoch();
     let start = epoch.elapsed();
     let mut events = Vec::new();
-    let mut notes = Vec::new();
     let mut store = Store { host: values, device: HashMap::new() };
     // Values already resident on an accelerator (kept there by an earlier evaluation).
     for (i, node) in part.nodes.iter().enumerate() {
@@ -82,7 +83,7 @@ pub(crate) fn execute(env: &Env<'_>, eval: u64, plan: &Plan, part: &GraphPart, v
         }
         // The whole values a stage reads are fetched where it runs as it starts (inside, so
         // a device out of memory for them is handled like one out of memory for pieces).
-        let r = run_stage_with_retries(env, eval, plan, s, stage, part, &mut store, &mut events, &mut notes);
+        let r = run_stage_with_retries(env, eval, plan, s, stage, part, &mut store, &mut events, &mut plans);
         if let Err(e) = r {
             result = Err(e);
             break;
@@ -99,11 +100,7 @@ pub(crate) fn execute(env: &Env<'_>, eval: u64, plan: &Plan, part: &GraphPart, v
             store.host[i] = Some(v);
         }
     }
-    let mut plan_text = plan.to_string();
-    for n in &notes {
-        plan_text += &format!("executor: {n}\n");
-    }
-    (result, EvalTrace { eval, cell: env.cell, start, end: epoch.elapsed(), pieces: plan.total_pieces(), events, plan: plan_text })
+    (result, EvalTrace { eval, cell: env.cell, start, end: epoch.elapsed(), pieces: plan.total_pieces(), events, plans })
 }
 
 fn device_of<'e>(env: &Env<'e>, id: DeviceId) -> Result<&'e Arc<dyn Device>> {
@@ -164,7 +161,9 @@ pub fn piece_ranges(len: usize, piece_rows: usize) -> Vec<Range<usize>> {
 }
 
 /// Run a stage; when its device runs out of memory, retry in pieces half as big (a few
-/// times), then on the CPU if everything it reads can be had on the host.
+/// times), then on the CPU if everything it reads can be had on the host. Each retry is a new
+/// plan (the last of `plans` with this stage changed and a note saying why), recorded in the
+/// trace.
 #[allow(clippy::too_many_arguments)]
 fn run_stage_with_retries(
     env: &Env<'_>,
@@ -175,8 +174,20 @@ fn run_stage_with_retries(
     part: &GraphPart,
     store: &mut Store<'_>,
     events: &mut Vec<Event>,
-    notes: &mut Vec<String>,
+    plans: &mut Vec<Arc<Plan>>,
 ) -> Result<()> {
+    let replan = |plans: &mut Vec<Arc<Plan>>, attempt: &Stage, note: String| {
+        let mut p = Plan::clone(plans.last().expect("the planner's plan comes first"));
+        p.stages[s] = attempt.clone();
+        for &st in &attempt.steps {
+            if p.steps[st].device != attempt.device {
+                p.steps[st].device = attempt.device;
+                p.steps[st].reason = "its accelerator ran out of memory".into();
+            }
+        }
+        p.notes.push(format!("executor: {note}"));
+        plans.push(Arc::new(p));
+    };
     let mut attempt = stage.clone();
     let mut halvings = 0;
     loop {
@@ -191,9 +202,10 @@ fn run_stage_with_retries(
                     attempt.pieces = len.div_ceil(attempt.piece_rows).max(1);
                     attempt.paged = true;
                     attempt.kept_on_device.clear();
-                    notes.push(format!("stage {s}: {device} ran out of memory ({detail}); retrying in {} pieces of {} rows", attempt.pieces, attempt.piece_rows));
+                    let note = format!("stage {s}: {device} ran out of memory ({detail}); retrying in {} pieces of {} rows", attempt.pieces, attempt.piece_rows);
+                    replan(plans, &attempt, note);
                 } else {
-                    notes.push(format!("stage {s}: {device} ran out of memory ({detail}); running the stage on the CPU"));
+                    let note = format!("stage {s}: {device} ran out of memory ({detail}); running the stage on the CPU");
                     attempt.device = CPU;
                     attempt.piece_rows = match len {
                         Some(len) => (env.cost.cpu_piece_bytes / part.nodes[plan.steps[attempt.steps[0]].node].meta.row_bytes().max(1)).clamp(1, len.max(1)),
@@ -201,6 +213,7 @@ fn run_stage_with_retries(
                     };
                     attempt.pieces = len.map_or(1, |l| l.div_ceil(attempt.piece_rows).max(1));
                     attempt.kept_on_device.clear();
+                    replan(plans, &attempt, note);
                 }
             }
             r => return r,

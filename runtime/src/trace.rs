@@ -4,6 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::plan::Plan;
 use crate::profile::DeviceId;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -47,7 +48,20 @@ pub struct EvalTrace {
     pub end: Duration,
     pub pieces: usize,
     pub events: Vec<Event>,
-    pub plan: String,
+    /// The plans that ran, oldest first: the planner's, then one more each time the executor
+    /// re-planned a stage (its device ran out of memory; the new plan's last note says so).
+    pub plans: Vec<Arc<Plan>>,
+}
+
+impl EvalTrace {
+    /// The plan as it finally ran.
+    pub fn plan(&self) -> Option<&Plan> {
+        self.plans.last().map(|p| &**p)
+    }
+    /// That plan as text (empty when there is none).
+    pub fn plan_text(&self) -> String {
+        self.plan().map(|p| p.to_string()).unwrap_or_default()
+    }
 }
 
 /// The session's timeline: the most recent evaluations, bounded so a long notebook does not

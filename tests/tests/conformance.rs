@@ -57,7 +57,7 @@ fn a_stage_larger_than_the_memory_cap_pages_through_the_device() {
             assert_eq!((ins, outs), (stage.pieces, stage.pieces), "{name}: one copy in and one out per piece");
             let moved_in: u64 = ev.events.iter().filter(|e| e.kind == EventKind::Transfer && e.to == Some(ACCEL) && e.node == x.lazy().id()).map(|e| e.bytes).sum();
             assert_eq!(moved_in, (n * 8) as u64, "{name}: every byte of x went in exactly once");
-            assert!(!ev.plan.contains("out of memory"), "{name}: the plan fit the device:\n{}", ev.plan);
+            assert!(!ev.plan_text().contains("out of memory"), "{name}: the plan fit the device:\n{}", ev.plan_text());
             if let Some(m) = s.devices().get(ACCEL).unwrap().memory() {
                 if s.devices().profiles()[1].kind == DeviceKind::Emulated {
                     assert_eq!(m.used, 0, "{name}: every piece was freed");
@@ -109,7 +109,7 @@ fn a_value_kept_on_the_device_is_reused_there_without_a_copy() {
             assert!(
                 !ev.events.iter().any(|e| e.kind == EventKind::Transfer && e.node == y.lazy().id()),
                 "{name}: y was copied although it is on the device:\n{}",
-                ev.plan
+                ev.plan_text()
             );
             // Reading it on the host copies it back, and it stays where it is.
             assert_close(&name, &y.to_array().unwrap(), &xs.mapv(|v| v * 3.0 + 1.0), tol(&s));
@@ -118,7 +118,7 @@ fn a_value_kept_on_the_device_is_reused_there_without_a_copy() {
             let m = y.mapv(|v| v - 1.0);
             assert_close(&name, &m.to_array().unwrap(), &xs.mapv(|v| v * 3.0), tol(&s));
             let ev = last_eval(&s);
-            assert!(ev.events.iter().any(|e| e.kind == EventKind::Transfer && e.node == y.lazy().id() && e.to == Some(CPU)), "{name}:\n{}", ev.plan);
+            assert!(ev.events.iter().any(|e| e.kind == EventKind::Transfer && e.node == y.lazy().id() && e.to == Some(CPU)), "{name}:\n{}", ev.plan_text());
         });
     }
 }
@@ -163,7 +163,10 @@ fn running_out_of_device_memory_means_smaller_pieces_then_the_cpu() {
         assert!(!plan.stages.iter().any(|st| st.paged), "the planner sees the whole capacity:\n{plan}");
         assert_close("after retries", &y.to_array().unwrap(), &chain_eager(&xs), 1e-15);
         let ev = last_eval(&s);
-        assert!(ev.plan.contains("ran out of memory") && ev.plan.contains("retrying in"), "{}", ev.plan);
+        assert!(ev.plan_text().contains("ran out of memory") && ev.plan_text().contains("retrying in"), "{}", ev.plan_text());
+        // Each retry is a plan of its own in the trace, the planner's first, the one that ran last.
+        assert!(ev.plans.len() > 1 && *ev.plans[0] == plan, "{} plan(s) recorded", ev.plans.len());
+        assert!(ev.plan().unwrap().stages.iter().any(|st| st.paged && st.device == ACCEL), "the last plan ran the stage paged:\n{}", ev.plan_text());
         assert!(ev.events.iter().any(|e| e.kind == EventKind::Compute && e.device == ACCEL), "computed on the device in the end");
 
         // Now all but 16 bytes are taken: not even small pieces fit, so the stage runs on the CPU.
@@ -171,8 +174,9 @@ fn running_out_of_device_memory_means_smaller_pieces_then_the_cpu() {
         let z = chain(&(Array::from_array(xs.clone()) * 0.5));
         assert_close("on the CPU", &z.to_array().unwrap(), &chain_eager(&xs.mapv(|v| v * 0.5)), 1e-15);
         let ev = last_eval(&s);
-        assert!(ev.plan.contains("running the stage on the CPU"), "{}", ev.plan);
-        assert!(ev.events.iter().any(|e| e.kind == EventKind::Compute && e.device == CPU && e.op.as_ref() == "sqrt"), "computed on the CPU:\n{}", ev.plan);
+        assert!(ev.plan_text().contains("running the stage on the CPU"), "{}", ev.plan_text());
+        assert!(ev.plan().unwrap().steps.iter().any(|st| st.op == "sqrt" && st.device == CPU), "the last plan says where it ran:\n{}", ev.plan_text());
+        assert!(ev.events.iter().any(|e| e.kind == EventKind::Compute && e.device == CPU && e.op.as_ref() == "sqrt"), "computed on the CPU:\n{}", ev.plan_text());
     });
     assert_eq!(dev.memory().unwrap().used, 0, "everything was given back");
 }
@@ -226,8 +230,8 @@ fn results_are_written_in_place_piece_by_piece() {
             let narrow = y.cast::<f32>();
             bach::evaluate(&[&y, &mask, &narrow]).unwrap();
             let ev = last_eval(&s);
-            assert!(ev.pieces > 4, "{name}: many pieces:\n{}", ev.plan);
-            assert!(!ev.events.iter().any(|e| e.kind == EventKind::Merge), "{name}: row outputs need no merge:\n{}", ev.plan);
+            assert!(ev.pieces > 4, "{name}: many pieces:\n{}", ev.plan_text());
+            assert!(!ev.events.iter().any(|e| e.kind == EventKind::Merge), "{name}: row outputs need no merge:\n{}", ev.plan_text());
             let want = chain_eager(&xs.mapv(f64::abs));
             let got = y.to_array().unwrap();
             assert_close(&name, &got, &want, tol(&s));
@@ -250,12 +254,12 @@ fn cpu_results_are_written_in_place_piece_by_piece() {
             let mask = y.lt(0.5);
             bach::evaluate(&[&y, &mask]).unwrap();
             let ev = last_eval(&s);
-            assert!(!ev.events.iter().any(|e| e.kind == EventKind::Merge), "rows {rows}: no merge:\n{}", ev.plan);
+            assert!(!ev.events.iter().any(|e| e.kind == EventKind::Merge), "rows {rows}: no merge:\n{}", ev.plan_text());
             let got = y.to_array().unwrap();
             assert_close("cpu", &got, &chain_eager(&xs), 1e-15);
             assert_eq!(mask.to_array().unwrap(), got.mapv(|v| v < 0.5), "rows {rows}: the bool output");
             if rows >= 1000 {
-                assert!(ev.pieces > 1, "rows {rows}: cut into pieces:\n{}", ev.plan);
+                assert!(ev.pieces > 1, "rows {rows}: cut into pieces:\n{}", ev.plan_text());
             }
         }
     });
