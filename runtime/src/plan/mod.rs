@@ -1,0 +1,243 @@
+//! The planner: a pure function of (graph part, cost model, device profiles, policy) to a
+//! [`Plan`]. It sees metas, split types and where values live, never their data, so a plan
+//! can be printed and tested for devices this machine does not have.
+
+mod pieces;
+mod placement;
+mod stages;
+mod transfers;
+
+use std::fmt;
+use std::sync::Arc;
+
+use crate::annotation::{Annotation, OpKind};
+use crate::cost::{CostModel, Policy};
+use crate::profile::{DeviceId, DeviceKind, DeviceProfile};
+use crate::error::{BachError, Result};
+use crate::split::SplitRef;
+use crate::units::bytes;
+use crate::value::Meta;
+
+/// One node of the part of the graph an evaluation needs.
+#[derive(Clone)]
+pub struct PartNode {
+    pub id: u64,
+    pub op: Arc<Annotation>,
+    /// Indices (into the part) of the arguments; empty for evaluated nodes.
+    pub inputs: Vec<usize>,
+    pub arg_splits: Vec<SplitRef>,
+    pub meta: Meta,
+    pub cell: u64,
+    /// Where the value already is, for nodes evaluated earlier (the part's boundary).
+    pub materialized: Option<DeviceId>,
+    /// Asked for by the evaluation.
+    pub target: bool,
+    /// Asked to stay in the accelerator's memory (`eval_on_device`) rather than come back.
+    pub keep_on_device: bool,
+}
+
+/// The nodes an evaluation needs, in topological order (arguments before users).
+#[derive(Clone, Default)]
+pub struct GraphPart {
+    pub nodes: Vec<PartNode>,
+}
+
+impl GraphPart {
+    /// For each node, the nodes that read it.
+    pub fn consumers(&self) -> Vec<Vec<usize>> {
+        let mut consumers: Vec<Vec<usize>> = vec![vec![]; self.nodes.len()];
+        for (i, node) in self.nodes.iter().enumerate() {
+            for &u in &node.inputs {
+                consumers[u].push(i);
+            }
+        }
+        consumers
+    }
+
+    /// Length of the dimension node `i` runs its pieces along, when it can run in pieces.
+    pub fn split_len(&self, i: usize) -> Option<usize> {
+        let n = &self.nodes[i];
+        if n.materialized.is_some() || !n.op.splittable() {
+            return None;
+        }
+        match n.op.kind() {
+            OpKind::Source => None,
+            OpKind::Alloc => {
+                let r = n.op.result_split();
+                if r.splittable() { r.size(&n.meta) } else { None }
+            }
+            OpKind::Compute => n
+                .arg_splits
+                .iter()
+                .zip(&n.inputs)
+                .find_map(|(s, &u)| if s.splittable() { s.size(&self.nodes[u].meta) } else { None }),
+        }
+    }
+}
+
+/// One op of the plan.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Step {
+    /// Index of the node in the graph part.
+    pub node: usize,
+    pub id: u64,
+    pub op: String,
+    pub meta: Meta,
+    pub cell: u64,
+    pub device: DeviceId,
+    pub stage: usize,
+    /// Why it was placed there.
+    pub reason: String,
+    /// Estimated seconds over the whole value.
+    pub estimate_s: f64,
+}
+
+/// Ops that run together: with a split length, every piece goes through all of them before
+/// the next piece starts; without, the single op runs once over whole values.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Stage {
+    pub device: DeviceId,
+    pub split_len: Option<usize>,
+    pub piece_rows: usize,
+    pub pieces: usize,
+    /// Indices into `Plan::steps`, in execution order.
+    pub steps: Vec<usize>,
+    /// Nodes (part indices) whose pieces are merged at the end of the stage.
+    pub outputs: Vec<usize>,
+    /// The stage's data does not fit the device's memory and is streamed through it.
+    pub paged: bool,
+    /// Outputs merged and kept whole in the (accelerator) device's memory, for later stages
+    /// there or because they were asked to stay; the others come back to the host.
+    pub kept_on_device: Vec<usize>,
+}
+
+/// A copy of a value between devices.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Transfer {
+    pub node: usize,
+    pub id: u64,
+    pub from: DeviceId,
+    pub to: DeviceId,
+    pub bytes: usize,
+    /// The stage that needs it (`None`: the result going back to the host at the end).
+    pub stage: Option<usize>,
+    /// Copied piece by piece inside the stage (into an accelerator stage as its pieces start,
+    /// or out of it as they finish), so copies overlap compute and a stage larger than the
+    /// device's memory streams through it. Otherwise copied whole before the stage.
+    pub streamed: bool,
+}
+
+/// Where a lazy allocation is created.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Allocation {
+    pub node: usize,
+    pub id: u64,
+    pub op: String,
+    pub device: DeviceId,
+    /// The node whose device decided it.
+    pub first_user: Option<u64>,
+}
+
+/// Where and how an evaluation runs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Plan {
+    pub steps: Vec<Step>,
+    pub stages: Vec<Stage>,
+    pub transfers: Vec<Transfer>,
+    pub allocations: Vec<Allocation>,
+    pub devices: Vec<DeviceProfile>,
+    pub policy: Policy,
+    pub notes: Vec<String>,
+}
+
+impl Plan {
+    /// The step of node `id`, if the plan runs it.
+    pub fn step_of(&self, id: u64) -> Option<&Step> {
+        self.steps.iter().find(|s| s.id == id)
+    }
+    pub fn total_pieces(&self) -> usize {
+        self.stages.iter().map(|s| s.pieces).sum()
+    }
+}
+
+/// Plan the evaluation of `part`'s targets: four passes, each a function of what the ones
+/// before decided.
+/// 1. [`placement`]: a device per op (the policy), each allocation where its first user runs.
+/// 2. [`stages`]: ops that can pass pieces to each other unmerged run as one stage.
+/// 3. [`pieces`]: how many rows a piece of each stage has (cache or device memory).
+/// 4. [`transfers`]: where each value is whole after its stage, and the copies that get it
+///    where it is read.
+pub fn plan(part: &GraphPart, cost: &CostModel, devices: &[DeviceProfile], policy: Policy, memory_cap: Option<u64>) -> Result<Plan> {
+    if devices.first().map(|d| d.kind) != Some(DeviceKind::Cpu) {
+        return Err(BachError::invalid("plan", "the first device must be the CPU"));
+    }
+    let budget = Budget { cost, memory_cap };
+    let mut notes = Vec::new();
+    let consumers = part.consumers();
+    let placed = placement::place(part, &consumers, devices, policy, &budget, &mut notes);
+    let grouped = stages::group(part, &consumers, &placed, cost, devices);
+    let stages::Grouped { steps, mut stages, stage_of } = grouped;
+    for (s, stage) in stages.iter_mut().enumerate() {
+        pieces::size(part, &steps, stage, s, &stage_of, devices, cost, &budget, &mut notes);
+    }
+    let transfers = transfers::insert(part, &consumers, &placed.device, &steps, &mut stages, &stage_of, devices, &mut notes);
+    Ok(Plan { steps, stages, transfers, allocations: placed.allocations, devices: devices.to_vec(), policy, notes })
+}
+
+/// The bytes of a device's memory the planner may fill (`None`: host memory, not paged).
+pub(crate) struct Budget<'c> {
+    cost: &'c CostModel,
+    memory_cap: Option<u64>,
+}
+
+impl Budget<'_> {
+    pub(crate) fn of(&self, d: &DeviceProfile) -> Option<u64> {
+        d.memory_bytes.map(|m| {
+            let m = self.memory_cap.map_or(m, |c| c.min(m));
+            (m as f64 * self.cost.accelerator_memory_fraction) as u64
+        })
+    }
+}
+
+impl fmt::Display for Plan {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let dev = |d: DeviceId| self.devices.get(d.0 as usize).map_or_else(|| format!("device {}", d.0), |p| p.name.clone());
+        writeln!(f, "plan: {} ops in {} stages, policy {}, devices: {}", self.steps.len(), self.stages.len(), self.policy, self.devices.iter().map(|d| d.name.as_str()).collect::<Vec<_>>().join(", "))?;
+        for (s, stage) in self.stages.iter().enumerate() {
+            match stage.split_len {
+                Some(len) => writeln!(f, "stage {s} on {}: {len} rows in {} piece(s) of {} rows{}", dev(stage.device), stage.pieces, stage.piece_rows, if stage.paged { " (paged)" } else { "" })?,
+                None => writeln!(f, "stage {s} on {}: whole values", dev(stage.device))?,
+            }
+            for &i in &stage.steps {
+                let st = &self.steps[i];
+                writeln!(f, "  #{:<5} {:<14} {:<18} cell {:<3} {}", st.id, st.op, st.meta.to_string(), st.cell, st.reason)?;
+            }
+            if !stage.outputs.is_empty() && stage.pieces > 1 {
+                let ids: Vec<String> = stage.outputs.iter().map(|&o| format!("#{}", self.steps.iter().find(|s| s.node == o).map_or(0, |s| s.id))).collect();
+                writeln!(f, "  merge {}", ids.join(", "))?;
+            }
+            if !stage.kept_on_device.is_empty() {
+                let ids: Vec<String> = stage.kept_on_device.iter().map(|&o| format!("#{}", self.steps.iter().find(|s| s.node == o).map_or(0, |s| s.id))).collect();
+                writeln!(f, "  kept on {}: {}", dev(stage.device), ids.join(", "))?;
+            }
+        }
+        if self.transfers.is_empty() {
+            writeln!(f, "transfers: none")?;
+        }
+        for t in &self.transfers {
+            let when = match (t.stage, t.streamed) {
+                (None, _) => "at the end".to_string(),
+                (Some(s), true) => format!("piece by piece in stage {s}"),
+                (Some(s), false) => format!("before stage {s}"),
+            };
+            writeln!(f, "transfer #{} {} -> {}: {}, {when}", t.id, dev(t.from), dev(t.to), bytes(t.bytes))?;
+        }
+        for a in &self.allocations {
+            writeln!(f, "allocation #{} {} on {}{}", a.id, a.op, dev(a.device), a.first_user.map(|u| format!(" (first user #{u})")).unwrap_or_default())?;
+        }
+        for n in &self.notes {
+            writeln!(f, "note: {n}")?;
+        }
+        Ok(())
+    }
+}

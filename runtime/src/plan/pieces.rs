@@ -1,0 +1,97 @@
+//! Pass 3, pieces: CPU stages are cut for the cache, accelerator stages for device memory
+//! (paged when the stage does not fit its budget).
+
+use std::collections::{HashMap, HashSet};
+
+use super::{Budget, GraphPart, Stage, Step};
+use crate::cost::CostModel;
+use crate::profile::DeviceProfile;
+use crate::units::bytes;
+
+/// What one row of a stage's pieces holds, from the liveness of its values.
+pub(crate) struct RowBytes {
+    /// The widest single value's row (what a CPU piece keeps in cache).
+    pub widest: usize,
+    /// The peak of what is live at once per row on the device: the split inputs (held for the
+    /// piece), and each op's output from its step to its last use in the stage (outputs to
+    /// the end).
+    pub peak: usize,
+    /// Whole (unsplit) inputs, held for the whole stage.
+    pub fixed: usize,
+}
+
+/// Liveness of stage `s`'s values, per row.
+pub(crate) fn row_bytes(part: &GraphPart, steps: &[Step], stage: &Stage, s: usize, stage_of: &[Option<usize>]) -> RowBytes {
+    let mut widest = 0usize;
+    let mut fixed = 0usize;
+    let mut inputs_row = 0usize;
+    let mut seen_inputs = HashSet::new();
+    let stage_nodes: Vec<usize> = stage.steps.iter().map(|&st| steps[st].node).collect();
+    let mut last_use: HashMap<usize, usize> = HashMap::new();
+    for (j, &i) in stage_nodes.iter().enumerate() {
+        last_use.insert(i, if stage.outputs.contains(&i) { usize::MAX } else { j });
+        widest = widest.max(part.nodes[i].meta.row_bytes());
+        for (k, &u) in part.nodes[i].inputs.iter().enumerate() {
+            if stage_of[u] == Some(s) {
+                if let Some(l) = last_use.get_mut(&u) {
+                    if *l != usize::MAX {
+                        *l = (*l).max(j);
+                    }
+                }
+                continue;
+            }
+            if !seen_inputs.insert(u) {
+                continue;
+            }
+            if part.nodes[i].arg_splits[k].splittable() {
+                widest = widest.max(part.nodes[u].meta.row_bytes());
+                inputs_row += part.nodes[u].meta.row_bytes();
+            } else {
+                fixed += part.nodes[u].meta.bytes();
+            }
+        }
+    }
+    let mut freed = vec![0usize; stage_nodes.len() + 1];
+    for i in &stage_nodes {
+        if let Some(&l) = last_use.get(i).filter(|&&l| l != usize::MAX) {
+            freed[l + 1] += part.nodes[*i].meta.row_bytes();
+        }
+    }
+    let (mut live, mut peak_row) = (0usize, 0usize);
+    for (j, &i) in stage_nodes.iter().enumerate() {
+        live = live + part.nodes[i].meta.row_bytes() - freed[j];
+        peak_row = peak_row.max(live);
+    }
+    RowBytes { widest, peak: peak_row + inputs_row, fixed }
+}
+
+/// Set stage `s`'s piece rows and count, and whether it is paged.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn size(part: &GraphPart, steps: &[Step], stage: &mut Stage, s: usize, stage_of: &[Option<usize>], devices: &[DeviceProfile], cost: &CostModel, budget: &Budget<'_>, notes: &mut Vec<String>) {
+    let Some(len) = stage.split_len else {
+        let first = &steps[stage.steps[0]];
+        stage.piece_rows = first.meta.rows();
+        return;
+    };
+    let rb = row_bytes(part, steps, stage, s, stage_of);
+    let dev = &devices[stage.device.0 as usize];
+    stage.piece_rows = match budget.of(dev) {
+        None => (cost.cpu_piece_bytes / rb.widest.max(1)).max(1),
+        Some(b) => {
+            let per_row: usize = rb.peak.max(1);
+            let need = rb.fixed as u64 + (len as u64) * per_row as u64;
+            if need <= b {
+                // Fits: still cut into pieces of about `accelerator_piece_bytes`, so the
+                // copies of one piece overlap the compute of another.
+                len.min(cost.accelerator_piece_bytes / per_row).max(1)
+            } else {
+                stage.paged = true;
+                // Two pieces in flight: one computing while the next one is copied in.
+                let rows = (b.saturating_sub(rb.fixed as u64) / (2 * per_row as u64)) as usize;
+                notes.push(format!("stage on {} needs {}, over its {} budget: paged in pieces of {} rows", dev.name, bytes(need as usize), bytes(b as usize), rows.max(1)));
+                rows.max(1)
+            }
+        }
+    };
+    stage.pieces = if len == 0 { 1 } else { len.div_ceil(stage.piece_rows) };
+}

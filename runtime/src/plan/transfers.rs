@@ -1,0 +1,75 @@
+//! Pass 4, transfers: where each value is whole after its stage, and the copies that get it
+//! where it is read. Split arguments of an accelerator stage stream in piece by piece; outputs
+//! needed on the host stream out; a non-paged accelerator stage keeps on the device the
+//! outputs later stages there read (rows, or single pieces: partials merge on the host).
+
+use super::{GraphPart, Stage, Step, Transfer};
+use crate::profile::{DeviceId, DeviceProfile, CPU};
+
+#[allow(clippy::too_many_arguments)]
+pub(super) fn insert(part: &GraphPart, consumers: &[Vec<usize>], device: &[DeviceId], steps: &[Step], stages: &mut [Stage], stage_of: &[Option<usize>], devices: &[DeviceProfile], notes: &mut Vec<String>) -> Vec<Transfer> {
+    let stage_node = stage_of;
+    let mut on_host: Vec<bool> = part.nodes.iter().map(|n| n.materialized == Some(CPU)).collect();
+    let mut on_dev: Vec<Option<DeviceId>> = part.nodes.iter().map(|n| n.materialized.filter(|&d| d != CPU)).collect();
+    let mut transfers: Vec<Transfer> = Vec::new();
+    for (s, stage) in stages.iter_mut().enumerate() {
+        let accel = stage.device != CPU;
+        for &st in &stage.steps {
+            let i = steps[st].node;
+            for (k, &u) in part.nodes[i].inputs.iter().enumerate() {
+                if stage_node[u] == Some(s) {
+                    continue;
+                }
+                let split = stage.split_len.is_some() && part.nodes[i].arg_splits[k].splittable();
+                if !accel {
+                    if !on_host[u] && !transfers.iter().any(|t| t.node == u && t.to == CPU) {
+                        let from = on_dev[u].unwrap_or(device[u]);
+                        transfers.push(Transfer { node: u, id: part.nodes[u].id, from, to: CPU, bytes: part.nodes[u].meta.bytes(), stage: Some(s), streamed: false });
+                    }
+                } else if on_dev[u] != Some(stage.device) {
+                    let streamed = split;
+                    let exists = transfers.iter().any(|t| t.node == u && t.to == stage.device && (if streamed { t.stage == Some(s) } else { !t.streamed }));
+                    if !exists {
+                        transfers.push(Transfer { node: u, id: part.nodes[u].id, from: CPU, to: stage.device, bytes: part.nodes[u].meta.bytes(), stage: Some(s), streamed });
+                    }
+                }
+            }
+        }
+        for &o in &stage.outputs {
+            if !accel {
+                on_host[o] = true;
+                continue;
+            }
+            let mergeable_on_device = stage.pieces == 1 || part.nodes[o].op.result_split().key() == "rows";
+            let later_here = consumers[o].iter().any(|&c| stage_node[c] != Some(s) && device[c] == stage.device);
+            let keep = part.nodes[o].target && part.nodes[o].keep_on_device;
+            let to_host_reader = consumers[o].iter().any(|&c| device[c] != stage.device) || (part.nodes[o].target && !keep);
+            let device_whole = (later_here || keep) && !stage.paged && mergeable_on_device;
+            if keep && !device_whole {
+                notes.push(format!("#{} cannot stay on {}: {}; it comes back to the host", part.nodes[o].id, devices[stage.device.0 as usize].name, if stage.paged { "its stage is paged" } else { "its partial results merge on the host" }));
+            }
+            if device_whole {
+                stage.kept_on_device.push(o);
+                on_dev[o] = Some(stage.device);
+            }
+            if to_host_reader || !device_whole {
+                on_host[o] = true;
+                transfers.push(Transfer { node: o, id: part.nodes[o].id, from: stage.device, to: CPU, bytes: part.nodes[o].meta.bytes(), stage: Some(s), streamed: true });
+            }
+        }
+        // An output kept whole on the device is computed in one piece (it fits): merging
+        // pieces there would hold it twice.
+        if let (false, Some(len)) = (stage.kept_on_device.is_empty(), stage.split_len) {
+            stage.piece_rows = len.max(1);
+            stage.pieces = 1;
+        }
+    }
+    for (i, node) in part.nodes.iter().enumerate() {
+        if node.target && !node.keep_on_device && !on_host[i] && !transfers.iter().any(|t| t.node == i && t.to == CPU) {
+            transfers.push(Transfer { node: i, id: node.id, from: on_dev[i].unwrap_or(device[i]), to: CPU, bytes: node.meta.bytes(), stage: None, streamed: false });
+        }
+    }
+    transfers.sort_by_key(|t| t.stage.unwrap_or(usize::MAX));
+
+    transfers
+}
