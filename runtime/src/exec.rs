@@ -207,10 +207,9 @@ fn run_stage_with_retries(
                 } else {
                     let note = format!("stage {s}: {device} ran out of memory ({detail}); running the stage on the CPU");
                     attempt.device = CPU;
-                    attempt.piece_rows = match len {
-                        Some(len) => (env.cost.cpu_piece_bytes / part.nodes[plan.steps[attempt.steps[0]].node].meta.row_bytes().max(1)).clamp(1, len.max(1)),
-                        None => attempt.piece_rows,
-                    };
+                    if len.is_some() {
+                        attempt.piece_rows = crate::plan::pieces::cpu_piece_rows(part, plan, &attempt, s, env.cost);
+                    }
                     attempt.pieces = len.map_or(1, |l| l.div_ceil(attempt.piece_rows).max(1));
                     attempt.kept_on_device.clear();
                     replan(plans, &attempt, note);

@@ -2,7 +2,7 @@
 //! [`Plan`]. It sees metas, split types and where values live, never their data, so a plan
 //! can be printed and tested for devices this machine does not have.
 
-mod pieces;
+pub(crate) mod pieces;
 mod placement;
 mod stages;
 mod transfers;

@@ -9,7 +9,7 @@ use crate::profile::DeviceProfile;
 use crate::units::bytes;
 
 /// What one row of a stage's pieces holds, from the liveness of its values.
-pub(crate) struct RowBytes {
+struct RowBytes {
     /// The widest single value's row (what a CPU piece keeps in cache).
     pub widest: usize,
     /// The peak of what is live at once per row on the device: the split inputs (held for the
@@ -21,7 +21,7 @@ pub(crate) struct RowBytes {
 }
 
 /// Liveness of stage `s`'s values, per row.
-pub(crate) fn row_bytes(part: &GraphPart, steps: &[Step], stage: &Stage, s: usize, stage_of: &[Option<usize>]) -> RowBytes {
+fn row_bytes(part: &GraphPart, steps: &[Step], stage: &Stage, s: usize, stage_of: &[Option<usize>]) -> RowBytes {
     let mut widest = 0usize;
     let mut fixed = 0usize;
     let mut inputs_row = 0usize;
@@ -94,4 +94,15 @@ pub(super) fn size(part: &GraphPart, steps: &[Step], stage: &mut Stage, s: usize
         }
     };
     stage.pieces = if len == 0 { 1 } else { len.div_ceil(stage.piece_rows) };
+}
+
+/// Rows of a CPU piece of `stage` (stage `s` of `plan`, moved to the CPU by the executor when
+/// its accelerator ran out of memory): the planner's own rule for CPU stages.
+pub(crate) fn cpu_piece_rows(part: &GraphPart, plan: &super::Plan, stage: &Stage, s: usize, cost: &CostModel) -> usize {
+    let mut stage_of = vec![None; part.nodes.len()];
+    for st in &plan.steps {
+        stage_of[st.node] = Some(st.stage);
+    }
+    let rb = row_bytes(part, &plan.steps, stage, s, &stage_of);
+    (cost.cpu_piece_bytes / rb.widest.max(1)).clamp(1, stage.split_len.unwrap_or(1).max(1))
 }
