@@ -49,10 +49,16 @@ fn arithmetic_op<A: Real>(name: &str, start: A, step: A) -> Arc<Annotation> {
 /// catalogue).
 pub(crate) fn catalog() -> Vec<(Arc<Annotation>, Vec<DType>)> {
     fn floats<A: Real>() -> Vec<(Arc<Annotation>, Vec<DType>)> {
-        [fill_op("zeros", A::zero()), fill_op("ones", A::one()), fill_op("full", A::of(2.0)), arithmetic_op("linspace", A::zero(), A::one()), arithmetic_op("range", A::one(), A::one())]
-            .into_iter()
-            .map(|op| (op, vec![A::DTYPE]))
-            .collect()
+        [
+            fill_op("zeros", A::zero()),
+            fill_op("ones", A::one()),
+            fill_op("full", A::of(2.0)),
+            arithmetic_op("linspace", A::zero(), A::one()),
+            arithmetic_op("range", A::one(), A::one()),
+        ]
+        .into_iter()
+        .map(|op| (op, vec![A::DTYPE]))
+        .collect()
     }
     let mut c = floats::<f64>();
     c.extend(floats::<f32>());

@@ -101,10 +101,7 @@ pub(crate) fn c_expr(expr: &str, d: DType) -> String {
 /// An elementwise table row as a [`Fusable`] op: its expression for each dtype in `dtypes`
 /// (arguments of that dtype; the result is `out`, or the arguments' dtype).
 pub(crate) fn fusable(vars: &[&str], c: &str, out: Option<DType>, dtypes: &[DType]) -> Fusable {
-    Fusable {
-        vars: vars.iter().map(|v| v.to_string()).collect(),
-        exprs: dtypes.iter().map(|&d| FusedExpr { dtype: d, c: c_expr(c, d), out: out.unwrap_or(d) }).collect(),
-    }
+    Fusable { vars: vars.iter().map(|v| v.to_string()).collect(), exprs: dtypes.iter().map(|&d| FusedExpr { dtype: d, c: c_expr(c, d), out: out.unwrap_or(d) }).collect() }
 }
 
 /// A C expression for the f64 value `v` in dtype `d` (infinities through bit patterns:
@@ -437,7 +434,9 @@ mod tests {
                 let want = expected_params(k, &arg_types, ctx.meta.dtype);
                 match signature(&k.source, &name) {
                     None => self.problems.lock().unwrap().push(format!("{}: {name} is not defined in its source", op.name())),
-                    Some(got) if got != want => self.problems.lock().unwrap().push(format!("{}: {name}({}) but the launch passes ({})", op.name(), got.join(", "), want.join(", "))),
+                    Some(got) if got != want => {
+                        self.problems.lock().unwrap().push(format!("{}: {name}({}) but the launch passes ({})", op.name(), got.join(", "), want.join(", ")))
+                    }
                     Some(_) => {}
                 }
                 if let Launch::Reduce { axis } = k.launch {
@@ -460,7 +459,16 @@ mod tests {
 
     fn checking_session() -> (Arc<Session>, Arc<Checking>) {
         let dev = Arc::new(Checking {
-            profile: DeviceProfile { id: DeviceId(1), kind: DeviceKind::Emulated, name: "kernel check (test)".into(), memory_bytes: Some(1 << 30), threads: 1, h2d_bytes_per_s: 1e10, d2h_bytes_per_s: 1e10, elems_per_s: 1e9 },
+            profile: DeviceProfile {
+                id: DeviceId(1),
+                kind: DeviceKind::Emulated,
+                name: "kernel check (test)".into(),
+                memory_bytes: Some(1 << 30),
+                threads: 1,
+                h2d_bytes_per_s: 1e10,
+                d2h_bytes_per_s: 1e10,
+                elems_per_s: 1e9,
+            },
             launched: Mutex::new(BTreeSet::new()),
             problems: Mutex::new(Vec::new()),
         });
@@ -475,18 +483,60 @@ mod tests {
         let m = Array::<A>::from_shape_vec([8, 5], (0..40).map(|i| A::of(i as f64 * 0.25 - 3.0)).collect()).unwrap();
         let v5 = Array::<A>::linspace(A::of(1.0), A::of(2.0), 5);
         let mut out = vec![
-            x.sqrt(), x.exp(), x.ln(), x.log2(), x.log10(), x.sin(), x.cos(), x.tan(), x.asin(), x.acos(), x.atan(), x.erf(), x.abs(), x.neg(),
-            &x + &y, &x - &y, &x * A::of(2.0), &x / &y, x.powf(&y), x.minimum(&y), x.maximum(A::of(0.1)), x.powi(3), x.powi(-2),
-            where_(&x.gt(&y), &x, A::of(0.0)), where_(&(x.ge(&y) & x.lt(A::of(0.2))), &x, &y), where_(&(!&x.le(&y) | x.equal(&y)), A::of(1.0), &y),
-            where_(&where_(&x.not_equal(&y), true, x.lt(&y)), &x, &y), where_(&(x.gt(&y) & Array::<bool>::full(40, true)), &x, &y),
-            x.cast::<f64>().cast::<A>(), x.cast::<f32>().cast::<A>(),
-            &x + Array::<A>::zeros(40), &x + Array::<A>::ones(40), &x * Array::<A>::full(40, A::of(3.0)), &x - Array::<A>::from_elem(40, A::of(2.0)),
-            &x + Array::<A>::linspace(A::of(0.0), A::of(1.0), 40), &x + Array::<A>::range(A::of(0.0), A::of(40.0), A::of(1.0)).unwrap(),
+            x.sqrt(),
+            x.exp(),
+            x.ln(),
+            x.log2(),
+            x.log10(),
+            x.sin(),
+            x.cos(),
+            x.tan(),
+            x.asin(),
+            x.acos(),
+            x.atan(),
+            x.erf(),
+            x.abs(),
+            x.neg(),
+            &x + &y,
+            &x - &y,
+            &x * A::of(2.0),
+            &x / &y,
+            x.powf(&y),
+            x.minimum(&y),
+            x.maximum(A::of(0.1)),
+            x.powi(3),
+            x.powi(-2),
+            where_(&x.gt(&y), &x, A::of(0.0)),
+            where_(&(x.ge(&y) & x.lt(A::of(0.2))), &x, &y),
+            where_(&(!&x.le(&y) | x.equal(&y)), A::of(1.0), &y),
+            where_(&where_(&x.not_equal(&y), true, x.lt(&y)), &x, &y),
+            where_(&(x.gt(&y) & Array::<bool>::full(40, true)), &x, &y),
+            x.cast::<f64>().cast::<A>(),
+            x.cast::<f32>().cast::<A>(),
+            &x + Array::<A>::zeros(40),
+            &x + Array::<A>::ones(40),
+            &x * Array::<A>::full(40, A::of(3.0)),
+            &x - Array::<A>::from_elem(40, A::of(2.0)),
+            &x + Array::<A>::linspace(A::of(0.0), A::of(1.0), 40),
+            &x + Array::<A>::range(A::of(0.0), A::of(40.0), A::of(1.0)).unwrap(),
             &x + Array::<A>::arange(A::of(1.0), A::of(41.0), A::of(1.0)).unwrap(),
-            x.sum(), x.min().unwrap(), x.max().unwrap(), x.sum_axis(Axis(0)).unwrap(),
-            m.sum_axis(Axis(0)).unwrap(), m.sum_axis(Axis(1)).unwrap(), m.min_axis(Axis(0)).unwrap(), m.min_axis(Axis(1)).unwrap(),
-            m.max_axis(Axis(0)).unwrap(), m.max_axis(Axis(1)).unwrap(), m.sum(), m.mean().unwrap(), m.var_axis(Axis(1), A::of(0.0)).unwrap(),
-            x.dot(&y).unwrap(), v5.dot(&m.t()).unwrap(), m.dot(&v5).unwrap(), m.dot(&m.t()).unwrap(),
+            x.sum(),
+            x.min().unwrap(),
+            x.max().unwrap(),
+            x.sum_axis(Axis(0)).unwrap(),
+            m.sum_axis(Axis(0)).unwrap(),
+            m.sum_axis(Axis(1)).unwrap(),
+            m.min_axis(Axis(0)).unwrap(),
+            m.min_axis(Axis(1)).unwrap(),
+            m.max_axis(Axis(0)).unwrap(),
+            m.max_axis(Axis(1)).unwrap(),
+            m.sum(),
+            m.mean().unwrap(),
+            m.var_axis(Axis(1), A::of(0.0)).unwrap(),
+            x.dot(&y).unwrap(),
+            v5.dot(&m.t()).unwrap(),
+            m.dot(&v5).unwrap(),
+            m.dot(&m.t()).unwrap(),
             &x * Array::<A>::random_uniform(40, 0.0, 1.0, 7),
         ];
         out.push(m.sqrt().sum_axis(Axis(1)).unwrap());

@@ -52,24 +52,21 @@ pub(crate) fn products() -> Vec<Arc<Annotation>> {
 }
 
 fn build_product(name: &'static str, partial: bool) -> Arc<Annotation> {
-    let b = oa(name)
-        .accelerator_launch("gemm", "", Launch::Gemm)
-        .shape(move |m: &[Meta]| product_meta(&m[0], &m[1]))
-        .cpu(move |_, args| {
-            fn typed<A: Real>(name: &str, a: ArrayViewD<'_, A>, b: ArrayViewD<'_, A>) -> Result<Value> {
-                Ok(match (a.ndim(), b.ndim()) {
-                    (1, 1) => Value::from(ndarray::arr0(as1(a, name)?.dot(&as1(b, name)?)).into_dyn()),
-                    (1, 2) => Value::from(as1(a, name)?.dot(&as2(b, name)?).into_dyn()),
-                    (2, 1) => Value::from(as2(a, name)?.dot(&as1(b, name)?).into_dyn()),
-                    _ => Value::from(as2(a, name)?.dot(&as2(b, name)?).into_dyn()),
-                })
-            }
-            match (&args[0], &args[1]) {
-                (ValueRef::F64(a), ValueRef::F64(b)) => typed(name, a.view(), b.view()),
-                (ValueRef::F32(a), ValueRef::F32(b)) => typed(name, a.view(), b.view()),
-                (a, b) => Err(BachError::dtype(name, a.dtype(), b.dtype())),
-            }
-        });
+    let b = oa(name).accelerator_launch("gemm", "", Launch::Gemm).shape(move |m: &[Meta]| product_meta(&m[0], &m[1])).cpu(move |_, args| {
+        fn typed<A: Real>(name: &str, a: ArrayViewD<'_, A>, b: ArrayViewD<'_, A>) -> Result<Value> {
+            Ok(match (a.ndim(), b.ndim()) {
+                (1, 1) => Value::from(ndarray::arr0(as1(a, name)?.dot(&as1(b, name)?)).into_dyn()),
+                (1, 2) => Value::from(as1(a, name)?.dot(&as2(b, name)?).into_dyn()),
+                (2, 1) => Value::from(as2(a, name)?.dot(&as1(b, name)?).into_dyn()),
+                _ => Value::from(as2(a, name)?.dot(&as2(b, name)?).into_dyn()),
+            })
+        }
+        match (&args[0], &args[1]) {
+            (ValueRef::F64(a), ValueRef::F64(b)) => typed(name, a.view(), b.view()),
+            (ValueRef::F32(a), ValueRef::F32(b)) => typed(name, a.view(), b.view()),
+            (a, b) => Err(BachError::dtype(name, a.dtype(), b.dtype())),
+        }
+    });
     if partial {
         b.args([split::rows(), split::rows()]).result(Arc::new(Partials::new("sum", sum_partials))).build()
     } else {
@@ -182,5 +179,9 @@ fn insert_axis_op(at: usize, ndim: usize) -> Arc<Annotation> {
             })
         });
     // Rows stay rows unless the new axis comes first.
-    if at == 0 || ndim == 0 { b.unsplittable().build() } else { b.build() }
+    if at == 0 || ndim == 0 {
+        b.unsplittable().build()
+    } else {
+        b.build()
+    }
 }

@@ -59,7 +59,11 @@ pub(crate) fn read_value(path: &Path, want: DType) -> Result<Value> {
     {
         let a = ndarray::ArrayD::from_shape_vec(shape, v).expect("length checked against the shape above");
         // Fortran-ordered files become row-major arrays, as everything in Bach is.
-        if a.is_standard_layout() { a.into_shared() } else { a.as_standard_layout().into_owned().into_shared() }
+        if a.is_standard_layout() {
+            a.into_shared()
+        } else {
+            a.as_standard_layout().into_owned().into_shared()
+        }
     }
     Ok(match dtype {
         DType::F64 => {
@@ -152,7 +156,7 @@ impl Header {
     /// Parse a Python dict literal like `{'descr': '<f8', 'fortran_order': False, 'shape': (3, 4), }`.
     fn parse(text: &str) -> Result<Header, String> {
         let bad = |what: &str| format!("its header {what}: {}", text.trim_end());
-        let mut p = Tokens { s: text.trim(), };
+        let mut p = Tokens { s: text.trim() };
         p.expect('{').map_err(|_| bad("is not a dict"))?;
         let (mut descr, mut fortran_order, mut shape) = (None, None, None);
         loop {
@@ -164,7 +168,13 @@ impl Header {
             match key.as_str() {
                 "descr" => descr = Some(p.string().ok_or_else(|| bad("has a 'descr' that is not a plain dtype string"))?),
                 "fortran_order" => {
-                    fortran_order = Some(if p.word("True") { true } else if p.word("False") { false } else { return Err(bad("has a 'fortran_order' that is not True or False")) })
+                    fortran_order = Some(if p.word("True") {
+                        true
+                    } else if p.word("False") {
+                        false
+                    } else {
+                        return Err(bad("has a 'fortran_order' that is not True or False"));
+                    })
                 }
                 "shape" => shape = Some(p.tuple().ok_or_else(|| bad("has a 'shape' that is not a tuple of sizes"))?),
                 other => return Err(bad(&format!("has an unknown key '{other}'"))),
@@ -201,7 +211,11 @@ impl Tokens<'_> {
         }
     }
     fn expect(&mut self, c: char) -> Result<(), ()> {
-        if self.eat(c) { Ok(()) } else { Err(()) }
+        if self.eat(c) {
+            Ok(())
+        } else {
+            Err(())
+        }
     }
     fn word(&mut self, w: &str) -> bool {
         self.skip_space();

@@ -162,18 +162,16 @@ impl Reducer {
         let whole = axis.is_none() || ndim == 1;
         let launch_axis = if whole { None } else { axis };
         let op_name = self.entry(launch_axis);
-        let builder = oa(op_name.clone())
-            .accelerator_launch(op_name, kernels::reduce_source(), Launch::Reduce { axis: launch_axis })
-            .shape(move |m: &[Meta]| {
-                let mut shape = m[0].shape.clone();
-                match axis {
-                    None => shape.clear(),
-                    Some(a) => {
-                        shape.remove(a);
-                    }
+        let builder = oa(op_name.clone()).accelerator_launch(op_name, kernels::reduce_source(), Launch::Reduce { axis: launch_axis }).shape(move |m: &[Meta]| {
+            let mut shape = m[0].shape.clone();
+            match axis {
+                None => shape.clear(),
+                Some(a) => {
+                    shape.remove(a);
                 }
-                Ok(Meta::new(m[0].dtype, shape))
-            });
+            }
+            Ok(Meta::new(m[0].dtype, shape))
+        });
         let down = !whole && axis == Some(0);
         let builder = if whole || down {
             // Each piece holds some rows: partials merged by the reducer.
@@ -211,9 +209,7 @@ impl<A: Real> Array<A> {
         let ndim = self.ndim();
         let axis = axis.map(|a| a.index());
         match axis {
-            Some(a) if a >= ndim || ndim > 2 => {
-                return Err(BachError::invalid(r.name(), format!("axis {a} of a {ndim}-d array (1-d and 2-d arrays are supported)")))
-            }
+            Some(a) if a >= ndim || ndim > 2 => return Err(BachError::invalid(r.name(), format!("axis {a} of a {ndim}-d array (1-d and 2-d arrays are supported)"))),
             None if ndim > 2 => return Err(BachError::invalid(r.name(), "1-d and 2-d arrays are supported")),
             _ => {}
         }

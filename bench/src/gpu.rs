@@ -80,9 +80,7 @@ pub const GPU_TOLERANCE: f64 = 1e-11;
 
 /// The error metric of [`GPU_TOLERANCE`] over every output column.
 pub fn max_scaled_diff(gpu: &Columns, cpu: &Columns) -> f64 {
-    gpu.iter()
-        .map(|(k, g)| g.iter().zip(&cpu[k]).map(|(g, c)| (g - c).abs() / c.abs().max(1.0)).fold(0.0, f64::max))
-        .fold(0.0, f64::max)
+    gpu.iter().map(|(k, g)| g.iter().zip(&cpu[k]).map(|(g, c)| (g - c).abs() / c.abs().max(1.0)).fold(0.0, f64::max)).fold(0.0, f64::max)
 }
 
 /// Elements per column per chunk: 32 MiB of f64 per column.

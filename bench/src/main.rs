@@ -373,11 +373,7 @@ fn run(args: &Args) -> Result<(), String> {
     for (m, &mode) in modes.iter().enumerate() {
         let against_cpu = mode != Mode::Cpu && modes[0] == Mode::Cpu;
         let (diff, check, tolerance) = match mode {
-            Mode::Gpu => (
-                max_scaled_diff_opt(against_cpu, &outputs[m], &outputs[0]),
-                format!("|gpu - cpu| / max(|cpu|, 1) <= {:e}", gpu::GPU_TOLERANCE),
-                gpu::GPU_TOLERANCE,
-            ),
+            Mode::Gpu => (max_scaled_diff_opt(against_cpu, &outputs[m], &outputs[0]), format!("|gpu - cpu| / max(|cpu|, 1) <= {:e}", gpu::GPU_TOLERANCE), gpu::GPU_TOLERANCE),
             _ => (against_cpu.then(|| max_rel_diff(&outputs[m], &outputs[0])), format!("|bach - cpu| / |cpu| <= {BACH_TOLERANCE:e}"), BACH_TOLERANCE),
         };
         let session = setup.session.as_deref().filter(|_| mode == Mode::Bach);

@@ -34,17 +34,10 @@ impl Workload {
     pub fn inputs(self, n: usize, seed: Option<u32>) -> Columns {
         // (name, reference value, random low, random high)
         let spec: &[(&'static str, f64, f64, f64)] = match self {
-            Workload::BlackScholes => &[
-                ("price", 4.0, 10.0, 50.0),
-                ("strike", 4.0, 10.0, 50.0),
-                ("t", 4.0, 1.0, 2.0),
-                ("rate", 4.0, 0.01, 0.05),
-                ("vol", 4.0, 0.1, 0.5),
-            ],
-            Workload::Haversine => &[
-                ("lat2", 0.0698132, -std::f64::consts::FRAC_PI_2, std::f64::consts::FRAC_PI_2),
-                ("lon2", 0.0698132, -std::f64::consts::PI, std::f64::consts::PI),
-            ],
+            Workload::BlackScholes => &[("price", 4.0, 10.0, 50.0), ("strike", 4.0, 10.0, 50.0), ("t", 4.0, 1.0, 2.0), ("rate", 4.0, 0.01, 0.05), ("vol", 4.0, 0.1, 0.5)],
+            Workload::Haversine => {
+                &[("lat2", 0.0698132, -std::f64::consts::FRAC_PI_2, std::f64::consts::FRAC_PI_2), ("lon2", 0.0698132, -std::f64::consts::PI, std::f64::consts::PI)]
+            }
         };
         let mut rs = seed.map(RandomState::new);
         spec.iter()

@@ -45,14 +45,12 @@ fn default_scheme() -> String {
 
 impl ConnectionInfo {
     pub fn from_file(path: &Path) -> Result<ConnectionInfo, ConnectionError> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|error| ConnectionError::Read { path: path.display().to_string(), error })?;
+        let text = std::fs::read_to_string(path).map_err(|error| ConnectionError::Read { path: path.display().to_string(), error })?;
         ConnectionInfo::from_json(&text)
     }
 
     pub fn from_json(text: &str) -> Result<ConnectionInfo, ConnectionError> {
-        let info: ConnectionInfo =
-            serde_json::from_str(text).map_err(|e| ConnectionError::Invalid(e.to_string()))?;
+        let info: ConnectionInfo = serde_json::from_str(text).map_err(|e| ConnectionError::Invalid(e.to_string()))?;
         if info.transport != "tcp" {
             return Err(ConnectionError::UnsupportedTransport(info.transport));
         }
@@ -117,10 +115,7 @@ mod tests {
 
     #[test]
     fn defaults_for_optional_fields() {
-        let info = ConnectionInfo::from_json(
-            r#"{"shell_port":1,"iopub_port":2,"stdin_port":3,"control_port":4,"hb_port":5,"ip":"0.0.0.0"}"#,
-        )
-        .unwrap();
+        let info = ConnectionInfo::from_json(r#"{"shell_port":1,"iopub_port":2,"stdin_port":3,"control_port":4,"hb_port":5,"ip":"0.0.0.0"}"#).unwrap();
         assert_eq!(info.transport, "tcp");
         assert_eq!(info.signature_scheme, "hmac-sha256");
         assert_eq!(info.key, "");
@@ -144,10 +139,7 @@ mod tests {
     #[test]
     fn malformed_files_are_errors() {
         for text in ["", "not json", "[]", r#"{"ip": "127.0.0.1"}"#, &SAMPLE.replace("50001", "\"x\"")] {
-            assert!(
-                matches!(ConnectionInfo::from_json(text), Err(ConnectionError::Invalid(_))),
-                "accepted {text:?}"
-            );
+            assert!(matches!(ConnectionInfo::from_json(text), Err(ConnectionError::Invalid(_))), "accepted {text:?}");
         }
         assert!(ConnectionInfo::from_json(&SAMPLE.replace("70000", "1")).is_ok());
         assert!(ConnectionInfo::from_json(&SAMPLE.replace("50001", "70000")).is_err(), "port out of range");

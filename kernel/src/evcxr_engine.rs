@@ -103,15 +103,23 @@ impl EvcxrEngine {
             .spawn(move || {
                 let t0 = std::time::Instant::now();
                 let timing = std::env::var_os("BACH_KERNEL_TIMING").is_some();
-                let lap = |what: &str| if timing { eprintln!("bach-kernel: start: {what} at {:.2} s", t0.elapsed().as_secs_f64()) };
+                let lap = |what: &str| {
+                    if timing {
+                        eprintln!("bach-kernel: start: {what} at {:.2} s", t0.elapsed().as_secs_f64())
+                    }
+                };
                 let started = copy_warm(warm.as_deref(), &build)
-                    .and_then(|_| { lap("build copied"); CommandContext::new().map_err(|e| format!("cannot start evcxr: {e}")) }).and_then(|(mut ctx, outputs)| {
-                    lap("evcxr context created");
-                    *slot.child.lock().unwrap() = Some(ctx.process_handle());
-                    let o = ctx.execute(&prelude).map_err(|e| format!("the Bach prelude failed: {e}"))?;
-                    lap(&format!("prelude ran ({})", o.phases.iter().map(|p| format!("{} {:.0} ms", p.name, p.duration.as_secs_f64() * 1e3)).collect::<Vec<_>>().join(", ")));
-                    Ok(Started { ctx, outputs })
-                });
+                    .and_then(|_| {
+                        lap("build copied");
+                        CommandContext::new().map_err(|e| format!("cannot start evcxr: {e}"))
+                    })
+                    .and_then(|(mut ctx, outputs)| {
+                        lap("evcxr context created");
+                        *slot.child.lock().unwrap() = Some(ctx.process_handle());
+                        let o = ctx.execute(&prelude).map_err(|e| format!("the Bach prelude failed: {e}"))?;
+                        lap(&format!("prelude ran ({})", o.phases.iter().map(|p| format!("{} {:.0} ms", p.name, p.duration.as_secs_f64() * 1e3)).collect::<Vec<_>>().join(", ")));
+                        Ok(Started { ctx, outputs })
+                    });
                 eprintln!("bach-kernel: build copied, evcxr and the Bach prelude {} in {:.2} s", if started.is_ok() { "ready" } else { "failed" }, t0.elapsed().as_secs_f64());
                 let _ = tx.send(started);
             })
@@ -220,7 +228,11 @@ fn copy_warm(warm: Option<&Path>, build: &Path) -> Result<(), String> {
     match warm {
         Some(warm) if !build.exists() => {
             let ok = std::process::Command::new("cp").arg("-a").arg(warm).arg(build).status().map(|s| s.success()).unwrap_or(false);
-            if ok { Ok(()) } else { Err(format!("cannot copy the warm build {} to {}", warm.display(), build.display())) }
+            if ok {
+                Ok(())
+            } else {
+                Err(format!("cannot copy the warm build {} to {}", warm.display(), build.display()))
+            }
         }
         _ => std::fs::create_dir_all(build).map_err(|e| format!("cannot create {}: {e}", build.display())),
     }
@@ -333,7 +345,11 @@ impl Engine for EvcxrEngine {
 
     fn execute(&mut self, code: &str, execution_count: u32, out: &mut dyn Output) -> Result<Option<Bundle>, ExecError> {
         // `:bach` magics become calls into the Rust process, line for line.
-        let rust = magics::expand(code).map_err(|e| ExecError { ename: "MagicError".into(), evalue: e.lines().next().unwrap_or("").to_string(), traceback: e.lines().map(str::to_string).collect() })?;
+        let rust = magics::expand(code).map_err(|e| ExecError {
+            ename: "MagicError".into(),
+            evalue: e.lines().next().unwrap_or("").to_string(),
+            traceback: e.lines().map(str::to_string).collect(),
+        })?;
         if rust.trim().is_empty() {
             return Ok(None);
         }
@@ -393,7 +409,10 @@ impl Engine for EvcxrEngine {
             return Err(ExecError {
                 ename: "Interrupted".into(),
                 evalue: "the cell did not stop at a Bach piece boundary (it was stuck outside Bach), so the kernel restarted the Rust process".into(),
-                traceback: vec![format!("Lost: {}", if before.is_empty() { "no variables".to_string() } else { before.join(", ") }), "The Bach session (its graph and timeline) restarted too.".into()],
+                traceback: vec![
+                    format!("Lost: {}", if before.is_empty() { "no variables".to_string() } else { before.join(", ") }),
+                    "The Bach session (its graph and timeline) restarted too.".into(),
+                ],
             });
         }
         if std::env::var_os("BACH_KERNEL_TIMING").is_some() {
@@ -508,7 +527,6 @@ impl Engine for EvcxrEngine {
             });
         })
     }
-
 }
 
 #[cfg(test)]

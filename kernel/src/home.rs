@@ -37,7 +37,11 @@ impl Home {
 
     /// Path of the `bach` crate the prelude depends on.
     pub fn bach_crate(&self) -> PathBuf {
-        if self.installed { self.dir.join("crates/bach") } else { self.dir.join("annotations") }
+        if self.installed {
+            self.dir.join("crates/bach")
+        } else {
+            self.dir.join("annotations")
+        }
     }
 
     /// The warmed evcxr build directory template (installed kernels only).
@@ -100,10 +104,36 @@ mod tests {
     /// dependency must be worth its start-up cost: measure with `BACH_KERNEL_TIMING=ra`, then
     /// add it here.
     const NOTEBOOK_GRAPH: &[&str] = &[
-        "autocfg", "bach", "bach-runtime", "cfg-if", "crossbeam-deque", "crossbeam-epoch", "crossbeam-utils", "cudarc",
-        "either", "equivalent", "fixedbitset", "foldhash", "hashbrown", "indexmap", "libloading", "libm",
-        "matrixmultiply", "ndarray", "num-complex", "num-integer", "num-traits", "petgraph", "plotters",
-        "plotters-backend", "plotters-svg", "rand_core", "rand_mt", "rawpointer", "rayon", "rayon-core",
+        "autocfg",
+        "bach",
+        "bach-runtime",
+        "cfg-if",
+        "crossbeam-deque",
+        "crossbeam-epoch",
+        "crossbeam-utils",
+        "cudarc",
+        "either",
+        "equivalent",
+        "fixedbitset",
+        "foldhash",
+        "hashbrown",
+        "indexmap",
+        "libloading",
+        "libm",
+        "matrixmultiply",
+        "ndarray",
+        "num-complex",
+        "num-integer",
+        "num-traits",
+        "petgraph",
+        "plotters",
+        "plotters-backend",
+        "plotters-svg",
+        "rand_core",
+        "rand_mt",
+        "rawpointer",
+        "rayon",
+        "rayon-core",
     ];
 
     #[test]

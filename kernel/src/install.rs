@@ -200,9 +200,7 @@ pub fn fetch_notebook_deps(home: &Home, configure: impl FnOnce(&mut Command)) ->
     let mut cargo = Command::new("cargo");
     cargo.args(["fetch", "--manifest-path"]).arg(pkg.join("Cargo.toml")).env_remove("CARGO_NET_OFFLINE");
     configure(&mut cargo);
-    let out = cargo
-        .output()
-        .map_err(|e| format!("cannot run cargo: {e}; {}", crate::toolchain::toolchain_problem().unwrap_or_default()))?;
+    let out = cargo.output().map_err(|e| format!("cannot run cargo: {e}; {}", crate::toolchain::toolchain_problem().unwrap_or_default()))?;
     let result = if out.status.success() {
         same_versions(&pkg.join("Cargo.lock"), &tested)
     } else {
@@ -228,11 +226,8 @@ fn same_versions(resolved: &Path, tested: &Path) -> Result<(), String> {
             .collect())
     };
     let pinned = packages(tested)?;
-    let off: Vec<String> = packages(resolved)?
-        .into_iter()
-        .filter(|(n, v, registry)| *registry && !pinned.iter().any(|(pn, pv, _)| pn == n && pv == v))
-        .map(|(n, v, _)| format!("{n} {v}"))
-        .collect();
+    let off: Vec<String> =
+        packages(resolved)?.into_iter().filter(|(n, v, registry)| *registry && !pinned.iter().any(|(pn, pv, _)| pn == n && pv == v)).map(|(n, v, _)| format!("{n} {v}")).collect();
     match off.is_empty() {
         true => Ok(()),
         false => Err(format!("the kernel's crates resolved to versions this checkout's Cargo.lock does not pin: {}", off.join(", "))),

@@ -37,11 +37,14 @@ pub fn expand(code: &str) -> Result<String, String> {
             Some(rest) if rest.is_empty() || rest.starts_with(char::is_whitespace) => {
                 let rest = rest.trim();
                 let (name, args) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
-                let name = if name.is_empty() { "help" } else if name == "device" { "devices" } else { name };
-                let cmd = COMMANDS
-                    .iter()
-                    .find(|c| c.name == name)
-                    .ok_or_else(|| format!("unknown command `:bach {name}`\n{HELP}"))?;
+                let name = if name.is_empty() {
+                    "help"
+                } else if name == "device" {
+                    "devices"
+                } else {
+                    name
+                };
+                let cmd = COMMANDS.iter().find(|c| c.name == name).ok_or_else(|| format!("unknown command `:bach {name}`\n{HELP}"))?;
                 let rust = (cmd.rust)(args.trim()).ok_or_else(|| format!("usage: :bach {} {}", cmd.name, cmd.args))?;
                 out.push_str(&rust);
             }

@@ -58,7 +58,9 @@ fn main() -> ExitCode {
             println!("bach-kernel {}", env!("CARGO_PKG_VERSION"));
             Ok(())
         }
-        Some("install") => install::Location::parse(&args[1..]).and_then(|l| install::install(&l)).map(|d| eprintln!("installed kernelspec `bach` (Rust (Bach)) in {}", d.display())),
+        Some("install") => {
+            install::Location::parse(&args[1..]).and_then(|l| install::install(&l)).map(|d| eprintln!("installed kernelspec `bach` (Rust (Bach)) in {}", d.display()))
+        }
         Some("uninstall") => install::Location::parse(&args[1..]).and_then(|l| install::uninstall(&l)).map(|d| eprintln!("removed {}", d.display())),
         Some("kernel") => match args.get(1..) {
             Some([flag, file]) if flag == "--connection-file" => run_kernel(Path::new(file)),

@@ -67,10 +67,7 @@ mod tests {
     fn a_final_expression_is_wrapped_in_place() {
         assert_eq!(mark_end("let a = f()?;\na.sum()?").unwrap(), "let a = f()?;\nbach::notebook::reached_end(&(a.sum()?))\n");
         // Comments after it, several lines, and non-ASCII text before it on its line.
-        assert_eq!(
-            mark_end("let x = g()?; /* é */ x\n  .h() // shown\n").unwrap(),
-            "let x = g()?; /* é */ bach::notebook::reached_end(&(x\n  .h()))\n // shown\n"
-        );
+        assert_eq!(mark_end("let x = g()?; /* é */ x\n  .h() // shown\n").unwrap(), "let x = g()?; /* é */ bach::notebook::reached_end(&(x\n  .h()))\n // shown\n");
         assert_eq!(mark_end("v.len()?").unwrap(), "bach::notebook::reached_end(&(v.len()?))\n");
         assert_eq!(mark_end("let v = w()?;\nvec![v]").unwrap(), "let v = w()?;\nbach::notebook::reached_end(&(vec![v]))\n");
         assert_eq!(mark_end("if a()? { 1 } else { 2 }").unwrap(), "bach::notebook::reached_end(&(if a()? { 1 } else { 2 }))\n");

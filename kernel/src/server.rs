@@ -60,11 +60,26 @@ fn log(line: &str) {
 
 /// What the engine thread is asked to do.
 enum EngineCmd {
-    Execute { code: String, count: u32, events: mpsc::UnboundedSender<ExecEvent> },
-    Complete { code: String, cursor: usize, reply: oneshot::Sender<Completions> },
-    Inspect { code: String, cursor: usize, detail: u8, reply: oneshot::Sender<Option<Bundle>> },
+    Execute {
+        code: String,
+        count: u32,
+        events: mpsc::UnboundedSender<ExecEvent>,
+    },
+    Complete {
+        code: String,
+        cursor: usize,
+        reply: oneshot::Sender<Completions>,
+    },
+    Inspect {
+        code: String,
+        cursor: usize,
+        detail: u8,
+        reply: oneshot::Sender<Option<Bundle>>,
+    },
     /// Drop the engine and end the thread.
-    Shutdown { done: oneshot::Sender<()> },
+    Shutdown {
+        done: oneshot::Sender<()>,
+    },
 }
 
 /// What a running cell produces, in order; `Done` is always last.
@@ -113,19 +128,12 @@ fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
 
 /// Starts the engine thread. A panic inside the engine is caught and reported (as an error for a
 /// cell, as "nothing" for completion and inspection): the kernel keeps running.
-fn spawn_engine(
-    mut engine: Box<dyn Engine>,
-    info: watch::Sender<Option<Arc<EngineInfo>>>,
-) -> Result<std::sync::mpsc::Sender<EngineCmd>, String> {
+fn spawn_engine(mut engine: Box<dyn Engine>, info: watch::Sender<Option<Arc<EngineInfo>>>) -> Result<std::sync::mpsc::Sender<EngineCmd>, String> {
     let (tx, rx) = std::sync::mpsc::channel::<EngineCmd>();
     std::thread::Builder::new()
         .name("bach-kernel-engine".to_owned())
         .spawn(move || {
-            let about = std::panic::catch_unwind(AssertUnwindSafe(|| EngineInfo {
-                language_version: engine.language_version(),
-                banner: engine.banner(),
-            }))
-            .unwrap_or_else(|p| {
+            let about = std::panic::catch_unwind(AssertUnwindSafe(|| EngineInfo { language_version: engine.language_version(), banner: engine.banner() })).unwrap_or_else(|p| {
                 log(&format!("engine panicked while describing itself: {}", panic_message(&*p)));
                 EngineInfo { language_version: "unknown".to_owned(), banner: String::new() }
             });
@@ -133,10 +141,7 @@ fn spawn_engine(
             while let Ok(cmd) = rx.recv() {
                 match cmd {
                     EngineCmd::Execute { code, count, events } => {
-                        let result = std::panic::catch_unwind(AssertUnwindSafe(|| {
-                            engine.execute(&code, count, &mut ChannelOutput { events: &events })
-                        }))
-                        .unwrap_or_else(|p| {
+                        let result = std::panic::catch_unwind(AssertUnwindSafe(|| engine.execute(&code, count, &mut ChannelOutput { events: &events }))).unwrap_or_else(|p| {
                             let message = panic_message(&*p);
                             log(&format!("the engine panicked running a cell: {message}"));
                             Err(ExecError {
@@ -148,20 +153,17 @@ fn spawn_engine(
                         let _ = events.send(ExecEvent::Done(result));
                     }
                     EngineCmd::Complete { code, cursor, reply } => {
-                        let result = std::panic::catch_unwind(AssertUnwindSafe(|| engine.complete(&code, cursor)))
-                            .unwrap_or_else(|p| {
-                                log(&format!("the engine panicked completing: {}", panic_message(&*p)));
-                                Completions { matches: Vec::new(), cursor_start: cursor, cursor_end: cursor }
-                            });
+                        let result = std::panic::catch_unwind(AssertUnwindSafe(|| engine.complete(&code, cursor))).unwrap_or_else(|p| {
+                            log(&format!("the engine panicked completing: {}", panic_message(&*p)));
+                            Completions { matches: Vec::new(), cursor_start: cursor, cursor_end: cursor }
+                        });
                         let _ = reply.send(result);
                     }
                     EngineCmd::Inspect { code, cursor, detail, reply } => {
-                        let result =
-                            std::panic::catch_unwind(AssertUnwindSafe(|| engine.inspect(&code, cursor, detail)))
-                                .unwrap_or_else(|p| {
-                                    log(&format!("the engine panicked inspecting: {}", panic_message(&*p)));
-                                    None
-                                });
+                        let result = std::panic::catch_unwind(AssertUnwindSafe(|| engine.inspect(&code, cursor, detail))).unwrap_or_else(|p| {
+                            log(&format!("the engine panicked inspecting: {}", panic_message(&*p)));
+                            None
+                        });
                         let _ = reply.send(result);
                     }
                     EngineCmd::Shutdown { done } => {
@@ -277,11 +279,7 @@ impl Kernel {
             "is_complete_request" => {
                 let code = msg.get("code").as_str().unwrap_or("");
                 let (status, indent) = is_complete(code);
-                let content = if status == "incomplete" {
-                    json!({"status": status, "indent": indent})
-                } else {
-                    json!({"status": status})
-                };
+                let content = if status == "incomplete" { json!({"status": status, "indent": indent}) } else { json!({"status": status}) };
                 (content, After::Continue)
             }
             "comm_info_request" => (json!({"status": "ok", "comms": {}}), After::Continue),
@@ -601,11 +599,7 @@ impl Shell {
             }
         }
         let result = result.unwrap_or_else(|| {
-            Err(ExecError {
-                ename: "KernelError".to_owned(),
-                evalue: "the engine thread is gone".to_owned(),
-                traceback: vec!["the engine thread is gone".to_owned()],
-            })
+            Err(ExecError { ename: "KernelError".to_owned(), evalue: "the engine thread is gone".to_owned(), traceback: vec!["the engine thread is gone".to_owned()] })
         });
 
         match result {
@@ -616,12 +610,7 @@ impl Shell {
                 let user_expressions: Map<String, Value> = msg
                     .get("user_expressions")
                     .as_object()
-                    .map(|exprs| {
-                        exprs
-                            .keys()
-                            .map(|k| (k.clone(), error_content("NotImplemented", "user_expressions are not supported")))
-                            .collect()
-                    })
+                    .map(|exprs| exprs.keys().map(|k| (k.clone(), error_content("NotImplemented", "user_expressions are not supported"))).collect())
                     .unwrap_or_default();
                 json!({"status": "ok", "execution_count": count, "payload": [], "user_expressions": user_expressions})
             }
@@ -686,22 +675,16 @@ impl Shell {
                 let session = if requested <= 0 { self.session as i64 + requested } else { requested };
                 let start = msg.get("start").as_i64().unwrap_or(1);
                 let stop = msg.get("stop").as_i64();
-                self.history
-                    .iter()
-                    .filter(|e| e.session as i64 == session)
-                    .filter(|e| e.line as i64 >= start && stop.is_none_or(|s| (e.line as i64) < s))
-                    .collect()
+                self.history.iter().filter(|e| e.session as i64 == session).filter(|e| e.line as i64 >= start && stop.is_none_or(|s| (e.line as i64) < s)).collect()
             }
             "search" => {
                 let pattern = msg.get("pattern").as_str().unwrap_or("*");
                 let unique = msg.get("unique").as_bool().unwrap_or(false);
-                let mut found: Vec<&HistoryEntry> =
-                    self.history.iter().filter(|e| glob_match(pattern, &e.input)).collect();
+                let mut found: Vec<&HistoryEntry> = self.history.iter().filter(|e| glob_match(pattern, &e.input)).collect();
                 if unique {
                     // Keep the latest occurrence of each input.
                     let mut seen = std::collections::HashSet::new();
-                    let mut kept: Vec<&HistoryEntry> =
-                        found.iter().rev().filter(|e| seen.insert(e.input.as_str())).copied().collect();
+                    let mut kept: Vec<&HistoryEntry> = found.iter().rev().filter(|e| seen.insert(e.input.as_str())).copied().collect();
                     kept.reverse();
                     found = kept;
                 }
@@ -715,16 +698,8 @@ impl Shell {
                 return error_content("UnknownHistAccessType", &format!("unknown hist_access_type {other:?}"));
             }
         };
-        let history: Vec<Value> = entries
-            .into_iter()
-            .map(|e| {
-                if output {
-                    json!([e.session, e.line, [e.input, Value::Null]])
-                } else {
-                    json!([e.session, e.line, e.input])
-                }
-            })
-            .collect();
+        let history: Vec<Value> =
+            entries.into_iter().map(|e| if output { json!([e.session, e.line, [e.input, Value::Null]]) } else { json!([e.session, e.line, e.input]) }).collect();
         json!({"status": "ok", "history": history})
     }
 }
@@ -808,14 +783,7 @@ async fn serve(info: ConnectionInfo, engine: Box<dyn Engine>, parent_pid: libc::
     let engine_tx = spawn_engine(engine, info_tx)?;
     let (iopub_tx, iopub_rx) = mpsc::unbounded_channel();
     let (shutdown_tx, mut shutdown_rx) = watch::channel(None::<String>);
-    let kernel = Arc::new(Kernel {
-        me: Identity::new(),
-        iopub: iopub_tx,
-        engine: engine_tx.clone(),
-        interrupter,
-        info: info_rx,
-        shutdown: shutdown_tx,
-    });
+    let kernel = Arc::new(Kernel { me: Identity::new(), iopub: iopub_tx, engine: engine_tx.clone(), interrupter, info: info_rx, shutdown: shutdown_tx });
 
     tokio::spawn(heartbeat(heartbeat_socket));
     tokio::spawn(publisher(iopub_socket, iopub_rx, signer.clone()));
@@ -841,9 +809,7 @@ async fn serve(info: ConnectionInfo, engine: Box<dyn Engine>, parent_pid: libc::
     // ignores interrupts must not keep the process alive).
     (kernel.interrupter)();
     let (done_tx, done_rx) = oneshot::channel();
-    if engine_tx.send(EngineCmd::Shutdown { done: done_tx }).is_ok()
-        && tokio::time::timeout(Duration::from_secs(3), done_rx).await.is_err()
-    {
+    if engine_tx.send(EngineCmd::Shutdown { done: done_tx }).is_ok() && tokio::time::timeout(Duration::from_secs(3), done_rx).await.is_err() {
         log("the engine did not stop within 3 s; exiting anyway");
     }
     // Replies and status messages are queued in the sockets; give them a moment to go out.

@@ -26,8 +26,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-const WORDS: &[&str] =
-    &["print", "eprint", "display", "value", "error", "sleep", "panic", "crash", "spam", "count", "restarts"];
+const WORDS: &[&str] = &["print", "eprint", "display", "value", "error", "sleep", "panic", "crash", "spam", "count", "restarts"];
 
 pub struct TestEngine {
     interrupted: Arc<AtomicBool>,
@@ -90,10 +89,7 @@ impl Engine for TestEngine {
             match cmd {
                 "print" => out.stream(StreamName::Stdout, &format!("{arg}\n")),
                 "eprint" => out.stream(StreamName::Stderr, &format!("{arg}\n")),
-                "display" => out.display(text_bundle(&[
-                    ("text/plain", arg.to_owned()),
-                    ("text/html", format!("<b>{arg}</b>")),
-                ])),
+                "display" => out.display(text_bundle(&[("text/plain", arg.to_owned()), ("text/html", format!("<b>{arg}</b>"))])),
                 "value" => value = Some(text_bundle(&[("text/plain", arg.to_owned())])),
                 "error" => return Err(fail("TestError", arg)),
                 "sleep" => {
@@ -107,17 +103,11 @@ impl Engine for TestEngine {
                     }
                 }
                 "panic" => {
-                    out.stream(
-                        StreamName::Stderr,
-                        "thread '<unnamed>' panicked at src/lib.rs:1:1:\nexplicit panic\n",
-                    );
+                    out.stream(StreamName::Stderr, "thread '<unnamed>' panicked at src/lib.rs:1:1:\nexplicit panic\n");
                     return Err(ExecError {
                         ename: "Panic".to_owned(),
                         evalue: "explicit panic".to_owned(),
-                        traceback: vec![
-                            "thread '<unnamed>' panicked at src/lib.rs:1:1:".to_owned(),
-                            "explicit panic".to_owned(),
-                        ],
+                        traceback: vec!["thread '<unnamed>' panicked at src/lib.rs:1:1:".to_owned(), "explicit panic".to_owned()],
                     });
                 }
                 "crash" => panic!("the test engine crashed on purpose"),
@@ -140,11 +130,7 @@ impl Engine for TestEngine {
         let chars: Vec<char> = code.chars().collect();
         let cursor = cursor.min(chars.len());
         let prefix: String = chars[start..cursor].iter().collect();
-        Completions {
-            matches: WORDS.iter().filter(|w| w.starts_with(&prefix)).map(|w| w.to_string()).collect(),
-            cursor_start: start,
-            cursor_end: cursor,
-        }
+        Completions { matches: WORDS.iter().filter(|w| w.starts_with(&prefix)).map(|w| w.to_string()).collect(), cursor_start: start, cursor_end: cursor }
     }
 
     fn inspect(&mut self, code: &str, cursor: usize, detail_level: u8) -> Option<Bundle> {
@@ -163,7 +149,6 @@ impl Engine for TestEngine {
         let flag = self.interrupted.clone();
         Arc::new(move || flag.store(true, Ordering::SeqCst))
     }
-
 }
 
 #[cfg(test)]
@@ -192,14 +177,7 @@ mod tests {
         let mut out = Collect::default();
         let v = e.execute("print a\neprint b\ndisplay c\nvalue d\ncount", 7, &mut out).unwrap().unwrap();
         assert_eq!(v["text/plain"], "d");
-        assert_eq!(
-            out.streams,
-            vec![
-                (StreamName::Stdout, "a\n".to_owned()),
-                (StreamName::Stderr, "b\n".to_owned()),
-                (StreamName::Stdout, "7\n".to_owned())
-            ]
-        );
+        assert_eq!(out.streams, vec![(StreamName::Stdout, "a\n".to_owned()), (StreamName::Stderr, "b\n".to_owned()), (StreamName::Stdout, "7\n".to_owned())]);
         assert_eq!(out.displays[0]["text/html"], "<b>c</b>");
         let err = e.execute("error boom", 8, &mut out).unwrap_err();
         assert_eq!((err.ename.as_str(), err.evalue.as_str()), ("TestError", "boom"));

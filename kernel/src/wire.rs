@@ -154,10 +154,7 @@ pub struct Identity {
 
 impl Identity {
     pub fn new() -> Identity {
-        let username = std::env::var("USER")
-            .ok()
-            .filter(|u| !u.is_empty())
-            .unwrap_or_else(|| "kernel".to_owned());
+        let username = std::env::var("USER").ok().filter(|u| !u.is_empty()).unwrap_or_else(|| "kernel".to_owned());
         Identity { session: uuid::Uuid::new_v4().to_string(), username }
     }
 }
@@ -181,8 +178,7 @@ pub struct Message {
 }
 
 fn parse_object(frame: &'static str, bytes: &[u8]) -> Result<Map<String, Value>, WireError> {
-    let value: Value = serde_json::from_slice(bytes)
-        .map_err(|e| WireError::InvalidJson { frame, error: e.to_string() })?;
+    let value: Value = serde_json::from_slice(bytes).map_err(|e| WireError::InvalidJson { frame, error: e.to_string() })?;
     match value {
         Value::Object(map) => Ok(map),
         _ => Err(WireError::NotAnObject(frame)),
@@ -190,30 +186,24 @@ fn parse_object(frame: &'static str, bytes: &[u8]) -> Result<Map<String, Value>,
 }
 
 fn parse_header(frame: &'static str, map: Map<String, Value>) -> Result<Header, WireError> {
-    serde_json::from_value(Value::Object(map))
-        .map_err(|e| WireError::BadHeader { frame, error: e.to_string() })
+    serde_json::from_value(Value::Object(map)).map_err(|e| WireError::BadHeader { frame, error: e.to_string() })
 }
 
 impl Message {
     /// Parses and verifies the frames of one received message.
     pub fn from_frames<F: AsRef<[u8]>>(frames: &[F], signer: &Signer) -> Result<Message, WireError> {
-        let delimiter = frames
-            .iter()
-            .position(|f| f.as_ref() == DELIMITER)
-            .ok_or(WireError::MissingDelimiter(frames.len()))?;
+        let delimiter = frames.iter().position(|f| f.as_ref() == DELIMITER).ok_or(WireError::MissingDelimiter(frames.len()))?;
         let identities = frames[..delimiter].iter().map(|f| f.as_ref().to_vec()).collect();
         let rest = &frames[delimiter + 1..];
         if rest.len() < 5 {
             return Err(WireError::TooFewFrames(rest.len()));
         }
-        let (signature, header, parent, metadata, content) =
-            (rest[0].as_ref(), rest[1].as_ref(), rest[2].as_ref(), rest[3].as_ref(), rest[4].as_ref());
+        let (signature, header, parent, metadata, content) = (rest[0].as_ref(), rest[1].as_ref(), rest[2].as_ref(), rest[3].as_ref(), rest[4].as_ref());
         signer.verify(signature, &[header, parent, metadata, content])?;
 
         let header = parse_header("header", parse_object("header", header)?)?;
         let parent = parse_object("parent_header", parent)?;
-        let parent_header =
-            if parent.is_empty() { None } else { Some(parse_header("parent_header", parent)?) };
+        let parent_header = if parent.is_empty() { None } else { Some(parse_header("parent_header", parent)?) };
         let metadata = parse_object("metadata", metadata)?;
         let content = Value::Object(parse_object("content", content)?);
         let buffers = rest[5..].iter().map(|f| f.as_ref().to_vec()).collect();
@@ -246,34 +236,19 @@ impl Message {
 
     /// A new message with no parent and no identities.
     pub fn new(msg_type: &str, content: Value, me: &Identity) -> Message {
-        Message {
-            identities: Vec::new(),
-            header: Header::new(msg_type, &me.session, &me.username),
-            parent_header: None,
-            metadata: Map::new(),
-            content,
-            buffers: Vec::new(),
-        }
+        Message { identities: Vec::new(), header: Header::new(msg_type, &me.session, &me.username), parent_header: None, metadata: Map::new(), content, buffers: Vec::new() }
     }
 
     /// A reply to this request on the same socket: the request's identities are kept and its
     /// header becomes the reply's `parent_header`.
     pub fn reply(&self, msg_type: &str, content: Value, me: &Identity) -> Message {
-        Message {
-            identities: self.identities.clone(),
-            parent_header: Some(self.header.clone()),
-            ..Message::new(msg_type, content, me)
-        }
+        Message { identities: self.identities.clone(), parent_header: Some(self.header.clone()), ..Message::new(msg_type, content, me) }
     }
 
     /// A message caused by this request, for the IOPub socket: `parent_header` is the request's
     /// header and the identity frame is the topic `kernel.<session>.<msg_type>`.
     pub fn iopub(&self, msg_type: &str, content: Value, me: &Identity) -> Message {
-        Message {
-            identities: vec![format!("kernel.{}.{}", me.session, msg_type).into_bytes()],
-            parent_header: Some(self.header.clone()),
-            ..Message::new(msg_type, content, me)
-        }
+        Message { identities: vec![format!("kernel.{}.{}", me.session, msg_type).into_bytes()], parent_header: Some(self.header.clone()), ..Message::new(msg_type, content, me) }
     }
 
     pub fn msg_type(&self) -> &str {

@@ -10,11 +10,7 @@ use ndarray::{ArrayD, IxDyn};
 const NODES: usize = 10_000;
 
 fn add() -> Arc<Annotation> {
-    oa("add")
-        .elementwise()
-        .args([split::rows(), split::rows()])
-        .cpu(|_, args| Ok(Value::from(&args[0].array::<f64>("add")? + &args[1].array::<f64>("add")?)))
-        .build()
+    oa("add").elementwise().args([split::rows(), split::rows()]).cpu(|_, args| Ok(Value::from(&args[0].array::<f64>("add")? + &args[1].array::<f64>("add")?))).build()
 }
 
 /// A 10,000-node graph: a chain where each node also reads one of two sources, so the
@@ -39,13 +35,30 @@ fn overhead(c: &mut Criterion) {
     let last = build(&s, &op, 16);
     g.bench_function("plan", |bn| bn.iter(|| s.plan(&[&last]).expect("plans")));
     g.bench_function("build_plan_execute_16_elements", |bn| {
-        bn.iter_batched(Session::new, |s| {
-            let v = build(&s, &op, 16);
-            v.eval().expect("evaluates");
-            (v, s)
-        }, BatchSize::PerIteration)
+        bn.iter_batched(
+            Session::new,
+            |s| {
+                let v = build(&s, &op, 16);
+                v.eval().expect("evaluates");
+                (v, s)
+            },
+            BatchSize::PerIteration,
+        )
     });
-    g.bench_function("drop", |bn| bn.iter_batched(|| { let s = Session::new(); let v = build(&s, &op, 16); (s, v) }, |(s, v)| { drop(v); s }, BatchSize::PerIteration));
+    g.bench_function("drop", |bn| {
+        bn.iter_batched(
+            || {
+                let s = Session::new();
+                let v = build(&s, &op, 16);
+                (s, v)
+            },
+            |(s, v)| {
+                drop(v);
+                s
+            },
+            BatchSize::PerIteration,
+        )
+    });
     g.finish();
 }
 

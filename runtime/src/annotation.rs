@@ -23,8 +23,8 @@ use std::fmt;
 use std::ops::Range;
 use std::sync::Arc;
 
-use crate::profile::DeviceProfile;
 use crate::error::{BachError, Result};
+use crate::profile::DeviceProfile;
 use crate::split::{self, SplitRef};
 use crate::value::{DType, Meta, Value, ValueRef};
 
@@ -181,10 +181,7 @@ impl Annotation {
     /// The result's meta for these argument metas (the shape rule).
     pub fn result_meta(&self, args: &[Meta]) -> Result<Meta> {
         if self.kind == OpKind::Compute && args.len() != self.args.len() {
-            return Err(BachError::invalid(
-                &self.name,
-                format!("takes {} argument(s), got {}", self.args.len(), args.len()),
-            ));
+            return Err(BachError::invalid(&self.name, format!("takes {} argument(s), got {}", self.args.len(), args.len())));
         }
         (self.shape)(args)
     }
@@ -240,9 +237,7 @@ impl AnnotationBuilder {
                 args: vec![split::rows()],
                 result: split::rows(),
                 splittable: true,
-                shape: Arc::new(|args: &[Meta]| {
-                    args.first().cloned().ok_or_else(|| BachError::invalid("shape", "no argument to take the shape from"))
-                }),
+                shape: Arc::new(|args: &[Meta]| args.first().cloned().ok_or_else(|| BachError::invalid("shape", "no argument to take the shape from"))),
                 estimator: None,
                 cpu_only_reason: None,
                 elementwise: false,

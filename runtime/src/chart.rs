@@ -388,12 +388,7 @@ impl<'a> Model<'a> {
         let names = DeviceNames::new(devices);
 
         // Time: origin at the first evaluation (or event).
-        let origin = evals
-            .iter()
-            .map(|e| e.start)
-            .chain(events.iter().map(|e| e.start))
-            .min()
-            .unwrap_or_default();
+        let origin = evals.iter().map(|e| e.start).chain(events.iter().map(|e| e.start)).min().unwrap_or_default();
         let spans: Vec<(f64, f64, u64, u64)> = evals
             .iter()
             .map(|ev| {
@@ -569,20 +564,10 @@ impl<'a> Model<'a> {
     }
 
     fn title(&self) -> String {
-        let moved = |to_host: bool| -> u64 {
-            self.events
-                .iter()
-                .filter(|e| e.kind == EventKind::Transfer && (e.to == Some(CPU)) == to_host)
-                .map(|e| e.bytes)
-                .sum()
-        };
+        let moved = |to_host: bool| -> u64 { self.events.iter().filter(|e| e.kind == EventKind::Transfer && (e.to == Some(CPU)) == to_host).map(|e| e.bytes).sum() };
         let (h2d, d2h) = (moved(false), moved(true));
         let pieces: usize = self.evals.iter().map(|e| e.pieces).sum();
-        let moved = if h2d + d2h == 0 {
-            "nothing moved".to_string()
-        } else {
-            format!("{} moved ({} to device, {} to host)", fmt_bytes(h2d + d2h), fmt_bytes(h2d), fmt_bytes(d2h))
-        };
+        let moved = if h2d + d2h == 0 { "nothing moved".to_string() } else { format!("{} moved ({} to device, {} to host)", fmt_bytes(h2d + d2h), fmt_bytes(h2d), fmt_bytes(d2h)) };
         if self.session {
             let busy: f64 = self.spans.iter().map(|s| s.1 - s.0).sum();
             let cells: BTreeSet<u64> = self.evals.iter().map(|e| e.cell).collect();
@@ -591,13 +576,7 @@ impl<'a> Model<'a> {
                 (Some(a), Some(b)) => format!("Cells {a}–{b}"),
                 _ => "No cells".into(),
             };
-            format!(
-                "{cells}: {} evaluation{} · {} busy · {} pieces · {moved}",
-                self.evals.len(),
-                if self.evals.len() == 1 { "" } else { "s" },
-                fmt_dur(busy),
-                group(pieces as u64)
-            )
+            format!("{cells}: {} evaluation{} · {} busy · {} pieces · {moved}", self.evals.len(), if self.evals.len() == 1 { "" } else { "s" }, fmt_dur(busy), group(pieces as u64))
         } else {
             let ev = self.evals[0];
             let wall = self.spans[0].1 - self.spans[0].0;
@@ -639,13 +618,7 @@ impl<'a> Model<'a> {
             let e = self.events[b.event];
             let nodes: Vec<String> = b.nodes.iter().take(4).map(|n| format!("#{n}")).collect();
             let more = if b.nodes.len() > 4 { format!(" +{}", b.nodes.len() - 4) } else { String::new() };
-            let _ = writeln!(
-                s,
-                "{op} · node{} {}{more} · {}",
-                if b.nodes.len() == 1 { "" } else { "s" },
-                nodes.join(", "),
-                fmt_cells(&b.cells)
-            );
+            let _ = writeln!(s, "{op} · node{} {}{more} · {}", if b.nodes.len() == 1 { "" } else { "s" }, nodes.join(", "), fmt_cells(&b.cells));
             let place = match e.kind {
                 EventKind::Transfer => self.lanes[b.lane].label.clone(),
                 _ => format!("on {}", self.names.name(e.device)),
@@ -735,11 +708,7 @@ fn assign_colors(names: &[&str]) -> Vec<Rgb> {
             taken = [false; 20];
         }
         let rest = PALETTE.len() - STRONG;
-        let pick = (0..STRONG)
-            .map(|k| (h + k) % STRONG)
-            .chain((0..rest).map(|k| STRONG + (h + k) % rest))
-            .find(|&p| !taken[p])
-            .expect("a free colour in this round");
+        let pick = (0..STRONG).map(|k| (h + k) % STRONG).chain((0..rest).map(|k| STRONG + (h + k) % rest)).find(|&p| !taken[p]).expect("a free colour in this round");
         taken[pick] = true;
         let (r, g, b) = PALETTE[pick];
         let f = 0.62f64.powi(round.min(8) as i32);
@@ -917,14 +886,8 @@ fn draw_empty(evals: &[&EvalTrace], session: bool) -> DrawResult<String> {
 
 /// Legend entries laid out in columns: (text, colour) and the column width.
 fn legend_layout(m: &Model) -> (Vec<(String, Rgb)>, u32, usize) {
-    let mut entries: Vec<(String, Rgb)> = m
-        .ops
-        .iter()
-        .take(MAX_LEGEND)
-        .map(|o| {
-            (format!("{} · {} · {}", truncate(&o.name, 40), fmt_cells(&o.cells), fmt_dur(o.busy_ms)), o.color)
-        })
-        .collect();
+    let mut entries: Vec<(String, Rgb)> =
+        m.ops.iter().take(MAX_LEGEND).map(|o| (format!("{} · {} · {}", truncate(&o.name, 40), fmt_cells(&o.cells), fmt_dur(o.busy_ms)), o.color)).collect();
     if m.ops.len() > MAX_LEGEND {
         entries.push((format!("… and {} more ops (hover a bar for its op)", m.ops.len() - MAX_LEGEND), (0xff, 0xff, 0xff)));
     }
@@ -1147,12 +1110,7 @@ fn draw_timeline(m: &Model) -> DrawResult<String> {
                 }
                 _ => format!("fill=\"{color}\""),
             };
-            let _ = writeln!(
-                out,
-                "<rect x=\"{x0:.1}\" y=\"{y0:.1}\" width=\"{w:.1}\" height=\"{:.1}\" {paint}><title>{}</title></rect>",
-                (y1 - y0).max(1.0),
-                esc(&m.hover(b))
-            );
+            let _ = writeln!(out, "<rect x=\"{x0:.1}\" y=\"{y0:.1}\" width=\"{w:.1}\" height=\"{:.1}\" {paint}><title>{}</title></rect>", (y1 - y0).max(1.0), esc(&m.hover(b)));
         }
         out.push_str("</g>\n");
         if !hatched.is_empty() {
@@ -1187,19 +1145,7 @@ mod tests {
 
     #[allow(clippy::too_many_arguments)]
     fn ev(op: &str, node: u64, cell: u64, device: u8, to: Option<u8>, piece: u32, kind: EventKind, start_us: u64, end_us: u64, bytes: u64) -> Event {
-        Event {
-            eval: 1,
-            op: Arc::from(op),
-            node,
-            cell,
-            device: DeviceId(device),
-            to: to.map(DeviceId),
-            piece,
-            kind,
-            start: us(start_us),
-            end: us(end_us),
-            bytes,
-        }
+        Event { eval: 1, op: Arc::from(op), node, cell, device: DeviceId(device), to: to.map(DeviceId), piece, kind, start: us(start_us), end: us(end_us), bytes }
     }
 
     fn devices() -> Vec<DeviceProfile> {
@@ -1350,15 +1296,7 @@ mod tests {
     #[test]
     fn chart_empty_lanes_are_drawn() {
         // A CPU-only evaluation: transfer lanes still there, saying nothing moved.
-        let e = EvalTrace {
-            eval: 2,
-            cell: 1,
-            start: us(0),
-            end: us(100),
-            pieces: 1,
-            events: vec![ev("sum", 1, 1, 0, None, 0, EventKind::Compute, 10, 90, 8)],
-            plans: vec![],
-        };
+        let e = EvalTrace { eval: 2, cell: 1, start: us(0), end: us(100), pieces: 1, events: vec![ev("sum", 1, 1, 0, None, 0, EventKind::Compute, 10, 90, 8)], plans: vec![] };
         let svg = timeline_svg(&e, &[DeviceProfile::cpu()]);
         let t = texts(&svg);
         for s in ["cpu", "host→device", "device→host", "nothing moved to a device", "nothing moved back to the host"] {
@@ -1554,5 +1492,4 @@ mod tests {
         assert_eq!(fmt_tick(2.5000), "2.5");
         assert_eq!(fmt_tick(10.0), "10");
     }
-
 }

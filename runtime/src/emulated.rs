@@ -121,7 +121,11 @@ impl EmulatedDevice {
 /// The value in standard (row-major, contiguous) layout, copying only when it is not.
 fn standard(v: Value) -> Value {
     fn std_of<A: Element>(a: ndarray::ArcArray<A, IxDyn>) -> Value {
-        if a.is_standard_layout() { A::wrap(a) } else { A::wrap(a.as_standard_layout().into_owned().into_shared()) }
+        if a.is_standard_layout() {
+            A::wrap(a)
+        } else {
+            A::wrap(a.as_standard_layout().into_owned().into_shared())
+        }
     }
     match v {
         Value::F64(a) => std_of(a),

@@ -13,18 +13,18 @@
 
 use std::collections::{HashMap, HashSet};
 use std::ops::Range;
-use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 
 use crate::annotation::{OpCtx, OpKind};
+use crate::cost::CostModel;
 use crate::device::{Device, DeviceId, PendingCopy, PendingWrite, Tag, CPU};
+use crate::devices::Devices;
 use crate::error::{BachError, Result};
 use crate::plan::{GraphPart, Plan, Stage};
-use crate::cost::CostModel;
-use crate::devices::Devices;
 use crate::trace::{EvalTrace, Event, EventKind};
 use crate::value::{RowsOut, Value};
 
@@ -104,9 +104,7 @@ pub(crate) fn execute(env: &Env<'_>, eval: u64, planned: &Arc<Plan>, part: &Grap
 }
 
 fn device_of<'e>(env: &Env<'e>, id: DeviceId) -> Result<&'e Arc<dyn Device>> {
-    env.devices
-        .get(id)
-        .ok_or_else(|| BachError::invalid("execute", format!("the plan uses device {} which this machine does not have", id.0)))
+    env.devices.get(id).ok_or_else(|| BachError::invalid("execute", format!("the plan uses device {} which this machine does not have", id.0)))
 }
 
 /// The whole transfers the plan places at the end (`stage == None`), or before a stage.
@@ -131,17 +129,26 @@ fn whole_on(env: &Env<'_>, eval: u64, part: &GraphPart, store: &mut Store<'_>, u
     let epoch = env.epoch();
     let t0 = epoch.elapsed();
     let (from, moved) = if dev == CPU {
-        let ((_, from), v) = store
-            .device
-            .iter()
-            .find(|((n, _), _)| *n == u)
-            .ok_or_else(|| BachError::invalid("execute", format!("#{} was not computed before it was needed", node.id)))?;
+        let ((_, from), v) =
+            store.device.iter().find(|((n, _), _)| *n == u).ok_or_else(|| BachError::invalid("execute", format!("#{} was not computed before it was needed", node.id)))?;
         (*from, device_of(env, *from)?.copy_out(v.view(), tag)?.finish()?)
     } else {
         let v = store.host[u].as_ref().ok_or_else(|| BachError::invalid("execute", format!("#{} is on no device it can be copied from", node.id)))?;
         (CPU, device_of(env, dev)?.copy_in(v.view(), tag)?)
     };
-    events.push(Event { eval, op: node.op.name().into(), node: node.id, cell: node.cell, device: from, to: Some(dev), piece: 0, kind: EventKind::Transfer, start: t0, end: epoch.elapsed(), bytes: node.meta.bytes() as u64 });
+    events.push(Event {
+        eval,
+        op: node.op.name().into(),
+        node: node.id,
+        cell: node.cell,
+        device: from,
+        to: Some(dev),
+        piece: 0,
+        kind: EventKind::Transfer,
+        start: t0,
+        end: epoch.elapsed(),
+        bytes: node.meta.bytes() as u64,
+    });
     if dev == CPU {
         store.host[u] = Some(moved.clone());
     } else {
@@ -245,16 +252,7 @@ impl PieceOut {
 }
 
 #[allow(clippy::too_many_arguments, clippy::single_range_in_vec_init)]
-fn run_stage(
-    env: &Env<'_>,
-    eval: u64,
-    plan: &Plan,
-    s: usize,
-    stage: &Stage,
-    part: &GraphPart,
-    store: &mut Store<'_>,
-    events: &mut Vec<Event>,
-) -> Result<()> {
+fn run_stage(env: &Env<'_>, eval: u64, plan: &Plan, s: usize, stage: &Stage, part: &GraphPart, store: &mut Store<'_>, events: &mut Vec<Event>) -> Result<()> {
     let dev_id = stage.device;
     let device = device_of(env, dev_id)?.clone();
     let accel = dev_id != CPU;
@@ -320,7 +318,11 @@ fn run_stage(
             let node = &part.nodes[o];
             let to_host_here = !accel || to_host.contains(&o);
             let by_rows = node.op.result_split().key() == "rows" && node.meta.ndim() > 0 && stage.split_len == Some(node.meta.rows());
-            if ranges.len() > 1 && to_host_here && by_rows { RowsOut::new(&node.meta) } else { None }
+            if ranges.len() > 1 && to_host_here && by_rows {
+                RowsOut::new(&node.meta)
+            } else {
+                None
+            }
         })
         .collect();
     let names: Vec<Arc<str>> = nodes.iter().map(|&i| Arc::from(part.nodes[i].op.name())).collect();
@@ -341,7 +343,19 @@ fn run_stage(
                     let piece = node.arg_splits[a].split(host.view(), range.clone())?;
                     let v = device.copy_in(piece, Tag { node: part.nodes[u].id, piece: p as u32 })?;
                     let src = &part.nodes[u];
-                    piece_events.push(Event { eval, op: src.op.name().into(), node: src.id, cell: src.cell, device: CPU, to: Some(dev_id), piece: p as u32, kind: EventKind::Transfer, start: t0, end: epoch.elapsed(), bytes: v.bytes() as u64 });
+                    piece_events.push(Event {
+                        eval,
+                        op: src.op.name().into(),
+                        node: src.id,
+                        cell: src.cell,
+                        device: CPU,
+                        to: Some(dev_id),
+                        piece: p as u32,
+                        kind: EventKind::Transfer,
+                        start: t0,
+                        end: epoch.elapsed(),
+                        bytes: v.bytes() as u64,
+                    });
                     copied_in.insert(u, v);
                 }
             }
@@ -353,14 +367,30 @@ fn run_stage(
                     v.view()
                 } else {
                     let w = whole[&u].view();
-                    if split { node.arg_splits[a].split(w, range.clone())? } else { w }
+                    if split {
+                        node.arg_splits[a].split(w, range.clone())?
+                    } else {
+                        w
+                    }
                 });
             }
             let t0 = epoch.elapsed();
             let ctx = OpCtx { meta: &node.meta, rows: range.clone(), piece: p, node: node.id };
             let out = device.run(&node.op, &ctx, &args)?;
             let kind = if node.op.kind() == OpKind::Alloc { EventKind::Alloc } else { EventKind::Compute };
-            piece_events.push(Event { eval, op: names[j].clone(), node: node.id, cell: node.cell, device: dev_id, to: None, piece: p as u32, kind, start: t0, end: epoch.elapsed(), bytes: out.bytes() as u64 });
+            piece_events.push(Event {
+                eval,
+                op: names[j].clone(),
+                node: node.id,
+                cell: node.cell,
+                device: dev_id,
+                to: None,
+                piece: p as u32,
+                kind,
+                start: t0,
+                end: epoch.elapsed(),
+                bytes: out.bytes() as u64,
+            });
             drop(args);
             local[j] = Some(out);
             for &u in &node.inputs {
@@ -385,7 +415,19 @@ fn run_stage(
                     let t0 = epoch.elapsed();
                     let node = &part.nodes[o];
                     writes.push(device.copy_out_into(v.view(), rows, Tag { node: node.id, piece: p as u32 })?);
-                    piece_events.push(Event { eval, op: node.op.name().into(), node: node.id, cell: node.cell, device: dev_id, to: Some(CPU), piece: p as u32, kind: EventKind::Transfer, start: t0, end: epoch.elapsed(), bytes: v.bytes() as u64 });
+                    piece_events.push(Event {
+                        eval,
+                        op: node.op.name().into(),
+                        node: node.id,
+                        cell: node.cell,
+                        device: dev_id,
+                        to: Some(CPU),
+                        piece: p as u32,
+                        kind: EventKind::Transfer,
+                        start: t0,
+                        end: epoch.elapsed(),
+                        bytes: v.bytes() as u64,
+                    });
                 } else {
                     // Still in cache: this copy replaces a merge pass over cold memory.
                     rows.write(v.view())?;
@@ -396,7 +438,19 @@ fn run_stage(
                 let t0 = epoch.elapsed();
                 let node = &part.nodes[o];
                 pending.push(Some(device.copy_out(v.view(), Tag { node: node.id, piece: p as u32 })?));
-                piece_events.push(Event { eval, op: node.op.name().into(), node: node.id, cell: node.cell, device: dev_id, to: Some(CPU), piece: p as u32, kind: EventKind::Transfer, start: t0, end: epoch.elapsed(), bytes: v.bytes() as u64 });
+                piece_events.push(Event {
+                    eval,
+                    op: node.op.name().into(),
+                    node: node.id,
+                    cell: node.cell,
+                    device: dev_id,
+                    to: Some(CPU),
+                    piece: p as u32,
+                    kind: EventKind::Transfer,
+                    start: t0,
+                    end: epoch.elapsed(),
+                    bytes: v.bytes() as u64,
+                });
                 kept.push(stage.kept_on_device.contains(&o).then_some(v));
             } else {
                 pending.push(None);
@@ -431,7 +485,11 @@ fn run_stage(
                 let h = out.finish()?;
                 Ok((out, h))
             };
-            if ranges.len() > 1 { ranges.par_iter().enumerate().map(go).collect() } else { ranges.iter().enumerate().map(go).collect() }
+            if ranges.len() > 1 {
+                ranges.par_iter().enumerate().map(go).collect()
+            } else {
+                ranges.iter().enumerate().map(go).collect()
+            }
         };
         for r in results {
             let (out, h) = r?;
@@ -471,7 +529,19 @@ fn run_stage(
             let t0 = epoch.elapsed();
             let merged = node.op.result_split().merge(std::mem::take(&mut host[k]))?;
             if ranges.len() > 1 {
-                events.push(Event { eval, op: name.clone(), node: node.id, cell: node.cell, device: CPU, to: None, piece: 0, kind: EventKind::Merge, start: t0, end: epoch.elapsed(), bytes: merged.bytes() as u64 });
+                events.push(Event {
+                    eval,
+                    op: name.clone(),
+                    node: node.id,
+                    cell: node.cell,
+                    device: CPU,
+                    to: None,
+                    piece: 0,
+                    kind: EventKind::Merge,
+                    start: t0,
+                    end: epoch.elapsed(),
+                    bytes: merged.bytes() as u64,
+                });
             }
             store.host[o] = Some(merged);
         }
@@ -480,7 +550,19 @@ fn run_stage(
             let pieces = std::mem::take(&mut kept[k]);
             let merged = if accel { device.concat_rows(&pieces)? } else { node.op.result_split().merge(pieces)? };
             if ranges.len() > 1 {
-                events.push(Event { eval, op: name, node: node.id, cell: node.cell, device: dev_id, to: None, piece: 0, kind: EventKind::Merge, start: t0, end: epoch.elapsed(), bytes: merged.bytes() as u64 });
+                events.push(Event {
+                    eval,
+                    op: name,
+                    node: node.id,
+                    cell: node.cell,
+                    device: dev_id,
+                    to: None,
+                    piece: 0,
+                    kind: EventKind::Merge,
+                    start: t0,
+                    end: epoch.elapsed(),
+                    bytes: merged.bytes() as u64,
+                });
             }
             if accel {
                 store.device.insert((o, dev_id), merged);

@@ -25,7 +25,7 @@ pub mod trace;
 pub mod units;
 pub mod value;
 
-pub use annotation::{oa, oa_alloc, AcceleratorKernel, Fusable, FusedExpr, Launch, Annotation, AnnotationBuilder, OpCtx, OpKind};
+pub use annotation::{oa, oa_alloc, AcceleratorKernel, Annotation, AnnotationBuilder, Fusable, FusedExpr, Launch, OpCtx, OpKind};
 pub use cost::{CostModel, Policy};
 pub use device::{CpuDevice, Device, DeviceId, DeviceKind, DeviceProfile, DeviceSpan, MemoryUse, PendingCopy, PendingWrite, Tag, CPU};
 pub use devices::{DeviceChoice, Devices};

@@ -165,9 +165,7 @@ impl Annotation {
     /// Add a node calling this op on `args` to their session's graph. Shapes and dtypes are
     /// checked now: a mismatch is an error here, not at evaluation.
     pub fn call(self: &Arc<Self>, args: &[&Lazy]) -> Result<Lazy> {
-        let first = args
-            .first()
-            .ok_or_else(|| BachError::invalid(&self.name, "an op needs at least one argument (use oa_alloc for allocations)"))?;
+        let first = args.first().ok_or_else(|| BachError::invalid(&self.name, "an op needs at least one argument (use oa_alloc for allocations)"))?;
         first.session().add_node(self, args)
     }
 }
@@ -227,18 +225,10 @@ impl Session {
     /// Every live node, oldest first.
     pub fn nodes(&self) -> Vec<NodeInfo> {
         let g = lock(&self.graph);
-        let mut v: Vec<NodeInfo> = g
-            .g
-            .node_weights()
-            .map(|n| NodeInfo {
-                id: n.id,
-                op: n.op.name().to_string(),
-                args: n.arg_ids.clone(),
-                meta: n.meta.clone(),
-                cell: n.cell,
-                evaluated: n.value.is_some(),
-            })
-            .collect();
+        let mut v: Vec<NodeInfo> =
+            g.g.node_weights()
+                .map(|n| NodeInfo { id: n.id, op: n.op.name().to_string(), args: n.arg_ids.clone(), meta: n.meta.clone(), cell: n.cell, evaluated: n.value.is_some() })
+                .collect();
         v.sort_by_key(|n| n.id);
         v
     }

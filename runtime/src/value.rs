@@ -224,10 +224,7 @@ impl<'a> ValueRef<'a> {
     pub fn slice_rows(self, range: Range<usize>) -> Result<ValueRef<'a>> {
         let meta = self.meta();
         if meta.ndim() == 0 || range.end > meta.rows() || range.start > range.end {
-            return Err(BachError::invalid(
-                "split",
-                format!("rows {range:?} of a value of shape {:?}", meta.shape),
-            ));
+            return Err(BachError::invalid("split", format!("rows {range:?} of a value of shape {:?}", meta.shape)));
         }
         let s = Slice::from(range.start..range.end);
         Ok(match self {
@@ -286,10 +283,7 @@ element!(bool, Bool);
 pub fn concat_rows(pieces: &[Value]) -> Result<Value> {
     fn cat<A: Element>(pieces: &[Value]) -> Result<Value> {
         use rayon::prelude::*;
-        let views: Vec<ArrayViewD<'_, A>> = pieces
-            .iter()
-            .map(|p| p.view().array::<A>("merge"))
-            .collect::<Result<_>>()?;
+        let views: Vec<ArrayViewD<'_, A>> = pieces.iter().map(|p| p.view().array::<A>("merge")).collect::<Result<_>>()?;
         let mut shape = views[0].shape().to_vec();
         if shape.is_empty() || views.iter().any(|v| v.shape()[1..] != shape[1..]) {
             return Err(BachError::shape("merge", "row pieces of different widths"));

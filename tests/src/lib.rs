@@ -43,8 +43,7 @@ pub fn uniform_vec(seed: u64, n: usize, lo: f64, hi: f64) -> Vec<f64> {
 }
 
 /// Values that exercise the corners of IEEE arithmetic.
-pub const SPECIALS: [f64; 12] =
-    [0.0, -0.0, 1.0, -1.0, f64::INFINITY, f64::NEG_INFINITY, f64::NAN, 1e-310, -1e-310, 1e300, -1e300, 0.5];
+pub const SPECIALS: [f64; 12] = [0.0, -0.0, 1.0, -1.0, f64::INFINITY, f64::NEG_INFINITY, f64::NAN, 1e-310, -1e-310, 1e300, -1e300, 0.5];
 
 /// Random values in [lo, hi) with the special values spliced in at seeded positions (when
 /// `specials` is true and there is room).
@@ -193,13 +192,7 @@ pub const BS_C05: f64 = 3.0;
 pub const BS_C10: f64 = 1.5;
 
 /// Black-Scholes call and put prices, element by element in plain Rust over ndarray.
-pub fn black_scholes_eager(
-    price: &Array1<f64>,
-    strike: &Array1<f64>,
-    t: &Array1<f64>,
-    rate: &Array1<f64>,
-    vol: &Array1<f64>,
-) -> (Array1<f64>, Array1<f64>) {
+pub fn black_scholes_eager(price: &Array1<f64>, strike: &Array1<f64>, t: &Array1<f64>, rate: &Array1<f64>, vol: &Array1<f64>) -> (Array1<f64>, Array1<f64>) {
     let n = price.len();
     let invsqrt2 = 1.0 / 2f64.sqrt();
     let mut call = Array1::zeros(n);

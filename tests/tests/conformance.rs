@@ -106,11 +106,7 @@ fn a_value_kept_on_the_device_is_reused_there_without_a_copy() {
             let want = xs.mapv(|v| ((v * 3.0 + 1.0) * (v * 3.0 + 1.0)).sqrt());
             assert_close(&name, &z.to_array().unwrap(), &want, tol(&s));
             let ev = last_eval(&s);
-            assert!(
-                !ev.events.iter().any(|e| e.kind == EventKind::Transfer && e.node == y.lazy().id()),
-                "{name}: y was copied although it is on the device:\n{}",
-                ev.plan_text()
-            );
+            assert!(!ev.events.iter().any(|e| e.kind == EventKind::Transfer && e.node == y.lazy().id()), "{name}: y was copied although it is on the device:\n{}", ev.plan_text());
             // Reading it on the host copies it back, and it stays where it is.
             assert_close(&name, &y.to_array().unwrap(), &xs.mapv(|v| v * 3.0 + 1.0), tol(&s));
             assert_eq!(y.lazy().location(), Some(ACCEL), "{name}");
@@ -188,11 +184,7 @@ fn a_failing_kernel_on_the_device_is_an_error_and_the_session_goes_on() {
             continue; // a CUDA kernel cannot panic; CUDA errors are covered by the CUDA device's tests
         }
         with_session(&s, || {
-            let bad = bach_runtime::oa("explodes")
-                .elementwise()
-                .accelerator("explodes", "/* emulated: the CPU kernel runs */")
-                .cpu(|_, _| panic!("kaboom"))
-                .build();
+            let bad = bach_runtime::oa("explodes").elementwise().accelerator("explodes", "/* emulated: the CPU kernel runs */").cpu(|_, _| panic!("kaboom")).build();
             let x = Array::from_array(nd(&[1000], uniform_vec(18, 1000, 0.0, 1.0)));
             let y: Array<f64> = Array::from_lazy(bad.call(&[x.lazy()]).unwrap()).unwrap();
             let err = y.eval().unwrap_err().to_string();

@@ -41,7 +41,16 @@ impl Device for SecondMemory {
 
 fn session_with_second_memory() -> (Arc<Session>, Arc<SecondMemory>) {
     let dev = Arc::new(SecondMemory {
-        profile: DeviceProfile { id: DeviceId(1), kind: DeviceKind::Emulated, name: "second memory (test)".into(), memory_bytes: Some(1 << 30), threads: 1, h2d_bytes_per_s: 1e10, d2h_bytes_per_s: 1e10, elems_per_s: 1e9 },
+        profile: DeviceProfile {
+            id: DeviceId(1),
+            kind: DeviceKind::Emulated,
+            name: "second memory (test)".into(),
+            memory_bytes: Some(1 << 30),
+            threads: 1,
+            h2d_bytes_per_s: 1e10,
+            d2h_bytes_per_s: 1e10,
+            elems_per_s: 1e9,
+        },
         copies_in: AtomicUsize::new(0),
         copies_out: AtomicUsize::new(0),
     });
@@ -50,10 +59,12 @@ fn session_with_second_memory() -> (Arc<Session>, Arc<SecondMemory>) {
 }
 
 fn scale(name: &str, k: f64, accelerated: bool) -> Arc<Annotation> {
-    let b = oa(name).elementwise().args([split::rows(), split::rows()]).cpu(move |_, args| {
-        Ok(Value::from(&args[0].array::<f64>("scale")? * k + &args[1].array::<f64>("scale")?))
-    });
-    if accelerated { b.accelerator("scale", "/* test */").build() } else { b.build() }
+    let b = oa(name).elementwise().args([split::rows(), split::rows()]).cpu(move |_, args| Ok(Value::from(&args[0].array::<f64>("scale")? * k + &args[1].array::<f64>("scale")?)));
+    if accelerated {
+        b.accelerator("scale", "/* test */").build()
+    } else {
+        b.build()
+    }
 }
 
 fn host(n: usize, f: impl Fn(usize) -> f64) -> Value {
@@ -102,10 +113,7 @@ fn values_cross_between_memories_before_the_stages_that_need_them() {
 #[test]
 fn a_lazy_allocation_is_made_on_the_device_without_a_transfer() {
     let (s, dev) = session_with_second_memory();
-    let ones = bach_runtime::oa_alloc("ones")
-        .accelerator("ones", "/* test */")
-        .cpu(|ctx, _| Ok(Value::from(ArrayD::from_elem(IxDyn(&[ctx.rows.len()]), 1.0f64))))
-        .build();
+    let ones = bach_runtime::oa_alloc("ones").accelerator("ones", "/* test */").cpu(|ctx, _| Ok(Value::from(ArrayD::from_elem(IxDyn(&[ctx.rows.len()]), 1.0f64)))).build();
     let a = s.alloc(&ones, bach_runtime::Meta::new(bach_runtime::DType::F64, [1000])).unwrap();
     let y = scale("dev_scale", 2.0, true).call(&[&a, &a]).unwrap();
     assert_eq!(y.eval().unwrap().array::<f64>().unwrap().sum(), 3000.0);

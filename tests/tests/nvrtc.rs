@@ -161,11 +161,7 @@ fn gpu_values_stay_on_the_device_and_come_back() {
 #[ignore = "needs a GPU"]
 fn gpu_kernel_errors_name_the_op() {
     let s = gpu_session();
-    let broken = oa("broken")
-        .elementwise()
-        .cpu(|_, args| Ok(args[0].to_value()))
-        .accelerator("broken", TYPO)
-        .build();
+    let broken = oa("broken").elementwise().cpu(|_, args| Ok(args[0].to_value())).accelerator("broken", TYPO).build();
     let x = s.source(Value::from(ArrayD::from_elem(IxDyn(&[10]), 1.0)), "x");
     let y = broken.call(&[&x]).unwrap();
     let err = y.eval().expect_err("a kernel that does not compile").to_string();
@@ -307,23 +303,31 @@ fn gpu_launch_conventions() {
                 })
             })
             .accelerator_launch(name, "", Launch::Gemm);
-        if unsplittable { b.unsplittable().build() } else { b.build() }
+        if unsplittable {
+            b.unsplittable().build()
+        } else {
+            b.build()
+        }
     };
     let a = Array2::from_shape_fn((3001, 200), |(i, j)| ((i * 31 + j * 17) % 101) as f64 / 101.0).into_dyn();
     let bm = Array2::from_shape_fn((200, 50), |(i, j)| ((i * 7 + j * 13) % 97) as f64 / 97.0 - 0.5).into_dyn();
     let v = ArrayD::from_shape_fn(IxDyn(&[200]), |i| (i[0] % 5) as f64 - 2.0);
     let w = ArrayD::from_shape_fn(IxDyn(&[3001]), |i| (i[0] % 3) as f64);
-    let (al, bl, vl, wl) = (s.source(Value::from(a.clone()), "a"), s.source(Value::from(bm.clone()), "b"), s.source(Value::from(v.clone()), "v"), s.source(Value::from(w.clone()), "w"));
+    let (al, bl, vl, wl) =
+        (s.source(Value::from(a.clone()), "a"), s.source(Value::from(bm.clone()), "b"), s.source(Value::from(v.clone()), "v"), s.source(Value::from(w.clone()), "w"));
     let cases: [(&str, &bach_runtime::Lazy, &bach_runtime::Lazy, bool); 4] =
         [("matmul", &al, &bl, false), ("matvec", &al, &vl, false), ("vecmat", &wl, &al, true), ("dot", &vl, &vl, true)];
     for (name, l, r, whole) in cases {
         let op = product(name, [split::rows(), split::broadcast()], whole);
         let got = f64_of(&op.call(&[l, r]).unwrap().eval().unwrap());
-        let want = op.run_cpu(&bach_runtime::OpCtx { meta: &Meta::new(DType::F64, got.shape()), rows: 0..1, piece: 0, node: 0 }, &[l.eval().unwrap().view(), r.eval().unwrap().view()]).unwrap();
+        let want = op
+            .run_cpu(&bach_runtime::OpCtx { meta: &Meta::new(DType::F64, got.shape()), rows: 0..1, piece: 0, node: 0 }, &[l.eval().unwrap().view(), r.eval().unwrap().view()])
+            .unwrap();
         close(&got, &f64_of(&want), name);
     }
     let trace = s.trace();
-    let gpu_ops: std::collections::BTreeSet<String> = trace.evals().flat_map(|e| e.events.iter()).filter(|e| e.device == DeviceId(1) && e.kind != EventKind::Transfer).map(|e| e.op.to_string()).collect();
+    let gpu_ops: std::collections::BTreeSet<String> =
+        trace.evals().flat_map(|e| e.events.iter()).filter(|e| e.device == DeviceId(1) && e.kind != EventKind::Transfer).map(|e| e.op.to_string()).collect();
     eprintln!("ran on the GPU: {gpu_ops:?}");
     for op in ["iota", "axpb", "greater", "rowsum", "total", "matmul", "matvec", "vecmat", "dot"] {
         assert!(gpu_ops.contains(op), "{op} did not run on the GPU: {gpu_ops:?}");

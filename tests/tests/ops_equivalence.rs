@@ -115,18 +115,12 @@ fn unary_cases<A: E>() -> Vec<UnaryCase<A>> {
 
 /// Ops whose results must be bit-exact.
 fn exact_unary_cases<A: E>() -> Vec<UnaryCase<A>> {
-    vec![
-        ("abs", |x| x.abs(), |v| v.abs()),
-        ("neg", |x| x.neg(), |v| -v),
-        ("-x (operator)", |x| -x, |v| -v),
-        ("-x (owned operator)", |x| -(x.clone()), |v| -v),
-    ]
+    vec![("abs", |x| x.abs(), |v| v.abs()), ("neg", |x| x.neg(), |v| -v), ("-x (operator)", |x| -x, |v| -v), ("-x (owned operator)", |x| -(x.clone()), |v| -v)]
 }
 
 fn check_unary<A: E>() {
     each_session(|ctx| {
-        let shapes: Vec<Vec<usize>> =
-            [vec![N], vec![0], vec![1]].into_iter().chain(SHAPES_2D.iter().map(|s| s.to_vec())).collect();
+        let shapes: Vec<Vec<usize>> = [vec![N], vec![0], vec![1]].into_iter().chain(SHAPES_2D.iter().map(|s| s.to_vec())).collect();
         for (k, shape) in shapes.iter().enumerate() {
             // A wide domain (out-of-domain values give NaN on both sides) and a positive one.
             for (lo, hi, specials) in [(-4.0, 4.0, true), (1e-3, 50.0, false)] {

@@ -71,11 +71,13 @@ fn check_plan_order(plan: &Plan, nodes: &[NodeInfo]) {
             if input_device != step.device {
                 // Into an accelerator stage piece by piece (that very stage), or whole before
                 // it; out of an accelerator piece by piece in the stage that computes it.
-                let t = plan
-                    .transfers
-                    .iter()
-                    .filter(|t| t.id == a && t.to == step.device)
-                    .find(|t| if t.streamed && t.to != CPU { t.stage == Some(step.stage) } else { t.stage.is_some_and(|ts| ts <= step.stage) });
+                let t = plan.transfers.iter().filter(|t| t.id == a && t.to == step.device).find(|t| {
+                    if t.streamed && t.to != CPU {
+                        t.stage == Some(step.stage)
+                    } else {
+                        t.stage.is_some_and(|ts| ts <= step.stage)
+                    }
+                });
                 let t = t.unwrap_or_else(|| panic!("#{} on {:?} reads #{a} from {:?} with no transfer in time:\n{plan}", step.id, step.device, input_device));
                 assert_eq!(t.from, input_device, "transfer of #{a} comes from where it is");
                 let ts = t.stage.expect("checked");
@@ -462,10 +464,13 @@ fn build(ops: &[Op], x: &ArrayD<f64>) -> (Vec<Array<f64>>, Vec<ArrayD<f64>>) {
             Op::GpuAdd(a, b) => (call(&add, &[lazy[a % n].lazy(), lazy[b % n].lazy()]), &eager[a % n] + &eager[b % n]),
             Op::Cumsum(a) => {
                 let mut acc = 0.0;
-                (call(&cs, &[lazy[a % n].lazy()]), eager[a % n].mapv(|v| {
-                    acc += v;
-                    acc
-                }))
+                (
+                    call(&cs, &[lazy[a % n].lazy()]),
+                    eager[a % n].mapv(|v| {
+                        acc += v;
+                        acc
+                    }),
+                )
             }
         };
         lazy.push(l);

@@ -225,10 +225,12 @@ fn handles_are_send_and_sync() {
     let want = x.to_array().unwrap();
     // Values built on other threads (ops go to their arguments' session, whatever thread).
     let built: Vec<Array<f64>> = std::thread::scope(|sc| {
-        let hs: Vec<_> = (0..4).map(|k| {
-            let x = &x;
-            sc.spawn(move || (x * k as f64).exp())
-        }).collect();
+        let hs: Vec<_> = (0..4)
+            .map(|k| {
+                let x = &x;
+                sc.spawn(move || (x * k as f64).exp())
+            })
+            .collect();
         hs.into_iter().map(|h| h.join().unwrap()).collect()
     });
     for (k, b) in built.iter().enumerate() {
@@ -565,9 +567,7 @@ fn mapv_says_why_it_stays_on_the_cpu() {
         assert_eq!(step.reason, "a Rust closure runs on the CPU only");
         assert_eq!(step.device, CPU);
         assert!(plan.to_string().contains("a Rust closure runs on the CPU only"), "{plan}");
-        let gpu = s
-            .plan_for(&[y.lazy()], &[bach_runtime::DeviceProfile::cpu(), bach_runtime::DeviceProfile::hypothetical_gpu("H100", 80 << 30)])
-            .unwrap();
+        let gpu = s.plan_for(&[y.lazy()], &[bach_runtime::DeviceProfile::cpu(), bach_runtime::DeviceProfile::hypothetical_gpu("H100", 80 << 30)]).unwrap();
         let step = gpu.step_of(y.lazy().id()).unwrap();
         assert_eq!((step.device, step.reason.as_str()), (CPU, "a Rust closure runs on the CPU only"));
         let f32s = Array::from_vec(vec![1.0f32; 10]).mapv(|v| v * 2.0);
@@ -584,10 +584,12 @@ fn values_are_usable_through_lazy_and_value_apis() {
     let x = s.source(v.clone(), "x");
     assert!(x.is_evaluated());
     assert_eq!(x.meta(), &Meta::new(bach_runtime::DType::F64, [4, 2]));
-    let double = oa("double").cpu(|_, a| match &a[0] {
-        ValueRef::F64(x) => Ok(Value::from(x.mapv(|v| v * 2.0))),
-        other => Err(E::dtype("double", "f64", other.dtype())),
-    }).build();
+    let double = oa("double")
+        .cpu(|_, a| match &a[0] {
+            ValueRef::F64(x) => Ok(Value::from(x.mapv(|v| v * 2.0))),
+            other => Err(E::dtype("double", "f64", other.dtype())),
+        })
+        .build();
     let y = double.call(&[&x]).unwrap();
     let out = y.eval().unwrap();
     assert_eq!(out.array::<f64>().unwrap().iter().copied().collect::<Vec<_>>(), vec![2.0, 4.0, 6.0, 8.0, 10.0, 12.0, 14.0, 16.0]);

@@ -22,8 +22,8 @@ use cudarc::driver::{CudaEvent, LaunchConfig, PushKernelArg};
 use ndarray::{Array, CowArray, IxDyn};
 use rayon::prelude::*;
 
-use super::gpu::Gpu;
 use super::fuse::{self, Expr};
+use super::gpu::Gpu;
 use super::memory::{Block, Lane, Staging};
 use super::shapes::{blocks_for, broadcast_shape, gemm_plan, index_map, piece_shape, reduce_geometry, GemmPlan, Which, BLOCK, REDUCE_BLOCK};
 use super::At;
@@ -41,7 +41,8 @@ const CHUNK_IN: usize = 4 << 20;
 /// `BACH_CUDA_CHUNK_IN` (bytes per filled chunk of a copy in) and `BACH_CUDA_FUSE=0` (launch
 /// every elementwise op alone).
 fn chunk_in() -> usize {
-    static C: std::sync::LazyLock<usize> = std::sync::LazyLock::new(|| std::env::var("BACH_CUDA_CHUNK_IN").ok().and_then(|v| crate::units::parse_bytes(&v).ok()).map_or(CHUNK_IN, |b| (b as usize).max(4096)));
+    static C: std::sync::LazyLock<usize> =
+        std::sync::LazyLock::new(|| std::env::var("BACH_CUDA_CHUNK_IN").ok().and_then(|v| crate::units::parse_bytes(&v).ok()).map_or(CHUNK_IN, |b| (b as usize).max(4096)));
     *C
 }
 fn fuse_on() -> bool {
@@ -161,7 +162,19 @@ impl CudaDevice {
 
     /// Launch `fname` of `kernel` on the compute stream after its inputs are ready.
     #[allow(clippy::too_many_arguments)]
-    fn launch(&self, at: At<'_>, source: &str, fname: &str, grid: u32, block: u32, kargs: &[KArg], inputs: &[Input<'_>], out: Block, out_meta: Meta, span: (Tag, EventKind)) -> Result<Value> {
+    fn launch(
+        &self,
+        at: At<'_>,
+        source: &str,
+        fname: &str,
+        grid: u32,
+        block: u32,
+        kargs: &[KArg],
+        inputs: &[Input<'_>],
+        out: Block,
+        out_meta: Meta,
+        span: (Tag, EventKind),
+    ) -> Result<Value> {
         let f = self.gpu.function(source, fname).map_err(|e| at.fail(format!("kernel `{fname}`: {e}")))?;
         for i in inputs {
             self.wait_for(Lane::Compute, i.buf, at)?;
@@ -229,7 +242,8 @@ impl CudaDevice {
     fn reduce(&self, at: At<'_>, kernel: &AcceleratorKernel, ctx: &OpCtx<'_>, inputs: &[Input<'_>], axis: Option<usize>, span: (Tag, EventKind)) -> Result<Value> {
         let [x] = inputs else { return Err(at.invalid("a reduction takes one argument")) };
         let g = reduce_geometry(&x.meta.shape, axis).map_err(|e| at.invalid(e))?;
-        let grid = u32::try_from(g.outputs).ok().filter(|&b| b < i32::MAX as u32).ok_or_else(|| at.invalid(format!("{} output values are more blocks than a launch has", g.outputs)))?;
+        let grid =
+            u32::try_from(g.outputs).ok().filter(|&b| b < i32::MAX as u32).ok_or_else(|| at.invalid(format!("{} output values are more blocks than a launch has", g.outputs)))?;
         let out_meta = Meta::new(ctx.meta.dtype, g.out_shape);
         let fname = format!("{}_{}", kernel.entry, suffix(x.meta.dtype, at)?);
         let out = self.gpu.pool.alloc(out_meta.bytes(), at)?;
@@ -267,9 +281,7 @@ impl CudaDevice {
                     match plan {
                         GemmPlan::Dot { k } => blas::$dot(handles.device, k, p(Which::Left), 1, p(Which::Right), 1, o),
                         GemmPlan::Gemv { trans, m, n, ld, matrix, vector } => blas::$gemv(handles.host, op(trans), m, n, &one, p(matrix), ld, p(vector), 1, &zero, o, 1),
-                        GemmPlan::Gemm { m, n, k, a, lda, b, ldb } => {
-                            blas::$gemm(handles.host, op(false), op(false), m, n, k, &one, p(a), lda, p(b), ldb, &zero, o, m.max(1))
-                        }
+                        GemmPlan::Gemm { m, n, k, a, lda, b, ldb } => blas::$gemm(handles.host, op(false), op(false), m, n, k, &one, p(a), lda, p(b), ldb, &zero, o, m.max(1)),
                         GemmPlan::Zeros | GemmPlan::Empty => blas::cublasStatus_t::CUBLAS_STATUS_SUCCESS,
                     }
                 }
@@ -333,7 +345,16 @@ impl CudaDevice {
             }
         }
         let meta = Meta::new(expr.out, out_shape);
-        let e = Expr { op: op.to_string(), vars: fusable.vars.clone(), expr: expr.clone(), args: devs, meta: meta.clone(), tag: Tag { node: ctx.node, piece: ctx.piece as u32 }, ops, realized: Mutex::new(None) };
+        let e = Expr {
+            op: op.to_string(),
+            vars: fusable.vars.clone(),
+            expr: expr.clone(),
+            args: devs,
+            meta: meta.clone(),
+            tag: Tag { node: ctx.node, piece: ctx.piece as u32 },
+            ops,
+            realized: Mutex::new(None),
+        };
         Ok(Some(Value::Device(DeviceValue { device: self.profile.id, meta, offset: 0, buffer: Arc::new(e) })))
     }
 
@@ -403,7 +424,6 @@ impl CudaDevice {
             Ok(download)
         })
     }
-
 }
 
 /// A host array in standard layout (a copy only when the view was not), as bytes.

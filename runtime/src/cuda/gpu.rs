@@ -21,8 +21,8 @@ use cudarc::nvrtc::Ptx;
 use super::memory::{DevicePool, Lane, StagingPool};
 use super::{describe, nvrtc, At};
 use crate::device::{panic_text, DeviceSpan, Tag};
-use crate::units::bytes as human;
 use crate::trace::EventKind;
+use crate::units::bytes as human;
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
@@ -128,8 +128,11 @@ pub(super) struct Gpu {
     recent_functions: Mutex<HashMap<SourceAt, (Arc<Compiled>, CudaFunction)>>,
     timeline: Mutex<Timeline>,
     /// The thread that drains copies to the host (see [`Gpu::drain`]), started at first use.
-    drainer: Mutex<Option<std::sync::mpsc::Sender<Box<dyn FnOnce() + Send>>>>,
+    drainer: Mutex<Option<std::sync::mpsc::Sender<DrainJob>>>,
 }
+
+/// A copy out for the drain thread to finish.
+type DrainJob = Box<dyn FnOnce() + Send>;
 
 /// The process's GPUs, opened on first use (or the reason one cannot be).
 static OPENED: Mutex<BTreeMap<usize, Result<Arc<Gpu>, String>>> = Mutex::new(BTreeMap::new());
@@ -266,9 +269,8 @@ impl Gpu {
             match modules.get(source) {
                 Some(c) => c.clone(),
                 None => {
-                    let module = nvrtc::compile(source, &self.arch).and_then(|image| {
-                        self.ctx.load_module(Ptx::from_binary(image)).map_err(|e| format!("the GPU could not load the compiled kernel: {}", describe(&e)))
-                    });
+                    let module = nvrtc::compile(source, &self.arch)
+                        .and_then(|image| self.ctx.load_module(Ptx::from_binary(image)).map_err(|e| format!("the GPU could not load the compiled kernel: {}", describe(&e))));
                     let c = Arc::new(Compiled { source: source.to_string(), module, functions: Mutex::new(HashMap::new()) });
                     modules.insert(source.to_string(), c.clone());
                     c
@@ -393,7 +395,11 @@ impl Gpu {
                     // SAFETY: both events were recorded with timing and have completed.
                     let ms = unsafe { result::event::elapsed(anchor.cu_event(), e.cu_event()) }.ok()? as f64;
                     let d = Duration::from_secs_f64(ms.abs() / 1e3);
-                    if ms >= 0.0 { at.checked_add(d) } else { at.checked_sub(d) }
+                    if ms >= 0.0 {
+                        at.checked_add(d)
+                    } else {
+                        at.checked_sub(d)
+                    }
                 };
                 spans.iter().filter_map(|s| Some(DeviceSpan { tag: s.tag, kind: s.kind, start: time(&s.start)?, end: time(&s.end)? })).collect()
             }

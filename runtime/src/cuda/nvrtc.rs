@@ -49,10 +49,7 @@ pub(super) fn arch_for(cc: (i32, i32), supported: &[i32]) -> Result<String, Stri
     }
     match supported.iter().copied().filter(|&a| a <= own).max() {
         Some(a) => Ok(format!("compute_{a}")),
-        None => Err(format!(
-            "the GPU (sm_{own}) is older than every architecture this NVRTC compiles for (oldest: sm_{})",
-            supported.iter().min().copied().unwrap_or(0)
-        )),
+        None => Err(format!("the GPU (sm_{own}) is older than every architecture this NVRTC compiles for (oldest: sm_{})", supported.iter().min().copied().unwrap_or(0))),
     }
 }
 

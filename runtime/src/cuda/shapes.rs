@@ -70,9 +70,7 @@ pub(super) fn index_map(arg: &[usize], out: &[usize]) -> Result<(u64, u64), Stri
         return Ok((1, 1));
     };
     if (first..=last).any(|k| dim(k) != out[k]) {
-        return Err(format!(
-            "an argument of shape {arg:?} broadcast to {out:?} is not one contiguous run of axes: the GPU kernels cannot index it (run it on the CPU)"
-        ));
+        return Err(format!("an argument of shape {arg:?} broadcast to {out:?} is not one contiguous run of axes: the GPU kernels cannot index it (run it on the CPU)"));
     }
     let div: usize = out[last + 1..].iter().product();
     let modulo: usize = out[first..=last].iter().product();
@@ -144,19 +142,13 @@ pub(super) fn gemm_plan(left: &[usize], right: &[usize]) -> Result<(GemmPlan, Ve
     let (plan, out, k) = match (left, right) {
         (&[k], &[l]) if k == l => (GemmPlan::Dot { k: k as i64 }, vec![], k),
         // [n, k] · [k]: the row-major matrix is a column-major k x n one; y = M^T x.
-        (&[n, k], &[l]) if k == l => {
-            (GemmPlan::Gemv { trans: true, m: k as i64, n: n as i64, ld: k.max(1) as i64, matrix: Which::Left, vector: Which::Right }, vec![n], k)
-        }
+        (&[n, k], &[l]) if k == l => (GemmPlan::Gemv { trans: true, m: k as i64, n: n as i64, ld: k.max(1) as i64, matrix: Which::Left, vector: Which::Right }, vec![n], k),
         // [k] · [k, m]: the row-major matrix is a column-major m x k one; y = M x.
-        (&[k], &[l, m]) if k == l => {
-            (GemmPlan::Gemv { trans: false, m: m as i64, n: k as i64, ld: m.max(1) as i64, matrix: Which::Right, vector: Which::Left }, vec![m], k)
-        }
+        (&[k], &[l, m]) if k == l => (GemmPlan::Gemv { trans: false, m: m as i64, n: k as i64, ld: m.max(1) as i64, matrix: Which::Right, vector: Which::Left }, vec![m], k),
         // [n, k] · [k, m] = C row-major n x m = C^T column-major m x n = right^T left^T.
-        (&[n, k], &[l, m]) if k == l => (
-            GemmPlan::Gemm { m: m as i64, n: n as i64, k: k as i64, a: Which::Right, lda: m.max(1) as i64, b: Which::Left, ldb: k.max(1) as i64 },
-            vec![n, m],
-            k,
-        ),
+        (&[n, k], &[l, m]) if k == l => {
+            (GemmPlan::Gemm { m: m as i64, n: n as i64, k: k as i64, a: Which::Right, lda: m.max(1) as i64, b: Which::Left, ldb: k.max(1) as i64 }, vec![n, m], k)
+        }
         _ => return Err(mismatch()),
     };
     let len: usize = out.iter().product();

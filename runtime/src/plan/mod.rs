@@ -12,8 +12,8 @@ use std::sync::Arc;
 
 use crate::annotation::{Annotation, OpKind};
 use crate::cost::{CostModel, Policy};
-use crate::profile::{DeviceId, DeviceKind, DeviceProfile};
 use crate::error::{BachError, Result};
+use crate::profile::{DeviceId, DeviceKind, DeviceProfile};
 use crate::split::SplitRef;
 use crate::units::bytes;
 use crate::value::Meta;
@@ -64,13 +64,13 @@ impl GraphPart {
             OpKind::Source => None,
             OpKind::Alloc => {
                 let r = n.op.result_split();
-                if r.splittable() { r.size(&n.meta) } else { None }
+                if r.splittable() {
+                    r.size(&n.meta)
+                } else {
+                    None
+                }
             }
-            OpKind::Compute => n
-                .arg_splits
-                .iter()
-                .zip(&n.inputs)
-                .find_map(|(s, &u)| if s.splittable() { s.size(&self.nodes[u].meta) } else { None }),
+            OpKind::Compute => n.arg_splits.iter().zip(&n.inputs).find_map(|(s, &u)| if s.splittable() { s.size(&self.nodes[u].meta) } else { None }),
         }
     }
 }
@@ -202,10 +202,24 @@ impl Budget<'_> {
 impl fmt::Display for Plan {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let dev = |d: DeviceId| self.devices.get(d.0 as usize).map_or_else(|| format!("device {}", d.0), |p| p.name.clone());
-        writeln!(f, "plan: {} ops in {} stages, policy {}, devices: {}", self.steps.len(), self.stages.len(), self.policy, self.devices.iter().map(|d| d.name.as_str()).collect::<Vec<_>>().join(", "))?;
+        writeln!(
+            f,
+            "plan: {} ops in {} stages, policy {}, devices: {}",
+            self.steps.len(),
+            self.stages.len(),
+            self.policy,
+            self.devices.iter().map(|d| d.name.as_str()).collect::<Vec<_>>().join(", ")
+        )?;
         for (s, stage) in self.stages.iter().enumerate() {
             match stage.split_len {
-                Some(len) => writeln!(f, "stage {s} on {}: {len} rows in {} piece(s) of {} rows{}", dev(stage.device), stage.pieces, stage.piece_rows, if stage.paged { " (paged)" } else { "" })?,
+                Some(len) => writeln!(
+                    f,
+                    "stage {s} on {}: {len} rows in {} piece(s) of {} rows{}",
+                    dev(stage.device),
+                    stage.pieces,
+                    stage.piece_rows,
+                    if stage.paged { " (paged)" } else { "" }
+                )?,
                 None => writeln!(f, "stage {s} on {}: whole values", dev(stage.device))?,
             }
             for &i in &stage.steps {

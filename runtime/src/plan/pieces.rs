@@ -67,7 +67,17 @@ fn row_bytes(part: &GraphPart, steps: &[Step], stage: &Stage, s: usize, stage_of
 
 /// Set stage `s`'s piece rows and count, and whether it is paged.
 #[allow(clippy::too_many_arguments)]
-pub(super) fn size(part: &GraphPart, steps: &[Step], stage: &mut Stage, s: usize, stage_of: &[Option<usize>], devices: &[DeviceProfile], cost: &CostModel, budget: &Budget<'_>, notes: &mut Vec<String>) {
+pub(super) fn size(
+    part: &GraphPart,
+    steps: &[Step],
+    stage: &mut Stage,
+    s: usize,
+    stage_of: &[Option<usize>],
+    devices: &[DeviceProfile],
+    cost: &CostModel,
+    budget: &Budget<'_>,
+    notes: &mut Vec<String>,
+) {
     let Some(len) = stage.split_len else {
         let first = &steps[stage.steps[0]];
         stage.piece_rows = first.meta.rows();

@@ -39,7 +39,14 @@ pub(super) fn place(part: &GraphPart, consumers: &[Vec<usize>], devices: &[Devic
                 let whole: usize = node.inputs.iter().map(|&u| part.nodes[u].meta.bytes()).sum::<usize>() + node.meta.bytes();
                 match budget.of(a) {
                     Some(b) if !node.op.splittable() && whole as u64 > b => {
-                        notes.push(format!("#{} {} needs {} whole, more than the {} budget of {}: runs on the CPU", node.id, node.op.name(), bytes(whole), bytes(b as usize), a.name));
+                        notes.push(format!(
+                            "#{} {} needs {} whole, more than the {} budget of {}: runs on the CPU",
+                            node.id,
+                            node.op.name(),
+                            bytes(whole),
+                            bytes(b as usize),
+                            a.name
+                        ));
                         (CPU, "does not fit accelerator memory".into())
                     }
                     _ => (a.id, "accelerator version (greedy)".into()),

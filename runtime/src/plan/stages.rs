@@ -72,7 +72,17 @@ pub(super) fn group(part: &GraphPart, consumers: &[Vec<usize>], placed: &Placeme
         let dev = &devices[device[i].0 as usize];
         let estimate_s = node.op.estimate(&args, &node.meta, dev).unwrap_or_else(|| cost.default_estimate(&node.meta, dev));
         stages[s].steps.push(steps.len());
-        steps.push(Step { node: i, id: node.id, op: node.op.name().to_string(), meta: node.meta.clone(), cell: node.cell, device: device[i], stage: s, reason: placed.reason[i].clone(), estimate_s });
+        steps.push(Step {
+            node: i,
+            id: node.id,
+            op: node.op.name().to_string(),
+            meta: node.meta.clone(),
+            cell: node.cell,
+            device: device[i],
+            stage: s,
+            reason: placed.reason[i].clone(),
+            estimate_s,
+        });
         let needed_elsewhere = node.target || consumers[i].iter().any(|&c| stage_of[c] != Some(s));
         if needed_elsewhere {
             stages[s].outputs.push(i);

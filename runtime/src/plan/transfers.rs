@@ -7,7 +7,16 @@ use super::{GraphPart, Stage, Step, Transfer};
 use crate::profile::{DeviceId, DeviceProfile, CPU};
 
 #[allow(clippy::too_many_arguments)]
-pub(super) fn insert(part: &GraphPart, consumers: &[Vec<usize>], device: &[DeviceId], steps: &[Step], stages: &mut [Stage], stage_of: &[Option<usize>], devices: &[DeviceProfile], notes: &mut Vec<String>) -> Vec<Transfer> {
+pub(super) fn insert(
+    part: &GraphPart,
+    consumers: &[Vec<usize>],
+    device: &[DeviceId],
+    steps: &[Step],
+    stages: &mut [Stage],
+    stage_of: &[Option<usize>],
+    devices: &[DeviceProfile],
+    notes: &mut Vec<String>,
+) -> Vec<Transfer> {
     let stage_node = stage_of;
     let mut on_host: Vec<bool> = part.nodes.iter().map(|n| n.materialized == Some(CPU)).collect();
     let mut on_dev: Vec<Option<DeviceId>> = part.nodes.iter().map(|n| n.materialized.filter(|&d| d != CPU)).collect();
@@ -46,7 +55,12 @@ pub(super) fn insert(part: &GraphPart, consumers: &[Vec<usize>], device: &[Devic
             let to_host_reader = consumers[o].iter().any(|&c| device[c] != stage.device) || (part.nodes[o].target && !keep);
             let device_whole = (later_here || keep) && !stage.paged && mergeable_on_device;
             if keep && !device_whole {
-                notes.push(format!("#{} cannot stay on {}: {}; it comes back to the host", part.nodes[o].id, devices[stage.device.0 as usize].name, if stage.paged { "its stage is paged" } else { "its partial results merge on the host" }));
+                notes.push(format!(
+                    "#{} cannot stay on {}: {}; it comes back to the host",
+                    part.nodes[o].id,
+                    devices[stage.device.0 as usize].name,
+                    if stage.paged { "its stage is paged" } else { "its partial results merge on the host" }
+                ));
             }
             if device_whole {
                 stage.kept_on_device.push(o);
