@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Every test of the project: Rust unit, property and end-to-end tests (release build), the
+# Every test of the project: formatting and clippy, Rust unit, property and end-to-end tests (release build), the
 # benches in test mode, doc examples, then the independent numpy/scipy checks of the
 # workloads, the Jupyter protocol tests and the real kernel driven by jupyter_client and
 # nbclient (installed into a temporary prefix). Sets up .venv when missing.
@@ -11,6 +11,9 @@ if [ ! -x .venv/bin/python ] || ! .venv/bin/python -c "import numpy, scipy, pyte
     .venv/bin/pip install --quiet --disable-pip-version-check -r tests/python/requirements.txt
 fi
 
+# Style first: formatting (rustfmt.toml) and clippy with warnings as errors.
+cargo fmt --all --check
+cargo clippy --workspace --all-targets --release -- -D warnings
 cargo test --workspace --release --all-targets
 cargo test --workspace --release --doc
 cargo build --release -p bach-bench -p bach-kernel
