@@ -189,7 +189,7 @@ fn run_stage_with_retries(
         for &st in &attempt.steps {
             if p.steps[st].device != attempt.device {
                 p.steps[st].device = attempt.device;
-                p.steps[st].reason = "its accelerator ran out of memory".into();
+                p.steps[st].reason = crate::plan::Reason::OutOfMemory;
             }
         }
         p.notes.push(format!("executor: {note}"));

@@ -229,7 +229,7 @@ fn a_stage_over_the_memory_cap_is_paged() {
         let b = call(&big, &[x.lazy()]);
         let plan = s.plan_for(&[b.lazy()], &devices()).unwrap();
         let step = plan.step_of(b.lazy().id()).unwrap();
-        assert_eq!((step.device, step.reason.as_str()), (CPU, "does not fit accelerator memory"), "{plan}");
+        assert_eq!((step.device, &step.reason), (CPU, &plan::Reason::DoesNotFit), "{plan}");
         assert!(plan.notes.iter().any(|n| n.contains("big")), "{:?}", plan.notes);
         // Executing here is unaffected by the cap.
         let xs = x.to_array().unwrap();

@@ -569,7 +569,7 @@ fn mapv_says_why_it_stays_on_the_cpu() {
         assert!(plan.to_string().contains("a Rust closure runs on the CPU only"), "{plan}");
         let gpu = s.plan_for(&[y.lazy()], &[bach_runtime::DeviceProfile::cpu(), bach_runtime::DeviceProfile::hypothetical_gpu("H100", 80 << 30)]).unwrap();
         let step = gpu.step_of(y.lazy().id()).unwrap();
-        assert_eq!((step.device, step.reason.as_str()), (CPU, "a Rust closure runs on the CPU only"));
+        assert_eq!((step.device, step.reason.to_string().as_str()), (CPU, "a Rust closure runs on the CPU only"));
         let f32s = Array::from_vec(vec![1.0f32; 10]).mapv(|v| v * 2.0);
         assert_eq!(f32s.plan().unwrap().steps[0].reason, "a Rust closure runs on the CPU only");
         assert_eq!(f32s.to_array().unwrap(), ArrayD::from_elem(IxDyn(&[10]), 2.0f32));

@@ -4,6 +4,7 @@
 
 pub(crate) mod pieces;
 mod placement;
+mod reason;
 mod stages;
 mod transfers;
 
@@ -17,6 +18,8 @@ use crate::profile::{DeviceId, DeviceKind, DeviceProfile};
 use crate::split::SplitRef;
 use crate::units::bytes;
 use crate::value::Meta;
+
+pub use reason::Reason;
 
 /// One node of the part of the graph an evaluation needs.
 #[derive(Clone)]
@@ -87,7 +90,7 @@ pub struct Step {
     pub device: DeviceId,
     pub stage: usize,
     /// Why it was placed there.
-    pub reason: String,
+    pub reason: Reason,
     /// Estimated seconds over the whole value.
     pub estimate_s: f64,
 }

@@ -1,0 +1,16 @@
+//! `cpu`: everything on the CPU, accelerator or not.
+
+use super::{Choice, Free, PlacementPolicy};
+use crate::plan::Reason;
+use crate::profile::CPU;
+
+pub(crate) struct CpuOnly;
+
+impl PlacementPolicy for CpuOnly {
+    fn name(&self) -> &'static str {
+        "cpu"
+    }
+    fn place(&self, free: &[Free<'_>]) -> Vec<Choice> {
+        free.iter().map(|_| (CPU, Reason::Policy(self.name()))).collect()
+    }
+}

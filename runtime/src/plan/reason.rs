@@ -1,0 +1,54 @@
+//! Why an op runs where it runs: a value the plan, the trace and explain carry, shown in
+//! words.
+
+use std::fmt;
+
+/// The reason for one placement.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Reason {
+    /// The annotation keeps the op on the CPU; its words (e.g. "a Rust closure runs on the CPU only").
+    CpuOnly(String),
+    /// No accelerator in the session.
+    NoAcceleratorPresent,
+    /// The op has no accelerator version.
+    NoAcceleratorVersion,
+    /// An unsplittable op whose arguments and result do not fit the accelerator's budget.
+    DoesNotFit,
+    /// The policy's choice, by the policy's name ("greedy", "cpu").
+    Policy(&'static str),
+    /// A lazy allocation made where its first user (this node id) runs.
+    FirstUser(u64),
+    /// A lazy allocation whose first user runs on an accelerator it has no version for.
+    HostOnlyAllocation,
+    /// A lazy allocation nothing reads.
+    UnusedAllocation,
+    /// The executor moved the op's stage to the CPU: its accelerator ran out of memory.
+    OutOfMemory,
+    /// Already computed (the part's boundary): it is where its value is.
+    Evaluated,
+}
+
+impl fmt::Display for Reason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Reason::CpuOnly(why) => f.write_str(why),
+            Reason::NoAcceleratorPresent => f.write_str("no accelerator present"),
+            Reason::NoAcceleratorVersion => f.write_str("no accelerator version"),
+            Reason::DoesNotFit => f.write_str("does not fit accelerator memory"),
+            Reason::Policy("greedy") => f.write_str("accelerator version (greedy)"),
+            Reason::Policy(p) => write!(f, "policy {p}"),
+            Reason::FirstUser(id) => write!(f, "allocated where its first user #{id} runs"),
+            Reason::HostOnlyAllocation => f.write_str("created on the host: no accelerator version"),
+            Reason::UnusedAllocation => f.write_str("allocation with no user: on the host"),
+            Reason::OutOfMemory => f.write_str("its accelerator ran out of memory"),
+            Reason::Evaluated => f.write_str("already evaluated"),
+        }
+    }
+}
+
+/// Tests and tools compare a reason with the words it shows.
+impl PartialEq<&str> for Reason {
+    fn eq(&self, words: &&str) -> bool {
+        self.to_string() == *words
+    }
+}
