@@ -48,6 +48,8 @@ impl fmt::Display for Reason {
 
 /// Tests and tools compare a reason with the words it shows.
 impl PartialEq<&str> for Reason {
+    // The words exist only once shown; comparing is rare (tests, tools), so they are made.
+    #[allow(clippy::cmp_owned)]
     fn eq(&self, words: &&str) -> bool {
         self.to_string() == *words
     }
