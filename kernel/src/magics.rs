@@ -25,7 +25,7 @@ const COMMANDS: &[Command] = &[
     Command { name: "plan", args: "<expr>", rust: |a| (!a.is_empty()).then(|| format!("bach::notebook::show_plan(&({a}));")) },
     Command { name: "trace", args: "", rust: |_| Some("bach::notebook::show_trace();".into()) },
     Command { name: "memory", args: "<size|none>", rust: |a| (!a.is_empty()).then(|| format!("bach::notebook::set_memory({a:?});")) },
-    Command { name: "policy", args: "<greedy|cpu>", rust: |a| (!a.is_empty()).then(|| format!("bach::notebook::set_policy({a:?});")) },
+    Command { name: "policy", args: "<greedy|threshold|cpu>", rust: |a| (!a.is_empty()).then(|| format!("bach::notebook::set_policy({a:?});")) },
 ];
 
 /// Replace every `:bach` line of `code` by its Rust line. Errors name the bad line.

@@ -47,6 +47,9 @@ pub type CpuKernel = Arc<dyn Fn(&OpCtx<'_>, &[ValueRef<'_>]) -> Result<Value> + 
 pub type ShapeRule = Arc<dyn Fn(&[Meta]) -> Result<Meta> + Send + Sync>;
 /// Estimated seconds to run the op once over whole values on a device.
 pub type Estimator = Arc<dyn Fn(&[Meta], &Meta, &DeviceProfile) -> f64 + Send + Sync>;
+/// Seconds to move an argument of this meta between the host and a device (the paper's
+/// transfer estimator); without one the cost model's bandwidth is used.
+pub type TransferEstimator = Arc<dyn Fn(&Meta, &DeviceProfile) -> f64 + Send + Sync>;
 
 /// The accelerator slot of an annotation: kernel source for the accelerator library. The
 /// CUDA device compiles `source` (CUDA C) with NVRTC once per process and launches `entry`
@@ -133,6 +136,7 @@ pub struct Annotation {
     pub(crate) splittable: bool,
     pub(crate) shape: ShapeRule,
     pub(crate) estimator: Option<Estimator>,
+    pub(crate) transfer_estimator: Option<TransferEstimator>,
     pub(crate) cpu_only_reason: Option<String>,
     pub(crate) elementwise: bool,
 }
@@ -176,6 +180,10 @@ impl Annotation {
     }
     pub fn estimate(&self, args: &[Meta], result: &Meta, device: &DeviceProfile) -> Option<f64> {
         self.estimator.as_ref().map(|e| e(args, result, device))
+    }
+    /// The annotation's estimate of moving an argument of `meta` to or from `device`.
+    pub fn estimate_transfer(&self, meta: &Meta, device: &DeviceProfile) -> Option<f64> {
+        self.transfer_estimator.as_ref().map(|e| e(meta, device))
     }
 
     /// The result's meta for these argument metas (the shape rule).
@@ -239,6 +247,7 @@ impl AnnotationBuilder {
                 splittable: true,
                 shape: Arc::new(|args: &[Meta]| args.first().cloned().ok_or_else(|| BachError::invalid("shape", "no argument to take the shape from"))),
                 estimator: None,
+                transfer_estimator: None,
                 cpu_only_reason: None,
                 elementwise: false,
             },
@@ -297,6 +306,12 @@ impl AnnotationBuilder {
     /// Cost estimator: seconds for one whole run on a device.
     pub fn estimate(mut self, f: impl Fn(&[Meta], &Meta, &DeviceProfile) -> f64 + Send + Sync + 'static) -> Self {
         self.a.estimator = Some(Arc::new(f));
+        self
+    }
+    /// Transfer estimator: seconds to move one argument of this meta between the host and a
+    /// device (as the paper's annotations give it).
+    pub fn estimate_transfer(mut self, f: impl Fn(&Meta, &DeviceProfile) -> f64 + Send + Sync + 'static) -> Self {
+        self.a.transfer_estimator = Some(Arc::new(f));
         self
     }
     /// This op stays on the CPU, and the plan says why (e.g. a Rust closure).

@@ -11,6 +11,9 @@ use crate::value::Meta;
 pub enum Policy {
     /// Every op with an accelerator version on the accelerator when one is present.
     Greedy,
+    /// Per op, the accelerator when its estimate plus the transfers its inputs need is at
+    /// most the CPU's estimate (the paper's estimator rule).
+    Threshold,
     /// Everything on the CPU.
     CpuOnly,
 }
@@ -19,6 +22,7 @@ impl fmt::Display for Policy {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
             Policy::Greedy => "greedy",
+            Policy::Threshold => "threshold",
             Policy::CpuOnly => "cpu",
         })
     }
@@ -29,8 +33,9 @@ impl FromStr for Policy {
     fn from_str(s: &str) -> Result<Self, String> {
         match s {
             "greedy" => Ok(Policy::Greedy),
+            "threshold" => Ok(Policy::Threshold),
             "cpu" | "cpu-only" => Ok(Policy::CpuOnly),
-            _ => Err(format!("unknown policy `{s}` (known: greedy, cpu)")),
+            _ => Err(format!("unknown policy `{s}` (known: greedy, threshold, cpu)")),
         }
     }
 }

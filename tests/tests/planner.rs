@@ -267,6 +267,77 @@ fn cpu_only_policy_puts_everything_on_the_cpu() {
     });
 }
 
+/// An accelerator op whose annotation gives the paper's kind of estimators: seconds on the
+/// CPU and on the accelerator, and of copying an argument there, each a function of the rows.
+fn estimated_op(
+    name: &str,
+    cpu: impl Fn(f64) -> f64 + Send + Sync + 'static,
+    accel: impl Fn(f64) -> f64 + Send + Sync + 'static,
+    transfer: impl Fn(f64) -> f64 + Send + Sync + 'static,
+) -> Arc<Annotation> {
+    oa(name)
+        .elementwise()
+        .accelerator(name, format!("extern \"C\" __global__ void {name}() {{}}"))
+        .cpu(|_, args| Ok(Value::from(args[0].array::<f64>("estimated")?.mapv(|v| v + 1.0))))
+        .estimate(move |args, _, d| if d.kind == bach_runtime::DeviceKind::Cpu { cpu(args[0].rows() as f64) } else { accel(args[0].rows() as f64) })
+        .estimate_transfer(move |m, _| transfer(m.rows() as f64))
+        .build()
+}
+
+/// The paper's TSVD estimators (transfer `1*log2(n)`, CPU `2*log2(n)`, GPU `14`): `threshold`
+/// keeps the op on the CPU below n = 2^14 rows and sends it to the accelerator from 2^14 on;
+/// `greedy` sends it whatever the estimates say.
+#[test]
+fn threshold_reproduces_the_papers_tsvd_rule() {
+    let s = Session::new();
+    with_session(&s, || {
+        s.update_config(|c| c.policy = Policy::Threshold);
+        let tsvd = estimated_op("tsvd_like", |n| 2.0 * n.log2(), |_| 14.0, |n| n.log2());
+        for k in [4, 10, 13, 14, 15, 20] {
+            let n = 1usize << k;
+            let x = Array::from_array(nd(&[n], vec![0.5; n]));
+            let y = call(&tsvd, &[x.lazy()]);
+            let plan = s.plan_for(&[y.lazy()], &devices()).unwrap();
+            let step = plan.step_of(y.lazy().id()).unwrap();
+            assert_eq!(step.device, if k < 14 { CPU } else { GPU }, "n = 2^{k}:\n{plan}");
+            let want = plan::Reason::Estimates { cpu_s: 2.0 * k as f64, accelerator_s: 14.0, transfers_s: k as f64 };
+            assert_eq!(step.reason, want, "n = 2^{k}");
+            assert!(plan.to_string().contains("estimated accelerator"), "the plan says why:\n{plan}");
+            check_plan_order(&plan, &s.nodes());
+        }
+        assert_eq!("threshold".parse::<Policy>().unwrap(), Policy::Threshold);
+        s.update_config(|c| c.policy = Policy::Greedy);
+        let x = Array::from_array(nd(&[16], vec![0.5; 16]));
+        let y = call(&tsvd, &[x.lazy()]);
+        assert_eq!(s.plan_for(&[y.lazy()], &devices()).unwrap().step_of(y.lazy().id()).unwrap().device, GPU, "greedy ignores estimates");
+    });
+}
+
+/// `threshold` charges only the copies an op's arguments need: an argument its producer just
+/// placed on the accelerator costs nothing to read there.
+#[test]
+fn threshold_charges_only_the_copies_an_op_needs() {
+    let s = Session::new();
+    with_session(&s, || {
+        s.update_config(|c| c.policy = Policy::Threshold);
+        // First op: 1 + 100 (copy in) <= 200 on the CPU: accelerator. Second: 1 <= 50 there,
+        // since its argument is already on the accelerator (1 + 100 > 50 if it were copied).
+        let first = estimated_op("first", |_| 200.0, |_| 1.0, |_| 100.0);
+        let second = estimated_op("second", |_| 50.0, |_| 1.0, |_| 100.0);
+        let x = Array::from_array(nd(&[64], vec![0.5; 64]));
+        let a = call(&first, &[x.lazy()]);
+        let b = call(&second, &[a.lazy()]);
+        let plan = s.plan_for(&[b.lazy()], &devices()).unwrap();
+        assert_eq!(plan.step_of(a.lazy().id()).unwrap().device, GPU, "{plan}");
+        assert_eq!(plan.step_of(b.lazy().id()).unwrap().device, GPU, "{plan}");
+        // The same second op reading a host value pays the copy and stays on the CPU.
+        let c = call(&second, &[x.lazy()]);
+        let plan = s.plan_for(&[c.lazy()], &devices()).unwrap();
+        assert_eq!(plan.step_of(c.lazy().id()).unwrap().device, CPU, "{plan}");
+        check_plan_order(&plan, &s.nodes());
+    });
+}
+
 /// Two GPU users of one CPU value, the first (in graph order) in a later stage than the
 /// second: the value must be on the GPU before the *earlier* stage.
 #[test]

@@ -189,7 +189,7 @@ pub fn plan(part: &GraphPart, cost: &CostModel, devices: &[DeviceProfile], polic
 
 /// The bytes of a device's memory the planner may fill (`None`: host memory, not paged).
 pub(crate) struct Budget<'c> {
-    cost: &'c CostModel,
+    pub(crate) cost: &'c CostModel,
     memory_cap: Option<u64>,
 }
 

@@ -16,6 +16,9 @@ pub enum Reason {
     DoesNotFit,
     /// The policy's choice, by the policy's name ("greedy", "cpu").
     Policy(&'static str),
+    /// The estimates a cost-based policy compared: seconds on the CPU, on the accelerator,
+    /// and of the copies the accelerator would need first.
+    Estimates { cpu_s: f64, accelerator_s: f64, transfers_s: f64 },
     /// A lazy allocation made where its first user (this node id) runs.
     FirstUser(u64),
     /// A lazy allocation whose first user runs on an accelerator it has no version for.
@@ -37,6 +40,10 @@ impl fmt::Display for Reason {
             Reason::DoesNotFit => f.write_str("does not fit accelerator memory"),
             Reason::Policy("greedy") => f.write_str("accelerator version (greedy)"),
             Reason::Policy(p) => write!(f, "policy {p}"),
+            Reason::Estimates { cpu_s, accelerator_s, transfers_s } => {
+                let (accel_total, sign) = (accelerator_s + transfers_s, if accelerator_s + transfers_s <= *cpu_s { "<=" } else { ">" });
+                write!(f, "estimated accelerator {} + copies {} = {} {sign} cpu {}", seconds(*accelerator_s), seconds(*transfers_s), seconds(accel_total), seconds(*cpu_s))
+            }
             Reason::FirstUser(id) => write!(f, "allocated where its first user #{id} runs"),
             Reason::HostOnlyAllocation => f.write_str("created on the host: no accelerator version"),
             Reason::UnusedAllocation => f.write_str("allocation with no user: on the host"),
@@ -52,5 +59,15 @@ impl PartialEq<&str> for Reason {
     #[allow(clippy::cmp_owned)]
     fn eq(&self, words: &&str) -> bool {
         self.to_string() == *words
+    }
+}
+
+/// Seconds in a unit a person reads at a glance.
+fn seconds(s: f64) -> String {
+    match s {
+        s if !s.is_finite() => "inf".into(),
+        s if s >= 1.0 => format!("{s:.3} s"),
+        s if s >= 1e-3 => format!("{:.3} ms", s * 1e3),
+        s => format!("{:.1} us", s * 1e6),
     }
 }

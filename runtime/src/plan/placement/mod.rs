@@ -7,12 +7,14 @@
 
 mod cpu_only;
 mod greedy;
+mod threshold;
 
 use super::{Allocation, Budget, GraphPart, Reason};
 use crate::annotation::OpKind;
-use crate::cost::Policy;
+use crate::cost::{CostModel, Policy};
 use crate::profile::{DeviceId, DeviceKind, DeviceProfile, CPU};
 use crate::units::bytes;
+use crate::value::Meta;
 
 /// Where each node of the part runs, and why.
 pub(super) struct Placement {
@@ -33,6 +35,23 @@ pub(crate) struct Free<'a> {
     /// Whether it fits the accelerator's memory budget (an op that can be cut into pieces
     /// always fits; pieces are sized for the budget).
     pub fits: bool,
+    /// Estimated seconds over the whole value on the CPU and on the accelerator (the
+    /// annotation's estimator, else the cost model's default).
+    pub cpu_s: f64,
+    pub accelerator_s: f64,
+    /// Its arguments: where each is when the policy does not decide it, and the seconds to
+    /// copy it to the accelerator.
+    pub inputs: Vec<Input>,
+}
+
+/// An argument of a free op.
+pub(crate) struct Input {
+    pub node: usize,
+    /// Where it is, if it is not itself a free op: evaluated, kept on the CPU, or an
+    /// allocation (made where its first user runs: `None` too, and never copied).
+    pub fixed_on: Option<DeviceId>,
+    pub allocation: bool,
+    pub transfer_s: f64,
 }
 
 /// How devices are chosen for the ops free to move.
@@ -50,11 +69,20 @@ pub(crate) trait PlacementPolicy {
 fn policy(p: Policy) -> &'static dyn PlacementPolicy {
     match p {
         Policy::Greedy => &greedy::Greedy,
+        Policy::Threshold => &threshold::Threshold,
         Policy::CpuOnly => &cpu_only::CpuOnly,
     }
 }
 
+/// Seconds of `op`'s node `i` on `device`: the annotation's estimate, else the model's default.
+fn estimate(part: &GraphPart, i: usize, device: &DeviceProfile, cost: &CostModel) -> f64 {
+    let node = &part.nodes[i];
+    let args: Vec<Meta> = node.inputs.iter().map(|&u| part.nodes[u].meta.clone()).collect();
+    node.op.estimate(&args, &node.meta, device).unwrap_or_else(|| cost.default_estimate(&node.meta, device))
+}
+
 pub(super) fn place(part: &GraphPart, consumers: &[Vec<usize>], devices: &[DeviceProfile], policy_name: Policy, budget: &Budget<'_>, notes: &mut Vec<String>) -> Placement {
+    let cost = budget.cost;
     let n = part.nodes.len();
     let policy = policy(policy_name);
     let accel = devices.iter().find(|d| d.kind != DeviceKind::Cpu);
@@ -80,10 +108,30 @@ pub(super) fn place(part: &GraphPart, consumers: &[Vec<usize>], devices: &[Devic
                     Some(b) => node.op.splittable() || whole as u64 <= b,
                     None => true,
                 };
-                free.push(Free { node: i, accelerator: accel, fits });
+                let cpu = &devices[0];
+                let on_accel = |a: &DeviceProfile| estimate(part, i, a, cost);
+                let inputs = node
+                    .inputs
+                    .iter()
+                    .map(|&u| {
+                        let m = &part.nodes[u].meta;
+                        let transfer_s = accel.map_or(0.0, |a| node.op.estimate_transfer(m, a).unwrap_or_else(|| cost.transfer_seconds(m.bytes(), a)));
+                        let allocation = part.nodes[u].materialized.is_none() && part.nodes[u].op.kind() == OpKind::Alloc;
+                        Input { node: u, fixed_on: None, allocation, transfer_s }
+                    })
+                    .collect();
+                free.push(Free { node: i, accelerator: accel, fits, cpu_s: estimate(part, i, cpu, cost), accelerator_s: accel.map_or(f64::INFINITY, on_accel), inputs });
                 continue;
             }
         };
+    }
+    let is_free: std::collections::HashSet<usize> = free.iter().map(|f| f.node).collect();
+    for f in free.iter_mut() {
+        for input in f.inputs.iter_mut() {
+            if !is_free.contains(&input.node) && !input.allocation {
+                input.fixed_on = Some(device[input.node]);
+            }
+        }
     }
     for (op, (d, why)) in free.iter().zip(policy.place(&free)) {
         let node = &part.nodes[op.node];
