@@ -5,7 +5,7 @@
 
 use std::sync::{Arc, LazyLock};
 
-use bach_runtime::{oa, split, Annotation, BachError, DType, Element, Launch, Lazy, Meta, Result, Value, ValueRef};
+use bach_runtime::{oa, split, Annotation, BachError, DType, Element, Family, Launch, Lazy, Meta, Result, Value, ValueRef};
 use ndarray::{ArrayD, ArrayViewD, IxDyn, Zip};
 
 use crate::array::{Array, Operand};
@@ -298,8 +298,12 @@ impl<A: Real> Array<A> {
     /// Apply a Rust closure to every element. It runs on the CPU only (a closure cannot be
     /// offloaded); the plan says so.
     pub fn mapv(&self, f: impl Fn(A) -> A + Send + Sync + 'static) -> Array<A> {
-        let op =
-            oa("mapv").elementwise().cpu_only("a Rust closure runs on the CPU only").cpu(move |_, args| Ok(A::wrap(args[0].array::<A>("mapv")?.mapv(&f).into_shared()))).build();
+        let op = oa("mapv")
+            .elementwise()
+            .family(Family::Closure)
+            .cpu_only("a Rust closure runs on the CPU only")
+            .cpu(move |_, args| Ok(A::wrap(args[0].array::<A>("mapv")?.mapv(&f).into_shared())))
+            .build();
         self.call(&op, &[]).expect("mapv accepts every array of its type")
     }
 }

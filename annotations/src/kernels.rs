@@ -465,15 +465,16 @@ mod tests {
                 name: "kernel check (test)".into(),
                 memory_bytes: Some(1 << 30),
                 threads: 1,
-                h2d_bytes_per_s: 1e10,
-                d2h_bytes_per_s: 1e10,
-                elems_per_s: 1e9,
+                measured_copies: None,
             },
             launched: Mutex::new(BTreeSet::new()),
             problems: Mutex::new(Vec::new()),
         });
         let devices = Devices::new(vec![Arc::new(CpuDevice::new()), dev.clone()], vec![]).unwrap();
-        (Session::with_devices(devices), dev)
+        let session = Session::with_devices(devices);
+        // Every op with a kernel goes to the checking device, whatever it would cost.
+        session.update_config(|c| c.policy = bach_runtime::Policy::Greedy);
+        (session, dev)
     }
 
     /// Every op of the library, for one float type, through the public API.

@@ -4,7 +4,7 @@ use std::ops::Range;
 use std::sync::{Arc, LazyLock};
 
 use bach_runtime::split::{self, Partials};
-use bach_runtime::{oa, Annotation, BachError, Element, Launch, Meta, Result, Value, ValueRef};
+use bach_runtime::{oa, Annotation, BachError, Element, Family, Launch, Meta, Result, Value, ValueRef};
 use ndarray::{ArrayViewD, Axis, Ix1, Ix2};
 
 use crate::array::Array;
@@ -113,6 +113,7 @@ impl<A: Element> Array<A> {
     pub fn t(&self) -> Array<A> {
         static T: LazyLock<Arc<Annotation>> = LazyLock::new(|| {
             oa("transpose")
+                .family(Family::Layout)
                 .unsplittable()
                 .shape(|m: &[Meta]| Ok(Meta::new(m[0].dtype, m[0].shape.iter().rev().copied().collect::<Vec<_>>())))
                 .cpu(|_, args| {
@@ -153,6 +154,7 @@ impl<A: Element> Array<A> {
 fn slice_rows_op(range: Range<usize>) -> Arc<Annotation> {
     let r = range.clone();
     oa("slice_rows")
+        .family(Family::Layout)
         .unsplittable()
         .shape(move |m: &[Meta]| {
             let mut shape = m[0].shape.clone();
@@ -165,6 +167,7 @@ fn slice_rows_op(range: Range<usize>) -> Arc<Annotation> {
 
 fn insert_axis_op(at: usize, ndim: usize) -> Arc<Annotation> {
     let b = oa("insert_axis")
+        .family(Family::Layout)
         .shape(move |m: &[Meta]| {
             let mut shape = m[0].shape.clone();
             shape.insert(at, 1);

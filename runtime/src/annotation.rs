@@ -23,6 +23,7 @@ use std::fmt;
 use std::ops::Range;
 use std::sync::Arc;
 
+use crate::cost::Family;
 use crate::error::{BachError, Result};
 use crate::profile::DeviceProfile;
 use crate::split::{self, SplitRef};
@@ -139,6 +140,7 @@ pub struct Annotation {
     pub(crate) transfer_estimator: Option<TransferEstimator>,
     pub(crate) cpu_only_reason: Option<String>,
     pub(crate) elementwise: bool,
+    pub(crate) family: Option<Family>,
 }
 
 impl fmt::Debug for Annotation {
@@ -178,6 +180,22 @@ impl Annotation {
     pub fn run_cpu(&self, ctx: &OpCtx<'_>, args: &[ValueRef<'_>]) -> Result<Value> {
         (self.cpu)(ctx, args)
     }
+    /// The row of the cost model's table this op is priced by: as annotated, else from its
+    /// kind and launch (allocations, products, reductions, elementwise ops), else `other`.
+    pub fn family(&self) -> Family {
+        if let Some(f) = self.family {
+            return f;
+        }
+        match (self.kind, self.accelerator.as_ref().map(|k| &k.launch)) {
+            (OpKind::Alloc, _) => Family::Alloc,
+            (_, Some(Launch::Gemm)) => Family::Product,
+            (_, Some(Launch::Reduce { .. })) => Family::Reduce,
+            _ if self.elementwise => Family::Elementwise,
+            _ => Family::Other,
+        }
+    }
+    /// The annotation's own estimate of one run on `device` (the paper's estimators); the
+    /// planner uses the cost model's table when there is none.
     pub fn estimate(&self, args: &[Meta], result: &Meta, device: &DeviceProfile) -> Option<f64> {
         self.estimator.as_ref().map(|e| e(args, result, device))
     }
@@ -250,6 +268,7 @@ impl AnnotationBuilder {
                 transfer_estimator: None,
                 cpu_only_reason: None,
                 elementwise: false,
+                family: None,
             },
         }
     }
@@ -285,6 +304,12 @@ impl AnnotationBuilder {
     /// of the result is not split but handed whole to every piece.
     pub fn elementwise(mut self) -> Self {
         self.a.elementwise = true;
+        self
+    }
+    /// The cost model's row for this op, when its kind and launch do not say it (see
+    /// [`Annotation::family`]).
+    pub fn family(mut self, family: Family) -> Self {
+        self.a.family = Some(family);
         self
     }
     /// Split type of the result.

@@ -78,9 +78,7 @@ impl EmulatedDevice {
             name: format!("{EMULATED_NAME}, {}", bytes(capacity as usize)),
             memory_bytes: Some(capacity),
             threads,
-            h2d_bytes_per_s: 8e9,
-            d2h_bytes_per_s: 8e9,
-            elems_per_s: 5e8 * threads as f64,
+            measured_copies: None,
         };
         let space = Arc::new(Space { used: AtomicU64::new(0), capacity, name: "the emulated accelerator".into() });
         EmulatedDevice { profile, space }

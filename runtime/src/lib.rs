@@ -26,13 +26,13 @@ pub mod units;
 pub mod value;
 
 pub use annotation::{oa, oa_alloc, AcceleratorKernel, Annotation, AnnotationBuilder, Fusable, FusedExpr, Launch, OpCtx, OpKind};
-pub use cost::{CostModel, Policy};
+pub use cost::{CopyRate, CostModel, Direction, Family, MemoryKind, OpRate, Work};
 pub use device::{CpuDevice, Device, DeviceId, DeviceKind, DeviceProfile, DeviceSpan, MemoryUse, PendingCopy, PendingWrite, Tag, CPU};
 pub use devices::{DeviceChoice, Devices};
 pub use emulated::EmulatedDevice;
 pub use error::{BachError, Result};
 pub use exec::piece_ranges;
-pub use plan::{Plan, Stage, Step, Transfer};
+pub use plan::{Forced, Plan, Policy, Reason, Stage, Step, Transfer};
 pub use session::{current, global, with_session, Config, Lazy, NodeInfo, Session};
 pub use split::{SplitRef, SplitType};
 pub use value::{DType, DeviceBuffer, DeviceValue, Element, HostRows, Meta, RowsOut, Value, ValueRef};

@@ -12,7 +12,8 @@ pub struct DeviceId(pub u8);
 
 pub const CPU: DeviceId = DeviceId(0);
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize), serde(rename_all = "lowercase"))]
 pub enum DeviceKind {
     Cpu,
     Cuda,
@@ -31,41 +32,21 @@ pub struct DeviceProfile {
     pub memory_bytes: Option<u64>,
     /// Parallel workers the device runs pieces on.
     pub threads: usize,
-    /// Host-to-device and device-to-host bandwidth, bytes per second (infinite for the CPU).
-    pub h2d_bytes_per_s: f64,
-    pub d2h_bytes_per_s: f64,
-    /// Elementwise throughput, elements per second, for default estimates.
-    pub elems_per_s: f64,
+    /// Host-to-device and device-to-host bytes per second through pinned memory, when the
+    /// device measured them as it opened (the cost model's figures otherwise).
+    pub measured_copies: Option<(f64, f64)>,
 }
 
 impl DeviceProfile {
     /// This machine's CPU.
     pub fn cpu() -> Self {
         let threads = rayon::current_num_threads();
-        DeviceProfile {
-            id: CPU,
-            kind: DeviceKind::Cpu,
-            name: format!("cpu ({threads} threads)"),
-            memory_bytes: None,
-            threads,
-            h2d_bytes_per_s: f64::INFINITY,
-            d2h_bytes_per_s: f64::INFINITY,
-            elems_per_s: 5e8 * threads as f64,
-        }
+        DeviceProfile { id: CPU, kind: DeviceKind::Cpu, name: format!("cpu ({threads} threads)"), memory_bytes: None, threads, measured_copies: None }
     }
     /// A GPU the planner can plan for without one being present ("what would happen on an
     /// 80 GB H100"): nominal figures, never used to execute.
     pub fn hypothetical_gpu(name: &str, memory_bytes: u64) -> Self {
-        DeviceProfile {
-            id: DeviceId(1),
-            kind: DeviceKind::Cuda,
-            name: format!("{name} (hypothetical)"),
-            memory_bytes: Some(memory_bytes),
-            threads: 1,
-            h2d_bytes_per_s: 25e9,
-            d2h_bytes_per_s: 25e9,
-            elems_per_s: 2e11,
-        }
+        DeviceProfile { id: DeviceId(1), kind: DeviceKind::Cuda, name: format!("{name} (hypothetical)"), memory_bytes: Some(memory_bytes), threads: 1, measured_copies: None }
     }
 }
 

@@ -15,12 +15,12 @@ use petgraph::stable_graph::{NodeIndex, StableDiGraph};
 use petgraph::Direction;
 
 use crate::annotation::{source_annotation, Annotation, OpKind};
-use crate::cost::{CostModel, Policy};
+use crate::cost::CostModel;
 use crate::device::{DeviceProfile, CPU};
 use crate::devices::Devices;
 use crate::error::{BachError, Result};
 use crate::exec;
-use crate::plan::{self, GraphPart, PartNode, Plan};
+use crate::plan::{self, Forced, GraphPart, PartNode, Plan, Policy};
 use crate::split::SplitRef;
 use crate::trace::Trace;
 use crate::value::{Meta, Value};
@@ -42,6 +42,8 @@ pub struct Node {
     /// Pending nodes that read this one (kept as a count: walking the adjacency list of a
     /// value read by thousands of nodes would make collection quadratic).
     consumers: usize,
+    /// Asked for a device by the value (`.on(...)`) or by its cell (`:bach cell gpu`).
+    pub forced: Option<Forced>,
 }
 
 /// A node as seen from outside the session (for display and tests).
@@ -120,6 +122,8 @@ pub struct Session {
     evals: AtomicU64,
     devices: Devices,
     config: RwLock<Config>,
+    /// The device the current cell asked for (`:bach cell cpu|gpu`), until the next cell.
+    cell_forced: Mutex<Option<Forced>>,
     trace: Mutex<Trace>,
     epoch: Instant,
 }
@@ -178,13 +182,15 @@ impl Session {
 
     /// A session on the given devices (a device plugged in by hand, tests).
     pub fn with_devices(devices: Devices) -> Arc<Session> {
+        let cost = CostModel::for_devices(&devices.profiles());
         Arc::new(Session {
             graph: Mutex::new(Graph::default()),
             cell: AtomicU64::new(0),
             interrupt: AtomicBool::new(false),
             evals: AtomicU64::new(0),
             devices,
-            config: RwLock::new(Config { policy: Policy::Greedy, cost: CostModel::default(), memory_cap: None }),
+            config: RwLock::new(Config { policy: Policy::Optimal, cost, memory_cap: None }),
+            cell_forced: Mutex::new(None),
             trace: Mutex::new(Trace::default()),
             epoch: Instant::now(),
         })
@@ -193,11 +199,24 @@ impl Session {
     /// The kernel calls this before each cell: nodes created from now on belong to cell `n`.
     /// It also clears an interrupt left over from the previous cell.
     pub fn set_cell(&self, n: u64) {
-        self.cell.store(n, Ordering::SeqCst);
+        if self.cell.swap(n, Ordering::SeqCst) != n {
+            *lock(&self.cell_forced) = None;
+        }
         self.interrupt.store(false, Ordering::SeqCst);
     }
     pub fn cell(&self) -> u64 {
         self.cell.load(Ordering::SeqCst)
+    }
+
+    /// Ops the current cell creates from now on run on the accelerator (`Some(true)`), the
+    /// CPU (`Some(false)`), or where the policy puts them (`None`); the next cell resets it.
+    pub fn force_cell(&self, accelerator: Option<bool>) {
+        *lock(&self.cell_forced) = accelerator.map(|accelerator| Forced { accelerator, by_cell: true });
+    }
+
+    /// The cost model's defaults for this session's devices (what `:bach cost reset` restores).
+    pub fn default_cost(&self) -> CostModel {
+        CostModel::for_devices(&self.devices.profiles())
     }
 
     /// Ask a running evaluation to stop at the next piece boundary.
@@ -246,6 +265,7 @@ impl Session {
             arg_splits,
             meta: meta.clone(),
             cell: self.cell(),
+            forced: if value.is_none() && op.kind() == OpKind::Compute { *lock(&self.cell_forced) } else { None },
             value,
             handles: 1,
             consumers: 0,
@@ -348,6 +368,7 @@ impl Session {
                 materialized: n.value.as_ref().map(|v| v.device().unwrap_or(CPU)),
                 target: target_set.contains(&idx),
                 keep_on_device: keep_on_device && target_set.contains(&idx),
+                forced: n.forced,
             });
             values.push(n.value.clone());
             keys.push((idx, n.id));
@@ -489,6 +510,15 @@ impl Lazy {
     pub fn is_evaluated(&self) -> bool {
         let g = lock(&self.inner.session.graph);
         g.node(self.inner.node, self.inner.id).is_some_and(|n| n.value.is_some())
+    }
+    /// Ask for the op computing this value to run on the accelerator (`Some(true)`), the CPU
+    /// (`Some(false)`), or where the policy puts it (`None`). Plans respect it and say so; an
+    /// op that cannot run on the accelerator stays on the CPU and the plan says why.
+    pub fn force(&self, accelerator: Option<bool>) {
+        let mut g = lock(&self.inner.session.graph);
+        if let Some(n) = g.g.node_weight_mut(self.inner.node).filter(|n| n.id == self.inner.id && n.value.is_none() && n.op.kind() == OpKind::Compute) {
+            n.forced = accelerator.map(|accelerator| Forced { accelerator, by_cell: false });
+        }
     }
 }
 

@@ -230,15 +230,19 @@ pub fn haversine_eager(lat2: &Array1<f64>, lon2: &Array1<f64>) -> Array1<f64> {
 /// The accelerators the device conformance suite runs on: always the emulated accelerator
 /// (with `emulated_capacity` bytes, small enough to make stages page), and a CUDA GPU when
 /// this machine has one. With `BACH_REQUIRE_CUDA=1` a missing GPU fails instead of being
-/// skipped (for runs on a GPU host). Each comes as a fresh session on (CPU, accelerator).
+/// skipped (for runs on a GPU host). Each comes as a fresh session on (CPU, accelerator)
+/// with the `greedy` policy: the suite tests what the device does with the ops it is given.
 pub fn accelerator_sessions(emulated_capacity: u64) -> Vec<(String, std::sync::Arc<bach_runtime::Session>)> {
-    use bach_runtime::{DeviceChoice, Devices, Session};
-    let mut out = vec![(
-        "emulated accelerator".to_string(),
-        Session::with_devices(Devices::select(DeviceChoice::Emulated(Some(emulated_capacity))).expect("the emulated accelerator is always there")),
-    )];
+    use bach_runtime::{DeviceChoice, Devices, Policy, Session};
+    let greedy = |d: Devices| {
+        let s = Session::with_devices(d);
+        s.update_config(|c| c.policy = Policy::Greedy);
+        s
+    };
+    let mut out =
+        vec![("emulated accelerator".to_string(), greedy(Devices::select(DeviceChoice::Emulated(Some(emulated_capacity))).expect("the emulated accelerator is always there")))];
     match Devices::select(DeviceChoice::Cuda) {
-        Ok(d) => out.push(("cuda".to_string(), Session::with_devices(d))),
+        Ok(d) => out.push(("cuda".to_string(), greedy(d))),
         Err(why) if std::env::var("BACH_REQUIRE_CUDA").as_deref() == Ok("1") => panic!("BACH_REQUIRE_CUDA=1 but there is no GPU: {why}"),
         Err(why) => eprintln!("device conformance: CUDA skipped (no GPU: {why})"),
     }

@@ -144,6 +144,7 @@ fn an_allocation_whose_first_user_runs_on_the_device_is_made_there() {
 #[test]
 fn running_out_of_device_memory_means_smaller_pieces_then_the_cpu() {
     let s = Session::with_devices(Devices::select(DeviceChoice::Emulated(Some(4 << 20))).unwrap());
+    s.update_config(|c| c.policy = bach_runtime::Policy::Greedy);
     let dev = s.devices().get(ACCEL).unwrap().clone();
     let occupy = |bytes: usize| {
         let host = bach_runtime::Value::from(ArrayD::<f64>::zeros(ndarray::IxDyn(&[bytes / 8])));

@@ -41,21 +41,14 @@ impl Device for SecondMemory {
 
 fn session_with_second_memory() -> (Arc<Session>, Arc<SecondMemory>) {
     let dev = Arc::new(SecondMemory {
-        profile: DeviceProfile {
-            id: DeviceId(1),
-            kind: DeviceKind::Emulated,
-            name: "second memory (test)".into(),
-            memory_bytes: Some(1 << 30),
-            threads: 1,
-            h2d_bytes_per_s: 1e10,
-            d2h_bytes_per_s: 1e10,
-            elems_per_s: 1e9,
-        },
+        profile: DeviceProfile { id: DeviceId(1), kind: DeviceKind::Emulated, name: "second memory (test)".into(), memory_bytes: Some(1 << 30), threads: 1, measured_copies: None },
         copies_in: AtomicUsize::new(0),
         copies_out: AtomicUsize::new(0),
     });
     let devices = Devices::new(vec![Arc::new(CpuDevice::new()), dev.clone()], vec![]).unwrap();
-    (Session::with_devices(devices), dev)
+    let s = Session::with_devices(devices);
+    s.update_config(|c| c.policy = bach_runtime::Policy::Greedy);
+    (s, dev)
 }
 
 fn scale(name: &str, k: f64, accelerated: bool) -> Arc<Annotation> {

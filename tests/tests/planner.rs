@@ -96,6 +96,7 @@ fn check_plan_order(plan: &Plan, nodes: &[NodeInfo]) {
 #[test]
 fn an_accelerator_op_goes_to_the_gpu_with_its_transfers() {
     let s = Session::new();
+    s.update_config(|c| c.policy = Policy::Greedy);
     with_session(&s, || {
         let k = gpu_op("k");
         let xs = nd(&[1000], uniform_vec(1, 1000, -1.0, 1.0));
@@ -137,6 +138,7 @@ fn an_accelerator_op_goes_to_the_gpu_with_its_transfers() {
 #[test]
 fn a_chain_on_the_gpu_moves_only_its_ends() {
     let s = Session::new();
+    s.update_config(|c| c.policy = Policy::Greedy);
     with_session(&s, || {
         let (k1, k2) = (gpu_op("k1"), gpu_op("k2"));
         let x = Array::from_array(nd(&[4096], uniform_vec(2, 4096, -1.0, 1.0)));
@@ -343,6 +345,7 @@ fn threshold_charges_only_the_copies_an_op_needs() {
 #[test]
 fn a_transfer_comes_before_the_first_stage_that_needs_it() {
     let s = Session::new();
+    s.update_config(|c| c.policy = Policy::Greedy);
     with_session(&s, || {
         let (k, add) = (gpu_op("k"), gpu_add());
         let x = Array::from_array(nd(&[4096], uniform_vec(5, 4096, -1.0, 1.0)));
@@ -431,6 +434,7 @@ fn a_hand_built_graph_part() {
         materialized: None,
         target,
         keep_on_device: false,
+        forced: None,
     };
     let src = {
         let mut n = node(0, &rows_op("source"), vec![], vec![], &meta, false);
@@ -572,11 +576,13 @@ proptest! {
         early in any::<u32>(),
         cap in proptest::option::of(1u64 << 10..1u64 << 16),
         seed in any::<u64>(),
+        policy in proptest::sample::select(vec![Policy::Greedy, Policy::Optimal, Policy::Threshold, Policy::CpuOnly]),
     ) {
         let s = Session::new();
         s.update_config(|c| {
             c.cost.cpu_piece_bytes = piece_bytes;
             c.memory_cap = cap;
+            c.policy = policy;
         });
         with_session(&s, || -> Result<(), TestCaseError> {
             let x = nd(&[n], uniform_vec(seed, n, -2.0, 2.0));
@@ -596,7 +602,7 @@ proptest! {
             check_plan_order(&plan, &s.nodes());
             for st in &plan.steps {
                 match st.op.as_str() {
-                    "k" | "gpu_add" => prop_assert_eq!(st.device, GPU, "{}", plan),
+                    "k" | "gpu_add" if policy == Policy::Greedy => prop_assert_eq!(st.device, GPU, "{}", plan),
                     "mapv" | "cumsum" => prop_assert_eq!(st.device, CPU, "{}", plan),
                     _ => {}
                 }

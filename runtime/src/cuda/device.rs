@@ -111,10 +111,7 @@ impl CudaDevice {
             name: format!("{} (cuda:{}, sm_{}{})", gpu.name, gpu.ordinal, gpu.cc.0, gpu.cc.1),
             memory_bytes: Some(memory as u64),
             threads: 1,
-            h2d_bytes_per_s: gpu.bandwidth.0,
-            d2h_bytes_per_s: gpu.bandwidth.1,
-            // Nominal: an H100 (132 SMs) streams ~2e11 elements/s through a simple kernel.
-            elems_per_s: 2e11 * gpu.sms as f64 / 132.0,
+            measured_copies: gpu.bandwidth.2.then_some((gpu.bandwidth.0, gpu.bandwidth.1)),
         };
         CudaDevice { profile, gpu }
     }

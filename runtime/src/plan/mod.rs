@@ -12,13 +12,14 @@ use std::fmt;
 use std::sync::Arc;
 
 use crate::annotation::{Annotation, OpKind};
-use crate::cost::{CostModel, Policy};
+use crate::cost::CostModel;
 use crate::error::{BachError, Result};
 use crate::profile::{DeviceId, DeviceKind, DeviceProfile};
 use crate::split::SplitRef;
 use crate::units::bytes;
 use crate::value::Meta;
 
+pub use placement::{Forced, Policy, Total};
 pub use reason::Reason;
 
 /// One node of the part of the graph an evaluation needs.
@@ -37,6 +38,8 @@ pub struct PartNode {
     pub target: bool,
     /// Asked to stay in the accelerator's memory (`eval_on_device`) rather than come back.
     pub keep_on_device: bool,
+    /// Asked for a device by the value or its cell.
+    pub forced: Option<Forced>,
 }
 
 /// The nodes an evaluation needs, in topological order (arguments before users).
@@ -91,8 +94,16 @@ pub struct Step {
     pub stage: usize,
     /// Why it was placed there.
     pub reason: Reason,
-    /// Estimated seconds over the whole value.
+    /// Estimated seconds over the whole value where it runs.
     pub estimate_s: f64,
+    /// Estimated seconds on the CPU and on the accelerator (infinite: it cannot run there).
+    pub cpu_s: f64,
+    pub accelerator_s: f64,
+    /// Seconds of the copies its arguments need to reach its device.
+    pub copies_s: f64,
+    /// What moving it (alone) to the other device would add to the plan's estimated total;
+    /// negative when moving it would gain; `None` when it cannot move.
+    pub margin_s: Option<f64>,
 }
 
 /// Ops that run together: with a split length, every piece goes through all of them before
@@ -151,6 +162,11 @@ pub struct Plan {
     pub devices: Vec<DeviceProfile>,
     pub policy: Policy,
     pub notes: Vec<String>,
+    /// The cost model's estimate of the whole plan (compute and copies, summed).
+    pub predicted: Total,
+    /// The machine the cost model was measured on, when the plan's devices are not it: the
+    /// estimate is a prediction for that machine.
+    pub predicted_for: Option<String>,
 }
 
 impl Plan {
@@ -178,13 +194,15 @@ pub fn plan(part: &GraphPart, cost: &CostModel, devices: &[DeviceProfile], polic
     let mut notes = Vec::new();
     let consumers = part.consumers();
     let placed = placement::place(part, &consumers, devices, policy, &budget, &mut notes);
-    let grouped = stages::group(part, &consumers, &placed, cost, devices);
+    let predicted = placed.problem.total(&placed.device);
+    let grouped = stages::group(part, &consumers, &placed);
     let stages::Grouped { steps, mut stages, stage_of } = grouped;
     for (s, stage) in stages.iter_mut().enumerate() {
         pieces::size(part, &steps, stage, s, &stage_of, devices, cost, &budget, &mut notes);
     }
     let transfers = transfers::insert(part, &consumers, &placed.device, &steps, &mut stages, &stage_of, devices, &mut notes);
-    Ok(Plan { steps, stages, transfers, allocations: placed.allocations, devices: devices.to_vec(), policy, notes })
+    let predicted_for = cost.measured_on.clone().filter(|m| !devices.iter().any(|d| d.kind == DeviceKind::Cuda && m.starts_with(d.name.split(" (").next().unwrap_or(""))));
+    Ok(Plan { steps, stages, transfers, allocations: placed.allocations, devices: devices.to_vec(), policy, notes, predicted, predicted_for })
 }
 
 /// The bytes of a device's memory the planner may fill (`None`: host memory, not paged).

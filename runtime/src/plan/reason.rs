@@ -3,6 +3,10 @@
 
 use std::fmt;
 
+use super::Forced;
+use crate::cost::seconds;
+use crate::units::bytes;
+
 /// The reason for one placement.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Reason {
@@ -19,6 +23,14 @@ pub enum Reason {
     /// The estimates a cost-based policy compared: seconds on the CPU, on the accelerator,
     /// and of the copies the accelerator would need first.
     Estimates { cpu_s: f64, accelerator_s: f64, transfers_s: f64 },
+    /// `optimal`'s choice for this op within the cheapest placement of all: its own estimates,
+    /// the copies its arguments need to reach each device (with their bytes, to the
+    /// accelerator), and the margin: what moving it alone would add to the total.
+    Optimal { on_accelerator: bool, cpu_s: f64, accelerator_s: f64, copies_cpu_s: f64, copies_accelerator_s: f64, copy_bytes: usize, margin_s: f64 },
+    /// A value or the cell asked for this device.
+    Forced(Forced),
+    /// Asked for the accelerator, but the op has no accelerator version or there is none.
+    ForcedUnavailable(Forced),
     /// A lazy allocation made where its first user (this node id) runs.
     FirstUser(u64),
     /// A lazy allocation whose first user runs on an accelerator it has no version for.
@@ -44,6 +56,27 @@ impl fmt::Display for Reason {
                 let (accel_total, sign) = (accelerator_s + transfers_s, if accelerator_s + transfers_s <= *cpu_s { "<=" } else { ">" });
                 write!(f, "estimated accelerator {} + copies {} = {} {sign} cpu {}", seconds(*accelerator_s), seconds(*transfers_s), seconds(accel_total), seconds(*cpu_s))
             }
+            Reason::Optimal { on_accelerator, cpu_s, accelerator_s, copies_cpu_s, copies_accelerator_s, copy_bytes, margin_s } => {
+                let (acc, cpu) = (accelerator_s + copies_accelerator_s, cpu_s + copies_cpu_s);
+                let margin = if margin_s.is_finite() { format!("; moving it costs {} more", seconds(*margin_s)) } else { String::new() };
+                if *on_accelerator {
+                    write!(f, "optimal: accelerator {} + copies {} vs cpu {}{margin}", seconds(*accelerator_s), seconds(*copies_accelerator_s), seconds(cpu))
+                } else if accelerator_s < cpu_s && *copies_accelerator_s > 0.0 {
+                    write!(
+                        f,
+                        "optimal: transfer of {} dominates: accelerator {} + copies {} = {} vs cpu {}{margin}",
+                        bytes(*copy_bytes),
+                        seconds(*accelerator_s),
+                        seconds(*copies_accelerator_s),
+                        seconds(acc),
+                        seconds(cpu)
+                    )
+                } else {
+                    write!(f, "optimal: cpu {} vs accelerator {} + copies {}{margin}", seconds(cpu), seconds(*accelerator_s), seconds(*copies_accelerator_s))
+                }
+            }
+            Reason::Forced(forced) => write!(f, "{forced}"),
+            Reason::ForcedUnavailable(forced) => write!(f, "{forced}, but it cannot run there: on the CPU"),
             Reason::FirstUser(id) => write!(f, "allocated where its first user #{id} runs"),
             Reason::HostOnlyAllocation => f.write_str("created on the host: no accelerator version"),
             Reason::UnusedAllocation => f.write_str("allocation with no user: on the host"),
@@ -59,15 +92,5 @@ impl PartialEq<&str> for Reason {
     #[allow(clippy::cmp_owned)]
     fn eq(&self, words: &&str) -> bool {
         self.to_string() == *words
-    }
-}
-
-/// Seconds in a unit a person reads at a glance.
-fn seconds(s: f64) -> String {
-    match s {
-        s if !s.is_finite() => "inf".into(),
-        s if s >= 1.0 => format!("{s:.3} s"),
-        s if s >= 1e-3 => format!("{:.3} ms", s * 1e3),
-        s => format!("{:.1} us", s * 1e6),
     }
 }

@@ -4,11 +4,9 @@
 
 use std::collections::HashMap;
 
-use super::placement::Placement;
+use super::placement::{At, Placement};
 use super::{GraphPart, Stage, Step};
-use crate::cost::CostModel;
-use crate::profile::{DeviceId, DeviceProfile};
-use crate::value::Meta;
+use crate::profile::{DeviceId, CPU};
 
 pub(super) struct Grouped {
     pub steps: Vec<Step>,
@@ -17,7 +15,7 @@ pub(super) struct Grouped {
     pub stage_of: Vec<Option<usize>>,
 }
 
-pub(super) fn group(part: &GraphPart, consumers: &[Vec<usize>], placed: &Placement, cost: &CostModel, devices: &[DeviceProfile]) -> Grouped {
+pub(super) fn group(part: &GraphPart, consumers: &[Vec<usize>], placed: &Placement) -> Grouped {
     let n = part.nodes.len();
     let device = &placed.device;
     let split_len: Vec<Option<usize>> = (0..n).map(|i| part.split_len(i)).collect();
@@ -68,9 +66,10 @@ pub(super) fn group(part: &GraphPart, consumers: &[Vec<usize>], placed: &Placeme
     let mut steps = Vec::new();
     for (i, node) in part.nodes.iter().enumerate() {
         let Some(s) = stage_of[i] else { continue };
-        let args: Vec<Meta> = node.inputs.iter().map(|&u| part.nodes[u].meta.clone()).collect();
-        let dev = &devices[device[i].0 as usize];
-        let estimate_s = node.op.estimate(&args, &node.meta, dev).unwrap_or_else(|| cost.default_estimate(&node.meta, dev));
+        let p = &placed.problem;
+        let (cpu_s, accelerator_s) = (p.nodes[i].cpu_s, p.nodes[i].accelerator_s);
+        let other = if device[i] == CPU { p.accelerator } else { Some(CPU) };
+        let margin_s = other.filter(|_| p.nodes[i].at == At::Free).map(|_| p.margin(i, device));
         stages[s].steps.push(steps.len());
         steps.push(Step {
             node: i,
@@ -81,7 +80,11 @@ pub(super) fn group(part: &GraphPart, consumers: &[Vec<usize>], placed: &Placeme
             device: device[i],
             stage: s,
             reason: placed.reason[i].clone(),
-            estimate_s,
+            estimate_s: if device[i] == CPU { cpu_s } else { accelerator_s },
+            cpu_s,
+            accelerator_s,
+            copies_s: p.copies_into(i, device[i], device).0,
+            margin_s,
         });
         let needed_elsewhere = node.target || consumers[i].iter().any(|&c| stage_of[c] != Some(s));
         if needed_elsewhere {

@@ -1,6 +1,6 @@
 //! `cpu`: everything on the CPU, accelerator or not.
 
-use super::{Choice, Free, PlacementPolicy};
+use super::{Choice, PlacementPolicy, Problem};
 use crate::plan::Reason;
 use crate::profile::CPU;
 
@@ -10,7 +10,7 @@ impl PlacementPolicy for CpuOnly {
     fn name(&self) -> &'static str {
         "cpu"
     }
-    fn place(&self, free: &[Free<'_>]) -> Vec<Choice> {
-        free.iter().map(|_| (CPU, Reason::Policy(self.name()))).collect()
+    fn place(&self, p: &Problem) -> Vec<Choice> {
+        p.free.iter().map(|_| (CPU, Reason::Policy(self.name()))).collect()
     }
 }

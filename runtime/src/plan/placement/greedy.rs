@@ -1,7 +1,8 @@
 //! `greedy`: every op with an accelerator version runs on the accelerator (the paper's
-//! default), unless it cannot be cut into pieces and does not fit its memory.
+//! default). Ops that cannot be cut into pieces and do not fit its memory are not free: they
+//! stay on the CPU whatever the policy.
 
-use super::{Choice, Free, PlacementPolicy};
+use super::{Choice, PlacementPolicy, Problem};
 use crate::plan::Reason;
 use crate::profile::CPU;
 
@@ -11,13 +12,7 @@ impl PlacementPolicy for Greedy {
     fn name(&self) -> &'static str {
         "greedy"
     }
-    fn place(&self, free: &[Free<'_>]) -> Vec<Choice> {
-        free.iter()
-            .map(|op| match op.accelerator {
-                Some(a) if op.fits => (a.id, Reason::Policy(self.name())),
-                Some(_) => (CPU, Reason::DoesNotFit),
-                None => (CPU, Reason::NoAcceleratorPresent),
-            })
-            .collect()
+    fn place(&self, p: &Problem) -> Vec<Choice> {
+        p.free.iter().map(|_| p.accelerator.map_or((CPU, Reason::NoAcceleratorPresent), |a| (a, Reason::Policy(self.name())))).collect()
     }
 }

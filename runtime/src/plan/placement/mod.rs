@@ -1,161 +1,230 @@
 //! Pass 1, placement: a device per computation (the policy decides among what is free to
 //! move), then each lazy allocation on the device of its first user.
 //!
-//! A policy is one file here behind [`PlacementPolicy`]; it sees only the ops it may place
-//! (not evaluated, not kept on the CPU by their annotation, with an accelerator version when
-//! the policy wants an accelerator).
+//! The pass first states the [`Problem`]: for every node where it must be or that it is free,
+//! its estimated seconds on each device (the annotation's estimator, else the cost model's
+//! table) and the seconds to copy its value each way. A policy is one file here behind
+//! [`PlacementPolicy`] and chooses a device per free op; [`Problem::total`] prices any
+//! choice the same way for every policy, so policies can be compared (and `optimal` checked
+//! against brute force).
 
 mod cpu_only;
 mod greedy;
+pub(crate) mod maxflow;
+mod optimal;
+mod problem;
 mod threshold;
+
+use std::fmt;
+use std::str::FromStr;
 
 use super::{Allocation, Budget, GraphPart, Reason};
 use crate::annotation::OpKind;
-use crate::cost::{CostModel, Policy};
+use crate::cost::{CostModel, Direction};
 use crate::profile::{DeviceId, DeviceKind, DeviceProfile, CPU};
 use crate::units::bytes;
 use crate::value::Meta;
+
+pub use problem::Total;
+pub(crate) use problem::{At, Problem, ProblemNode};
+
+/// How the planner chooses a device per op.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Policy {
+    /// Every op with an accelerator version on the accelerator when one is present (the
+    /// paper's default).
+    Greedy,
+    /// Per op, the accelerator when its estimate plus the transfers its inputs need is at
+    /// most the CPU's estimate (the paper's estimator rule).
+    Threshold,
+    /// Devices for all ops at once, minimising the estimated total time with every copy
+    /// (a minimum cut).
+    Optimal,
+    /// Everything on the CPU.
+    CpuOnly,
+}
+
+impl Policy {
+    pub const NAMES: &'static str = "optimal, greedy, threshold, cpu";
+}
+
+impl fmt::Display for Policy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Policy::Greedy => "greedy",
+            Policy::Threshold => "threshold",
+            Policy::Optimal => "optimal",
+            Policy::CpuOnly => "cpu",
+        })
+    }
+}
+
+impl FromStr for Policy {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "greedy" => Ok(Policy::Greedy),
+            "threshold" => Ok(Policy::Threshold),
+            "optimal" => Ok(Policy::Optimal),
+            "cpu" | "cpu-only" => Ok(Policy::CpuOnly),
+            _ => Err(format!("unknown policy `{s}` (known: {})", Policy::NAMES)),
+        }
+    }
+}
+
+/// A value or a cell asked for a device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Forced {
+    /// The accelerator (else the CPU).
+    pub accelerator: bool,
+    /// By the cell (`:bach cell gpu`), else by the value (`.on(...)`).
+    pub by_cell: bool,
+}
+
+impl fmt::Display for Forced {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let to = if self.accelerator { "the accelerator" } else { "the CPU" };
+        let by = if self.by_cell { "by the cell" } else { "by .on(...)" };
+        write!(f, "forced to {to} {by}")
+    }
+}
 
 /// Where each node of the part runs, and why.
 pub(super) struct Placement {
     pub device: Vec<DeviceId>,
     pub reason: Vec<Reason>,
     pub allocations: Vec<Allocation>,
+    pub problem: Problem,
 }
 
 /// A device and why.
 pub(crate) type Choice = (DeviceId, Reason);
 
-/// An op a policy may place.
-pub(crate) struct Free<'a> {
-    /// Index of the node in the part.
-    pub node: usize,
-    /// The accelerator it could run on (`None` when the session has none).
-    pub accelerator: Option<&'a DeviceProfile>,
-    /// Whether it fits the accelerator's memory budget (an op that can be cut into pieces
-    /// always fits; pieces are sized for the budget).
-    pub fits: bool,
-    /// Estimated seconds over the whole value on the CPU and on the accelerator (the
-    /// annotation's estimator, else the cost model's default).
-    pub cpu_s: f64,
-    pub accelerator_s: f64,
-    /// Its arguments: where each is when the policy does not decide it, and the seconds to
-    /// copy it to the accelerator.
-    pub inputs: Vec<Input>,
-}
-
-/// An argument of a free op.
-pub(crate) struct Input {
-    pub node: usize,
-    /// Where it is, if it is not itself a free op: evaluated, kept on the CPU, or an
-    /// allocation (made where its first user runs: `None` too, and never copied).
-    pub fixed_on: Option<DeviceId>,
-    pub allocation: bool,
-    pub transfer_s: f64,
-}
-
 /// How devices are chosen for the ops free to move.
 pub(crate) trait PlacementPolicy {
     fn name(&self) -> &'static str;
-    /// Whether only ops with an accelerator version on a session with an accelerator are free
-    /// (others get "no accelerator present" / "no accelerator version").
-    fn wants_accelerator(&self) -> bool {
-        true
-    }
-    /// A choice per free op, in the order given.
-    fn place(&self, free: &[Free<'_>]) -> Vec<Choice>;
+    /// A choice per free op of `problem` ([`Problem::free`]), in that order.
+    fn place(&self, problem: &Problem) -> Vec<Choice>;
 }
 
 fn policy(p: Policy) -> &'static dyn PlacementPolicy {
     match p {
         Policy::Greedy => &greedy::Greedy,
         Policy::Threshold => &threshold::Threshold,
+        Policy::Optimal => &optimal::Optimal,
         Policy::CpuOnly => &cpu_only::CpuOnly,
     }
 }
 
-/// Seconds of `op`'s node `i` on `device`: the annotation's estimate, else the model's default.
-fn estimate(part: &GraphPart, i: usize, device: &DeviceProfile, cost: &CostModel) -> f64 {
+/// Seconds of node `i` on `device`: the annotation's estimate, else the cost model's table.
+pub(crate) fn estimate(part: &GraphPart, i: usize, device: &DeviceProfile, cost: &CostModel) -> f64 {
     let node = &part.nodes[i];
     let args: Vec<Meta> = node.inputs.iter().map(|&u| part.nodes[u].meta.clone()).collect();
-    node.op.estimate(&args, &node.meta, device).unwrap_or_else(|| cost.default_estimate(&node.meta, device))
+    node.op.estimate(&args, &node.meta, device).unwrap_or_else(|| cost.op_seconds(node.op.family(), &args, &node.meta, device))
 }
 
-pub(super) fn place(part: &GraphPart, consumers: &[Vec<usize>], devices: &[DeviceProfile], policy_name: Policy, budget: &Budget<'_>, notes: &mut Vec<String>) -> Placement {
+/// State the problem: where each node must be, or that it is free, and what everything costs.
+pub(crate) fn problem(part: &GraphPart, consumers: &[Vec<usize>], devices: &[DeviceProfile], budget: &Budget<'_>, notes: &mut Vec<String>) -> Problem {
     let cost = budget.cost;
-    let n = part.nodes.len();
-    let policy = policy(policy_name);
     let accel = devices.iter().find(|d| d.kind != DeviceKind::Cpu);
-    let mut device: Vec<DeviceId> = vec![CPU; n];
-    let mut reason: Vec<Reason> = vec![Reason::Evaluated; n];
-    let mut free = Vec::new();
+    let cpu = &devices[0];
+    let mut nodes: Vec<ProblemNode> = Vec::with_capacity(part.nodes.len());
     for (i, node) in part.nodes.iter().enumerate() {
+        let readers: Vec<usize> = consumers[i].iter().copied().filter(|&c| part.nodes[c].materialized.is_none()).collect();
+        // A value's copy: the first reader's transfer estimator, else the cost model.
+        let copy = |direction: Direction, a: &DeviceProfile| {
+            readers.iter().find_map(|&c| part.nodes[c].op.estimate_transfer(&node.meta, a)).unwrap_or_else(|| cost.copy_seconds(node.meta.bytes(), direction, a))
+        };
+        let (to_accelerator_s, to_host_s) = accel.map_or((0.0, 0.0), |a| (copy(Direction::H2d, a), copy(Direction::D2h, a)));
+        let mut n = ProblemNode {
+            at: At::Fixed(CPU),
+            reason: Reason::Evaluated,
+            cpu_s: 0.0,
+            accelerator_s: f64::INFINITY,
+            inputs: node.inputs.clone(),
+            readers,
+            to_accelerator_s,
+            to_host_s,
+            bytes: node.meta.bytes(),
+            needed_on_host: node.target && !node.keep_on_device,
+        };
         if let Some(d) = node.materialized {
-            device[i] = d;
+            n.at = At::Fixed(d);
+            n.cpu_s = 0.0;
+            n.accelerator_s = 0.0;
+            nodes.push(n);
             continue;
         }
-        if node.op.kind() != OpKind::Compute {
-            continue;
+        n.cpu_s = estimate(part, i, cpu, cost);
+        let has_version = node.op.accelerator().is_some();
+        if let (Some(a), true) = (accel, has_version) {
+            n.accelerator_s = estimate(part, i, a, cost);
         }
-        let wants = policy.wants_accelerator();
-        reason[i] = match (node.op.cpu_only_reason(), accel, node.op.accelerator()) {
-            (Some(why), _, _) => Reason::CpuOnly(why.to_string()),
-            (None, None, _) if wants => Reason::NoAcceleratorPresent,
-            (None, Some(_), None) if wants => Reason::NoAcceleratorVersion,
-            _ => {
+        match node.op.kind() {
+            OpKind::Source => {}
+            OpKind::Alloc => {
+                let first = consumers[i].iter().copied().find(|&c| part.nodes[c].materialized.is_none());
+                (n.at, n.reason) = match first {
+                    Some(c) if has_version => (At::FollowsFirstUser(c), Reason::FirstUser(part.nodes[c].id)),
+                    Some(c) => (At::Fixed(CPU), Reason::FirstUser(part.nodes[c].id)),
+                    None => (At::Fixed(CPU), Reason::UnusedAllocation),
+                };
+            }
+            OpKind::Compute => {
                 let whole: usize = node.inputs.iter().map(|&u| part.nodes[u].meta.bytes()).sum::<usize>() + node.meta.bytes();
                 let fits = match accel.and_then(|a| budget.of(a)) {
                     Some(b) => node.op.splittable() || whole as u64 <= b,
                     None => true,
                 };
-                let cpu = &devices[0];
-                let on_accel = |a: &DeviceProfile| estimate(part, i, a, cost);
-                let inputs = node
-                    .inputs
-                    .iter()
-                    .map(|&u| {
-                        let m = &part.nodes[u].meta;
-                        let transfer_s = accel.map_or(0.0, |a| node.op.estimate_transfer(m, a).unwrap_or_else(|| cost.transfer_seconds(m.bytes(), a)));
-                        let allocation = part.nodes[u].materialized.is_none() && part.nodes[u].op.kind() == OpKind::Alloc;
-                        Input { node: u, fixed_on: None, allocation, transfer_s }
-                    })
-                    .collect();
-                free.push(Free { node: i, accelerator: accel, fits, cpu_s: estimate(part, i, cpu, cost), accelerator_s: accel.map_or(f64::INFINITY, on_accel), inputs });
-                continue;
-            }
-        };
-    }
-    let is_free: std::collections::HashSet<usize> = free.iter().map(|f| f.node).collect();
-    for f in free.iter_mut() {
-        for input in f.inputs.iter_mut() {
-            if !is_free.contains(&input.node) && !input.allocation {
-                input.fixed_on = Some(device[input.node]);
-            }
-        }
-    }
-    for (op, (d, why)) in free.iter().zip(policy.place(&free)) {
-        let node = &part.nodes[op.node];
-        if why == Reason::DoesNotFit {
-            if let Some(a) = op.accelerator {
-                let whole: usize = node.inputs.iter().map(|&u| part.nodes[u].meta.bytes()).sum::<usize>() + node.meta.bytes();
-                let b = budget.of(a).unwrap_or(0);
-                notes.push(format!("#{} {} needs {} whole, more than the {} budget of {}: runs on the CPU", node.id, node.op.name(), bytes(whole), bytes(b as usize), a.name));
+                let forced = node.forced;
+                (n.at, n.reason) = match (node.op.cpu_only_reason(), accel, has_version) {
+                    (Some(why), _, _) => (At::Fixed(CPU), Reason::CpuOnly(why.to_string())),
+                    (None, None, _) => (At::Fixed(CPU), forced.filter(|f| f.accelerator).map_or(Reason::NoAcceleratorPresent, Reason::ForcedUnavailable)),
+                    (None, Some(_), false) => (At::Fixed(CPU), forced.filter(|f| f.accelerator).map_or(Reason::NoAcceleratorVersion, Reason::ForcedUnavailable)),
+                    (None, Some(a), true) if !fits => {
+                        let b = budget.of(a).unwrap_or(0);
+                        notes.push(format!(
+                            "#{} {} needs {} whole, more than the {} budget of {}: runs on the CPU",
+                            node.id,
+                            node.op.name(),
+                            bytes(whole),
+                            bytes(b as usize),
+                            a.name
+                        ));
+                        (At::Fixed(CPU), Reason::DoesNotFit)
+                    }
+                    (None, Some(a), true) => match forced {
+                        Some(f) => (At::Fixed(if f.accelerator { a.id } else { CPU }), Reason::Forced(f)),
+                        None => (At::Free, Reason::Evaluated),
+                    },
+                };
             }
         }
-        (device[op.node], reason[op.node]) = (d, why);
+        nodes.push(n);
     }
+    Problem::new(nodes, accel.map(|a| a.id))
+}
+
+pub(super) fn place(part: &GraphPart, consumers: &[Vec<usize>], devices: &[DeviceProfile], policy_name: Policy, budget: &Budget<'_>, notes: &mut Vec<String>) -> Placement {
+    let problem = problem(part, consumers, devices, budget, notes);
+    let choices = policy(policy_name).place(&problem);
+    let mut device: Vec<DeviceId> = problem.nodes.iter().map(|n| if let At::Fixed(d) = n.at { d } else { CPU }).collect();
+    let mut reason: Vec<Reason> = problem.nodes.iter().map(|n| n.reason.clone()).collect();
+    for (&i, (d, why)) in problem.free.iter().zip(choices) {
+        (device[i], reason[i]) = (d, why);
+    }
+    let device = problem.resolve(device);
     let mut allocations = Vec::new();
     for (i, node) in part.nodes.iter().enumerate() {
         if node.materialized.is_none() && node.op.kind() == OpKind::Alloc {
             let first = consumers[i].iter().copied().find(|&c| part.nodes[c].materialized.is_none());
-            let on = first.map_or(CPU, |c| device[c]);
-            (device[i], reason[i]) = match first {
-                Some(_) if on != CPU && node.op.accelerator().is_none() => (CPU, Reason::HostOnlyAllocation),
-                Some(c) => (on, Reason::FirstUser(part.nodes[c].id)),
-                None => (CPU, Reason::UnusedAllocation),
-            };
+            if let (Some(c), At::Fixed(CPU)) = (first, problem.nodes[i].at) {
+                if device[c] != CPU {
+                    reason[i] = Reason::HostOnlyAllocation;
+                }
+            }
             allocations.push(Allocation { node: i, id: node.id, op: node.op.name().to_string(), device: device[i], first_user: first.map(|c| part.nodes[c].id) });
         }
     }
-    Placement { device, reason, allocations }
+    Placement { device, reason, allocations, problem }
 }

@@ -1,0 +1,347 @@
+//! The cost model: what the planner believes an op and a copy cost, as one value a person can
+//! print, change and save. Time of an op on a device = `per_call + per_element * elements +
+//! per_flop * flops`, with the parameters looked up by the op's [`Family`] and the device's
+//! kind; time of a copy = `latency + bytes / bandwidth`, by direction and host memory kind.
+//!
+//! Where the figures come from is part of the value ([`CostModel::source`]): the defaults
+//! for this machine, or a profile measured on another one ([`CostModel::h100`]), in which case
+//! plans made against it are predictions. An annotation's own estimator (the paper's
+//! log-linear functions) takes precedence over the table for its op.
+
+mod h100;
+mod table;
+
+pub use table::{seconds, PATHS};
+
+use std::fmt;
+use std::str::FromStr;
+
+use crate::profile::{DeviceKind, DeviceProfile};
+use crate::value::Meta;
+
+/// Ops that cost alike: the rows of the table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize), serde(rename_all = "lowercase"))]
+pub enum Family {
+    /// One result element per argument element (`+`, `exp`, `where`, casts).
+    Elementwise,
+    /// Many elements to few (`sum`, `mean`, `max` along an axis).
+    Reduce,
+    /// Matrix products: `2 n k m` flops.
+    Product,
+    /// Values made from nothing (`zeros`, `linspace`, `random`).
+    Alloc,
+    /// Data moved, not computed (`transpose`, row slices).
+    Layout,
+    /// A Rust closure (`mapv`): CPU only.
+    Closure,
+    /// Anything else: the default row.
+    Other,
+}
+
+impl Family {
+    pub const ALL: [Family; 7] = [Family::Elementwise, Family::Reduce, Family::Product, Family::Alloc, Family::Layout, Family::Closure, Family::Other];
+    pub fn name(self) -> &'static str {
+        match self {
+            Family::Elementwise => "elementwise",
+            Family::Reduce => "reduce",
+            Family::Product => "product",
+            Family::Alloc => "alloc",
+            Family::Layout => "layout",
+            Family::Closure => "closure",
+            Family::Other => "other",
+        }
+    }
+}
+
+impl fmt::Display for Family {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Family {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        Family::ALL.into_iter().find(|f| f.name() == s).ok_or_else(|| format!("unknown op family `{s}` (known: {})", names(Family::ALL.iter().map(|f| f.name()))))
+    }
+}
+
+/// What one run of an op does, in the units the table prices.
+#[derive(Clone, Copy, Debug, PartialEq, Default)]
+pub struct Work {
+    /// Elements of its iteration space: the largest of its arguments and its result.
+    pub elements: f64,
+    /// Floating-point operations beyond one per element (products: `2 n k m`).
+    pub flops: f64,
+}
+
+impl Work {
+    /// The work of an op of `family` over arguments `args` with result `result`.
+    pub fn of(family: Family, args: &[Meta], result: &Meta) -> Work {
+        let elements = args.iter().map(Meta::len).chain([result.len()]).max().unwrap_or(0) as f64;
+        let flops = match (family, args.first()) {
+            (Family::Product, Some(a)) => 2.0 * result.len() as f64 * a.shape.last().copied().unwrap_or(1) as f64,
+            _ => 0.0,
+        };
+        Work { elements, flops }
+    }
+}
+
+/// The parameters of one family on one kind of device.
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct OpRate {
+    /// Seconds per run whatever its size (launch, dispatch to threads).
+    pub per_call: f64,
+    pub per_element: f64,
+    pub per_flop: f64,
+}
+
+impl OpRate {
+    pub fn seconds(&self, work: Work) -> f64 {
+        self.per_call + self.per_element * work.elements + self.per_flop * work.flops
+    }
+}
+
+/// Which way a copy goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize), serde(rename_all = "lowercase"))]
+pub enum Direction {
+    /// Host to device.
+    H2d,
+    /// Device to host.
+    D2h,
+}
+
+/// The host memory a copy reads or writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize), serde(rename_all = "lowercase"))]
+pub enum MemoryKind {
+    /// Ordinary host memory (every ndarray): Bach copies it through pinned staging.
+    Pageable,
+    /// Page-locked memory the copy engine reads directly.
+    Pinned,
+}
+
+/// The parameters of copies one way between the host and one kind of device.
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct CopyRate {
+    /// Seconds per copy whatever its size.
+    pub latency: f64,
+    /// Bytes per second.
+    pub bandwidth: f64,
+}
+
+impl CopyRate {
+    pub fn seconds(&self, bytes: usize) -> f64 {
+        self.latency + bytes as f64 / self.bandwidth
+    }
+}
+
+/// One row of the op table.
+#[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct OpRow {
+    pub family: Family,
+    pub device: DeviceKind,
+    #[cfg_attr(feature = "serde", serde(flatten))]
+    pub rate: OpRate,
+}
+
+/// One row of the copy table.
+#[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct CopyRow {
+    pub device: DeviceKind,
+    pub direction: Direction,
+    pub memory: MemoryKind,
+    #[cfg_attr(feature = "serde", serde(flatten))]
+    pub rate: CopyRate,
+}
+
+/// The cost model the planner reads: op and copy tables plus the planner's sizing knobs.
+#[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct CostModel {
+    /// Where the figures come from, in words ("defaults for this machine, 2 threads").
+    pub source: String,
+    /// The machine the figures were measured on, when it is not necessarily this one: plans
+    /// made with them are predictions for that machine.
+    pub measured_on: Option<String>,
+    pub ops: Vec<OpRow>,
+    pub copies: Vec<CopyRow>,
+    /// Bytes of the widest value of a CPU stage per piece: small enough that a piece's live
+    /// values stay in the core's cache while every op of the stage runs over it.
+    pub cpu_piece_bytes: usize,
+    /// Fraction of an accelerator's memory the planner fills (the rest is headroom).
+    pub accelerator_memory_fraction: f64,
+    /// Bytes per row times rows of one accelerator piece when the stage fits: pieces this big
+    /// keep launches few while copies of one piece overlap compute of another.
+    pub accelerator_piece_bytes: usize,
+}
+
+impl Default for CostModel {
+    /// The defaults for this machine's CPU (its thread count) and a nominal GPU.
+    fn default() -> Self {
+        CostModel::for_cpu_threads(rayon::current_num_threads())
+    }
+}
+
+/// Seconds per element of ops of each family on one CPU thread (f64, ndarray, measured on
+/// the 2-core development machine: an `exp` 4.5 ns, an add 1 ns, a sum 0.4 ns, and
+/// Black-Scholes' 33 ops at 2.7 ns each on one core of the H100 host).
+const CPU_THREAD_SECONDS_PER_ELEMENT: [(Family, f64, f64); 7] = [
+    // (family, per element, per flop)
+    (Family::Elementwise, 2.5e-9, 0.0),
+    (Family::Reduce, 0.5e-9, 0.0),
+    (Family::Product, 0.0, 1.0 / 8e9),
+    (Family::Alloc, 0.5e-9, 0.0),
+    (Family::Layout, 1.0e-9, 0.0),
+    (Family::Closure, 3.0e-9, 0.0),
+    (Family::Other, 2.5e-9, 0.0),
+];
+
+impl CostModel {
+    /// The defaults: a CPU of `threads` threads (per-thread rates divided among them, a 2 us
+    /// dispatch per call), the emulated accelerator (the same kernels, host memcpy copies),
+    /// and the H100 profile's figures for CUDA until a GPU's own copies are measured.
+    pub fn for_cpu_threads(threads: usize) -> Self {
+        let t = threads.max(1) as f64;
+        let mut ops = Vec::new();
+        for (family, per_element, per_flop) in CPU_THREAD_SECONDS_PER_ELEMENT {
+            let rate = OpRate { per_call: 2e-6, per_element: per_element / t, per_flop: per_flop / t };
+            ops.push(OpRow { family, device: DeviceKind::Cpu, rate });
+            ops.push(OpRow { family, device: DeviceKind::Emulated, rate });
+        }
+        let (cuda_ops, mut copies) = h100::cuda_rows();
+        ops.extend(cuda_ops);
+        for direction in [Direction::H2d, Direction::D2h] {
+            for memory in [MemoryKind::Pageable, MemoryKind::Pinned] {
+                // A copy between two host buffers: memcpy at a few GB/s per thread.
+                copies.push(CopyRow { device: DeviceKind::Emulated, direction, memory, rate: CopyRate { latency: 1e-6, bandwidth: 4e9 * t.min(4.0) } });
+            }
+        }
+        CostModel {
+            source: format!("defaults for this machine ({threads} CPU threads, uncalibrated); CUDA rows from the H100 profile"),
+            measured_on: None,
+            ops,
+            copies,
+            cpu_piece_bytes: 64 * 1024,
+            accelerator_memory_fraction: 0.9,
+            accelerator_piece_bytes: 256 << 20,
+        }
+    }
+
+    /// The profile measured on an NVIDIA H100 host with 16 cores (see `h100.rs` for each
+    /// figure's source). Plans made with it elsewhere are predictions for that machine.
+    pub fn h100() -> Self {
+        h100::profile()
+    }
+
+    /// The defaults, with copy rates a device measured when it opened (CUDA measures its
+    /// pinned copies) in place of the nominal ones.
+    pub fn for_devices(devices: &[DeviceProfile]) -> Self {
+        let mut model = CostModel::default();
+        for d in devices {
+            if let Some((h2d, d2h)) = d.measured_copies {
+                for row in model.copies.iter_mut().filter(|r| r.device == d.kind && r.memory == MemoryKind::Pinned) {
+                    row.rate.bandwidth = if row.direction == Direction::H2d { h2d } else { d2h };
+                }
+                model.source.push_str(&format!("; pinned copies measured on {}", d.name));
+            }
+        }
+        model
+    }
+
+    /// The rates of `family` on a device of `kind` (the `other` row when the table has none).
+    pub fn op_rate(&self, family: Family, kind: DeviceKind) -> OpRate {
+        let find = |f: Family| self.ops.iter().find(|r| r.family == f && r.device == kind).map(|r| r.rate);
+        find(family).or_else(|| find(Family::Other)).unwrap_or(OpRate { per_call: 0.0, per_element: 1e-9, per_flop: 0.0 })
+    }
+
+    /// Seconds of one run of an op of `family` over `args` into `result` on `device`.
+    pub fn op_seconds(&self, family: Family, args: &[Meta], result: &Meta, device: &DeviceProfile) -> f64 {
+        self.op_rate(family, device.kind).seconds(Work::of(family, args, result))
+    }
+
+    /// The rates of copies `direction` between the host's `memory` and a device of `kind`.
+    pub fn copy_rate(&self, kind: DeviceKind, direction: Direction, memory: MemoryKind) -> CopyRate {
+        self.copies.iter().find(|r| r.device == kind && r.direction == direction && r.memory == memory).map_or(CopyRate { latency: 0.0, bandwidth: f64::INFINITY }, |r| r.rate)
+    }
+
+    /// Seconds to copy `bytes` of ordinary (pageable) host memory `direction` for `device`;
+    /// 0 for the CPU itself.
+    pub fn copy_seconds(&self, bytes: usize, direction: Direction, device: &DeviceProfile) -> f64 {
+        if device.kind == DeviceKind::Cpu {
+            return 0.0;
+        }
+        self.copy_rate(device.kind, direction, MemoryKind::Pageable).seconds(bytes)
+    }
+}
+
+fn names<'a>(it: impl Iterator<Item = &'a str>) -> String {
+    it.collect::<Vec<_>>().join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::value::DType;
+
+    fn m(shape: &[usize]) -> Meta {
+        Meta { dtype: DType::F64, shape: shape.to_vec() }
+    }
+
+    #[test]
+    fn a_product_counts_its_flops_and_an_elementwise_op_its_elements() {
+        let w = Work::of(Family::Product, &[m(&[100, 30]), m(&[30, 7])], &m(&[100, 7]));
+        assert_eq!(w, Work { elements: 3000.0, flops: 2.0 * 100.0 * 7.0 * 30.0 });
+        assert_eq!(Work::of(Family::Elementwise, &[m(&[10]), m(&[1])], &m(&[10])), Work { elements: 10.0, flops: 0.0 });
+        assert_eq!(Work::of(Family::Reduce, &[m(&[10, 4])], &m(&[4])).elements, 40.0);
+    }
+
+    #[test]
+    fn cpu_rates_divide_among_threads_and_every_family_has_a_row_per_device() {
+        let one = CostModel::for_cpu_threads(1);
+        let eight = CostModel::for_cpu_threads(8);
+        let e = |c: &CostModel| c.op_rate(Family::Elementwise, DeviceKind::Cpu).per_element;
+        assert!((e(&one) / e(&eight) - 8.0).abs() < 1e-9);
+        for kind in [DeviceKind::Cpu, DeviceKind::Cuda, DeviceKind::Emulated] {
+            for f in Family::ALL {
+                assert!(one.ops.iter().any(|r| r.family == f && r.device == kind), "{f} on {kind:?}");
+            }
+            if kind != DeviceKind::Cpu {
+                for d in [Direction::H2d, Direction::D2h] {
+                    for mk in [MemoryKind::Pageable, MemoryKind::Pinned] {
+                        assert!(one.copies.iter().any(|r| r.device == kind && r.direction == d && r.memory == mk));
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_copy_is_latency_plus_bytes_over_bandwidth_and_free_on_the_cpu() {
+        let c = CostModel::h100();
+        let gpu = DeviceProfile::hypothetical_gpu("H100", 80 << 30);
+        let r = c.copy_rate(DeviceKind::Cuda, Direction::H2d, MemoryKind::Pageable);
+        assert!((c.copy_seconds(1 << 30, Direction::H2d, &gpu) - (r.latency + (1u64 << 30) as f64 / r.bandwidth)).abs() < 1e-12);
+        assert_eq!(c.copy_seconds(1 << 30, Direction::H2d, &DeviceProfile::cpu()), 0.0);
+    }
+}
+
+#[cfg(all(test, feature = "serde"))]
+mod json {
+    use super::*;
+
+    #[test]
+    fn the_model_survives_json_and_names_its_rows_in_words() {
+        let c = CostModel::h100();
+        let text = serde_json::to_string(&c).unwrap();
+        assert!(text.contains(r#""family":"elementwise","device":"cuda","per_call":3.4e-6"#), "{text}");
+        let back: CostModel = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, c);
+    }
+}
