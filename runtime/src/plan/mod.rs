@@ -208,7 +208,7 @@ pub fn plan(part: &GraphPart, cost: &CostModel, devices: &[DeviceProfile], polic
 /// The bytes of a device's memory the planner may fill (`None`: host memory, not paged).
 pub(crate) struct Budget<'c> {
     pub(crate) cost: &'c CostModel,
-    memory_cap: Option<u64>,
+    pub(crate) memory_cap: Option<u64>,
 }
 
 impl Budget<'_> {

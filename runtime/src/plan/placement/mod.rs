@@ -107,7 +107,7 @@ pub(crate) trait PlacementPolicy {
     fn place(&self, problem: &Problem) -> Vec<Choice>;
 }
 
-fn policy(p: Policy) -> &'static dyn PlacementPolicy {
+pub(crate) fn policy(p: Policy) -> &'static dyn PlacementPolicy {
     match p {
         Policy::Greedy => &greedy::Greedy,
         Policy::Threshold => &threshold::Threshold,

@@ -141,3 +141,161 @@ pub(crate) fn solve(p: &Problem, accel: DeviceId) -> Vec<DeviceId> {
     let sink = net.sink_side(T);
     p.free.iter().map(|&i| if sink[vertex[i]] { accel } else { CPU }).collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use proptest::prelude::*;
+
+    use super::super::{policy, problem, Policy};
+    use super::*;
+    use crate::annotation::{oa, oa_alloc, Annotation, Launch};
+    use crate::cost::CostModel;
+    use crate::plan::{Budget, GraphPart, PartNode};
+    use crate::profile::DeviceProfile;
+    use crate::split;
+    use crate::value::{DType, Meta};
+
+    /// What a random node is.
+    #[derive(Clone, Debug)]
+    enum Kind {
+        SourceOnCpu,
+        SourceOnAccelerator,
+        /// A lazy allocation, with or without an accelerator version.
+        Alloc(bool),
+        /// Elementwise with an accelerator version, over 1 or 2 earlier values.
+        Elementwise(usize, Option<usize>),
+        /// Kept on the CPU by its annotation (a closure).
+        CpuOnly(usize),
+        /// No accelerator version.
+        HostOnly(usize),
+        /// A reduction to one value.
+        Reduce(usize),
+    }
+
+    fn ops() -> [Arc<Annotation>; 7] {
+        let two = || [split::rows(), split::rows()];
+        [
+            oa("add").elementwise().args(two()).accelerator("add", "").build(),
+            oa("exp").elementwise().accelerator("exp", "").build(),
+            oa("mapv").elementwise().cpu_only("a Rust closure runs on the CPU only").build(),
+            oa("cumsum").build(),
+            oa("sum")
+                .accelerator_launch("sum", "", Launch::Reduce { axis: None })
+                .result(split::unsplittable())
+                .shape(|m: &[Meta]| Ok(Meta::new(m[0].dtype, Vec::<usize>::new())))
+                .build(),
+            oa_alloc("zeros").accelerator_launch("fill", "", Launch::Fill { params: vec![] }).build(),
+            oa_alloc("random").build(),
+        ]
+    }
+
+    /// A part from random kinds: arguments refer to earlier nodes (modulo their count), and
+    /// every node has `len` elements unless it is a reduction's scalar.
+    fn part(kinds: &[Kind], lens: &[usize], targets: u32, keep: u32) -> GraphPart {
+        let [add, exp, mapv, cumsum, sum, zeros, random] = ops();
+        let source = oa("source").build();
+        let mut nodes: Vec<PartNode> = Vec::new();
+        for (i, k) in kinds.iter().enumerate() {
+            let pick = |a: usize| if i == 0 { None } else { Some(a % i) };
+            let len = lens[i % lens.len()];
+            let (op, inputs, materialized) = match *k {
+                Kind::SourceOnCpu => (source.clone(), vec![], Some(CPU)),
+                Kind::SourceOnAccelerator => (source.clone(), vec![], Some(DeviceId(1))),
+                Kind::Alloc(version) => (if version { zeros.clone() } else { random.clone() }, vec![], None),
+                Kind::Elementwise(a, b) => match (pick(a), b.and_then(pick)) {
+                    (Some(a), Some(b)) => (add.clone(), vec![a, b], None),
+                    (Some(a), None) => (exp.clone(), vec![a], None),
+                    _ => (source.clone(), vec![], Some(CPU)),
+                },
+                Kind::CpuOnly(a) => pick(a).map_or((source.clone(), vec![], Some(CPU)), |a| (mapv.clone(), vec![a], None)),
+                Kind::HostOnly(a) => pick(a).map_or((source.clone(), vec![], Some(CPU)), |a| (cumsum.clone(), vec![a], None)),
+                Kind::Reduce(a) => pick(a).map_or((source.clone(), vec![], Some(CPU)), |a| (sum.clone(), vec![a], None)),
+            };
+            // Elementwise results take their first argument's length (scalars broadcast).
+            let meta = if op.name() == "sum" {
+                Meta::new(DType::F64, Vec::<usize>::new())
+            } else if let Some(&a) = inputs.first() {
+                nodes[a].meta.clone()
+            } else {
+                Meta::new(DType::F64, [len])
+            };
+            let arg_splits = inputs.iter().map(|_| split::broadcast()).collect();
+            let bit = 1 << (i % 32);
+            nodes.push(PartNode {
+                id: i as u64,
+                op,
+                inputs,
+                arg_splits,
+                meta,
+                cell: 1,
+                materialized,
+                target: targets & bit != 0 || i + 1 == kinds.len(),
+                keep_on_device: keep & bit != 0,
+                forced: None,
+            });
+        }
+        GraphPart { nodes }
+    }
+
+    fn kind() -> impl Strategy<Value = Kind> {
+        prop_oneof![
+            1 => Just(Kind::SourceOnCpu),
+            1 => Just(Kind::SourceOnAccelerator),
+            1 => any::<bool>().prop_map(Kind::Alloc),
+            5 => (any::<usize>(), proptest::option::of(any::<usize>())).prop_map(|(a, b)| Kind::Elementwise(a, b)),
+            1 => any::<usize>().prop_map(Kind::CpuOnly),
+            1 => any::<usize>().prop_map(Kind::HostOnly),
+            1 => any::<usize>().prop_map(Kind::Reduce),
+        ]
+    }
+
+    fn devices() -> Vec<DeviceProfile> {
+        vec![DeviceProfile::cpu(), DeviceProfile::hypothetical_gpu("H100", 80 << 30)]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 400, ..ProptestConfig::default() })]
+
+        /// `optimal` finds the cheapest placement of all (brute force over every choice of the
+        /// free ops), and so is never dearer than `greedy` or `threshold`.
+        #[test]
+        fn optimal_equals_brute_force_and_beats_the_fixed_rules(
+            kinds in proptest::collection::vec(kind(), 1..22),
+            lens in proptest::collection::vec(prop_oneof![Just(1usize), Just(1000), Just(100_000), Just(10_000_000), 1usize..50_000_000], 1..5),
+            targets in any::<u32>(),
+            keep in any::<u32>(),
+            h100 in any::<bool>(),
+            gpu_scale in prop_oneof![Just(1.0f64), 0.01f64..100.0],
+        ) {
+            let part = part(&kinds, &lens, targets, keep);
+            let mut cost = if h100 { CostModel::h100() } else { CostModel::for_cpu_threads(2) };
+            let per_element = cost.op_rate(crate::cost::Family::Elementwise, crate::profile::DeviceKind::Cuda).per_element * gpu_scale;
+            cost.set("elementwise.cuda.per_element", &per_element.to_string()).unwrap();
+            let budget = Budget { cost: &cost, memory_cap: None };
+            let devices = devices();
+            let p = problem(&part, &part.consumers(), &devices, &budget, &mut Vec::new());
+            prop_assume!(p.free.len() <= 14);
+            let total = |free: &[DeviceId]| p.total(&p.devices(free)).seconds();
+            let mut best = f64::INFINITY;
+            for mask in 0..(1u32 << p.free.len()) {
+                let free: Vec<DeviceId> = (0..p.free.len()).map(|k| if mask & (1 << k) != 0 { DeviceId(1) } else { CPU }).collect();
+                best = best.min(total(&free));
+            }
+            let chosen = |pol: Policy| -> Vec<DeviceId> { policy(pol).place(&p).into_iter().map(|c| c.0).collect() };
+            let optimal = total(&chosen(Policy::Optimal));
+            let tolerance = 1e-9 * best.max(1e-6);
+            prop_assert!((optimal - best).abs() <= tolerance, "optimal {optimal} vs brute force {best}");
+            for other in [Policy::Greedy, Policy::Threshold, Policy::CpuOnly] {
+                let t = total(&chosen(other));
+                prop_assert!(optimal <= t + tolerance, "optimal {optimal} > {other} {t}");
+            }
+            // The margins of a global optimum are never negative.
+            let device = p.devices(&chosen(Policy::Optimal));
+            for &i in &p.free {
+                prop_assert!(p.margin(i, &device) >= -tolerance, "moving #{i} alone would gain {}", -p.margin(i, &device));
+            }
+        }
+    }
+}
