@@ -204,6 +204,22 @@ impl<A: Element> Array<A> {
     pub fn plan(&self) -> Result<Plan> {
         self.lazy.plan()
     }
+    /// Why each op of this array's plan runs where it runs: the estimates on each device, the
+    /// copies, the margin, the reason in words (nothing runs).
+    pub fn explain(&self) -> Result<crate::Explanation> {
+        self.lazy.plan().map(|p| crate::Explanation(p.explain()))
+    }
+    /// Ask for the op computing this array to run on `device` (`Device::Auto`: where the
+    /// policy puts it). Plans respect it and say so; an op with no accelerator version stays
+    /// on the CPU and its plan says why. An array already computed keeps its value.
+    pub fn on(self, device: crate::Device) -> Self {
+        self.lazy.force(match device {
+            crate::Device::Cpu => Some(false),
+            crate::Device::Gpu => Some(true),
+            crate::Device::Auto => None,
+        });
+        self
+    }
     /// Whether the value has been computed.
     pub fn is_evaluated(&self) -> bool {
         self.value.get().is_some() || self.lazy.is_evaluated()

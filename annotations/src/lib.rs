@@ -33,9 +33,36 @@ pub use bach_runtime::{BachError, Result};
 pub use elementwise::where_;
 pub use real::Real;
 
+/// Where a value is asked to be computed ([`Array::on`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Device {
+    Cpu,
+    /// The session's accelerator (a CUDA GPU, or the emulated one).
+    Gpu,
+    /// Where the placement policy puts it.
+    Auto,
+}
+
+/// A plan's explanation ([`Array::explain`]): shown as text in a notebook.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Explanation(pub String);
+
+impl std::fmt::Display for Explanation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl Explanation {
+    /// How evcxr shows it when it ends a cell.
+    pub fn evcxr_display(&self) {
+        println!("EVCXR_BEGIN_CONTENT text/plain\n{}\nEVCXR_END_CONTENT", self.0.trim_end());
+    }
+}
+
 /// Everything a notebook needs: `use bach::prelude::*;`
 pub mod prelude {
-    pub use crate::{evaluate, where_, Array, Array1, Array2, ArrayD, Real};
+    pub use crate::{evaluate, where_, Array, Array1, Array2, ArrayD, Device, Real};
     pub use bach_runtime::{BachError, Plan};
     pub use ndarray::Axis;
 }

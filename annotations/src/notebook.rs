@@ -247,6 +247,73 @@ pub fn show_plan<A: Element>(a: &Array<A>) {
     }
 }
 
+/// `:bach explain <expr>`: why each op of a value's plan runs where it runs.
+pub fn show_explain<A: Element>(a: &Array<A>) {
+    match a.explain() {
+        Ok(e) => print!("{e}"),
+        Err(e) => panic!("{e}"),
+    }
+}
+
+/// `:bach cost`: the cost model, for the kinds of device this session has.
+pub fn show_cost() {
+    let s = session::global();
+    let kinds: Vec<bach_runtime::DeviceKind> = s.devices().profiles().iter().map(|p| p.kind).collect();
+    print!("{}", s.config().cost.table(&kinds));
+    println!("change one with `:bach cost set <path> = <value>`; `:bach cost reset` restores the defaults; paths:\n{}", bach_runtime::cost::PATHS);
+}
+
+/// `:bach cost set <path> = <value>`: change one parameter; the next display re-plans.
+pub fn set_cost(assignment: &str) {
+    let Some((path, value)) = assignment.split_once('=') else { panic!("usage: :bach cost set <path> = <value>, e.g. elementwise.cuda.per_element = 2e-11") };
+    let s = session::global();
+    let mut cost = s.config().cost;
+    cost.set(path.trim(), value.trim()).unwrap_or_else(|e| panic!("{e}"));
+    s.update_config(|c| c.cost = cost);
+    println!("cost model: {} = {}; the next evaluation plans with it", path.trim(), value.trim());
+}
+
+/// `:bach cost reset`: the defaults for this session's devices.
+pub fn reset_cost() {
+    let s = session::global();
+    let cost = s.default_cost();
+    println!("cost model: {}", cost.source);
+    s.update_config(|c| c.cost = cost);
+}
+
+/// `:bach cost profile <h100|default>`: plan with a shipped profile (a prediction for the
+/// machine it was measured on) or this machine's defaults.
+pub fn use_cost_profile(name: &str) {
+    let s = session::global();
+    let cost = match name.trim() {
+        "h100" => bach_runtime::CostModel::h100(),
+        "default" => s.default_cost(),
+        other => panic!("unknown cost profile `{other}` (known: h100, default)"),
+    };
+    println!("cost model: {}", cost.source);
+    s.update_config(|c| c.cost = cost);
+}
+
+/// `:bach cell <cpu|gpu|auto>`: where the ops this cell creates from here on run.
+pub fn force_cell(device: &str) {
+    let s = session::global();
+    let forced = match device.trim() {
+        "cpu" => Some(false),
+        "gpu" | "accelerator" => Some(true),
+        "auto" => None,
+        other => panic!("unknown device `{other}` for `:bach cell` (cpu, gpu or auto)"),
+    };
+    s.force_cell(forced);
+    println!(
+        "{}",
+        match forced {
+            Some(true) => "this cell's ops: on the accelerator where they can run there",
+            Some(false) => "this cell's ops: on the CPU",
+            None => "this cell's ops: where the policy puts them",
+        }
+    );
+}
+
 /// `:bach devices`: what was found, and why there is no GPU when there is none.
 pub fn show_devices() {
     let s = session::global();

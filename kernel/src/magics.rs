@@ -3,12 +3,19 @@
 //! kernel prints itself. The table is open: the cost-model magics add rows here.
 
 pub const HELP: &str = "\
-:bach help                 this list
-:bach devices              the devices Bach found (and, without a GPU, why)
-:bach plan <expr>          the plan for a lazy value, without running it
-:bach trace                the session's timeline so far, per cell
-:bach memory <size|none>   cap the accelerator memory the planner may use (e.g. 64MiB)
-:bach policy <name>        placement policy: greedy (default) or cpu
+:bach help                      this list
+:bach devices                   the devices Bach found (and, without a GPU, why)
+:bach plan <expr>               the plan for a lazy value, without running it
+:bach explain <expr>            why each op of that plan runs where it runs: estimates, copies, margin
+:bach trace                     the session's timeline so far, per cell
+:bach memory <size|none>        cap the accelerator memory the planner may use (e.g. 64MiB)
+:bach policy <name>             placement policy: optimal (default), greedy, threshold or cpu
+:bach cell <cpu|gpu|auto>       where the ops this cell creates from here on run
+:bach cost                      the cost model the planner uses
+:bach cost set <path> = <value> change one parameter (e.g. elementwise.cuda.per_element = 2e-11)
+:bach cost reset                the defaults for this machine
+:bach cost profile <h100|default>  plan with the measured H100 profile (predictions) or the defaults
+In Rust: value.explain(), value.on(Device::Cpu | Device::Gpu | Device::Auto).
 evcxr's own commands (:dep, :vars, :help ...) work as usual.
 ";
 
@@ -25,8 +32,24 @@ const COMMANDS: &[Command] = &[
     Command { name: "plan", args: "<expr>", rust: |a| (!a.is_empty()).then(|| format!("bach::notebook::show_plan(&({a}));")) },
     Command { name: "trace", args: "", rust: |_| Some("bach::notebook::show_trace();".into()) },
     Command { name: "memory", args: "<size|none>", rust: |a| (!a.is_empty()).then(|| format!("bach::notebook::set_memory({a:?});")) },
-    Command { name: "policy", args: "<greedy|threshold|cpu>", rust: |a| (!a.is_empty()).then(|| format!("bach::notebook::set_policy({a:?});")) },
+    Command { name: "explain", args: "<expr>", rust: |a| (!a.is_empty()).then(|| format!("bach::notebook::show_explain(&({a}));")) },
+    Command { name: "policy", args: "<optimal|greedy|threshold|cpu>", rust: |a| (!a.is_empty()).then(|| format!("bach::notebook::set_policy({a:?});")) },
+    Command { name: "cell", args: "<cpu|gpu|auto>", rust: |a| matches!(a, "cpu" | "gpu" | "auto").then(|| format!("bach::notebook::force_cell({a:?});")) },
+    Command { name: "cost", args: "[set <path> = <value> | reset | profile <h100|default>]", rust: cost },
 ];
+
+/// `:bach cost ...`: show, set one parameter, reset, or load a profile.
+fn cost(args: &str) -> Option<String> {
+    let (sub, rest) = args.split_once(char::is_whitespace).unwrap_or((args, ""));
+    let rest = rest.trim();
+    match sub {
+        "" => Some("bach::notebook::show_cost();".into()),
+        "set" if rest.contains('=') => Some(format!("bach::notebook::set_cost({rest:?});")),
+        "reset" if rest.is_empty() => Some("bach::notebook::reset_cost();".into()),
+        "profile" if !rest.is_empty() => Some(format!("bach::notebook::use_cost_profile({rest:?});")),
+        _ => None,
+    }
+}
 
 /// Replace every `:bach` line of `code` by its Rust line. Errors name the bad line.
 pub fn expand(code: &str) -> Result<String, String> {
@@ -81,6 +104,13 @@ mod tests {
         assert!(expand(":bach plan").unwrap_err().contains("usage: :bach plan <expr>"));
         assert_eq!(expand(":dep x = \"1\"").unwrap(), ":dep x = \"1\"\n");
         assert_eq!(expand(":bachelor").unwrap(), ":bachelor\n");
+        assert_eq!(expand(":bach cost set elementwise.cuda.per_element = 2e-11").unwrap(), "bach::notebook::set_cost(\"elementwise.cuda.per_element = 2e-11\");\n");
+        assert_eq!(expand(":bach cost").unwrap(), "bach::notebook::show_cost();\n");
+        assert_eq!(expand(":bach cost reset").unwrap(), "bach::notebook::reset_cost();\n");
+        assert!(expand(":bach cost set x").unwrap_err().contains("usage: :bach cost [set <path> = <value>"));
+        assert_eq!(expand(":bach cell gpu").unwrap(), "bach::notebook::force_cell(\"gpu\");\n");
+        assert!(expand(":bach cell tpu").unwrap_err().contains("usage: :bach cell <cpu|gpu|auto>"));
+        assert_eq!(expand(":bach explain &a * 2.0").unwrap(), "bach::notebook::show_explain(&(&a * 2.0));\n");
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! [`Plan`]. It sees metas, split types and where values live, never their data, so a plan
 //! can be printed and tested for devices this machine does not have.
 
+mod explain;
 pub(crate) mod pieces;
 mod placement;
 mod reason;
@@ -270,6 +271,9 @@ impl fmt::Display for Plan {
         for a in &self.allocations {
             writeln!(f, "allocation #{} {} on {}{}", a.id, a.op, dev(a.device), a.first_user.map(|u| format!(" (first user #{u})")).unwrap_or_default())?;
         }
+        let t = &self.predicted;
+        let against = self.predicted_for.as_ref().map(|m| format!(", a prediction for {m}")).unwrap_or_default();
+        writeln!(f, "predicted: {} (compute {}, copies {}{against})", crate::cost::seconds(t.seconds()), crate::cost::seconds(t.compute_s), crate::cost::seconds(t.copies_s))?;
         for n in &self.notes {
             writeln!(f, "note: {n}")?;
         }
