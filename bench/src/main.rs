@@ -4,14 +4,19 @@
 //! bach-bench run <workload> --log2 N --mode cpu|bach|gpu [--device D] [--memory SIZE]
 //!                [--inputs random|reference] [--seed S] [--repeat R] [--json] [--dump DIR]
 //! bach-bench compare <workload> --log2 N [--device D] [--memory SIZE] [--inputs ...] [--seed S] [--repeat R]
+//! bach-bench plan <workload> --log2 N [--policy P] [--profile h100|default|FILE] [--device D] [--memory SIZE]
+//! bach-bench cost [--profile h100|default|FILE] [--device D]
 //! bach-bench bandwidth [--sizes 1MiB,64MiB,1GiB] [--repeat R] [--launches N]
 //! ```
 //! `compare` runs the modes interleaved in one process (cpu and bach, and gpu when the session
 //! has a CUDA device) and ends with `ratio cpu/bach = X` (and `ratio gpu/bach = Y`).
 //! `--device auto|cpu|cuda|emulated[:SIZE]` picks the bach session's devices (default: the
 //! `BACH_DEVICE` variable, else auto); `--memory SIZE` caps the accelerator memory the planner
-//! may use (and sizes the emulated accelerator). Flags are parsed by hand: the harness should
-//! build in seconds.
+//! may use (and sizes the emulated accelerator). `--policy optimal|greedy|threshold|cpu` and
+//! `--profile h100|default|FILE` (a cost model as JSON) set the session's placement. `plan`
+//! prints the plan as one JSON line without running anything (inputs are placeholders, so
+//! any size can be planned); with no accelerator here it plans for a hypothetical 80 GiB
+//! H100. Flags are parsed by hand: the harness should build in seconds.
 
 mod gpu;
 mod workloads;
@@ -23,7 +28,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use bach_runtime::trace::EventKind;
-use bach_runtime::{DeviceChoice, DeviceKind, Devices, Session, CPU};
+use bach_runtime::{CostModel, DeviceChoice, DeviceKind, DeviceProfile, Devices, Meta, Policy, Session, CPU};
 use ndarray::Array1;
 use serde::Serialize;
 use workloads::{Columns, Workload};
@@ -57,6 +62,8 @@ impl Mode {
 enum Command {
     Run,
     Compare,
+    Plan,
+    Cost,
     Bandwidth,
 }
 
@@ -77,13 +84,19 @@ struct Args {
     /// `bandwidth`: transfer sizes (bytes) and empty-kernel launches.
     sizes: Vec<u64>,
     launches: usize,
+    /// Placement policy (`None`: the session's default) and cost model.
+    policy: Option<Policy>,
+    profile: Option<String>,
 }
 
 const USAGE: &str = "usage:
   bach-bench run <black-scholes|haversine> --log2 N --mode cpu|bach|gpu [--device auto|cpu|cuda|emulated[:SIZE]] [--memory SIZE]
                  [--inputs random|reference] [--seed S] [--repeat R] [--json] [--dump DIR]
   bach-bench compare <black-scholes|haversine> --log2 N [--device D] [--memory SIZE] [--inputs random|reference] [--seed S] [--repeat R]
+  bach-bench plan <black-scholes|haversine> --log2 N [--policy P] [--profile h100|default|FILE] [--device D] [--memory SIZE]
+  bach-bench cost [--profile h100|default|FILE] [--device D]   (the cost model as JSON: edit it, pass it back with --profile FILE)
   bach-bench bandwidth [--sizes 1MiB,64MiB,1GiB] [--repeat R] [--launches N]
+run, compare and plan take --policy optimal|greedy|threshold|cpu and --profile h100|default|FILE (a cost model as JSON)
 SIZE: 64MiB, 1.5GiB, 500MB, ... (--memory caps the accelerator memory Bach plans with, and sizes the emulated one)";
 
 fn parse_size(flag: &str, s: &str) -> Result<u64, String> {
@@ -95,11 +108,13 @@ fn parse(argv: &[String]) -> Result<Args, String> {
     let command = match it.next().ok_or("no command")?.as_str() {
         "run" => Command::Run,
         "compare" => Command::Compare,
+        "plan" => Command::Plan,
+        "cost" => Command::Cost,
         "bandwidth" => Command::Bandwidth,
         other => return Err(format!("unknown command `{other}`")),
     };
     let workload = match command {
-        Command::Bandwidth => Workload::BlackScholes,
+        Command::Bandwidth | Command::Cost => Workload::BlackScholes,
         _ => Workload::parse(it.next().ok_or("no workload")?)?,
     };
     let mut a = Args {
@@ -115,6 +130,8 @@ fn parse(argv: &[String]) -> Result<Args, String> {
         memory: None,
         sizes: vec![1 << 20, 64 << 20, 1 << 30],
         launches: 2000,
+        policy: None,
+        profile: None,
     };
     let mut inputs = "random".to_string();
     let mut seed = 1u32;
@@ -134,6 +151,8 @@ fn parse(argv: &[String]) -> Result<Args, String> {
             "--dump" => a.dump = Some(PathBuf::from(value()?)),
             "--device" => a.device = Some(value()?.parse::<DeviceChoice>().map_err(|e| format!("--device: {e}"))?),
             "--memory" => a.memory = Some(parse_size("--memory", &value()?)?),
+            "--policy" => a.policy = Some(value()?.parse::<Policy>().map_err(|e| format!("--policy: {e}"))?),
+            "--profile" => a.profile = Some(value()?),
             "--sizes" if command == Command::Bandwidth => {
                 a.sizes = value()?.split(',').map(|s| parse_size("--sizes", s)).collect::<Result<_, _>>()?;
             }
@@ -173,12 +192,24 @@ fn device_choice(device: Option<DeviceChoice>, memory: Option<u64>) -> Result<De
 
 /// A bach session on the chosen devices, with the memory cap; an error says why the devices
 /// cannot be had (`--device cuda` without a GPU).
-fn bach_session(choice: DeviceChoice, memory: Option<u64>) -> Result<Arc<Session>, String> {
+fn bach_session(choice: DeviceChoice, args: &Args) -> Result<Arc<Session>, String> {
     let devices = Devices::select(choice).map_err(|why| format!("--device {}: {why}", choice_name(choice)))?;
     let session = Session::with_devices(devices);
-    if memory.is_some() {
-        session.update_config(|c| c.memory_cap = memory);
-    }
+    let cost = match args.profile.as_deref() {
+        None | Some("default") => None,
+        Some("h100") => Some(CostModel::h100()),
+        Some(file) => {
+            let text = std::fs::read_to_string(file).map_err(|e| format!("--profile {file}: {e}"))?;
+            Some(serde_json::from_str::<CostModel>(&text).map_err(|e| format!("--profile {file}: not a cost model: {e}"))?)
+        }
+    };
+    session.update_config(|c| {
+        c.memory_cap = args.memory.or(c.memory_cap);
+        c.policy = args.policy.unwrap_or(c.policy);
+        if let Some(cost) = cost {
+            c.cost = cost;
+        }
+    });
     Ok(session)
 }
 
@@ -317,6 +348,8 @@ fn main() -> ExitCode {
     };
     let result = match args.command {
         Command::Bandwidth => bandwidth(&args),
+        Command::Plan => plan(&args),
+        Command::Cost => cost(&args),
         _ => run(&args),
     };
     match result {
@@ -338,7 +371,7 @@ fn run(args: &Args) -> Result<(), String> {
     let mut modes: Vec<Mode> = if args.command == Command::Compare { vec![Mode::Cpu, Mode::Bach] } else { vec![args.mode] };
 
     // Devices first: a missing GPU is reported before inputs are made.
-    let session = if modes.contains(&Mode::Bach) { Some(bach_session(device_choice(args.device, args.memory)?, args.memory)?) } else { None };
+    let session = if modes.contains(&Mode::Bach) { Some(bach_session(device_choice(args.device, args.memory)?, args)?) } else { None };
     let has_cuda = session.as_ref().is_some_and(|s| s.devices().profiles().iter().any(|p| p.kind == DeviceKind::Cuda));
     if args.command == Command::Compare && has_cuda {
         modes.push(Mode::Gpu);
@@ -442,6 +475,115 @@ fn run(args: &Args) -> Result<(), String> {
     Ok(())
 }
 
+/// One op of a planned workload.
+#[derive(Serialize)]
+struct PlannedOp {
+    id: u64,
+    op: String,
+    /// "cpu" or "accelerator".
+    device: &'static str,
+    stage: usize,
+    /// Estimated seconds on each device (null: it cannot run there).
+    cpu_seconds: f64,
+    accelerator_seconds: Option<f64>,
+    reason: String,
+}
+
+#[derive(Serialize)]
+struct PlannedTransfer {
+    id: u64,
+    to: &'static str,
+    bytes: usize,
+    /// The stage that needs it; null for the result's copy at the end.
+    stage: Option<usize>,
+    streamed: bool,
+}
+
+#[derive(Serialize)]
+struct PlannedStage {
+    device: &'static str,
+    pieces: usize,
+    piece_rows: usize,
+    paged: bool,
+}
+
+#[derive(Serialize)]
+struct PlanRecord {
+    workload: &'static str,
+    log2: u32,
+    n: usize,
+    policy: String,
+    cost_model: String,
+    /// The machine the cost model was measured on, when the plan's devices are not it.
+    prediction_for: Option<String>,
+    devices: Vec<String>,
+    predicted_seconds: f64,
+    predicted_compute_seconds: f64,
+    predicted_copies_seconds: f64,
+    ops: Vec<PlannedOp>,
+    transfers: Vec<PlannedTransfer>,
+    stages: Vec<PlannedStage>,
+    pieces: usize,
+    notes: Vec<String>,
+}
+
+/// `cost`: the session's cost model as JSON (a file `--profile FILE` reads back).
+fn cost(args: &Args) -> Result<(), String> {
+    let session = bach_session(device_choice(args.device, args.memory)?, args)?;
+    println!("{}", serde_json::to_string_pretty(&session.config().cost).expect("serialisable"));
+    Ok(())
+}
+
+/// `plan`: the workload's plan as one JSON line; nothing runs and no input is made.
+fn plan(args: &Args) -> Result<(), String> {
+    let n = 1usize << args.log2;
+    let w = args.workload;
+    let session = bach_session(device_choice(args.device, args.memory)?, args)?;
+    let mut devices = session.devices().profiles();
+    if devices.len() == 1 {
+        devices.push(DeviceProfile::hypothetical_gpu("NVIDIA H100 80GB HBM3", 80 << 30));
+    }
+    let outputs = bach_runtime::with_session(&session, || {
+        let inputs: BTreeMap<&'static str, bach::Array<f64>> =
+            w.input_names().into_iter().map(|name| (name, bach::Array::from_lazy(session.placeholder(Meta::new(bach_runtime::DType::F64, [n]), name)).expect("f64"))).collect();
+        w.bach_graph(&inputs)
+    });
+    let targets: Vec<&bach_runtime::Lazy> = outputs.iter().map(|(_, a)| a.lazy()).collect();
+    let p = session.plan_for(&targets, &devices).map_err(|e| e.to_string())?;
+    let side = |d: bach_runtime::DeviceId| if d == CPU { "cpu" } else { "accelerator" };
+    let rec = PlanRecord {
+        workload: w.name(),
+        log2: args.log2,
+        n,
+        policy: p.policy.to_string(),
+        cost_model: session.config().cost.source,
+        prediction_for: p.predicted_for.clone(),
+        devices: p.devices.iter().map(|d| d.name.clone()).collect(),
+        predicted_seconds: p.predicted.seconds(),
+        predicted_compute_seconds: p.predicted.compute_s,
+        predicted_copies_seconds: p.predicted.copies_s,
+        ops: p
+            .steps
+            .iter()
+            .map(|st| PlannedOp {
+                id: st.id,
+                op: st.op.clone(),
+                device: side(st.device),
+                stage: st.stage,
+                cpu_seconds: st.cpu_s,
+                accelerator_seconds: st.accelerator_s.is_finite().then_some(st.accelerator_s),
+                reason: st.reason.to_string(),
+            })
+            .collect(),
+        transfers: p.transfers.iter().map(|t| PlannedTransfer { id: t.id, to: side(t.to), bytes: t.bytes, stage: t.stage, streamed: t.streamed }).collect(),
+        stages: p.stages.iter().map(|s| PlannedStage { device: side(s.device), pieces: s.pieces, piece_rows: s.piece_rows, paged: s.paged }).collect(),
+        pieces: p.total_pieces(),
+        notes: p.notes.clone(),
+    };
+    println!("{}", serde_json::to_string(&rec).expect("serialisable"));
+    Ok(())
+}
+
 fn max_scaled_diff_opt(against_cpu: bool, out: &Columns, cpu: &Columns) -> Option<f64> {
     against_cpu.then(|| gpu::max_scaled_diff(out, cpu))
 }
@@ -507,7 +649,7 @@ mod tests {
         if gpu::open().is_ok() {
             return; // a GPU host: nothing to check here
         }
-        let e = bach_session(DeviceChoice::Cuda, None).expect_err("no CUDA device here");
+        let e = bach_session(DeviceChoice::Cuda, &args("run haversine").unwrap()).expect_err("no CUDA device here");
         assert!(e.starts_with("--device cuda: ") && e.len() > "--device cuda: ".len(), "{e}");
         let e = gpu::Gpu::new().err().expect("no GPU here");
         assert!(e.starts_with("no GPU: "), "{e}");
@@ -515,17 +657,18 @@ mod tests {
 
     #[test]
     fn emulated_session_gets_its_memory_and_the_cap() {
-        let s = bach_session(DeviceChoice::Emulated(Some(16 << 20)), Some(16 << 20)).unwrap();
+        let s = bach_session(DeviceChoice::Emulated(Some(16 << 20)), &args("run haversine --memory 16MiB --policy greedy").unwrap()).unwrap();
         let p = s.devices().profiles();
         assert_eq!(p.len(), 2);
         assert_eq!(p[1].kind, DeviceKind::Emulated);
         assert_eq!(p[1].memory_bytes, Some(16 << 20));
         assert_eq!(s.config().memory_cap, Some(16 << 20));
+        assert_eq!(s.config().policy, Policy::Greedy);
     }
 
     #[test]
     fn bach_runs_in_its_own_session_and_reports_its_plan() {
-        let s = bach_session(DeviceChoice::Emulated(Some(4 << 20)), Some(4 << 20)).unwrap();
+        let s = bach_session(DeviceChoice::Emulated(Some(4 << 20)), &args("run black-scholes --memory 4MiB").unwrap()).unwrap();
         let w = Workload::BlackScholes;
         let cols = w.inputs(1 << 16, Some(3));
         let lazy = bach_runtime::with_session(&s, || cols.iter().map(|(k, v)| (*k, bach::Array::from_shared(v.clone().into_dyn().into_shared()))).collect());

@@ -32,15 +32,9 @@ impl Workload {
 
     /// Inputs: `None` for the all-constant reference inputs, `Some(seed)` for random ones.
     pub fn inputs(self, n: usize, seed: Option<u32>) -> Columns {
-        // (name, reference value, random low, random high)
-        let spec: &[(&'static str, f64, f64, f64)] = match self {
-            Workload::BlackScholes => &[("price", 4.0, 10.0, 50.0), ("strike", 4.0, 10.0, 50.0), ("t", 4.0, 1.0, 2.0), ("rate", 4.0, 0.01, 0.05), ("vol", 4.0, 0.1, 0.5)],
-            Workload::Haversine => {
-                &[("lat2", 0.0698132, -std::f64::consts::FRAC_PI_2, std::f64::consts::FRAC_PI_2), ("lon2", 0.0698132, -std::f64::consts::PI, std::f64::consts::PI)]
-            }
-        };
         let mut rs = seed.map(RandomState::new);
-        spec.iter()
+        self.spec()
+            .iter()
             .map(|&(name, reference, lo, hi)| {
                 let col = match rs.as_mut() {
                     None => Array1::from_elem(n, reference),
@@ -49,6 +43,21 @@ impl Workload {
                 (name, col)
             })
             .collect()
+    }
+
+    /// The names of the input columns.
+    pub fn input_names(self) -> Vec<&'static str> {
+        self.spec().iter().map(|s| s.0).collect()
+    }
+
+    /// (name, reference value, random low, random high) per input column.
+    fn spec(self) -> &'static [(&'static str, f64, f64, f64)] {
+        match self {
+            Workload::BlackScholes => &[("price", 4.0, 10.0, 50.0), ("strike", 4.0, 10.0, 50.0), ("t", 4.0, 1.0, 2.0), ("rate", 4.0, 0.01, 0.05), ("vol", 4.0, 0.1, 0.5)],
+            Workload::Haversine => {
+                &[("lat2", 0.0698132, -std::f64::consts::FRAC_PI_2, std::f64::consts::FRAC_PI_2), ("lon2", 0.0698132, -std::f64::consts::PI, std::f64::consts::PI)]
+            }
+        }
     }
 
     /// The eager ndarray program.
@@ -78,9 +87,9 @@ impl Workload {
         }
     }
 
-    /// The same program on bach's lazy arrays: only the array type changed.
-    pub fn bach(self, inp: &BTreeMap<&'static str, bach::Array<f64>>) -> bach::Result<BTreeMap<&'static str, ArcArray<f64, IxDyn>>> {
-        let outputs: Vec<(&'static str, bach::Array<f64>)> = match self {
+    /// The same program on bach's lazy arrays (only the array type changed), not evaluated.
+    pub fn bach_graph(self, inp: &BTreeMap<&'static str, bach::Array<f64>>) -> Vec<(&'static str, bach::Array<f64>)> {
+        match self {
             Workload::BlackScholes => {
                 let (price, strike, t, rate, vol) = (&inp["price"], &inp["strike"], &inp["t"], &inp["rate"], &inp["vol"]);
                 let rsig = vol * vol * C05 + rate;
@@ -102,7 +111,12 @@ impl Workload {
                 let out = a.sqrt().asin() * 2.0 * MILES;
                 vec![("distance", out)]
             }
-        };
+        }
+    }
+
+    /// The same program on bach's lazy arrays, evaluated to host arrays.
+    pub fn bach(self, inp: &BTreeMap<&'static str, bach::Array<f64>>) -> bach::Result<BTreeMap<&'static str, ArcArray<f64, IxDyn>>> {
+        let outputs = self.bach_graph(inp);
         let handles: Vec<&dyn bach::AsLazy> = outputs.iter().map(|(_, a)| a as &dyn bach::AsLazy).collect();
         bach::evaluate(&handles)?;
         outputs.into_iter().map(|(name, a)| Ok((name, a.eval()?))).collect()

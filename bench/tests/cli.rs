@@ -50,7 +50,8 @@ fn bad_device_flags_are_usage_errors() {
 
 #[test]
 fn emulated_device_with_a_memory_cap_pages_and_reports_it() {
-    let o = bench(&["run", "black-scholes", "--log2", "16", "--mode", "bach", "--device", "emulated", "--memory", "1MiB", "--repeat", "1", "--json"]);
+    // `greedy`: every op with a kernel on the accelerator, so the inputs stream through it.
+    let o = bench(&["run", "black-scholes", "--log2", "16", "--mode", "bach", "--device", "emulated", "--memory", "1MiB", "--repeat", "1", "--json", "--policy", "greedy"]);
     let (out, err) = text(&o);
     assert!(o.status.success(), "{err}");
     let rec: serde_json::Value = serde_json::from_str(out.lines().next().expect("one line")).expect("json");
@@ -63,11 +64,69 @@ fn emulated_device_with_a_memory_cap_pages_and_reports_it() {
         assert!(!plan[key].is_null(), "plan lacks {key}: {plan}");
     }
     assert!(!rec["ran_on"].as_array().unwrap().is_empty());
-    // Once ops have accelerator kernels, the 2.5 MiB of inputs stream through 1 MiB in pieces.
-    if plan["transfers"].as_u64().unwrap() > 0 {
-        assert_eq!(plan["paged"], true, "{plan}");
-        assert!(plan["h2d_bytes"].as_u64().unwrap() >= (5 * 8) << 16, "{plan}");
+    // The 2.5 MiB of inputs stream through 1 MiB in pieces.
+    assert!(plan["transfers"].as_u64().unwrap() > 0, "{plan}");
+    assert_eq!(plan["paged"], true, "{plan}");
+    assert!(plan["h2d_bytes"].as_u64().unwrap() >= (5 * 8) << 16, "{plan}");
+}
+
+fn plan_json(args: &[&str]) -> serde_json::Value {
+    let o = bench(args);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{args:?}: {err}");
+    assert_eq!(out.lines().count(), 1, "one JSON line: {out}");
+    serde_json::from_str(&out).expect("json")
+}
+
+/// `plan` prints the plan without running it, for any size (inputs are placeholders): per op
+/// the device, estimates and reason; transfers; stages; the predicted total. With the H100
+/// profile on a machine without that GPU it says the figures are a prediction for it.
+#[test]
+fn plan_prints_the_structured_plan_as_json_without_running() {
+    let big = plan_json(&["plan", "black-scholes", "--log2", "30", "--profile", "h100", "--device", "cpu"]);
+    assert_eq!(big["policy"], "optimal");
+    assert_eq!(big["n"], 1u64 << 30);
+    assert!(big["prediction_for"].as_str().unwrap().contains("H100"), "{big}");
+    assert!(big["devices"][1].as_str().unwrap().contains("hypothetical"), "{big}");
+    let ops = big["ops"].as_array().unwrap();
+    assert_eq!(ops.len(), 32, "Black-Scholes' 32 ops");
+    assert!(ops.iter().all(|o| o["device"] == "accelerator" && o["reason"].as_str().unwrap().starts_with("optimal")), "{big}");
+    assert!(big["stages"].as_array().unwrap().iter().any(|s| s["paged"] == true), "40 GiB of inputs page through 80 GiB: {big}");
+    let predicted = big["predicted_seconds"].as_f64().unwrap();
+    let parts = big["predicted_compute_seconds"].as_f64().unwrap() + big["predicted_copies_seconds"].as_f64().unwrap();
+    assert!(predicted > 0.0 && (predicted - parts).abs() < 1e-9 * predicted, "{big}");
+    // Small: the copies are not worth it; every policy is priced the same way.
+    let small = |policy: &str| plan_json(&["plan", "black-scholes", "--log2", "10", "--profile", "h100", "--device", "cpu", "--policy", policy]);
+    let (optimal, greedy, threshold) = (small("optimal"), small("greedy"), small("threshold"));
+    assert!(optimal["ops"].as_array().unwrap().iter().all(|o| o["device"] == "cpu"), "{optimal}");
+    assert!(greedy["ops"].as_array().unwrap().iter().all(|o| o["device"] == "accelerator"), "{greedy}");
+    assert_eq!(optimal["transfers"].as_array().unwrap().len(), 0);
+    let s = |v: &serde_json::Value| v["predicted_seconds"].as_f64().unwrap();
+    assert!(s(&optimal) <= s(&greedy) && s(&optimal) <= s(&threshold), "{} {} {}", s(&optimal), s(&greedy), s(&threshold));
+}
+
+/// `cost` prints the model as JSON; a file of it, edited, is read back by `--profile FILE`
+/// and changes the plan.
+#[test]
+fn a_cost_model_file_round_trips_and_moves_the_plan() {
+    let o = bench(&["cost", "--profile", "h100"]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    let mut model: serde_json::Value = serde_json::from_str(&out).unwrap();
+    for row in model["ops"].as_array_mut().unwrap() {
+        if row["device"] == "cuda" {
+            row["per_element"] = serde_json::json!(1e-6);
+        }
     }
+    let path = std::env::temp_dir().join(format!("bach-cost-{}.json", std::process::id()));
+    std::fs::write(&path, model.to_string()).unwrap();
+    let plan = plan_json(&["plan", "haversine", "--log2", "24", "--device", "cpu", "--profile", path.to_str().unwrap()]);
+    assert!(plan["ops"].as_array().unwrap().iter().all(|o| o["device"] == "cpu"), "a GPU made slow keeps everything on the CPU: {plan}");
+    std::fs::write(&path, "{\"not\": 1}").unwrap();
+    let o = bench(&["plan", "haversine", "--profile", path.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(text(&o).1.contains("not a cost model"), "{}", text(&o).1);
+    let _ = std::fs::remove_file(path);
 }
 
 #[test]

@@ -50,6 +50,13 @@ impl DeviceProfile {
     }
 }
 
+impl DeviceProfile {
+    /// A device made up for planning ([`DeviceProfile::hypothetical_gpu`]), not one opened here.
+    pub fn is_hypothetical(&self) -> bool {
+        self.name.ends_with("(hypothetical)")
+    }
+}
+
 impl fmt::Display for DeviceProfile {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{} [{}]", self.name, self.id.0)?;

@@ -299,6 +299,13 @@ impl Session {
         self.insert(&source_annotation(name), &[], meta, vec![], Some(value))
     }
 
+    /// A stand-in for a host array of `meta` that is not here: plans treat it as a host value
+    /// (so a plan can be made for sizes this machine cannot hold), evaluating what reads it
+    /// is an error.
+    pub fn placeholder(self: &Arc<Self>, meta: Meta, name: &str) -> Lazy {
+        self.insert(&source_annotation(name), &[], meta, vec![], None)
+    }
+
     /// A lazy allocation of `meta`, created where its first user runs.
     pub fn alloc(self: &Arc<Self>, op: &Arc<Annotation>, meta: Meta) -> Result<Lazy> {
         if op.kind() != OpKind::Alloc {
@@ -365,7 +372,8 @@ impl Session {
                 arg_splits: n.arg_splits.clone(),
                 meta: n.meta.clone(),
                 cell: n.cell,
-                materialized: n.value.as_ref().map(|v| v.device().unwrap_or(CPU)),
+                // A source without a value is a placeholder: a host array that is not here.
+                materialized: n.value.as_ref().map(|v| v.device().unwrap_or(CPU)).or((n.op.kind() == OpKind::Source).then_some(CPU)),
                 target: target_set.contains(&idx),
                 keep_on_device: keep_on_device && target_set.contains(&idx),
                 forced: n.forced,
@@ -412,6 +420,9 @@ impl Session {
 
     fn evaluate_where(&self, targets: &[&Lazy], keep_on_device: bool) -> Result<Vec<Value>> {
         let (part, mut values, keys) = self.extract(targets, keep_on_device)?;
+        if let Some(p) = part.nodes.iter().zip(&values).find(|(n, v)| n.op.kind() == OpKind::Source && v.is_none()) {
+            return Err(BachError::invalid(p.0.op.name(), format!("#{} is a placeholder for planning: it has no data to compute with", p.0.id)));
+        }
         let pending = part.nodes.iter().any(|n| n.materialized.is_none());
         if pending {
             let cfg = self.config();

@@ -170,3 +170,21 @@ fn explain_gives_estimates_copies_margin_and_reason_per_op() {
         assert!(text.contains("moving it would save"), "{text}");
     });
 }
+
+/// A placeholder stands for a host array that is not here: it can be planned at any size,
+/// and computing with it is an error that says so (the session goes on).
+#[test]
+fn a_placeholder_plans_like_a_host_array_and_refuses_to_compute() {
+    let s = Session::new();
+    with_session(&s, || {
+        let op = gpu_op("k");
+        let p = s.placeholder(bach_runtime::Meta::new(bach_runtime::DType::F64, [1usize << 33]), "huge");
+        let y = call(&op, &[&p]);
+        let plan = s.plan_for(&[y.lazy()], &devices()).unwrap();
+        assert_eq!(plan.transfers.iter().filter(|t| t.id == p.id()).count(), usize::from(plan.step_of(y.lazy().id()).unwrap().device == GPU), "{plan}");
+        let e = y.to_array().unwrap_err().to_string();
+        assert!(e.contains("placeholder for planning"), "{e}");
+        let x = Array::from_array(nd(&[4], vec![1.0; 4]));
+        assert_eq!(call(&op, &[x.lazy()]).to_array().unwrap().iter().copied().collect::<Vec<_>>(), vec![3.0; 4]);
+    });
+}

@@ -202,7 +202,9 @@ pub fn plan(part: &GraphPart, cost: &CostModel, devices: &[DeviceProfile], polic
         pieces::size(part, &steps, stage, s, &stage_of, devices, cost, &budget, &mut notes);
     }
     let transfers = transfers::insert(part, &consumers, &placed.device, &steps, &mut stages, &stage_of, devices, &mut notes);
-    let predicted_for = cost.measured_on.clone().filter(|m| !devices.iter().any(|d| d.kind == DeviceKind::Cuda && m.starts_with(d.name.split(" (").next().unwrap_or(""))));
+    // Figures measured on another machine predict for that machine, unless its GPU is here.
+    let here = |m: &String| devices.iter().any(|d| d.kind == DeviceKind::Cuda && !d.is_hypothetical() && m.starts_with(d.name.split(" (").next().unwrap_or("")));
+    let predicted_for = cost.measured_on.clone().filter(|m| !here(m));
     Ok(Plan { steps, stages, transfers, allocations: placed.allocations, devices: devices.to_vec(), policy, notes, predicted, predicted_for })
 }
 
