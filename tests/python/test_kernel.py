@@ -275,3 +275,46 @@ def test_dep_cell_keeps_the_loaded_crates_versions(kernel):
     assert reply["status"] == "error", reply
     tb = "\n".join(of_type(msgs, "error")[0]["content"]["traceback"])
     assert "cell [" in tb and "line 2, column" in tb, tb
+
+
+def test_placement_changes_with_the_cost_model_and_explain_says_why(jupyter_path):
+    """As a user on a machine without a GPU but with the emulated accelerator: the default
+    policy keeps a small program on the CPU (its copies cost more than they gain); forcing a
+    cell, changing the policy or a cost parameter moves it, explain and the chart say so;
+    `:bach cost reset` brings it back."""
+    import os
+
+    env = dict(os.environ, BACH_DEVICE="emulated:256MiB")
+    km, kc = jupyter_client.manager.start_new_kernel(kernel_name="bach", startup_timeout=TIMEOUT, env=env)
+    try:
+        r, msgs = run(kc, "let x = Array::<f64>::linspace(0.0, 1.0, 1 << 16);\nlet y = (&x * 3.0).exp();\n:bach explain y")
+        assert r["status"] == "ok", (r, text(msgs))
+        out = text(msgs)
+        assert out.startswith("policy optimal: predicted"), out
+        assert "optimal: cpu" in out and "accelerator" in out, out
+
+        r, msgs = run(kc, ":bach cost set elementwise.emulated.per_element = 0\n:bach cost set elementwise.emulated.per_call = 0\n:bach cost set transfer.h2d.latency = 0\n:bach cost set transfer.d2h.latency = 0\n:bach cost set transfer.h2d.bandwidth = 1e18\n:bach cost set transfer.d2h.bandwidth = 1e18\n:bach explain y")
+        assert r["status"] == "ok", (r, text(msgs))
+        assert "optimal: accelerator" in text(msgs), text(msgs)
+        r, msgs = run(kc, "y")
+        assert r["status"] == "ok", r
+        svgs = [m["content"]["data"]["image/svg+xml"] for m in of_type(msgs, "display_data") if "image/svg+xml" in m["content"]["data"]]
+        assert svgs and "emulated" in svgs[0], "the chart shows the op on the emulated accelerator"
+
+        r, msgs = run(kc, ":bach cost")
+        assert "elementwise  emulated" in text(msgs) and "transfer" in text(msgs), text(msgs)
+        r, msgs = run(kc, ":bach cost reset\nlet z = (&x * 4.0).exp();\n:bach explain z")
+        assert "optimal: cpu" in text(msgs), text(msgs)
+        r, msgs = run(kc, ":bach cell gpu\nlet w = (&x * 5.0).exp();\n:bach explain w")
+        assert "forced to the accelerator by the cell" in text(msgs), text(msgs)
+        r, msgs = run(kc, "let v = (&x * 6.0).exp().on(Device::Gpu);\n:bach explain v")
+        assert "forced to the accelerator by .on(...)" in text(msgs), text(msgs)
+        r, msgs = run(kc, ":bach cost set elementwise.tpu.per_call = 1")
+        assert r["status"] == "error" and "cuda, emulated" in "".join(r.get("traceback", [])) + r.get("evalue", ""), r
+        r, msgs = run(kc, "z.explain().unwrap()")
+        assert r["status"] == "ok", r
+        plain = "".join(m["content"]["data"].get("text/plain", "") for m in of_type(msgs, "execute_result") + of_type(msgs, "display_data"))
+        assert "policy optimal" in plain, msgs
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
