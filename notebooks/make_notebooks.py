@@ -53,6 +53,8 @@ let put = &e_rt * &strike * (C10 - &big_d2) - &price * (C10 - &big_d1);
 """),
     ("markdown", "The plan for `call`, without running anything: one stage, cut into pieces that stay in cache."),
     ("code", ":bach plan call"),
+    ("markdown", "Why each op runs where it runs: `optimal` (the default policy) prices every op on each device and every copy with the cost model (`:bach cost` prints it; `:bach cost set ...` changes it and the next display re-plans). Without a GPU every op says so."),
+    ("code", ":bach explain call"),
     ("markdown", "Displaying `call` evaluates it: the summary, and the timeline of where each op and piece ran."),
     ("code", "call"),
     ("markdown", "The same numbers as the eager ndarray program (computed here from the same inputs):"),
