@@ -19,10 +19,12 @@ fn param<A: Element>(v: A) -> f64 {
         *x
     } else if let Some(x) = any.downcast_ref::<f32>() {
         f64::from(*x)
+    } else if let Some(x) = any.downcast_ref::<i64>() {
+        *x as f64
     } else if let Some(b) = any.downcast_ref::<bool>() {
         f64::from(u8::from(*b))
     } else {
-        unreachable!("elements are f64, f32 or bool")
+        unreachable!("elements are f64, f32, i64 or bool")
     }
 }
 
@@ -82,8 +84,9 @@ fn fill_node(name: &str, dtype: DType, shape: Vec<usize>, value: f64) -> Lazy {
     let op = match dtype {
         DType::F64 => fill_op(name, value),
         DType::F32 => fill_op(name, value as f32),
+        DType::I64 => fill_op(name, value as i64),
         DType::Bool => fill_op(name, value != 0.0),
-        DType::Opaque => unreachable!("arrays are f64, f32 or bool"),
+        DType::Opaque => unreachable!("arrays are f64, f32, i64 or bool"),
     };
     session::current().alloc(&op, Meta::new(dtype, shape)).expect("an oa_alloc annotation")
 }

@@ -103,7 +103,7 @@ macro_rules! scalar_operand {
         }
     )*};
 }
-scalar_operand!(f64, f32, bool);
+scalar_operand!(f64, f32, i64, bool);
 
 impl<A: Element> Array<A> {
     /// Wrap a node whose dtype is `A`.
@@ -283,6 +283,7 @@ fn display_lazy(lazy: &Lazy, f: &mut fmt::Formatter<'_>) -> fmt::Result {
     match lazy.eval() {
         Ok(Value::F64(a)) => fmt::Display::fmt(&a, f),
         Ok(Value::F32(a)) => fmt::Display::fmt(&a, f),
+        Ok(Value::I64(a)) => fmt::Display::fmt(&a, f),
         Ok(Value::Bool(a)) => fmt::Display::fmt(&a, f),
         Ok(_) => write!(f, "<{}: not a host array>", lazy.meta()),
         Err(e) => write!(f, "<{} not evaluated: {e}>", lazy.meta()),
@@ -293,6 +294,7 @@ fn debug_lazy(lazy: &Lazy, f: &mut fmt::Formatter<'_>) -> fmt::Result {
     match lazy.eval() {
         Ok(Value::F64(a)) => write!(f, "{a:?}, bach #{}", lazy.id()),
         Ok(Value::F32(a)) => write!(f, "{a:?}, bach #{}", lazy.id()),
+        Ok(Value::I64(a)) => write!(f, "{a:?}, bach #{}", lazy.id()),
         Ok(Value::Bool(a)) => write!(f, "{a:?}, bach #{}", lazy.id()),
         Ok(_) => write!(f, "<{} #{}: not a host array>", lazy.meta(), lazy.id()),
         Err(e) => write!(f, "<{} #{} not evaluated: {e}>", lazy.meta(), lazy.id()),

@@ -308,6 +308,25 @@ impl<A: Real> Array<A> {
     }
 }
 
+/// Integer arrays (class and cluster labels, indices): cast to a float type to compute with
+/// them; comparisons compare them as f64 (exact below 2^53).
+impl Array<i64> {
+    /// Elementwise conversion to a float type.
+    pub fn cast<B: Real>(&self) -> Array<B> {
+        self.call(&cast_op(B::DTYPE), &[]).expect("casts accept every i64 array")
+    }
+    /// Elementwise `==` with another integer array (numpy broadcasting).
+    #[track_caller]
+    pub fn equal(&self, rhs: &Array<i64>) -> Array<bool> {
+        self.cast::<f64>().equal(&rhs.cast::<f64>())
+    }
+    /// Elementwise `!=` with another integer array (numpy broadcasting).
+    #[track_caller]
+    pub fn not_equal(&self, rhs: &Array<i64>) -> Array<bool> {
+        self.cast::<f64>().not_equal(&rhs.cast::<f64>())
+    }
+}
+
 /// `x.powi(n)`: accelerator entry `powi` with `n` as its parameter.
 pub(crate) fn powi_op(n: i32) -> Arc<Annotation> {
     oa("powi")
@@ -332,7 +351,8 @@ pub(crate) fn cast_op(to: DType) -> Arc<Annotation> {
             .cpu(|_, args| match &args[0] {
                 ValueRef::F64(a) => Ok(B::wrap(a.mapv(B::of).into_shared())),
                 ValueRef::F32(a) => Ok(B::wrap(a.mapv(|x| B::of(x as f64)).into_shared())),
-                v => Err(BachError::dtype("cast", "f64 or f32", v.dtype())),
+                ValueRef::I64(a) => Ok(B::wrap(a.mapv(|x| B::of(x as f64)).into_shared())),
+                v => Err(BachError::dtype("cast", "f64, f32 or i64", v.dtype())),
             })
             .build()
     }
@@ -350,7 +370,7 @@ pub(crate) const WHERE: Row = Row { name: "where", vars: &["c", "x", "y"], out: 
 /// an entry by its first argument (the mask): `where_<d>`, launched as `where_<d>_bool`.
 pub(crate) fn where_op(d: DType) -> Arc<Annotation> {
     static OPS: LazyLock<Vec<Arc<Annotation>>> = LazyLock::new(|| kernels::ELEMENTS.iter().map(|&d| build_where(d)).collect());
-    let k = kernels::ELEMENTS.iter().position(|&e| e == d).expect("where accepts f64, f32 and bool values");
+    let k = kernels::ELEMENTS.iter().position(|&e| e == d).expect("where accepts f64, f32, i64 and bool values");
     Arc::clone(&OPS[k])
 }
 
@@ -385,6 +405,7 @@ fn build_where(d: DType) -> Arc<Annotation> {
             match (&args[1], &args[2]) {
                 (ValueRef::F64(a), ValueRef::F64(b)) => Ok(Value::from(select(m, a.view(), b.view())?)),
                 (ValueRef::F32(a), ValueRef::F32(b)) => Ok(Value::from(select(m, a.view(), b.view())?)),
+                (ValueRef::I64(a), ValueRef::I64(b)) => Ok(Value::from(select(m, a.view(), b.view())?)),
                 (ValueRef::Bool(a), ValueRef::Bool(b)) => Ok(Value::from(select(m, a.view(), b.view())?)),
                 (a, b) => Err(BachError::dtype("where", a.dtype(), b.dtype())),
             }

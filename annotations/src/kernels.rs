@@ -37,7 +37,9 @@ use crate::{alloc, elementwise, linalg, reduce};
 /// The float dtypes: every arithmetic and math op has an f64 and an f32 kernel.
 pub(crate) const FLOATS: [DType; 2] = [DType::F64, DType::F32];
 /// The dtypes `where_` and `from_elem` accept.
-pub(crate) const ELEMENTS: [DType; 3] = [DType::F64, DType::F32, DType::Bool];
+pub(crate) const ELEMENTS: [DType; 4] = [DType::F64, DType::F32, DType::I64, DType::Bool];
+/// The dtypes a cast converts from (to a float type).
+pub(crate) const CAST_FROM: [DType; 3] = [DType::F64, DType::F32, DType::I64];
 
 /// One row of an elementwise op table, as the generator sees it: the op's name (its entry),
 /// the CPU closure's variable names (argument k is read into `vars[k]`), the result dtype
@@ -55,6 +57,7 @@ pub(crate) fn c_type(d: DType) -> &'static str {
     match d {
         DType::F64 => "double",
         DType::F32 => "float",
+        DType::I64 => "long long",
         DType::Bool => "unsigned char",
         DType::Opaque => unreachable!("opaque values have no kernels"),
     }
@@ -112,6 +115,7 @@ fn c_literal(v: f64, d: DType) -> String {
         DType::F64 => format!("__longlong_as_double(0x{:016x}LL)", v.to_bits()),
         DType::F32 if v.is_finite() => format!("{:?}f", v as f32),
         DType::F32 => format!("__int_as_float(0x{:08x})", (v as f32).to_bits()),
+        DType::I64 => format!("{}LL", v as i64),
         DType::Bool => format!("{}", u8::from(v != 0.0)),
         DType::Opaque => unreachable!("opaque values have no kernels"),
     }
@@ -195,7 +199,7 @@ pub fn cast_source() -> &'static str {
     static SRC: LazyLock<String> = LazyLock::new(|| {
         let mut src = String::from("// bach: cast kernels (entry cast_to_<to>, launched as cast_to_<to>_<from>)\n\n");
         for to in FLOATS {
-            for from in FLOATS {
+            for from in CAST_FROM {
                 elementwise_kernel(&mut src, &format!("{}_{from}", cast_entry(to)), to, &[("x", from)], &[], "x");
             }
         }
@@ -328,8 +332,8 @@ pub(crate) fn catalog() -> Vec<(Arc<Annotation>, Vec<DType>)> {
     c.extend(elementwise::binary_ops().into_iter().map(|op| (op, FLOATS.to_vec())));
     c.extend(elementwise::mask_ops().into_iter().map(|op| (op, vec![DType::Bool])));
     c.extend(ELEMENTS.iter().map(|&d| (elementwise::where_op(d), vec![DType::Bool])));
-    c.push((elementwise::cast_op(DType::F64), FLOATS.to_vec()));
-    c.push((elementwise::cast_op(DType::F32), FLOATS.to_vec()));
+    c.push((elementwise::cast_op(DType::F64), CAST_FROM.to_vec()));
+    c.push((elementwise::cast_op(DType::F32), CAST_FROM.to_vec()));
     c.push((elementwise::powi_op(2), FLOATS.to_vec()));
     c.extend(alloc::catalog());
     c.extend(reduce::catalog().into_iter().map(|op| (op, FLOATS.to_vec())));
@@ -553,6 +557,11 @@ mod tests {
             for a in every_op::<f32>() {
                 a.eval().unwrap();
             }
+            // Integers: casts to both floats, and where over them.
+            let labels = Array::from_vec(vec![3i64, -1, 7]);
+            labels.cast::<f64>().eval().unwrap();
+            labels.cast::<f32>().eval().unwrap();
+            where_(&labels.cast::<f64>().gt(0.0), &labels, -1i64).eval().unwrap();
         });
         let launched = dev.launched.lock().unwrap().clone();
         let problems = dev.problems.lock().unwrap().clone();

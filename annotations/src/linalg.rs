@@ -120,6 +120,7 @@ impl<A: Element> Array<A> {
                     Ok(match &args[0] {
                         ValueRef::F64(a) => Value::from(a.t().as_standard_layout().into_owned()),
                         ValueRef::F32(a) => Value::from(a.t().as_standard_layout().into_owned()),
+                        ValueRef::I64(a) => Value::from(a.t().as_standard_layout().into_owned()),
                         ValueRef::Bool(a) => Value::from(a.t().as_standard_layout().into_owned()),
                         ValueRef::Opaque(_) | ValueRef::Device(_) => return Err(BachError::dtype("transpose", "host array", "opaque or device value")),
                     })
@@ -177,6 +178,7 @@ fn insert_axis_op(at: usize, ndim: usize) -> Arc<Annotation> {
             Ok(match &args[0] {
                 ValueRef::F64(a) => Value::from(a.clone().insert_axis(Axis(at)).to_owned()),
                 ValueRef::F32(a) => Value::from(a.clone().insert_axis(Axis(at)).to_owned()),
+                ValueRef::I64(a) => Value::from(a.clone().insert_axis(Axis(at)).to_owned()),
                 ValueRef::Bool(a) => Value::from(a.clone().insert_axis(Axis(at)).to_owned()),
                 ValueRef::Opaque(_) | ValueRef::Device(_) => return Err(BachError::dtype("insert_axis", "host array", "opaque or device value")),
             })

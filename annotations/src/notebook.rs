@@ -220,6 +220,7 @@ fn show_lazy(lazy: &Lazy) {
     let first = match &value {
         Value::F64(a) => firsts(a),
         Value::F32(a) => firsts(a),
+        Value::I64(a) => firsts(a),
         Value::Bool(a) => firsts(a),
         _ => vec![],
     };

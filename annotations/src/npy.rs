@@ -41,8 +41,10 @@ pub(crate) fn read_value(path: &Path, want: DType) -> Result<Value> {
         ">f8" => (DType::F64, 8, true),
         "<f4" => (DType::F32, 4, false),
         ">f4" => (DType::F32, 4, true),
+        "<i8" => (DType::I64, 8, false),
+        ">i8" => (DType::I64, 8, true),
         "|b1" => (DType::Bool, 1, false),
-        other => return Err(fail(format!("its dtype '{other}' is not one Bach arrays hold (f64 '<f8', f32 '<f4', bool '|b1')"))),
+        other => return Err(fail(format!("its dtype '{other}' is not one Bach arrays hold (f64 '<f8', f32 '<f4', i64 '<i8', bool '|b1')"))),
     };
     if dtype != want {
         return Err(fail(format!("it holds {dtype} ('{}')", header.descr)));
@@ -74,6 +76,10 @@ pub(crate) fn read_value(path: &Path, want: DType) -> Result<Value> {
             let conv = if big_endian { f32::from_be_bytes } else { f32::from_le_bytes };
             Value::F32(build(shape, data.chunks_exact(4).map(|c| conv(c.try_into().unwrap())).collect()))
         }
+        DType::I64 => {
+            let conv = if big_endian { i64::from_be_bytes } else { i64::from_le_bytes };
+            Value::I64(build(shape, data.chunks_exact(8).map(|c| conv(c.try_into().unwrap())).collect()))
+        }
         DType::Bool => {
             if let Some(i) = data.iter().position(|&b| b > 1) {
                 return Err(fail(format!("byte {} of its data is {}, not a bool (0 or 1)", i, data[i])));
@@ -90,8 +96,9 @@ pub(crate) fn write_value(path: &Path, value: &Value) -> Result<()> {
     let (descr, shape) = match value {
         Value::F64(a) => ("<f8", a.shape()),
         Value::F32(a) => ("<f4", a.shape()),
+        Value::I64(a) => ("<i8", a.shape()),
         Value::Bool(a) => ("|b1", a.shape()),
-        _ => return Err(fail(format!("only f64, f32 and bool arrays can be written, not {}", value.meta().dtype))),
+        _ => return Err(fail(format!("only f64, f32, i64 and bool arrays can be written, not {}", value.meta().dtype))),
     };
     let file = std::fs::File::create(path).map_err(|e| fail(e.to_string()))?;
     let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
@@ -99,6 +106,7 @@ pub(crate) fn write_value(path: &Path, value: &Value) -> Result<()> {
     let written = match value {
         Value::F64(a) => a.iter().try_for_each(|x| out.write_all(&x.to_le_bytes())),
         Value::F32(a) => a.iter().try_for_each(|x| out.write_all(&x.to_le_bytes())),
+        Value::I64(a) => a.iter().try_for_each(|x| out.write_all(&x.to_le_bytes())),
         Value::Bool(a) => a.iter().try_for_each(|&x| out.write_all(&[x as u8])),
         _ => unreachable!("checked above"),
     };

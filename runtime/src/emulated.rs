@@ -110,6 +110,7 @@ impl EmulatedDevice {
         Ok(match &buf.data {
             Value::F64(a) => ValueRef::F64(view(a, d)),
             Value::F32(a) => ValueRef::F32(view(a, d)),
+            Value::I64(a) => ValueRef::I64(view(a, d)),
             Value::Bool(a) => ValueRef::Bool(view(a, d)),
             _ => unreachable!("only arrays are stored"),
         })
@@ -128,6 +129,7 @@ fn standard(v: Value) -> Value {
     match v {
         Value::F64(a) => std_of(a),
         Value::F32(a) => std_of(a),
+        Value::I64(a) => std_of(a),
         Value::Bool(a) => std_of(a),
         other => other,
     }
@@ -138,6 +140,7 @@ fn copy_of(v: &ValueRef<'_>) -> Value {
     match v {
         ValueRef::F64(a) => Value::from(a.as_standard_layout().into_owned()),
         ValueRef::F32(a) => Value::from(a.as_standard_layout().into_owned()),
+        ValueRef::I64(a) => Value::from(a.as_standard_layout().into_owned()),
         ValueRef::Bool(a) => Value::from(a.as_standard_layout().into_owned()),
         other => other.to_value(),
     }

@@ -15,6 +15,8 @@ use crate::error::{BachError, Result};
 pub enum DType {
     F64,
     F32,
+    /// Integers: class and cluster labels, indices.
+    I64,
     Bool,
     /// Anything that is not an array: a fitted model, a user struct.
     Opaque,
@@ -26,6 +28,7 @@ impl DType {
         match self {
             DType::F64 => 8,
             DType::F32 => 4,
+            DType::I64 => 8,
             DType::Bool => 1,
             DType::Opaque => 0,
         }
@@ -37,6 +40,7 @@ impl fmt::Display for DType {
         f.write_str(match self {
             DType::F64 => "f64",
             DType::F32 => "f32",
+            DType::I64 => "i64",
             DType::Bool => "bool",
             DType::Opaque => "opaque",
         })
@@ -129,6 +133,7 @@ impl DeviceValue {
 pub enum Value {
     F64(ArcArray<f64, IxDyn>),
     F32(ArcArray<f32, IxDyn>),
+    I64(ArcArray<i64, IxDyn>),
     Bool(ArcArray<bool, IxDyn>),
     Opaque(Arc<dyn Any + Send + Sync>),
     Device(DeviceValue),
@@ -139,6 +144,7 @@ impl fmt::Debug for Value {
         match self {
             Value::F64(a) => write!(f, "F64({a})"),
             Value::F32(a) => write!(f, "F32({a})"),
+            Value::I64(a) => write!(f, "I64({a})"),
             Value::Bool(a) => write!(f, "Bool({a})"),
             Value::Opaque(_) => f.write_str("Opaque(..)"),
             Value::Device(d) => write!(f, "Device({}, {})", d.device.0, d.meta),
@@ -154,6 +160,7 @@ impl Value {
         match self {
             Value::F64(a) => ValueRef::F64(a.view()),
             Value::F32(a) => ValueRef::F32(a.view()),
+            Value::I64(a) => ValueRef::I64(a.view()),
             Value::Bool(a) => ValueRef::Bool(a.view()),
             Value::Opaque(o) => ValueRef::Opaque(o),
             Value::Device(d) => ValueRef::Device(d.clone()),
@@ -186,6 +193,7 @@ impl<A: Element> From<ArrayD<A>> for Value {
 pub enum ValueRef<'a> {
     F64(ArrayViewD<'a, f64>),
     F32(ArrayViewD<'a, f32>),
+    I64(ArrayViewD<'a, i64>),
     Bool(ArrayViewD<'a, bool>),
     Opaque(&'a Arc<dyn Any + Send + Sync>),
     /// Rows of a value in an accelerator's memory (a cheap handle, not a borrow).
@@ -197,6 +205,7 @@ impl<'a> ValueRef<'a> {
         match self {
             ValueRef::F64(a) => Meta::new(DType::F64, a.shape()),
             ValueRef::F32(a) => Meta::new(DType::F32, a.shape()),
+            ValueRef::I64(a) => Meta::new(DType::I64, a.shape()),
             ValueRef::Bool(a) => Meta::new(DType::Bool, a.shape()),
             ValueRef::Opaque(_) => Meta::opaque(),
             ValueRef::Device(d) => d.meta.clone(),
@@ -206,6 +215,7 @@ impl<'a> ValueRef<'a> {
         match self {
             ValueRef::F64(_) => DType::F64,
             ValueRef::F32(_) => DType::F32,
+            ValueRef::I64(_) => DType::I64,
             ValueRef::Bool(_) => DType::Bool,
             ValueRef::Opaque(_) => DType::Opaque,
             ValueRef::Device(d) => d.meta.dtype,
@@ -215,6 +225,7 @@ impl<'a> ValueRef<'a> {
         match self {
             ValueRef::F64(a) => Value::F64(a.to_shared()),
             ValueRef::F32(a) => Value::F32(a.to_shared()),
+            ValueRef::I64(a) => Value::I64(a.to_shared()),
             ValueRef::Bool(a) => Value::Bool(a.to_shared()),
             ValueRef::Opaque(o) => Value::Opaque(Arc::clone(o)),
             ValueRef::Device(d) => Value::Device(d.clone()),
@@ -230,6 +241,7 @@ impl<'a> ValueRef<'a> {
         Ok(match self {
             ValueRef::F64(a) => ValueRef::F64(a.slice_axis_move(Axis(0), s)),
             ValueRef::F32(a) => ValueRef::F32(a.slice_axis_move(Axis(0), s)),
+            ValueRef::I64(a) => ValueRef::I64(a.slice_axis_move(Axis(0), s)),
             ValueRef::Bool(a) => ValueRef::Bool(a.slice_axis_move(Axis(0), s)),
             ValueRef::Opaque(_) => unreachable!("opaque values have no rows"),
             ValueRef::Device(d) => ValueRef::Device(d.slice_rows(range)?),
@@ -276,6 +288,7 @@ macro_rules! element {
 }
 element!(f64, F64);
 element!(f32, F32);
+element!(i64, I64);
 element!(bool, Bool);
 
 /// Concatenate row pieces (in order) into one value: the merge of the row split type.
@@ -307,6 +320,7 @@ pub fn concat_rows(pieces: &[Value]) -> Result<Value> {
         Some(_) if pieces.len() == 1 => Ok(pieces[0].clone()),
         Some(Value::F64(_)) => cat::<f64>(pieces),
         Some(Value::F32(_)) => cat::<f32>(pieces),
+        Some(Value::I64(_)) => cat::<i64>(pieces),
         Some(Value::Bool(_)) => cat::<bool>(pieces),
         Some(Value::Opaque(_)) => Err(BachError::invalid("merge", "opaque values cannot be concatenated")),
         Some(Value::Device(_)) => Err(BachError::invalid("merge", "device pieces are merged by their device")),
@@ -330,6 +344,7 @@ pub struct RowsOut {
 enum RowsBuf {
     F64(Vec<std::mem::MaybeUninit<f64>>),
     F32(Vec<std::mem::MaybeUninit<f32>>),
+    I64(Vec<std::mem::MaybeUninit<i64>>),
     /// Bytes 0 or 1 (a device's bool bytes are normalised as they land).
     Bool(Vec<std::mem::MaybeUninit<bool>>),
 }
@@ -339,6 +354,7 @@ impl RowsBuf {
         match self {
             RowsBuf::F64(v) => v.as_ptr() as *mut u8,
             RowsBuf::F32(v) => v.as_ptr() as *mut u8,
+            RowsBuf::I64(v) => v.as_ptr() as *mut u8,
             RowsBuf::Bool(v) => v.as_ptr() as *mut u8,
         }
     }
@@ -410,6 +426,7 @@ impl HostRows {
         match piece {
             ValueRef::F64(a) => put(a, dst),
             ValueRef::F32(a) => put(a, dst),
+            ValueRef::I64(a) => put(a, dst),
             ValueRef::Bool(a) => put(a, dst),
             _ => return Err(BachError::invalid("merge", "only host arrays are written into host rows")),
         }
@@ -430,6 +447,7 @@ impl RowsOut {
         let buf = match meta.dtype {
             DType::F64 => RowsBuf::F64(Vec::with_capacity(n)),
             DType::F32 => RowsBuf::F32(Vec::with_capacity(n)),
+            DType::I64 => RowsBuf::I64(Vec::with_capacity(n)),
             DType::Bool => RowsBuf::Bool(Vec::with_capacity(n)),
             DType::Opaque => return None,
         };
@@ -469,6 +487,7 @@ impl RowsOut {
         Ok(match self.buf {
             RowsBuf::F64(v) => done(v, n, shape),
             RowsBuf::F32(v) => done(v, n, shape),
+            RowsBuf::I64(v) => done(v, n, shape),
             RowsBuf::Bool(v) => done(v, n, shape),
         })
     }

@@ -468,6 +468,28 @@ fn casts() {
     });
 }
 
+#[test]
+fn integers() {
+    each_session(|ctx| {
+        for shape in [vec![N], vec![997, 101], vec![0], vec![1]] {
+            let n: usize = shape.iter().product();
+            let labels = ArrayD::from_shape_vec(IxDyn(&shape), (0..n).map(|i| ((i * 7919) % 1013) as i64 - 17).collect()).unwrap();
+            let other = labels.mapv(|v| if v % 3 == 0 { v } else { v + 1 });
+            let (l, o) = (Array::from_array(labels.clone()), Array::from_array(other.clone()));
+            assert_eq!(ev(&l), labels, "i64 round trip {shape:?} ({ctx})");
+            assert_exact(&format!("i64 -> f64 {shape:?} ({ctx})"), &ev(&l.cast::<f64>()), &labels.mapv(|v| v as f64));
+            assert_exact(&format!("i64 -> f32 {shape:?} ({ctx})"), &ev(&l.cast::<f32>()), &labels.mapv(|v| v as f32));
+            assert_eq!(ev(&l.equal(&o)), ref_zip(&labels, &other, |a, b| a == b), "i64 equal {shape:?} ({ctx})");
+            assert_eq!(ev(&l.not_equal(&o)), ref_zip(&labels, &other, |a, b| a != b), "i64 not_equal {shape:?} ({ctx})");
+            let m = l.equal(&o);
+            let picked = where_(&m, &l, -1i64);
+            assert_eq!(ev(&picked), ref_zip(&labels, &other, |a, b| if a == b { a } else { -1 }), "where on i64 {shape:?} ({ctx})");
+            let filled = Array::<i64>::from_elem(shape.clone(), -3);
+            assert_eq!(ev(&filled), ArrayD::from_elem(IxDyn(&shape), -3i64), "i64 fill {shape:?} ({ctx})");
+        }
+    });
+}
+
 // -------------------------------------------------------------------------------------------
 // Reductions
 // -------------------------------------------------------------------------------------------
@@ -1055,6 +1077,12 @@ fn npy_fortran_order_big_endian_and_bool() {
     assert_eq!(ev(&Array::<bool>::read_npy(&p).unwrap()), b);
     Array::from_array(b.clone()).write_npy(&p).unwrap();
     assert_eq!(ndarray_npy::read_npy::<_, ArrayD<bool>>(&p).unwrap(), b);
+    // i64 arrays (labels) both ways.
+    let labels = x.mapv(|v| (v * 1e6) as i64);
+    ndarray_npy::write_npy(&p, &labels).unwrap();
+    assert_eq!(ev(&Array::<i64>::read_npy(&p).unwrap()), labels);
+    Array::from_array(labels.clone()).write_npy(&p).unwrap();
+    assert_eq!(ndarray_npy::read_npy::<_, ArrayD<i64>>(&p).unwrap(), labels);
     // Big-endian f32 (what numpy writes for dtype '>f4'), made by hand.
     let v = [1.5f32, -2.25, f32::INFINITY, 3e-38];
     let dict = "{'descr': '>f4', 'fortran_order': False, 'shape': (2, 2), }";

@@ -92,6 +92,7 @@ fn suffix(dtype: DType, at: At<'_>) -> Result<&'static str> {
     match dtype {
         DType::F64 => Ok("f64"),
         DType::F32 => Ok("f32"),
+        DType::I64 => Ok("i64"),
         DType::Bool => Ok("bool"),
         DType::Opaque => Err(at.invalid("opaque values have no GPU kernels")),
     }
@@ -427,11 +428,12 @@ impl CudaDevice {
 enum HostArray<'a> {
     F64(CowArray<'a, f64, IxDyn>),
     F32(CowArray<'a, f32, IxDyn>),
+    I64(CowArray<'a, i64, IxDyn>),
     Bool(CowArray<'a, bool, IxDyn>),
 }
 
 fn as_bytes<T: Copy>(s: &[T]) -> &[u8] {
-    // SAFETY: f64, f32 and bool (0 or 1) are plain bytes; the length is the slice's size.
+    // SAFETY: f64, f32, i64 and bool (0 or 1) are plain bytes; the length is the slice's size.
     unsafe { std::slice::from_raw_parts(s.as_ptr() as *const u8, std::mem::size_of_val(s)) }
 }
 
@@ -441,6 +443,7 @@ impl HostArray<'_> {
         match self {
             HostArray::F64(a) => as_bytes(a.as_slice().expect(std)),
             HostArray::F32(a) => as_bytes(a.as_slice().expect(std)),
+            HostArray::I64(a) => as_bytes(a.as_slice().expect(std)),
             HostArray::Bool(a) => as_bytes(a.as_slice().expect(std)),
         }
     }
@@ -469,6 +472,7 @@ fn uninit_bytes(b: &mut [u8]) -> &mut [MaybeUninit<u8>] {
 enum HostOut {
     F64(Array<MaybeUninit<f64>, IxDyn>),
     F32(Array<MaybeUninit<f32>, IxDyn>),
+    I64(Array<MaybeUninit<i64>, IxDyn>),
     /// Bytes as the GPU holds them (any non-zero byte is true).
     Bool(Vec<u8>, Vec<usize>),
 }
@@ -479,6 +483,7 @@ impl HostOut {
         Ok(match meta.dtype {
             DType::F64 => HostOut::F64(Array::uninit(shape)),
             DType::F32 => HostOut::F32(Array::uninit(shape)),
+            DType::I64 => HostOut::I64(Array::uninit(shape)),
             DType::Bool => HostOut::Bool(vec![0; meta.len()], meta.shape.clone()),
             DType::Opaque => return Err(at.invalid("opaque values are not on the GPU")),
         })
@@ -492,6 +497,7 @@ impl HostOut {
         match self {
             HostOut::F64(a) => raw(a),
             HostOut::F32(a) => raw(a),
+            HostOut::I64(a) => raw(a),
             HostOut::Bool(v, _) => uninit_bytes(v),
         }
     }
@@ -501,6 +507,7 @@ impl HostOut {
             // SAFETY: the copy wrote every byte.
             HostOut::F64(a) => Value::from(unsafe { a.assume_init() }),
             HostOut::F32(a) => Value::from(unsafe { a.assume_init() }),
+            HostOut::I64(a) => Value::from(unsafe { a.assume_init() }),
             HostOut::Bool(v, shape) => Value::from(Array::from_shape_vec(IxDyn(&shape), v.into_iter().map(|b| b != 0).collect()).expect("the shape of the bytes")),
         }
     }
@@ -616,6 +623,7 @@ impl Device for CudaDevice {
             let host = match &value {
                 ValueRef::F64(a) => HostArray::F64(a.as_standard_layout()),
                 ValueRef::F32(a) => HostArray::F32(a.as_standard_layout()),
+                ValueRef::I64(a) => HostArray::I64(a.as_standard_layout()),
                 ValueRef::Bool(a) => HostArray::Bool(a.as_standard_layout()),
                 ValueRef::Device(d) if d.device == self.profile.id => return Ok(Value::Device(d.clone())),
                 ValueRef::Device(d) => return Err(at.invalid(format!("the value is on device {}, not on the host", d.device.0))),

@@ -55,6 +55,7 @@ fn c_type(d: DType) -> &'static str {
     match d {
         DType::F64 => "double",
         DType::F32 => "float",
+        DType::I64 => "long long",
         DType::Bool => "unsigned char",
         DType::Opaque => "void",
     }
