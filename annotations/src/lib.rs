@@ -18,6 +18,7 @@
 
 mod alloc;
 mod array;
+pub mod datasets;
 mod elementwise;
 pub mod kernels;
 mod linalg;
