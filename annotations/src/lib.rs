@@ -23,6 +23,7 @@ pub mod datasets;
 mod elementwise;
 pub mod kernels;
 mod linalg;
+pub mod ml;
 pub mod notebook;
 mod npy;
 pub mod random;

@@ -19,6 +19,7 @@
 //! H100. Flags are parsed by hand: the harness should build in seconds.
 
 mod gpu;
+mod ml;
 mod workloads;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -87,12 +88,16 @@ struct Args {
     /// Placement policy (`None`: the session's default) and cost model.
     policy: Option<Policy>,
     profile: Option<String>,
+    /// One of the ML/CSV workloads (`ml.rs`) instead of `workload`.
+    ml: Option<ml::Workload>,
+    /// `--seed` as given (the ML workloads default to their reference seeds).
+    explicit_seed: Option<u32>,
 }
 
 const USAGE: &str = "usage:
-  bach-bench run <black-scholes|haversine> --log2 N --mode cpu|bach|gpu [--device auto|cpu|cuda|emulated[:SIZE]] [--memory SIZE]
+  bach-bench run <black-scholes|haversine|crime-index|dbscan|pca-knn|tsvd> --log2 N --mode cpu|bach|gpu [--device auto|cpu|cuda|emulated[:SIZE]] [--memory SIZE]
                  [--inputs random|reference] [--seed S] [--repeat R] [--json] [--dump DIR]
-  bach-bench compare <black-scholes|haversine> --log2 N [--device D] [--memory SIZE] [--inputs random|reference] [--seed S] [--repeat R]
+  bach-bench compare <black-scholes|haversine|crime-index|dbscan|pca-knn|tsvd> --log2 N [--device D] [--memory SIZE] [--inputs random|reference] [--seed S] [--repeat R]
   bach-bench plan <black-scholes|haversine> --log2 N [--policy P] [--profile h100|default|FILE] [--device D] [--memory SIZE]
   bach-bench cost [--profile h100|default|FILE] [--device D]   (the cost model as JSON: edit it, pass it back with --profile FILE)
   bach-bench bandwidth [--sizes 1MiB,64MiB,1GiB] [--repeat R] [--launches N]
@@ -113,9 +118,18 @@ fn parse(argv: &[String]) -> Result<Args, String> {
         "bandwidth" => Command::Bandwidth,
         other => return Err(format!("unknown command `{other}`")),
     };
+    let mut ml = None;
     let workload = match command {
         Command::Bandwidth | Command::Cost => Workload::BlackScholes,
-        _ => Workload::parse(it.next().ok_or("no workload")?)?,
+        _ => {
+            let name = it.next().ok_or("no workload")?;
+            ml = ml::Workload::parse(name);
+            if ml.is_some() {
+                Workload::BlackScholes
+            } else {
+                Workload::parse(name)?
+            }
+        }
     };
     let mut a = Args {
         command,
@@ -132,6 +146,8 @@ fn parse(argv: &[String]) -> Result<Args, String> {
         launches: 2000,
         policy: None,
         profile: None,
+        ml,
+        explicit_seed: None,
     };
     let mut inputs = "random".to_string();
     let mut seed = 1u32;
@@ -145,7 +161,10 @@ fn parse(argv: &[String]) -> Result<Args, String> {
             "--log2" => a.log2 = value()?.parse().map_err(|e| format!("--log2: {e}"))?,
             "--mode" => a.mode = Mode::parse(&value()?)?,
             "--inputs" => inputs = value()?,
-            "--seed" => seed = value()?.parse().map_err(|e| format!("--seed: {e}"))?,
+            "--seed" => {
+                seed = value()?.parse().map_err(|e| format!("--seed: {e}"))?;
+                a.explicit_seed = Some(seed);
+            }
             "--repeat" => a.repeat = value()?.parse::<usize>().map_err(|e| format!("--repeat: {e}"))?.max(1),
             "--json" => a.json = true,
             "--dump" => a.dump = Some(PathBuf::from(value()?)),
@@ -350,6 +369,7 @@ fn main() -> ExitCode {
         Command::Bandwidth => bandwidth(&args),
         Command::Plan => plan(&args),
         Command::Cost => cost(&args),
+        _ if args.ml.is_some() => run_ml(&args),
         _ => run(&args),
     };
     match result {
@@ -359,6 +379,20 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// `run`/`compare` of an ML/CSV workload (`ml.rs`): modes cpu and bach.
+fn run_ml(args: &Args) -> Result<(), String> {
+    let w = args.ml.expect("an ML workload");
+    let modes: Vec<&'static str> = match (args.command, args.mode) {
+        (Command::Compare, _) => vec!["cpu", "bach"],
+        (Command::Run, Mode::Cpu) => vec!["cpu"],
+        (Command::Run, Mode::Bach) => vec!["bach"],
+        (Command::Run, Mode::Gpu) => return Err(format!("{}: no hand-written gpu mode yet (modes: cpu, bach)", w.name())),
+        _ => return Err(format!("`plan` takes black-scholes or haversine, not {}", w.name())),
+    };
+    let session = if modes.contains(&"bach") { Some(bach_session(device_choice(args.device, args.memory)?, args)?) } else { None };
+    ml::run(w, args.log2, args.explicit_seed, &modes, args.repeat, session, args.dump.as_deref())
 }
 
 fn bandwidth(args: &Args) -> Result<(), String> {

@@ -20,7 +20,7 @@ impl Workload {
         match s {
             "black-scholes" => Ok(Workload::BlackScholes),
             "haversine" => Ok(Workload::Haversine),
-            _ => Err(format!("unknown workload `{s}` (known: black-scholes, haversine)")),
+            _ => Err(format!("unknown workload `{s}` (known: black-scholes, haversine, crime-index, dbscan, pca-knn, tsvd)")),
         }
     }
     pub fn name(self) -> &'static str {

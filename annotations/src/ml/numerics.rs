@@ -322,8 +322,7 @@ pub fn knn_vote(d2: ArrayView2<f64>, labels: ArrayView1<i64>, k: usize) -> Array
     let n = d2.ncols();
     assert_eq!(labels.len(), n, "knn_vote: {} labels for {} training points", labels.len(), n);
     assert!(k >= 1 && k <= n, "knn_vote: k = {k} must be in 1..={n}");
-    let votes: Vec<i64> =
-        d2.axis_iter(Axis(0)).into_par_iter().map_init(KnnScratch::default, |scratch, row| scratch.vote(row, labels, k)).collect();
+    let votes: Vec<i64> = d2.axis_iter(Axis(0)).into_par_iter().map_init(KnnScratch::default, |scratch, row| scratch.vote(row, labels, k)).collect();
     Array1::from_vec(votes)
 }
 
@@ -385,9 +384,10 @@ impl KnnScratch {
 /// exact distances, which can differ in the last bits at the boundary). A point is always its own
 /// neighbour (scikit-learn's `euclidean_distances(X)` zeroes the diagonal likewise).
 ///
-/// Distances are computed in tiles of 256 query rows by 2048 points (4 MiB each), the row
-/// blocks in parallel with rayon, so memory is bounded by the tiles in flight plus the output,
-/// for any number of points (e.g. 2^16 points of 256 features).
+/// Each pair is computed once, for `i < j`, and mirrored, so the neighbourhoods are symmetric
+/// (`j` in `N(i)` iff `i` in `N(j)`) and the GEMM work is halved. Distances are computed in tiles
+/// of 256 rows by 2048 points (4 MiB each), the row blocks in parallel with rayon, so the memory
+/// beyond the output is the tiles in flight, for any number of points (e.g. 2^16 x 256 features).
 ///
 /// # Panics
 /// If `eps` is negative or NaN, or there are more than `u32::MAX` points.
@@ -401,26 +401,48 @@ fn radius_neighbours_tiled(x: ArrayView2<f64>, eps: f64, row_block: usize, col_b
     assert!(u32::try_from(n).is_ok(), "radius_neighbours: {n} points do not fit u32 indices");
     let eps2 = eps * eps;
     let sq = row_sq_norms(x);
-    let mut out: Vec<Vec<u32>> = vec![Vec::new(); n];
-    out.par_chunks_mut(row_block).enumerate().for_each(|(block, lists)| {
-        let r0 = block * row_block;
-        let rows = x.slice(s![r0..r0 + lists.len(), ..]);
-        let rows_sq = sq.slice(s![r0..r0 + lists.len()]);
-        let mut tile = Array2::zeros((lists.len(), col_block.min(n)));
-        for c0 in (0..n).step_by(col_block) {
-            let c1 = (c0 + col_block).min(n);
-            let mut t = tile.slice_mut(s![.., ..c1 - c0]);
-            sq_dist_block(rows, rows_sq, x.slice(s![c0..c1, ..]), sq.slice(s![c0..c1]), t.view_mut());
-            for (r, (list, trow)) in lists.iter_mut().zip(t.rows()).enumerate() {
-                let i = r0 + r;
-                for (j, &d2) in (c0..c1).zip(trow) {
-                    if d2 <= eps2 || j == i {
-                        list.push(j as u32);
+    // Upper triangle only: for each i, the j > i within eps, ascending. Row block [r0, r1) is
+    // compared with points r0.. in tiles of col_block points.
+    let blocks: Vec<Vec<Vec<u32>>> = (0..n.div_ceil(row_block))
+        .into_par_iter()
+        .map(|block| {
+            let (r0, r1) = (block * row_block, ((block + 1) * row_block).min(n));
+            let (rows, rows_sq) = (x.slice(s![r0..r1, ..]), sq.slice(s![r0..r1]));
+            let mut upper = vec![Vec::new(); r1 - r0];
+            let mut tile = Array2::zeros((r1 - r0, col_block.min(n - r0)));
+            for c0 in (r0..n).step_by(col_block) {
+                let c1 = (c0 + col_block).min(n);
+                let mut t = tile.slice_mut(s![.., ..c1 - c0]);
+                sq_dist_block(rows, rows_sq, x.slice(s![c0..c1, ..]), sq.slice(s![c0..c1]), t.view_mut());
+                for (i, (list, trow)) in (r0..r1).zip(upper.iter_mut().zip(t.rows())) {
+                    let from = (i + 1).clamp(c0, c1);
+                    for (j, &d2) in (from..c1).zip(trow.slice(s![from - c0..])) {
+                        if d2 <= eps2 {
+                            list.push(j as u32);
+                        }
                     }
                 }
             }
+            upper
+        })
+        .collect();
+    // Mirror: walking i upwards, every i' < i in N(i) has been pushed before i itself.
+    let upper: Vec<Vec<u32>> = blocks.into_iter().flatten().collect();
+    let mut sizes = vec![1usize; n];
+    for (i, list) in upper.iter().enumerate() {
+        sizes[i] += list.len();
+        for &j in list {
+            sizes[j as usize] += 1;
         }
-    });
+    }
+    let mut out: Vec<Vec<u32>> = sizes.into_iter().map(Vec::with_capacity).collect();
+    for (i, list) in upper.into_iter().enumerate() {
+        out[i].push(i as u32);
+        for &j in &list {
+            out[j as usize].push(i as u32);
+        }
+        out[i].extend_from_slice(&list);
+    }
     out
 }
 
@@ -461,4 +483,707 @@ pub fn dbscan_labels(neighbours: &[Vec<u32>], min_samples: usize) -> Array1<i64>
         label_num += 1;
     }
     Array1::from_vec(labels)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    // ---- reference values (numpy 2.4.6, scikit-learn 1.9.1) ----------------------------------
+
+    // numpy.linalg.eigh(EIG4), reordered descending, columns canonicalised
+    const EIG4: [[f64; 4]; 4] = [[4.0, 1.0, -2.0, 2.0], [1.0, 2.0, 0.0, 1.0], [-2.0, 0.0, 3.0, -2.0], [2.0, 1.0, -2.0, -1.0]];
+    const EIG4_VALUES: [f64; 4] = [6.844621107234965, 2.2685314064312423, 1.0843644637732166, -2.1975169774394243];
+    const EIG4_VECTORS: [[f64; 4]; 4] = [
+        [0.7180459594506796, 0.20171109662094233, 0.6422600067660328, -0.17670517062447652],
+        [0.2211529881551807, 0.7894499124874399, -0.5441878481946866, -0.17810046990630077],
+        [-0.5573513771375096, 0.5796341693167878, 0.5202218509386148, 0.28766803431970117],
+        [0.3533564748939929, 0.010280998686330589, -0.14398227457619123, 0.9242849167461132],
+    ];
+    // numpy.linalg.eigh of sin((i+1)(j+1)) + 1/(1+i+j), 13 x 13, reordered and canonicalised as above
+    const EIG13_VALUES: [f64; 13] = [
+        3.999015503745159,
+        3.285380893939024,
+        2.817967031648646,
+        2.445070477435459,
+        2.3208723807076233,
+        1.7181281271630986,
+        -0.6344494795612909,
+        -1.6001614672598903,
+        -2.338570922561283,
+        -2.3581884768856525,
+        -3.1018256209418524,
+        -3.1996536204733736,
+        -3.268665420571118,
+    ];
+    const EIG13_COLUMN0: [f64; 13] = [
+        0.5762539541321043,
+        0.3919533189202096,
+        0.31252094871269914,
+        0.2430531915550922,
+        0.1655973852452645,
+        -0.17344345448696438,
+        0.18857858004305075,
+        0.10694620224227691,
+        0.00543310168930887,
+        -0.08573758532624369,
+        -0.16191646800536055,
+        -0.282741905696423,
+        0.37351693658506085,
+    ];
+    const EIG13_COLUMN6: [f64; 13] = [
+        -0.09155539992155323,
+        0.011054859739738798,
+        0.04437706898136063,
+        0.05270623864094536,
+        0.035698880853744216,
+        0.5004464295458037,
+        0.300138138984705,
+        0.045368568671246876,
+        -0.015359181174756376,
+        -0.033266153697105554,
+        0.004620937083501201,
+        0.5846735753366139,
+        0.5474292596837216,
+    ];
+    const EIG13_COLUMN12: [f64; 13] = [
+        -0.029465669062968613,
+        0.1941422072141435,
+        -0.3623305687604115,
+        0.2552909541832455,
+        -0.06385194837256612,
+        -0.004705772211392079,
+        0.017776619050399567,
+        -0.24488760795668915,
+        0.5965973685631509,
+        -0.5532054913225076,
+        0.19613505635493875,
+        -0.01039748359316979,
+        0.0075297581427519605,
+    ];
+
+    // sklearn KNeighborsClassifier(n_neighbors=5).fit(train, labels).predict(queries): 40 x 3 training points, 5 a row
+    const KNN0_TRAIN: [[f64; 15]; 8] = [
+        [0.11, -1.23, -0.75, -1.87, -1.26, 0.07, -0.75, 1.31, 0.39, -0.58, 0.19, -0.16, -0.83, -1.68, -0.92],
+        [1.36, -1.25, 0.59, 0.18, 0.7, 1.51, 0.76, -0.9, -0.2, 0.64, 1.15, 0.19, -0.96, 0.21, 0.45],
+        [-1.57, -0.25, -1.45, -0.76, -1.64, -1.57, -1.09, 0.44, 0.15, -2.21, -1.25, -0.34, -2.88, -0.92, -1.09],
+        [1.32, 2.03, -0.82, -0.31, 1.09, 1.03, -0.37, 1.04, -0.14, -0.06, 1.14, -1.61, -0.9, -0.9, 0.17],
+        [-0.24, -0.48, -0.32, -0.28, 2.39, -0.5, -0.31, -1.75, -0.64, -1.69, -1.74, -0.58, -0.84, 1.5, 1.75],
+        [-0.83, -0.33, -0.07, 0.55, 1.16, -0.7, -0.19, 0.07, -2.03, -0.08, 0.33, -1.33, 0.26, -0.56, 0.7],
+        [-0.7, -0.37, -1.58, -0.12, -1.7, -1.41, 0.36, -1.83, 0.57, -2.64, 0.3, -1.84, 0.84, 1.47, -2.03],
+        [0.36, 0.99, -1.06, -0.21, 1.18, -1.47, 1.16, 0.8, -0.54, -0.73, 0.71, -1.77, 0.37, -0.61, -0.03],
+    ];
+    const KNN0_LABELS: [[i64; 20]; 2] = [[-3, 2, 7, -3, 2, -3, 7, -3, 7, 2, 2, 2, 2, 2, 2, 7, 7, 7, 7, 2], [2, 7, 2, -3, 7, -3, 7, 2, -3, -3, 2, -3, -3, 2, 7, 2, 7, 7, 7, 2]];
+    // 15 x 3 query points, 5 a row
+    const KNN0_QUERIES: [[f64; 15]; 3] = [
+        [0.02, -0.83, -0.39, -0.67, 0.01, -0.45, -0.36, -1.65, -0.97, 1.98, -0.81, -1.26, 0.4, 1.69, -1.74],
+        [-0.25, -0.76, -2.11, 0.88, -0.03, 0.09, -0.9, 0.55, -0.65, -0.17, -1.33, -1.46, 1.6, -0.61, 0.35],
+        [-0.04, -0.53, -0.61, 0.76, -0.36, -0.18, 0.03, 1.41, 0.82, 0.46, -0.68, -1.66, 1.14, 1.16, -0.17],
+    ];
+    const KNN0_EXPECTED: [i64; 15] = [2, 2, 2, -3, 7, 2, -3, -3, 2, -3, -3, -3, 7, -3, 7];
+    // sklearn KNeighborsClassifier(n_neighbors=4).fit(train, labels).predict(queries): 40 x 3 training points, 5 a row
+    const KNN1_TRAIN: [[f64; 15]; 8] = [
+        [1.05, 0.72, 1.24, -2.24, 0.2, -0.51, 0.03, -0.26, 0.73, -0.89, 1.2, 2.52, -2.64, 1.75, 0.4],
+        [-1.26, -0.59, 0.03, 1.29, 0.7, 0.91, 0.25, 1.94, 0.81, -1.28, -1.15, -0.45, -2.33, -0.99, 2.85],
+        [-1.2, -0.31, -0.45, 1.67, 0.94, 0.88, 0.49, 0.82, 1.64, 1.09, 1.0, -0.21, 1.05, 0.1, 1.93],
+        [-0.35, -0.59, 1.51, -0.78, 2.5, 2.29, -1.71, 1.63, 0.87, -2.07, 1.03, 0.77, 0.63, -0.3, 0.56],
+        [0.74, 0.73, 1.85, -1.25, 2.39, -0.06, 0.53, -2.27, 3.08, -0.28, 1.78, 1.16, 0.65, 1.0, 0.58],
+        [0.34, 0.84, 2.34, -0.69, 0.8, -0.09, -1.88, 2.46, 1.0, -1.18, 0.52, -0.62, -1.31, 1.74, 0.1],
+        [0.69, -0.68, 1.62, -1.05, 0.55, -0.02, 1.81, -1.23, 2.09, 2.45, -0.77, 0.91, 1.11, -0.46, 0.52],
+        [1.38, 1.56, 1.26, 0.34, -0.26, 1.15, -0.33, -1.56, 2.79, -2.15, 1.94, 2.02, 0.8, 1.33, 2.78],
+    ];
+    const KNN1_LABELS: [[i64; 20]; 2] = [[9, -1, 4, -1, -1, -1, 9, 9, 4, 4, -1, 9, 9, 9, 9, 4, 9, -1, 9, 9], [4, -1, 4, -1, 9, 9, -1, -1, -1, -1, 4, 9, 4, 4, 4, 4, 9, 4, -1, 9]];
+    // 15 x 3 query points, 5 a row
+    const KNN1_QUERIES: [[f64; 15]; 3] = [
+        [-0.24, -0.71, -1.62, 0.05, 1.77, 1.15, -1.13, -1.03, -0.61, 0.35, -0.25, 0.26, 0.36, -0.36, -0.05],
+        [0.25, -0.1, 0.6, 2.25, 0.71, 0.07, -2.02, 0.47, -2.34, -1.69, 1.03, 0.85, -0.18, -2.05, -0.45],
+        [-0.81, 0.76, 2.71, 0.26, -0.94, -1.4, -0.07, -0.21, -1.38, 0.14, -1.38, 1.33, 1.28, 1.3, -0.57],
+    ];
+    const KNN1_EXPECTED: [i64; 15] = [-1, 9, -1, 4, 4, 4, 9, -1, -1, -1, 9, -1, -1, 4, 9];
+    // sklearn DBSCAN(eps=0.5, min_samples=4).fit(points).labels_: three blobs and uniform noise, 60 points in 2-D, 6 a row
+    const DB_BLOBS: [[f64; 12]; 10] = [
+        [4.16, 3.07, 0.7, -0.04, -1.85, -1.05, -0.09, 2.7, -0.41, 2.78, 3.43, 0.4],
+        [3.96, 2.09, -0.17, 0.21, 0.02, 0.61, 0.34, -0.83, 2.8, 0.99, 0.26, -0.03],
+        [-1.71, 3.9, 3.16, 1.11, -1.08, 3.78, 2.01, -1.85, 3.62, 1.37, -0.07, 0.31],
+        [-1.57, 3.76, -0.89, 4.18, -0.78, 3.27, -0.13, -0.24, -0.67, 0.02, 2.89, 1.35],
+        [0.31, -0.06, 0.18, -0.3, 2.22, 1.06, -0.79, 3.46, -1.15, -2.69, 2.67, 1.17],
+        [2.7, 0.62, 3.24, 0.67, 2.91, 0.63, 0.55, 3.29, -1.26, 3.82, 0.4, -0.1],
+        [3.49, 0.42, -2.37, 1.89, -0.39, -0.68, -0.14, -2.51, 4.42, -1.8, 3.25, 1.47],
+        [3.28, 1.18, 3.28, 1.27, -1.45, 4.07, -1.14, 2.91, -0.85, 3.11, -0.73, 3.45],
+        [0.37, -0.09, 0.55, -0.23, -0.51, 3.77, -0.43, 4.31, -1.7, 4.99, 2.2, 1.16],
+        [-0.21, -0.54, -0.86, -0.37, -1.72, 0.99, -2.72, -0.12, -0.29, 3.69, 3.32, 0.86],
+    ];
+    const DB_BLOBS_LABELS: [[i64; 20]; 3] = [
+        [-1, 0, -1, -1, -1, 1, -1, 0, 0, -1, 1, 0, 2, 1, 2, -1, 1, 0, 2, 2],
+        [2, 0, -1, 1, 0, 0, 1, 2, -1, 1, 1, 1, 1, -1, 2, 0, 1, -1, 0, -1],
+        [-1, 1, 1, 1, 2, 2, 2, 2, 0, 0, 2, -1, -1, 1, 0, -1, -1, -1, 2, 1],
+    ];
+    // sklearn DBSCAN(eps=0.6, min_samples=6): a border point, two ladders of 18 points, 2 noise points; 3 a row
+    const DB_SHARED: [[f64; 6]; 13] = [
+        [2.45, 0.1, 3.0, 0.0, 3.25, 0.0],
+        [3.5, 0.0, 3.75, 0.0, 4.0, 0.0],
+        [4.25, 0.0, 4.5, 0.0, 4.75, 0.0],
+        [5.0, 0.0, 3.0, 0.2, 3.25, 0.2],
+        [3.5, 0.2, 3.75, 0.2, 4.0, 0.2],
+        [4.25, 0.2, 4.5, 0.2, 4.75, 0.2],
+        [5.0, 0.2, 10.0, 10.0, 2.5, 3.0],
+        [0.0, 0.0, 0.25, 0.0, 0.5, 0.0],
+        [0.75, 0.0, 1.0, 0.0, 1.25, 0.0],
+        [1.5, 0.0, 1.75, 0.0, 2.0, 0.0],
+        [0.0, 0.2, 0.25, 0.2, 0.5, 0.2],
+        [0.75, 0.2, 1.0, 0.2, 1.25, 0.2],
+        [1.5, 0.2, 1.75, 0.2, 2.0, 0.2],
+    ];
+    const DB_SHARED_LABELS: [[i64; 13]; 3] = [[0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0], [0, 0, 0, 0, 0, 0, -1, -1, 1, 1, 1, 1, 1], [1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1]];
+    // Integer grids, shuffled, 5 points a row; sklearn DBSCAN(eps=1.0, min_samples=3 and 5) labels
+    const DB_GRID: [[f64; 10]; 5] = [
+        [3.0, 1.0, 3.0, 0.0, 3.0, 3.0, 11.0, 1.0, 0.0, 0.0],
+        [4.0, 1.0, 0.0, 3.0, 11.0, 0.0, 2.0, 0.0, 2.0, 1.0],
+        [4.0, 2.0, 1.0, 2.0, 0.0, 1.0, 2.0, 2.0, 0.0, 2.0],
+        [2.0, 3.0, 10.0, 0.0, 4.0, 0.0, 3.0, 2.0, 1.0, 0.0],
+        [1.0, 3.0, 1.0, 1.0, 10.0, 1.0, 4.0, 3.0, 20.0, 20.0],
+    ];
+    const DB_GRID_LABELS_MS3: [i64; 25] = [0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 1, 0, -1];
+    const DB_GRID_LABELS_MS5: [i64; 25] = [0, 0, 0, -1, -1, 0, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0, -1, -1, 0, 0, 0, 0, -1, -1, -1];
+
+    // ---- helpers -------------------------------------------------------------------------------
+
+    /// SplitMix64: deterministic test data without a dependency.
+    struct Rng(u64);
+
+    impl Rng {
+        fn next_u64(&mut self) -> u64 {
+            self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = self.0;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            z ^ (z >> 31)
+        }
+        fn uniform(&mut self) -> f64 {
+            (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+        }
+        fn normal(&mut self) -> f64 {
+            let (u, v) = (1.0 - self.uniform(), self.uniform());
+            (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
+        }
+        fn below(&mut self, n: u64) -> u64 {
+            self.next_u64() % n
+        }
+    }
+
+    fn random_matrix(rows: usize, cols: usize, seed: u64) -> Array2<f64> {
+        let mut rng = Rng(seed);
+        Array2::from_shape_fn((rows, cols), |_| rng.normal())
+    }
+
+    fn random_symmetric(n: usize, seed: u64) -> Array2<f64> {
+        let m = random_matrix(n, n, seed);
+        (&m + &m.t()) / 2.0
+    }
+
+    fn max_abs<'a>(values: impl IntoIterator<Item = &'a f64>) -> f64 {
+        values.into_iter().fold(0.0, |m, x| m.max(x.abs()))
+    }
+
+    fn frobenius(a: &Array2<f64>) -> f64 {
+        a.iter().map(|x| x * x).sum::<f64>().sqrt()
+    }
+
+    fn from_rows<const N: usize>(rows: &[[f64; N]]) -> Array2<f64> {
+        Array2::from(rows.to_vec())
+    }
+
+    /// Points of `dim` coordinates stored several to a row of a constant.
+    fn points<const W: usize>(rows: &[[f64; W]], dim: usize) -> Array2<f64> {
+        let flat = rows.as_flattened().to_vec();
+        Array2::from_shape_vec((flat.len() / dim, dim), flat).unwrap()
+    }
+
+    fn flat<const W: usize>(rows: &[[i64; W]]) -> Array1<i64> {
+        Array1::from(rows.as_flattened().to_vec())
+    }
+
+    /// Descending values, A V = V diag(values) to 1e-10 ||A||_F, V^T V = I, canonical signs.
+    fn check_eigen(a: &Array2<f64>, values: &Array1<f64>, vectors: &Array2<f64>) {
+        let n = a.nrows();
+        assert_eq!(values.len(), n);
+        assert_eq!(vectors.dim(), (n, n));
+        assert!(values.windows(2).into_iter().all(|w| w[0] >= w[1]), "not descending: {values}");
+        let residual = a.dot(vectors) - vectors * values;
+        let scale = frobenius(a).max(f64::MIN_POSITIVE);
+        assert!(max_abs(&residual) <= 1e-10 * scale, "n = {n}: residual {:e} vs |A| {scale:e}", max_abs(&residual));
+        let gram = vectors.t().dot(vectors) - Array2::<f64>::eye(n);
+        assert!(max_abs(&gram) <= 1e-12 * (n as f64).max(10.0), "n = {n}: V^T V - I = {:e}", max_abs(&gram));
+        assert_canonical(vectors);
+    }
+
+    fn assert_canonical(v: &Array2<f64>) {
+        for (j, col) in v.columns().into_iter().enumerate() {
+            let largest = max_abs(col);
+            let first = col.iter().find(|x| x.abs() == largest).copied().unwrap_or(0.0);
+            assert!(first >= 0.0, "column {j} has its largest entry {first} negative");
+        }
+    }
+
+    /// Squared distances by differences, no expansion.
+    fn direct_sq_dist(a: &Array2<f64>, b: &Array2<f64>) -> Array2<f64> {
+        Array2::from_shape_fn((a.nrows(), b.nrows()), |(i, j)| a.row(i).iter().zip(b.row(j)).map(|(x, y)| (x - y) * (x - y)).sum())
+    }
+
+    fn sq_norms(a: &Array2<f64>) -> Array1<f64> {
+        a.map_axis(Axis(1), |r| r.dot(&r))
+    }
+
+    /// k nearest by a full stable sort on (distance, index), then the smallest most frequent label.
+    fn knn_reference(d2: &Array2<f64>, labels: &Array1<i64>, k: usize) -> Array1<i64> {
+        Array1::from_iter(d2.rows().into_iter().map(|row| {
+            let mut idx: Vec<usize> = (0..row.len()).collect();
+            idx.sort_by(|&p, &q| row[p].partial_cmp(&row[q]).unwrap());
+            let mut counts = BTreeMap::new();
+            for &j in &idx[..k] {
+                *counts.entry(labels[j]).or_insert(0) += 1;
+            }
+            let top = *counts.values().max().unwrap();
+            *counts.iter().find(|(_, &c)| c == top).unwrap().0
+        }))
+    }
+
+    /// Neighbourhoods by exact differences; also returns how close any pair came to eps^2.
+    fn brute_neighbours(x: &Array2<f64>, eps: f64) -> (Vec<Vec<u32>>, f64) {
+        let d2 = direct_sq_dist(x, x);
+        let margin = d2.iter().fold(f64::INFINITY, |m, &d| m.min((d - eps * eps).abs()));
+        let lists = d2.rows().into_iter().map(|r| (0..r.len() as u32).filter(|&j| r[j as usize] <= eps * eps).collect()).collect();
+        (lists, margin)
+    }
+
+    /// DBSCAN by components: clusters are the connected components of the core points (symmetric
+    /// neighbourhoods), numbered by their smallest core index; a border point takes the smallest
+    /// cluster number among its core neighbours.
+    fn dbscan_reference(neighbours: &[Vec<u32>], min_samples: usize) -> Array1<i64> {
+        let n = neighbours.len();
+        let core: Vec<bool> = neighbours.iter().map(|nb| nb.len() >= min_samples).collect();
+        let mut parent: Vec<usize> = (0..n).collect();
+        fn find(parent: &mut [usize], mut i: usize) -> usize {
+            while parent[i] != i {
+                parent[i] = parent[parent[i]];
+                i = parent[i];
+            }
+            i
+        }
+        for i in (0..n).filter(|&i| core[i]) {
+            for &j in &neighbours[i] {
+                if core[j as usize] {
+                    let (ri, rj) = (find(&mut parent, i), find(&mut parent, j as usize));
+                    parent[ri.max(rj)] = ri.min(rj);
+                }
+            }
+        }
+        let mut number = BTreeMap::new();
+        let mut labels = vec![-1i64; n];
+        for i in (0..n).filter(|&i| core[i]) {
+            let root = find(&mut parent, i);
+            let next = number.len() as i64;
+            labels[i] = *number.entry(root).or_insert(next);
+        }
+        for i in (0..n).filter(|&i| !core[i]) {
+            labels[i] = neighbours[i].iter().filter(|&&j| core[j as usize]).map(|&j| labels[j as usize]).min().unwrap_or(-1);
+        }
+        Array1::from_vec(labels)
+    }
+
+    // ---- symmetric_eigen -----------------------------------------------------------------------
+
+    #[test]
+    fn eigen_matches_numpy_4x4() {
+        let a = from_rows(&EIG4);
+        let (values, vectors) = symmetric_eigen(a.view());
+        let expected = from_rows(&EIG4_VECTORS);
+        assert!(max_abs(&(&values - &Array1::from(EIG4_VALUES.to_vec()))) < 1e-13, "{values}");
+        assert!(max_abs(&(&vectors - &expected)) < 1e-12, "{vectors}\nvs\n{expected}");
+        check_eigen(&a, &values, &vectors);
+    }
+
+    #[test]
+    fn eigen_matches_numpy_13x13() {
+        let a = Array2::from_shape_fn((13, 13), |(i, j)| ((i + 1) as f64 * (j + 1) as f64).sin() + 1.0 / (1 + i + j) as f64);
+        let (values, vectors) = symmetric_eigen(a.view());
+        assert!(max_abs(&(&values - &Array1::from(EIG13_VALUES.to_vec()))) < 1e-12, "{values}");
+        for (col, expected) in [(0, EIG13_COLUMN0), (6, EIG13_COLUMN6), (12, EIG13_COLUMN12)] {
+            let err = max_abs(&(&vectors.column(col) - &Array1::from(expected.to_vec())));
+            assert!(err < 1e-11, "column {col}: error {err:e}");
+        }
+        check_eigen(&a, &values, &vectors);
+    }
+
+    #[test]
+    fn eigen_of_1x1_and_0x0() {
+        for x in [3.5, -2.0, 0.0] {
+            let (values, vectors) = symmetric_eigen(Array2::from_elem((1, 1), x).view());
+            assert_eq!(values, Array1::from(vec![x]));
+            assert_eq!(vectors, Array2::from_elem((1, 1), 1.0));
+        }
+        let (values, vectors) = symmetric_eigen(Array2::<f64>::zeros((0, 0)).view());
+        assert_eq!((values.len(), vectors.dim()), (0, (0, 0)));
+    }
+
+    #[test]
+    fn eigen_reconstructs_random_matrices() {
+        for (n, seed) in [(2, 1), (3, 2), (5, 3), (50, 4), (300, 5), (512, 6)] {
+            let a = random_symmetric(n, seed);
+            let (values, vectors) = symmetric_eigen(a.view());
+            check_eigen(&a, &values, &vectors);
+            let trace: f64 = a.diag().sum();
+            assert!((values.sum() - trace).abs() <= 1e-10 * frobenius(&a), "n = {n}: trace");
+        }
+    }
+
+    #[test]
+    fn eigen_reads_only_the_lower_triangle() {
+        let a = random_symmetric(20, 7);
+        let mut junk = a.clone();
+        for i in 0..20 {
+            for j in i + 1..20 {
+                junk[[i, j]] = 1e3 * (i + j) as f64;
+            }
+        }
+        assert_eq!(symmetric_eigen(a.view()), symmetric_eigen(junk.view()));
+        // A transposed (column-major) view of the same symmetric matrix gives the same result.
+        let t = a.t().to_owned();
+        let (v1, w1) = symmetric_eigen(a.view());
+        let (v2, w2) = symmetric_eigen(t.t());
+        assert_eq!((v1, w1), (v2, w2));
+    }
+
+    #[test]
+    fn eigen_of_structured_matrices() {
+        // Zero matrix: all zero eigenvalues, an orthonormal basis.
+        let zero = Array2::<f64>::zeros((6, 6));
+        let (values, vectors) = symmetric_eigen(zero.view());
+        assert!(values.iter().all(|&x| x == 0.0));
+        check_eigen(&zero, &values, &vectors);
+        // Diagonal: the sorted diagonal, permuted unit vectors.
+        let diag = Array2::from_diag(&Array1::from(vec![1.0, -3.0, 4.0, 0.5, 2.0]));
+        let (values, vectors) = symmetric_eigen(diag.view());
+        assert_eq!(values, Array1::from(vec![4.0, 2.0, 1.0, 0.5, -3.0]));
+        for (col, row) in [2, 4, 0, 3, 1].into_iter().enumerate() {
+            assert!((vectors[[row, col]] - 1.0).abs() < 1e-15, "{vectors}");
+        }
+        check_eigen(&diag, &values, &vectors);
+        // Reflection I - 2 u u^T / u.u: eigenvalue 1 repeated n-1 times, and -1.
+        let u = Array1::from_iter((0..40).map(|i| (i as f64 * 0.37).cos()));
+        let outer = u.view().insert_axis(Axis(1)).dot(&u.view().insert_axis(Axis(0)));
+        let refl = Array2::<f64>::eye(40) - &outer * (2.0 / u.dot(&u));
+        let (values, vectors) = symmetric_eigen(refl.view());
+        assert!(values.iter().take(39).all(|&x| (x - 1.0).abs() < 1e-13) && (values[39] + 1.0).abs() < 1e-13, "{values}");
+        check_eigen(&refl, &values, &vectors);
+        let unit = &u / u.dot(&u).sqrt();
+        let along = vectors.column(39).dot(&unit).abs();
+        assert!((along - 1.0).abs() < 1e-12);
+        // Rank one x x^T: ||x||^2 and x / ||x|| (canonically signed), then zeros.
+        let outer = u.view().insert_axis(Axis(1)).dot(&u.view().insert_axis(Axis(0)));
+        let (values, vectors) = symmetric_eigen(outer.view());
+        assert!((values[0] - u.dot(&u)).abs() < 1e-12 * u.dot(&u) && max_abs(values.slice(s![1..])) < 1e-12 * u.dot(&u));
+        assert!(max_abs(&(&vectors.column(0) - &unit)) < 1e-12, "unit[0] = {} is the largest entry and positive", unit[0]);
+        check_eigen(&outer, &values, &vectors);
+        // Already tridiagonal (the second-difference matrix): 2 - 2 cos(k pi / (n + 1)).
+        let n = 30;
+        let lap = Array2::from_shape_fn((n, n), |(i, j)| {
+            if i == j {
+                2.0
+            } else if i.abs_diff(j) == 1 {
+                -1.0
+            } else {
+                0.0
+            }
+        });
+        let (values, vectors) = symmetric_eigen(lap.view());
+        for (r, &x) in values.iter().enumerate() {
+            let expected = 2.0 - 2.0 * ((n - r) as f64 * std::f64::consts::PI / (n + 1) as f64).cos();
+            assert!((x - expected).abs() < 1e-13, "{r}: {x} vs {expected}");
+        }
+        check_eigen(&lap, &values, &vectors);
+    }
+
+    #[test]
+    fn eigen_scales_with_the_matrix() {
+        let a = random_symmetric(40, 8);
+        let (values, vectors) = symmetric_eigen(a.view());
+        for c in [1e-150, 1e-20, 1e20, 1e150] {
+            let (vc, wc) = symmetric_eigen((&a * c).view());
+            assert!(max_abs(&(&vc / c - &values)) < 1e-12 * frobenius(&a), "scale {c:e}");
+            assert!(max_abs(&(&wc - &vectors)) < 1e-10, "scale {c:e}");
+        }
+    }
+
+    #[test]
+    fn eigen_of_non_finite_input_is_nan() {
+        let mut a = random_symmetric(5, 9);
+        a[[3, 1]] = f64::NAN;
+        let (values, vectors) = symmetric_eigen(a.view());
+        assert!(values.iter().chain(vectors.iter()).all(|x| x.is_nan()));
+        a[[3, 1]] = f64::INFINITY;
+        assert!(symmetric_eigen(a.view()).0.iter().all(|x| x.is_nan()));
+    }
+
+    #[test]
+    #[should_panic(expected = "square")]
+    fn eigen_rejects_non_square() {
+        symmetric_eigen(Array2::<f64>::zeros((2, 3)).view());
+    }
+
+    #[test]
+    fn canonical_signs_flip_columns_by_their_largest_entry() {
+        let mut v = Array2::from(vec![[0.5, -0.5, 0.1, 0.0, -0.2], [-0.5, 0.5, -0.9, 0.0, 0.2], [0.2, 0.1, 0.3, 0.0, -0.1]]);
+        canonical_signs(&mut v);
+        // Columns 0 and 1 tie in magnitude: the first largest entry decides.
+        let expected = Array2::from(vec![[0.5, 0.5, -0.1, 0.0, 0.2], [-0.5, -0.5, 0.9, 0.0, -0.2], [0.2, -0.1, -0.3, 0.0, 0.1]]);
+        assert_eq!(v, expected);
+        canonical_signs(&mut v);
+        assert_eq!(v, expected, "idempotent");
+        let mut empty = Array2::<f64>::zeros((0, 3));
+        canonical_signs(&mut empty);
+    }
+
+    // ---- squared_distances ---------------------------------------------------------------------
+
+    #[test]
+    fn squared_distances_match_differences() {
+        // 37 rows run serially, 600 rows in parallel chunks.
+        for (rows, seed) in [(37, 10), (600, 11)] {
+            let a = random_matrix(rows, 5, seed);
+            let b = random_matrix(1000, 5, seed + 100);
+            let d2 = squared_distances(a.view(), b.view(), sq_norms(&b).view());
+            assert_eq!(d2.dim(), (rows, 1000));
+            let err = max_abs(&(&d2 - &direct_sq_dist(&a, &b)));
+            assert!(err < 1e-12 * 40.0, "{rows}: {err:e}");
+        }
+    }
+
+    #[test]
+    fn squared_distances_follow_the_sklearn_expansion() {
+        let a = Array2::from(vec![[1.0, 2.0], [0.5, -1.0]]);
+        let b = Array2::from(vec![[3.0, 0.0], [1.0, 2.0], [0.1, 0.7]]);
+        let d2 = squared_distances(a.view(), b.view(), sq_norms(&b).view());
+        for i in 0..2 {
+            for j in 0..3 {
+                let ab = a[[i, 0]] * b[[j, 0]] + a[[i, 1]] * b[[j, 1]];
+                let expected = (-2.0 * ab + (a[[i, 0]].powi(2) + a[[i, 1]].powi(2))) + (b[[j, 0]].powi(2) + b[[j, 1]].powi(2));
+                assert_eq!(d2[[i, j]], expected.max(0.0), "({i}, {j})");
+            }
+        }
+        assert_eq!(d2[[0, 1]], 0.0);
+    }
+
+    #[test]
+    fn squared_distances_clip_cancellation_to_zero() {
+        // Far from the origin the expansion cancels badly; negatives must come back as 0.
+        let mut x = random_matrix(300, 8, 12) * 1e-4;
+        x += 1e4;
+        let d2 = squared_distances(x.view(), x.view(), sq_norms(&x).view());
+        assert!(d2.iter().all(|&d| d >= 0.0));
+        assert!(d2.diag().iter().all(|&d| d < 1e-3), "diagonal holds only rounding error");
+    }
+
+    #[test]
+    fn squared_distances_of_empty_shapes() {
+        let b = random_matrix(4, 3, 13);
+        assert_eq!(squared_distances(Array2::zeros((0, 3)).view(), b.view(), sq_norms(&b).view()).dim(), (0, 4));
+        let a = random_matrix(2, 3, 14);
+        assert_eq!(squared_distances(a.view(), Array2::zeros((0, 3)).view(), Array1::zeros(0).view()).dim(), (2, 0));
+        let d = squared_distances(Array2::zeros((2, 0)).view(), Array2::zeros((3, 0)).view(), Array1::zeros(3).view());
+        assert_eq!(d, Array2::zeros((2, 3)));
+    }
+
+    #[test]
+    #[should_panic(expected = "features")]
+    fn squared_distances_reject_mismatched_features() {
+        squared_distances(Array2::zeros((2, 3)).view(), Array2::zeros((2, 4)).view(), Array1::zeros(2).view());
+    }
+
+    // ---- knn_vote ------------------------------------------------------------------------------
+
+    #[test]
+    fn knn_matches_sklearn() {
+        let cases = [
+            (KNN0_TRAIN, KNN0_LABELS, KNN0_QUERIES, KNN0_EXPECTED, 5),
+            // k = 4 with three labels: five of the fifteen votes tie, sklearn takes the smallest label.
+            (KNN1_TRAIN, KNN1_LABELS, KNN1_QUERIES, KNN1_EXPECTED, 4),
+        ];
+        for (train, labels, queries, expected, k) in cases {
+            let (train, queries, labels) = (points(&train, 3), points(&queries, 3), flat(&labels));
+            assert_eq!((train.nrows(), queries.nrows()), (40, 15));
+            let d2 = squared_distances(queries.view(), train.view(), sq_norms(&train).view());
+            assert_eq!(knn_vote(d2.view(), labels.view(), k), Array1::from(expected.to_vec()));
+            assert_eq!(knn_reference(&d2, &labels, k), Array1::from(expected.to_vec()));
+        }
+    }
+
+    #[test]
+    fn knn_breaks_ties_by_index_then_smallest_label() {
+        let labels = Array1::from(vec![7, 3, 3, 7, 1]);
+        let d2 = Array2::from(vec![[1.0, 0.5, 1.0, 0.5, 2.0], [f64::NAN, 1.0, f64::NAN, 2.0, 3.0], [0.0, 0.0, 0.0, 0.0, 0.0], [9.0, 9.0, 9.0, 9.0, 0.0]]);
+        let vote = |k| knn_vote(d2.view(), labels.view(), k).to_vec();
+        // Row 0, k = 1: index 1 (0.5, before index 3). k = 2: {3, 7} tie, 3 wins. k = 3: index 0 beats
+        // index 2 at distance 1.0, {3, 7, 7}. k = 4: {3, 7, 7, 3}, 3. k = 5: 3 and 7 twice, 1 once: 3.
+        // Row 1 (NaN as +inf), k = 3: {3, 7, 1} all once, 1 wins; k = 4 adds index 0 before index 2.
+        assert_eq!(vote(1), [3, 3, 7, 1]);
+        assert_eq!(vote(2), [3, 3, 3, 1]);
+        assert_eq!(vote(3), [7, 1, 3, 1]);
+        assert_eq!(vote(4), [3, 7, 3, 3]);
+        assert_eq!(vote(5), [3, 3, 3, 3]);
+        // Row 1 with NaN as +inf: k = 4 takes 1, 3, 4 and then index 0: {3, 7, 1, 7}.
+        assert_eq!(knn_vote(d2.slice(s![1..2, ..]), labels.view(), 4).to_vec(), [7]);
+        // Negative labels: the smallest of the tied labels is the most negative.
+        let signed = Array1::from(vec![-4, 6, 6, -4, -9]);
+        assert_eq!(knn_vote(d2.view(), signed.view(), 2).to_vec(), [-4, -4, -4, -9]);
+    }
+
+    #[test]
+    fn knn_partial_selection_matches_a_full_sort() {
+        let mut rng = Rng(15);
+        // Integer distances: ties everywhere, both in distance and in the vote.
+        let d2 = Array2::from_shape_fn((60, 97), |_| rng.below(6) as f64);
+        let labels = Array1::from_iter((0..97).map(|_| rng.below(5) as i64 - 2));
+        for k in [1, 2, 3, 5, 8, 31, 32, 33, 48, 64, 96, 97] {
+            assert_eq!(knn_vote(d2.view(), labels.view(), k), knn_reference(&d2, &labels, k), "k = {k}");
+        }
+        let continuous = random_matrix(40, 200, 16);
+        let labels = Array1::from_iter((0..200).map(|i| (i % 7) as i64));
+        for k in [1, 7, 32, 40, 150] {
+            assert_eq!(knn_vote(continuous.view(), labels.view(), k), knn_reference(&continuous, &labels, k), "k = {k}");
+        }
+        assert_eq!(knn_vote(Array2::zeros((0, 3)).view(), Array1::from(vec![1, 2, 3]).view(), 2).len(), 0);
+    }
+
+    #[test]
+    #[should_panic(expected = "must be in 1..=3")]
+    fn knn_rejects_k_above_the_training_size() {
+        knn_vote(Array2::zeros((2, 3)).view(), Array1::from(vec![1, 2, 3]).view(), 4);
+    }
+
+    // ---- radius_neighbours ---------------------------------------------------------------------
+
+    #[test]
+    fn radius_neighbours_match_brute_force() {
+        let x = random_matrix(300, 4, 17);
+        let eps = 0.9;
+        let (expected, margin) = brute_neighbours(&x, eps);
+        assert!(margin > 1e-9, "test data too close to the boundary: {margin:e}");
+        let sizes: Vec<usize> = expected.iter().map(Vec::len).collect();
+        assert!(sizes.iter().any(|&s| s > 10) && sizes.contains(&1), "{sizes:?}");
+        assert_eq!(radius_neighbours(x.view(), eps), expected);
+        // Uneven blocks and tiles, and a single block and tile.
+        for (rows, cols) in [(7, 13), (1, 1), (64, 5), (300, 300), (1000, 1000)] {
+            assert_eq!(radius_neighbours_tiled(x.view(), eps, rows, cols), expected, "tiles {rows} x {cols}");
+        }
+    }
+
+    #[test]
+    fn radius_neighbours_in_many_blocks() {
+        // More points than one row block and one column tile.
+        let x = random_matrix(2600, 3, 18);
+        let eps = 0.25;
+        let (expected, margin) = brute_neighbours(&x, eps);
+        assert!(margin > 1e-9, "{margin:e}");
+        let got = radius_neighbours(x.view(), eps);
+        assert_eq!(got, expected);
+        for (i, list) in got.iter().enumerate() {
+            assert!(list.windows(2).all(|w| w[0] < w[1]) && list.contains(&(i as u32)));
+            assert!(list.iter().all(|&j| got[j as usize].contains(&(i as u32))), "symmetric");
+        }
+    }
+
+    #[test]
+    fn radius_neighbours_include_the_boundary_and_self() {
+        // Integer grid: neighbours at exactly eps = 1 count; the expansion is exact here.
+        let grid = Array2::from_shape_fn((12, 2), |(i, c)| if c == 0 { (i / 3) as f64 } else { (i % 3) as f64 });
+        let nb = radius_neighbours(grid.view(), 1.0);
+        assert_eq!(nb[4], [1, 3, 4, 5, 7]);
+        assert_eq!(nb[0], [0, 1, 3]);
+        // eps = 0: only the point itself and exact duplicates.
+        let dup = Array2::from(vec![[1.0, 2.0], [3.0, 4.0], [1.0, 2.0]]);
+        assert_eq!(radius_neighbours(dup.view(), 0.0), [vec![0, 2], vec![1], vec![0, 2]]);
+        assert!(radius_neighbours(Array2::zeros((0, 5)).view(), 1.0).is_empty());
+        assert_eq!(radius_neighbours(Array2::zeros((3, 0)).view(), 0.5), vec![vec![0, 1, 2]; 3]);
+    }
+
+    #[test]
+    #[should_panic(expected = "eps must be >= 0")]
+    fn radius_neighbours_reject_nan_eps() {
+        radius_neighbours(Array2::zeros((2, 2)).view(), f64::NAN);
+    }
+
+    // ---- dbscan_labels -------------------------------------------------------------------------
+
+    fn dbscan(points: &Array2<f64>, eps: f64, min_samples: usize) -> Array1<i64> {
+        dbscan_labels(&radius_neighbours(points.view(), eps), min_samples)
+    }
+
+    #[test]
+    fn dbscan_matches_sklearn_on_blobs() {
+        let labels = dbscan(&points(&DB_BLOBS, 2), 0.5, 4);
+        assert_eq!(labels, flat(&DB_BLOBS_LABELS));
+        assert_eq!((labels.iter().max(), labels.iter().filter(|&&l| l == -1).count()), (Some(&2), 18));
+    }
+
+    #[test]
+    fn dbscan_gives_a_shared_border_point_to_the_first_cluster() {
+        // Point 0 (2.45, 0.1) is within eps of the end of the left chain (0.46 away) and of the right
+        // chain (0.56 away) but is not core. The right chain holds the lower indices, becomes cluster
+        // 0 and reaches point 0 first: sklearn labels it 0 although it is nearer cluster 1.
+        let labels = dbscan(&points(&DB_SHARED, 2), 0.6, 6);
+        assert_eq!(labels, flat(&DB_SHARED_LABELS));
+        assert_eq!((labels[0], labels[1], labels[29]), (0, 0, 1));
+    }
+
+    #[test]
+    fn dbscan_matches_sklearn_on_a_grid_with_boundary_distances() {
+        let grid = points(&DB_GRID, 2);
+        assert_eq!(dbscan(&grid, 1.0, 3), Array1::from(DB_GRID_LABELS_MS3.to_vec()));
+        assert_eq!(dbscan(&grid, 1.0, 5), Array1::from(DB_GRID_LABELS_MS5.to_vec()));
+    }
+
+    #[test]
+    fn dbscan_from_hand_made_neighbourhoods() {
+        // min_samples 4. Cores 0, 1, 2 (cluster 0) with border 3; noise 4; cores 5, 6, 7, 9
+        // (cluster 1, lists scrambled); 8 is a border point of both (3 neighbours, within reach of
+        // cores 0 and 6): the first cluster takes it.
+        let nb: Vec<Vec<u32>> = vec![
+            vec![0, 1, 2, 8],
+            vec![1, 0, 2, 3],
+            vec![2, 0, 1, 3],
+            vec![3, 1, 2],
+            vec![4],
+            vec![9, 5, 6, 7],
+            vec![6, 8, 9, 7, 5],
+            vec![5, 7, 6, 9],
+            vec![8, 6, 0],
+            vec![7, 6, 9, 5],
+        ];
+        assert_eq!(dbscan_labels(&nb, 4).to_vec(), [0, 0, 0, 0, -1, 1, 1, 1, 0, 1]);
+        assert_eq!(dbscan_labels(&nb, 4), dbscan_reference(&nb, 4));
+        // min_samples 1: every point is core and 8 joins the two clusters; 4 is a cluster alone.
+        assert_eq!(dbscan_labels(&nb, 1).to_vec(), [0, 0, 0, 0, 1, 0, 0, 0, 0, 0]);
+        // Nothing is core.
+        assert_eq!(dbscan_labels(&nb, 6).to_vec(), [-1; 10]);
+        assert_eq!(dbscan_labels(&[], 3).len(), 0);
+    }
+
+    #[test]
+    fn dbscan_matches_a_components_reference() {
+        for seed in 0..20 {
+            let mut rng = Rng(100 + seed);
+            let n = 150 + rng.below(100) as usize;
+            let x = Array2::from_shape_fn((n, 2), |_| rng.uniform() * 10.0);
+            let eps = 0.4 + rng.uniform() * 0.6;
+            let min_samples = 2 + rng.below(6) as usize;
+            let (nb, _) = brute_neighbours(&x, eps);
+            let labels = dbscan_labels(&nb, min_samples);
+            assert_eq!(labels, dbscan_reference(&nb, min_samples), "seed {seed}");
+            // Neighbour order inside each list does not matter.
+            let reversed: Vec<Vec<u32>> = nb.iter().map(|l| l.iter().rev().copied().collect()).collect();
+            assert_eq!(dbscan_labels(&reversed, min_samples), labels, "seed {seed}");
+        }
+    }
 }

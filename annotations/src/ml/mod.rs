@@ -1,0 +1,349 @@
+//! The annotated ML library (the scikit-learn -> cuML half of the workloads), in linfa's
+//! style: `fit` returns a fitted model; `transform` and `predict` take lazy arrays and give
+//! lazy arrays, so every call adds nodes to the session's graph like any other op.
+//!
+//! Each estimator is built from annotated ops: the products are `dot` (matrixmultiply on the
+//! CPU, cuBLAS on CUDA), means and norms are reductions, centring and scaling are elementwise
+//! ops, and what has no library op is an annotation here with its CPU kernel from
+//! `numerics.rs`: the symmetric eigen problem (`symmetric_eigen`), the k-nearest vote
+//! (`knn_vote`, split by rows) and DBSCAN's neighbourhoods and labels (`dbscan`). A fitted
+//! model is lazy arrays (means, scales, components, the training set), values like any other:
+//! they live where they were computed and move when a reader needs them elsewhere. `fit` ops
+//! are unsplittable; `transform` and `predict` split by rows.
+//!
+//! Numerics follow scikit-learn: population standard deviation (a zero one scales by 1);
+//! PCA centred, components the covariance's eigenvectors, largest-magnitude entry positive;
+//! TruncatedSvd not centred, `transform` = U * Sigma (X V); kNN uniform weights, Euclidean,
+//! ties in the vote to the smallest label; DBSCAN's neighbourhood includes the point
+//! (distance <= eps), noise is -1, clusters numbered in scikit-learn's order of discovery.
+
+pub mod numerics;
+
+use std::sync::{Arc, LazyLock};
+
+use bach_runtime::{oa, split, Annotation, BachError, DType, DeviceKind, Family, Meta, Result, Value};
+use ndarray::{Axis, Ix1, Ix2};
+
+use crate::array::Array;
+use crate::elementwise::where_;
+
+fn matrix(op: &str, x: &Array<f64>) -> Result<(usize, usize)> {
+    match x.shape() {
+        [n, d] => Ok((*n, *d)),
+        s => Err(BachError::shape(op, format!("expects a 2-d array (samples x features), got shape {s:?}"))),
+    }
+}
+
+/// Seconds of `flops` on a device, at rough per-thread rates (the cost model's product row
+/// is finer; these only order the choices for the ops written here).
+fn flop_seconds(flops: f64, device: &bach_runtime::DeviceProfile, gpu_rate: f64) -> f64 {
+    match device.kind {
+        DeviceKind::Cpu => flops / (4e9 * device.threads.max(1) as f64),
+        _ => flops / gpu_rate,
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// StandardScaler
+// ---------------------------------------------------------------------------------------------
+
+/// `sklearn.preprocessing.StandardScaler`: centre each column and divide by its population
+/// standard deviation.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct StandardScaler;
+
+/// A fitted [`StandardScaler`]: per column, the mean and the scale (the standard deviation,
+/// or 1 where it is 0).
+#[derive(Clone, Debug)]
+pub struct FittedScaler {
+    pub mean: Array<f64>,
+    pub scale: Array<f64>,
+}
+
+impl StandardScaler {
+    pub fn fit(&self, x: &Array<f64>) -> Result<FittedScaler> {
+        matrix("StandardScaler", x)?;
+        let mean = x.mean_axis(Axis(0))?;
+        let std = x.std_axis(Axis(0), 0.0)?;
+        let scale = where_(&std.equal(0.0), 1.0, &std);
+        Ok(FittedScaler { mean, scale })
+    }
+}
+
+impl FittedScaler {
+    /// `(x - mean) / scale`, row by row.
+    pub fn transform(&self, x: &Array<f64>) -> Result<Array<f64>> {
+        let (_, d) = matrix("StandardScaler.transform", x)?;
+        if self.mean.shape() != [d] {
+            return Err(BachError::shape("StandardScaler.transform", format!("fitted on {} features, got {d}", self.mean.len())));
+        }
+        x.try_sub(&self.mean)?.try_div(&self.scale)
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The symmetric eigen problem: Pca and TruncatedSvd
+// ---------------------------------------------------------------------------------------------
+
+/// Eigen-decomposition of a symmetric `d x d` matrix as one `(d + 1) x d` array: row 0 the
+/// eigenvalues, descending; row `1 + i` eigenvector i (largest-magnitude entry positive).
+fn eigen_op() -> Arc<Annotation> {
+    static OP: LazyLock<Arc<Annotation>> = LazyLock::new(|| {
+        oa("symmetric_eigen")
+            .family(Family::Other)
+            .unsplittable()
+            .cpu_only("symmetric eigen solver: Householder + QL on the host (cuSOLVER's not yet)")
+            .shape(|m: &[Meta]| match m[0].shape.as_slice() {
+                [a, b] if a == b && m[0].dtype == DType::F64 => Ok(Meta::new(DType::F64, [a + 1, *a])),
+                s => Err(BachError::shape("symmetric_eigen", format!("expects a square f64 matrix, got {} {s:?}", m[0].dtype))),
+            })
+            .estimate(|args, _, device| {
+                let d = args[0].shape[0] as f64;
+                // Tridiagonalisation and QL run on one thread.
+                match device.kind {
+                    DeviceKind::Cpu => 10.0 * d * d * d / 2e9,
+                    _ => f64::INFINITY,
+                }
+            })
+            .cpu(|_, args| {
+                let a = args[0].array::<f64>("symmetric_eigen")?.into_dimensionality::<Ix2>().map_err(|e| BachError::shape("symmetric_eigen", e.to_string()))?;
+                let (values, vectors) = numerics::symmetric_eigen(a);
+                let d = values.len();
+                let mut out = ndarray::Array2::<f64>::zeros((d + 1, d));
+                out.row_mut(0).assign(&values);
+                out.slice_mut(ndarray::s![1.., ..]).assign(&vectors.t());
+                Ok(Value::from(out.into_dyn()))
+            })
+            .build()
+    });
+    Arc::clone(&OP)
+}
+
+/// The top `k` eigenpairs of the symmetric matrix `m` (lazy): eigenvalues `(d,)` (all of
+/// them, descending) and the top `k` eigenvectors as rows `(k, d)`.
+fn eigen(m: &Array<f64>, k: usize) -> Result<(Array<f64>, Array<f64>)> {
+    let e: Array<f64> = m.call(&eigen_op(), &[])?;
+    let values = e.slice_rows(0..1)?.sum_axis(Axis(0))?;
+    let vectors = e.slice_rows(1..k + 1)?;
+    Ok((values, vectors))
+}
+
+/// `sklearn.decomposition.PCA(n_components)` (full solver): centred, components the
+/// covariance's top eigenvectors.
+#[derive(Clone, Copy, Debug)]
+pub struct Pca {
+    pub n_components: usize,
+}
+
+/// A fitted [`Pca`].
+#[derive(Clone, Debug)]
+pub struct FittedPca {
+    pub mean: Array<f64>,
+    /// `(n_components, features)`, each row's largest-magnitude entry positive.
+    pub components: Array<f64>,
+    /// Eigenvalues of the covariance (`n - 1` in the denominator), all of them, descending.
+    pub variances: Array<f64>,
+    pub n_components: usize,
+}
+
+impl Pca {
+    pub fn params(n_components: usize) -> Pca {
+        Pca { n_components }
+    }
+    pub fn fit(&self, x: &Array<f64>) -> Result<FittedPca> {
+        let (n, d) = matrix("Pca", x)?;
+        if self.n_components == 0 || self.n_components > d.min(n) {
+            return Err(BachError::invalid("Pca", format!("n_components must be in 1..={}, not {}", d.min(n), self.n_components)));
+        }
+        if n < 2 {
+            return Err(BachError::invalid("Pca", "needs at least 2 samples"));
+        }
+        let mean = x.mean_axis(Axis(0))?;
+        let centred = x.try_sub(&mean)?;
+        let cov = centred.t().dot(&centred)?.try_div((n - 1) as f64)?;
+        let (variances, components) = eigen(&cov, self.n_components)?;
+        Ok(FittedPca { mean, components, variances, n_components: self.n_components })
+    }
+}
+
+impl FittedPca {
+    /// `(x - mean) components^T`: `(n, n_components)`.
+    pub fn transform(&self, x: &Array<f64>) -> Result<Array<f64>> {
+        matrix("Pca.transform", x)?;
+        x.try_sub(&self.mean)?.dot(&self.components.t())
+    }
+    /// Each component's share of the total variance (evaluates the fit).
+    pub fn explained_variance_ratio(&self) -> Result<Vec<f64>> {
+        let v = self.variances.to_array()?;
+        let total: f64 = v.iter().map(|x| x.max(0.0)).sum();
+        Ok(v.iter().take(self.n_components).map(|x| x / total).collect())
+    }
+}
+
+/// `sklearn.decomposition.TruncatedSVD(n_components, algorithm="arpack")`, computed exactly:
+/// the top right singular vectors are the Gram matrix's (`X^T X`) top eigenvectors; not
+/// centred.
+#[derive(Clone, Copy, Debug)]
+pub struct TruncatedSvd {
+    pub n_components: usize,
+}
+
+/// A fitted [`TruncatedSvd`].
+#[derive(Clone, Debug)]
+pub struct FittedTruncatedSvd {
+    /// `(n_components, features)`: V^T, each row's largest-magnitude entry positive.
+    pub components: Array<f64>,
+    /// Eigenvalues of `X^T X` (squared singular values), all of them, descending.
+    pub squared_singular_values: Array<f64>,
+    pub n_components: usize,
+}
+
+impl TruncatedSvd {
+    pub fn params(n_components: usize) -> TruncatedSvd {
+        TruncatedSvd { n_components }
+    }
+    pub fn fit(&self, x: &Array<f64>) -> Result<FittedTruncatedSvd> {
+        let (n, d) = matrix("TruncatedSvd", x)?;
+        if self.n_components == 0 || self.n_components > d.min(n) {
+            return Err(BachError::invalid("TruncatedSvd", format!("n_components must be in 1..={}, not {}", d.min(n), self.n_components)));
+        }
+        let gram = x.t().dot(x)?;
+        let (values, components) = eigen(&gram, self.n_components)?;
+        Ok(FittedTruncatedSvd { components, squared_singular_values: values, n_components: self.n_components })
+    }
+    /// `fit(x)` then `transform(x)`.
+    pub fn fit_transform(&self, x: &Array<f64>) -> Result<(FittedTruncatedSvd, Array<f64>)> {
+        let f = self.fit(x)?;
+        let t = f.transform(x)?;
+        Ok((f, t))
+    }
+}
+
+impl FittedTruncatedSvd {
+    /// `x V` = U * Sigma for the data it was fitted on: `(n, n_components)`.
+    pub fn transform(&self, x: &Array<f64>) -> Result<Array<f64>> {
+        matrix("TruncatedSvd.transform", x)?;
+        x.dot(&self.components.t())
+    }
+    /// The top singular values (evaluates the fit).
+    pub fn singular_values(&self) -> Result<Vec<f64>> {
+        let v = self.squared_singular_values.to_array()?;
+        Ok(v.iter().take(self.n_components).map(|x| x.max(0.0).sqrt()).collect())
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// KNeighborsClassifier
+// ---------------------------------------------------------------------------------------------
+
+/// `sklearn.neighbors.KNeighborsClassifier(n_neighbors=k)`: uniform weights, Euclidean.
+#[derive(Clone, Copy, Debug)]
+pub struct KNeighborsClassifier {
+    pub k: usize,
+}
+
+/// A fitted [`KNeighborsClassifier`]: the training set.
+#[derive(Clone, Debug)]
+pub struct FittedKNeighbors {
+    pub x: Array<f64>,
+    pub y: Array<i64>,
+    /// `|x_j|^2` per training row.
+    pub sq_norms: Array<f64>,
+    pub k: usize,
+}
+
+impl KNeighborsClassifier {
+    pub fn params(k: usize) -> KNeighborsClassifier {
+        KNeighborsClassifier { k }
+    }
+    pub fn fit(&self, x: &Array<f64>, y: &Array<i64>) -> Result<FittedKNeighbors> {
+        let (n, _) = matrix("KNeighborsClassifier", x)?;
+        if y.shape() != [n] {
+            return Err(BachError::shape("KNeighborsClassifier", format!("x has {n} rows but y has shape {:?}", y.shape())));
+        }
+        if self.k == 0 || self.k > n {
+            return Err(BachError::invalid("KNeighborsClassifier", format!("k must be in 1..={n}, not {}", self.k)));
+        }
+        let sq_norms = (x * x).sum_axis(Axis(1))?;
+        Ok(FittedKNeighbors { x: x.clone(), y: y.clone(), sq_norms, k: self.k })
+    }
+}
+
+fn knn_vote_op(k: usize) -> Arc<Annotation> {
+    oa("knn_vote")
+        .family(Family::Other)
+        .args([split::rows(), split::broadcast()])
+        .cpu_only("the k-nearest vote runs on the host (its CUDA kernel is not written yet)")
+        .shape(|m: &[Meta]| match (m[0].shape.as_slice(), m[1].shape.as_slice()) {
+            ([_, t], [u]) if t == u && m[1].dtype == DType::I64 => Ok(Meta::new(DType::I64, [m[0].shape[0]])),
+            (a, b) => Err(BachError::shape("knn_vote", format!("distances {a:?} and labels {b:?} (i64) do not match"))),
+        })
+        .estimate(move |args, _, device| flop_seconds(args[0].len() as f64 * 4.0, device, 1e12))
+        .cpu(move |_, args| {
+            let d2 = args[0].array::<f64>("knn_vote")?.into_dimensionality::<Ix2>().map_err(|e| BachError::shape("knn_vote", e.to_string()))?;
+            let y = args[1].array::<i64>("knn_vote")?.into_dimensionality::<Ix1>().map_err(|e| BachError::shape("knn_vote", e.to_string()))?;
+            Ok(Value::from(numerics::knn_vote(d2, y, k).into_dyn()))
+        })
+        .build()
+}
+
+impl FittedKNeighbors {
+    /// Squared distances from each row of `q` to each training row: `|q|^2 - 2 q x^T + |x|^2`
+    /// (as scikit-learn's `euclidean_distances`), negatives clipped to 0.
+    pub fn squared_distances(&self, q: &Array<f64>) -> Result<Array<f64>> {
+        let (_, d) = matrix("KNeighborsClassifier.predict", q)?;
+        if self.x.shape()[1] != d {
+            return Err(BachError::shape("KNeighborsClassifier.predict", format!("fitted on {} features, got {d}", self.x.shape()[1])));
+        }
+        let q_norms = (q * q).sum_axis(Axis(1))?.insert_axis(Axis(1))?;
+        let cross = q.dot(&self.x.t())?;
+        Ok((&q_norms - &(&cross * 2.0)).try_add(&self.sq_norms)?.maximum(0.0))
+    }
+    /// The majority label of each row's k nearest training rows (ties: the smallest label).
+    pub fn predict(&self, q: &Array<f64>) -> Result<Array<i64>> {
+        let d2 = self.squared_distances(q)?;
+        d2.call(&knn_vote_op(self.k), &[self.y.lazy()])
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// DBSCAN
+// ---------------------------------------------------------------------------------------------
+
+/// `sklearn.cluster.DBSCAN(eps, min_samples)`, Euclidean.
+#[derive(Clone, Copy, Debug)]
+pub struct Dbscan {
+    pub eps: f64,
+    pub min_samples: usize,
+}
+
+impl Dbscan {
+    pub fn params(eps: f64, min_samples: usize) -> Dbscan {
+        Dbscan { eps, min_samples }
+    }
+    /// Cluster labels (`-1`: noise), unsplittable: the neighbourhoods need every point.
+    pub fn fit_predict(&self, x: &Array<f64>) -> Result<Array<i64>> {
+        let (n, _) = matrix("Dbscan", x)?;
+        if !(self.eps > 0.0) || self.min_samples == 0 {
+            return Err(BachError::invalid("Dbscan", format!("eps must be > 0 and min_samples >= 1 (got {} and {})", self.eps, self.min_samples)));
+        }
+        let (eps, min_samples) = (self.eps, self.min_samples);
+        let op = oa("dbscan")
+            .family(Family::Other)
+            .unsplittable()
+            .cpu_only("DBSCAN's neighbourhoods and labels run on the host (their CUDA kernels are not written yet)")
+            .shape(move |m: &[Meta]| Ok(Meta::new(DType::I64, [m[0].shape[0]])))
+            .estimate(move |args, _, device| {
+                let (n, d) = (args[0].shape[0] as f64, args[0].shape[1] as f64);
+                flop_seconds(2.0 * n * n * d, device, 2e13)
+            })
+            .cpu(move |_, args| {
+                let x = args[0].array::<f64>("dbscan")?.into_dimensionality::<Ix2>().map_err(|e| BachError::shape("dbscan", e.to_string()))?;
+                let neighbours = numerics::radius_neighbours(x, eps);
+                Ok(Value::from(numerics::dbscan_labels(&neighbours, min_samples).into_dyn()))
+            })
+            .build();
+        debug_assert!(n == x.shape()[0]);
+        x.call(&op, &[])
+    }
+}
