@@ -399,6 +399,7 @@ pub fn run(w: Workload, log2: u32, seed: Option<u32>, modes: &[&'static str], re
         println!("ratio cpu/bach = {:.2}", times[0].iter().sum::<f64>() / times[1].iter().sum::<f64>());
     }
     if let Some(dir) = dump {
+        std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
         for (name, a) in inp.f64s.iter().chain(&outputs[0].f64s) {
             bach::Array::from_shared(a.clone().into_shared()).write_npy(dir.join(format!("{name}.npy"))).map_err(|e| e.to_string())?;
         }

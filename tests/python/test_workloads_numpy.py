@@ -84,3 +84,122 @@ def test_bench_rejects_bad_arguments():
     if r.returncode != 0:
         assert r.returncode == 1 and "no GPU" in r.stderr, r.stderr
         assert "panicked" not in r.stderr
+
+
+# ---------------------------------------------------------------------------------------------
+# The ML / CSV workloads (docs/workloads.md sections 3-6), checked against scikit-learn and
+# pandas on inputs the Rust tests have not seen.
+# ---------------------------------------------------------------------------------------------
+
+def run_ml(tmp_path, workload, log2, seed=None):
+    out = tmp_path / workload
+    cmd = [str(BENCH), "run", workload, "--log2", str(log2), "--mode", "bach", "--repeat", "1",
+           "--dump", str(out), "--device", "cpu"]
+    if seed is not None:
+        cmd += ["--seed", str(seed)]
+    r = subprocess.run(cmd, check=True, capture_output=True, text=True)
+    import json
+    record = json.loads(r.stdout.splitlines()[0])
+    return {p.stem: np.load(p) for p in out.glob("*.npy")}, record, out
+
+
+def canonical(a):
+    """Each column's largest-magnitude entry positive."""
+    a = np.array(a, dtype=np.float64)
+    idx = np.argmax(np.abs(a), axis=0)
+    signs = np.sign(a[idx, np.arange(a.shape[1])])
+    signs[signs == 0] = 1
+    return a * signs
+
+
+def test_crime_index_random_matches_pandas(tmp_path):
+    pd = pytest.importorskip("pandas")
+    d, rec, out = run_ml(tmp_path, "crime-index", 16, seed=5)
+    cols = {name: pd.read_csv(out / f"{name}.csv", header=None)[0]
+            for name in ("total_population", "adult_population", "num_robberies")}
+    np.testing.assert_array_equal(cols["total_population"].to_numpy(), d["total_population"])
+    big = cols["total_population"].mask(cols["total_population"] > 500000, 0.0)
+    dp = cols["adult_population"] * 2 + big - cols["num_robberies"] * 2000.0
+    ci = dp / 100000
+    ci = ci.mask(ci > 0.02, 0.032)
+    ci = ci.mask(ci < 0.01, 0.005)
+    want = float(np.sum(ci.to_numpy()))  # numpy's pairwise sum
+    assert rec["figures"]["result"] == pytest.approx(want, rel=1e-12)
+    assert float(d["result"]) == pytest.approx(want, rel=1e-12)
+    # Not vacuous: every branch of the masks is taken.
+    assert (ci == 0.032).any() and (ci == 0.005).any() and ((ci > 0.01) & (ci < 0.02)).any()
+
+
+def test_crime_index_reference_is_exact(tmp_path):
+    d, rec, _ = run_ml(tmp_path, "crime-index", 14)
+    assert rec["figures"]["result"] == 0.005 * 2 ** 14
+
+
+def test_dbscan_matches_scikit_learn(tmp_path):
+    pytest.importorskip("sklearn")
+    from sklearn.cluster import DBSCAN
+    from sklearn.datasets import make_blobs
+    from sklearn.preprocessing import StandardScaler
+    n, seed = 2 ** 9, 3
+    d, rec, _ = run_ml(tmp_path, "dbscan", 9, seed=seed)
+    X, _ = make_blobs(n_samples=n, n_features=256, centers=32, cluster_std=1.0, center_box=(-2, 2), random_state=seed)
+    np.testing.assert_array_equal(d["X"], X)  # make_blobs bit for bit
+    min_samples = max(2, int(np.ceil(n / 32 * 0.05)))
+    labels = DBSCAN(eps=16.0, min_samples=min_samples).fit(StandardScaler().fit_transform(X)).labels_
+    np.testing.assert_array_equal(d["labels"], labels)
+    assert d["labels"].dtype == np.int64
+    assert rec["figures"]["clusters"] == labels.max() + 1
+
+
+def test_dbscan_reference(tmp_path):
+    _, rec, _ = run_ml(tmp_path, "dbscan", 10)
+    assert rec["figures"] == {"clusters": 32.0, "noise": 0.0}
+
+
+def test_pca_knn_matches_scikit_learn(tmp_path):
+    pytest.importorskip("sklearn")
+    from sklearn.decomposition import PCA
+    from sklearn.neighbors import KNeighborsClassifier
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+    for seed in (None, 9):
+        d, rec, _ = run_ml(tmp_path / str(seed), "pca-knn", 3, seed=seed)
+        assert d["X_train"].shape == (124, 13) and d["X_test"].shape == (54 * 8, 13)
+        pipe = make_pipeline(StandardScaler(), PCA(n_components=2), KNeighborsClassifier(n_neighbors=5))
+        pipe.fit(d["X_train"], d["y_train"])
+        np.testing.assert_array_equal(d["predicted"], pipe.predict(d["X_test"]))
+        ratio = pipe.named_steps["pca"].explained_variance_ratio_
+        got = [rec["figures"]["explained_variance_ratio_0"], rec["figures"]["explained_variance_ratio_1"]]
+        np.testing.assert_allclose(got, ratio, rtol=1e-10)
+        if seed is None:
+            assert rec["figures"]["accuracy"] == pytest.approx(53 / 54)
+            # The miss is test row 40 (every copy of it).
+            assert set(np.nonzero(d["predicted"] != d["y_test"])[0] % 54) == {40}
+
+
+def test_tsvd_matches_scikit_learn(tmp_path):
+    pytest.importorskip("sklearn")
+    from sklearn.datasets import make_blobs
+    from sklearn.decomposition import TruncatedSVD
+    n, seed = 2 ** 10, 4
+    d, rec, _ = run_ml(tmp_path, "tsvd", 10, seed=seed)
+    X, _ = make_blobs(n_samples=n, n_features=512, centers=1, random_state=seed)
+    np.testing.assert_array_equal(d["X"], X)
+    svd = TruncatedSVD(n_components=2, algorithm="arpack", tol=0.0, random_state=0)
+    want = svd.fit_transform(X)
+    got = d["transformed"]
+    assert got.shape == (n, 2)
+    g, w = canonical(got), canonical(want)
+    for j in range(2):
+        np.testing.assert_allclose(g[:, j], w[:, j], rtol=0, atol=1e-8 * np.abs(w[:, j]).max())
+    np.testing.assert_allclose([rec["figures"]["sigma_0"], rec["figures"]["sigma_1"]], svd.singular_values_, rtol=1e-10)
+
+
+def test_tsvd_reference_singular_values(tmp_path):
+    _, rec, _ = run_ml(tmp_path, "tsvd", 10)
+    np.testing.assert_allclose([rec["figures"]["sigma_0"], rec["figures"]["sigma_1"]], [4224.08350, 54.09615], rtol=1e-6)
+
+
+def test_ml_workloads_reject_a_gpu_mode_without_one():
+    r = subprocess.run([str(BENCH), "run", "dbscan", "--log2", "4", "--mode", "gpu"], capture_output=True, text=True)
+    assert r.returncode != 0 and "no hand-written gpu mode" in r.stderr

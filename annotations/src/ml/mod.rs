@@ -119,6 +119,44 @@ fn eigen_op() -> Arc<Annotation> {
     Arc::clone(&OP)
 }
 
+/// `X^T X` of an `n x d` matrix, `d x d`: the rows cut into one block per thread, each
+/// block's product by the GEMM, the blocks' products summed. One op rather than
+/// `x.t().dot(x)`, whose product would be split along the transposed matrix's `d` rows into
+/// matrix-vector products each streaming all of `x`.
+fn gram_op() -> Arc<Annotation> {
+    static OP: LazyLock<Arc<Annotation>> = LazyLock::new(|| {
+        oa("gram")
+            .family(Family::Product)
+            .unsplittable()
+            .cpu_only("X^T X runs on the host (its cuBLAS call is not written yet)")
+            .shape(|m: &[Meta]| match m[0].shape.as_slice() {
+                [_, d] if m[0].dtype == DType::F64 => Ok(Meta::new(DType::F64, [*d, *d])),
+                s => Err(BachError::shape("gram", format!("expects a 2-d f64 array, got {} {s:?}", m[0].dtype))),
+            })
+            .estimate(|args, _, device| {
+                let (n, d) = (args[0].shape[0] as f64, args[0].shape[1] as f64);
+                flop_seconds(2.0 * n * d * d, device, 5e13)
+            })
+            .cpu(|_, args| {
+                use rayon::prelude::*;
+                let x = args[0].array::<f64>("gram")?.into_dimensionality::<Ix2>().map_err(|e| BachError::shape("gram", e.to_string()))?;
+                let (n, d) = x.dim();
+                let blocks = rayon::current_num_threads().max(1);
+                let rows = n.div_ceil(blocks).max(1);
+                let g = (0..n.div_ceil(rows))
+                    .into_par_iter()
+                    .map(|b| {
+                        let part = x.slice(ndarray::s![b * rows..((b + 1) * rows).min(n), ..]);
+                        part.t().dot(&part)
+                    })
+                    .reduce(|| ndarray::Array2::<f64>::zeros((d, d)), |a, b| a + b);
+                Ok(Value::from(g.into_dyn()))
+            })
+            .build()
+    });
+    Arc::clone(&OP)
+}
+
 /// The top `k` eigenpairs of the symmetric matrix `m` (lazy): eigenvalues `(d,)` (all of
 /// them, descending) and the top `k` eigenvectors as rows `(k, d)`.
 fn eigen(m: &Array<f64>, k: usize) -> Result<(Array<f64>, Array<f64>)> {
@@ -160,7 +198,7 @@ impl Pca {
         }
         let mean = x.mean_axis(Axis(0))?;
         let centred = x.try_sub(&mean)?;
-        let cov = centred.t().dot(&centred)?.try_div((n - 1) as f64)?;
+        let cov = centred.call::<f64>(&gram_op(), &[])?.try_div((n - 1) as f64)?;
         let (variances, components) = eigen(&cov, self.n_components)?;
         Ok(FittedPca { mean, components, variances, n_components: self.n_components })
     }
@@ -207,7 +245,7 @@ impl TruncatedSvd {
         if self.n_components == 0 || self.n_components > d.min(n) {
             return Err(BachError::invalid("TruncatedSvd", format!("n_components must be in 1..={}, not {}", d.min(n), self.n_components)));
         }
-        let gram = x.t().dot(x)?;
+        let gram: Array<f64> = x.call(&gram_op(), &[])?;
         let (values, components) = eigen(&gram, self.n_components)?;
         Ok(FittedTruncatedSvd { components, squared_singular_values: values, n_components: self.n_components })
     }

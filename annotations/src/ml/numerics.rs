@@ -32,9 +32,9 @@ const QL_MAX_ITER: usize = 60;
 /// eigenspace, which need not be LAPACK's.
 ///
 /// The algorithm is the classic one of EISPACK tred2/tql2 (as in JAMA): Householder reduction to
-/// tridiagonal form, then the implicit QL method with Wilkinson-style shifts, written here so that
-/// every inner loop runs along a contiguous row (the transformations are accumulated into the
-/// transpose of the eigenvector matrix). O(d^3); d = 512 takes a few hundred milliseconds.
+/// tridiagonal form, then the implicit QL method with shifts, written here so that every inner
+/// loop runs along a contiguous row (the transformations are accumulated into the transpose of
+/// the eigenvector matrix). O(d^3), single-threaded: d = 512 takes about 0.15 s.
 /// A matrix with a non-finite entry in its lower triangle gives all-NaN values and vectors.
 ///
 /// # Panics
@@ -101,8 +101,8 @@ pub fn canonical_signs(v: &mut Array2<f64>) {
 /// Step `i` (from `n-1` down to 2) reflects row `i` of the leading `(i+1) x (i+1)` block onto its
 /// subdiagonal entry with `H_i = I - u u^T / h` (u supported on `0..i`), applies `H_i` on both
 /// sides of the leading `i x i` block as a rank-2 update, and keeps `u` in row `i` of `w`.
-/// Then `Q^T = H_2 H_3 ... H_{n-1}`, accumulated from the left so that only the leading block
-/// of the product is touched at each step. This is EISPACK tred2 with rows and columns swapped.
+/// Then `Q^T = H_2 H_3 ... H_{n-1}` is accumulated as `Z <- Z H_i` for i = 2, 3, ..., which touches
+/// only the leading block of `Z` at each step. This is EISPACK tred2 with rows and columns swapped.
 fn tridiagonalise(w: &mut [f64], n: usize) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
     let mut e = vec![0.0; n];
     let mut hs = vec![0.0; n];
@@ -277,7 +277,8 @@ fn sq_dist_block(a: ArrayView2<f64>, a_sq: ArrayView1<f64>, b: ArrayView2<f64>, 
 
 /// The `(a.nrows() x b.nrows())` matrix of squared Euclidean distances between the rows of `a`
 /// and the rows of `b`, computed as scikit-learn's `euclidean_distances(a, b, squared=True)`
-/// does: `-2 a_i.b_j` by one matrix product (ndarray's `dot`, matrixmultiply's GEMM), plus
+/// does: `-2 a_i.b_j` by one matrix product (ndarray's `general_mat_mul`, the matrixmultiply GEMM
+/// behind `dot`), plus
 /// `||a_i||^2`, plus `b_sq_norms[j]` (pass the squared row norms of `b`, which callers usually
 /// reuse), negatives from cancellation clipped to 0. Unlike scikit-learn with `Y=None`, the
 /// diagonal is not forced to 0 when `a` and `b` are the same points: it holds the rounding error.
@@ -329,7 +330,7 @@ pub fn knn_vote(d2: ArrayView2<f64>, labels: ArrayView1<i64>, k: usize) -> Array
 /// Per-thread buffers of [`knn_vote`].
 #[derive(Default)]
 struct KnnScratch {
-    candidates: Vec<(f64, u32)>,
+    candidates: Vec<(f64, usize)>,
     votes: Vec<i64>,
 }
 
@@ -350,16 +351,16 @@ impl KnnScratch {
                     best.pop();
                 }
                 let at = best.partition_point(|&(bd, _)| bd <= d);
-                best.insert(at, (d, j as u32));
+                best.insert(at, (d, j));
             }
         } else {
-            best.extend(row.iter().enumerate().map(|(j, &d)| (key(d), j as u32)));
+            best.extend(row.iter().enumerate().map(|(j, &d)| (key(d), j)));
             best.select_nth_unstable_by(k - 1, |x, y| x.0.partial_cmp(&y.0).expect("NaN was mapped to infinity").then(x.1.cmp(&y.1)));
             best.truncate(k);
         }
         let votes = &mut self.votes;
         votes.clear();
-        votes.extend(best.iter().map(|&(_, j)| labels[j as usize]));
+        votes.extend(best.iter().map(|&(_, j)| labels[j]));
         votes.sort_unstable();
         // Longest run in ascending order; a later run must be strictly longer to win.
         let (mut winner, mut winner_count) = (votes[0], 0);
@@ -380,9 +381,10 @@ impl KnnScratch {
 /// distance `<= eps` from it, itself included: scikit-learn's
 /// `NearestNeighbors(radius=eps).fit(x).radius_neighbors(x, return_distance=False)` (sorted), as
 /// `DBSCAN` uses it. Squared distances come from [`squared_distances`]' GEMM expansion and are
-/// compared with `eps * eps`, as scikit-learn's brute-force path does (its tree paths compute
-/// exact distances, which can differ in the last bits at the boundary). A point is always its own
-/// neighbour (scikit-learn's `euclidean_distances(X)` zeroes the diagonal likewise).
+/// compared with `eps * eps`, as scikit-learn's brute-force path (`RadiusNeighbors`) does: it tests
+/// `max(0, (|x_i|^2 - 2 x_i.x_j) + |x_j|^2) <= eps^2`; its kd/ball-tree paths compute distances
+/// directly and can differ in the last bits at the boundary. A point is always its own neighbour,
+/// whatever the rounding (scikit-learn's `euclidean_distances(X)` zeroes its diagonal likewise).
 ///
 /// Each pair is computed once, for `i < j`, and mirrored, so the neighbourhoods are symmetric
 /// (`j` in `N(i)` iff `i` in `N(j)`) and the GEMM work is halved. Distances are computed in tiles
@@ -574,7 +576,12 @@ mod tests {
         [-0.7, -0.37, -1.58, -0.12, -1.7, -1.41, 0.36, -1.83, 0.57, -2.64, 0.3, -1.84, 0.84, 1.47, -2.03],
         [0.36, 0.99, -1.06, -0.21, 1.18, -1.47, 1.16, 0.8, -0.54, -0.73, 0.71, -1.77, 0.37, -0.61, -0.03],
     ];
-    const KNN0_LABELS: [[i64; 20]; 2] = [[-3, 2, 7, -3, 2, -3, 7, -3, 7, 2, 2, 2, 2, 2, 2, 7, 7, 7, 7, 2], [2, 7, 2, -3, 7, -3, 7, 2, -3, -3, 2, -3, -3, 2, 7, 2, 7, 7, 7, 2]];
+    const KNN0_LABELS: [[i64; 10]; 4] = [
+        [-3, 2, 7, -3, 2, -3, 7, -3, 7, 2], // 0..10
+        [2, 2, 2, 2, 2, 7, 7, 7, 7, 2],     // 10..20
+        [2, 7, 2, -3, 7, -3, 7, 2, -3, -3], // 20..30
+        [2, -3, -3, 2, 7, 2, 7, 7, 7, 2],   // 30..40
+    ];
     // 15 x 3 query points, 5 a row
     const KNN0_QUERIES: [[f64; 15]; 3] = [
         [0.02, -0.83, -0.39, -0.67, 0.01, -0.45, -0.36, -1.65, -0.97, 1.98, -0.81, -1.26, 0.4, 1.69, -1.74],
@@ -593,7 +600,12 @@ mod tests {
         [0.69, -0.68, 1.62, -1.05, 0.55, -0.02, 1.81, -1.23, 2.09, 2.45, -0.77, 0.91, 1.11, -0.46, 0.52],
         [1.38, 1.56, 1.26, 0.34, -0.26, 1.15, -0.33, -1.56, 2.79, -2.15, 1.94, 2.02, 0.8, 1.33, 2.78],
     ];
-    const KNN1_LABELS: [[i64; 20]; 2] = [[9, -1, 4, -1, -1, -1, 9, 9, 4, 4, -1, 9, 9, 9, 9, 4, 9, -1, 9, 9], [4, -1, 4, -1, 9, 9, -1, -1, -1, -1, 4, 9, 4, 4, 4, 4, 9, 4, -1, 9]];
+    const KNN1_LABELS: [[i64; 10]; 4] = [
+        [9, -1, 4, -1, -1, -1, 9, 9, 4, 4],   // 0..10
+        [-1, 9, 9, 9, 9, 4, 9, -1, 9, 9],     // 10..20
+        [4, -1, 4, -1, 9, 9, -1, -1, -1, -1], // 20..30
+        [4, 9, 4, 4, 4, 4, 9, 4, -1, 9],      // 30..40
+    ];
     // 15 x 3 query points, 5 a row
     const KNN1_QUERIES: [[f64; 15]; 3] = [
         [-0.24, -0.71, -1.62, 0.05, 1.77, 1.15, -1.13, -1.03, -0.61, 0.35, -0.25, 0.26, 0.36, -0.36, -0.05],
@@ -614,28 +626,33 @@ mod tests {
         [0.37, -0.09, 0.55, -0.23, -0.51, 3.77, -0.43, 4.31, -1.7, 4.99, 2.2, 1.16],
         [-0.21, -0.54, -0.86, -0.37, -1.72, 0.99, -2.72, -0.12, -0.29, 3.69, 3.32, 0.86],
     ];
-    const DB_BLOBS_LABELS: [[i64; 20]; 3] = [
-        [-1, 0, -1, -1, -1, 1, -1, 0, 0, -1, 1, 0, 2, 1, 2, -1, 1, 0, 2, 2],
-        [2, 0, -1, 1, 0, 0, 1, 2, -1, 1, 1, 1, 1, -1, 2, 0, 1, -1, 0, -1],
-        [-1, 1, 1, 1, 2, 2, 2, 2, 0, 0, 2, -1, -1, 1, 0, -1, -1, -1, 2, 1],
+    const DB_BLOBS_LABELS: [[i64; 10]; 6] = [
+        [-1, 0, -1, -1, -1, 1, -1, 0, 0, -1], // 0..10
+        [1, 0, 2, 1, 2, -1, 1, 0, 2, 2],      // 10..20
+        [2, 0, -1, 1, 0, 0, 1, 2, -1, 1],     // 20..30
+        [1, 1, 1, -1, 2, 0, 1, -1, 0, -1],    // 30..40
+        [-1, 1, 1, 1, 2, 2, 2, 2, 0, 0],      // 40..50
+        [2, -1, -1, 1, 0, -1, -1, -1, 2, 1],  // 50..60
     ];
-    // sklearn DBSCAN(eps=0.6, min_samples=6): a border point, two ladders of 18 points, 2 noise points; 3 a row
-    const DB_SHARED: [[f64; 6]; 13] = [
-        [2.45, 0.1, 3.0, 0.0, 3.25, 0.0],
-        [3.5, 0.0, 3.75, 0.0, 4.0, 0.0],
-        [4.25, 0.0, 4.5, 0.0, 4.75, 0.0],
-        [5.0, 0.0, 3.0, 0.2, 3.25, 0.2],
-        [3.5, 0.2, 3.75, 0.2, 4.0, 0.2],
-        [4.25, 0.2, 4.5, 0.2, 4.75, 0.2],
-        [5.0, 0.2, 10.0, 10.0, 2.5, 3.0],
-        [0.0, 0.0, 0.25, 0.0, 0.5, 0.0],
-        [0.75, 0.0, 1.0, 0.0, 1.25, 0.0],
-        [1.5, 0.0, 1.75, 0.0, 2.0, 0.0],
-        [0.0, 0.2, 0.25, 0.2, 0.5, 0.2],
-        [0.75, 0.2, 1.0, 0.2, 1.25, 0.2],
-        [1.5, 0.2, 1.75, 0.2, 2.0, 0.2],
+    // sklearn DBSCAN(eps=0.6, min_samples=6): a border point, two ladders of 18 points, noise; 4 a row
+    const DB_SHARED: [[f64; 8]; 10] = [
+        [2.45, 0.1, 3.0, 0.0, 3.25, 0.0, 3.5, 0.0],
+        [3.75, 0.0, 4.0, 0.0, 4.25, 0.0, 4.5, 0.0],
+        [4.75, 0.0, 5.0, 0.0, 3.0, 0.2, 3.25, 0.2],
+        [3.5, 0.2, 3.75, 0.2, 4.0, 0.2, 4.25, 0.2],
+        [4.5, 0.2, 4.75, 0.2, 5.0, 0.2, 10.0, 10.0],
+        [2.5, 3.0, 0.0, 0.0, 0.25, 0.0, 0.5, 0.0],
+        [0.75, 0.0, 1.0, 0.0, 1.25, 0.0, 1.5, 0.0],
+        [1.75, 0.0, 2.0, 0.0, 0.0, 0.2, 0.25, 0.2],
+        [0.5, 0.2, 0.75, 0.2, 1.0, 0.2, 1.25, 0.2],
+        [1.5, 0.2, 1.75, 0.2, 2.0, 0.2, 6.0, -3.0],
     ];
-    const DB_SHARED_LABELS: [[i64; 13]; 3] = [[0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0], [0, 0, 0, 0, 0, 0, -1, -1, 1, 1, 1, 1, 1], [1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1]];
+    const DB_SHARED_LABELS: [[i64; 10]; 4] = [
+        [0, 0, 0, 0, 0, 0, 0, 0, 0, 0],  // 0..10
+        [0, 0, 0, 0, 0, 0, 0, 0, 0, -1], // 10..20
+        [-1, 1, 1, 1, 1, 1, 1, 1, 1, 1], // 20..30
+        [1, 1, 1, 1, 1, 1, 1, 1, 1, -1], // 30..40
+    ];
     // Integer grids, shuffled, 5 points a row; sklearn DBSCAN(eps=1.0, min_samples=3 and 5) labels
     const DB_GRID: [[f64; 10]; 5] = [
         [3.0, 1.0, 3.0, 0.0, 3.0, 3.0, 11.0, 1.0, 0.0, 0.0],
