@@ -2,7 +2,7 @@
 //!
 //! `read_csv(path)` looks at the file when it is called: it must exist, its first line says
 //! the columns (a header when any field of it is not a number, else columns `0`, `1`, ...),
-//! and one parallel pass counts its lines, remembering how many newlines precede each 64 KiB
+//! and one parallel pass counts its lines, remembering how many newlines precede each 4 KiB
 //! block. Nothing is parsed yet. `column(name)` and `values()` are allocations (`oa_alloc`):
 //! nodes made where their first user runs, whose pieces each parse their own rows in
 //! parallel, finding where their rows start from the block counts. Bad data is an error when
@@ -24,8 +24,8 @@ use rayon::prelude::*;
 
 use crate::array::Array;
 
-/// Bytes per block of the line index.
-const BLOCK: usize = 64 << 10;
+/// Bytes per block of the line index (a piece scans at most one block at each end).
+const BLOCK: usize = 4 << 10;
 /// Bytes read at once by the counting pass.
 const CHUNK: usize = 8 << 20;
 
@@ -125,13 +125,16 @@ impl std::fmt::Debug for Table {
 
 /// The fields of one line (quotes and spaces around each removed).
 fn fields(line: &[u8]) -> impl Iterator<Item = &[u8]> {
-    line.split(|&b| b == b',').map(|f| {
-        let f = f.trim_ascii();
-        match f {
-            [b'"', inner @ .., b'"'] => inner.trim_ascii(),
-            _ => f,
-        }
-    })
+    line.split(|&b| b == b',').map(field)
+}
+
+/// One field's text: spaces, a `\r` and surrounding quotes removed.
+fn field(f: &[u8]) -> &[u8] {
+    let f = f.trim_ascii();
+    match f {
+        [b'"', inner @ .., b'"'] => inner.trim_ascii(),
+        _ => f,
+    }
 }
 
 /// A field as f64; empty is NaN.
@@ -139,7 +142,78 @@ fn number(field: &[u8]) -> Option<f64> {
     if field.is_empty() {
         return Some(f64::NAN);
     }
-    std::str::from_utf8(field).ok()?.parse().ok()
+    simple_decimal(field).or_else(|| std::str::from_utf8(field).ok()?.parse().ok())
+}
+
+/// The line at `at` if it is one plain decimal (`simple_decimal`'s form, spaces and a `\r`
+/// around it): its value and where the next line starts; `None` for anything else.
+fn fast_line(text: &[u8], mut at: usize) -> Option<(f64, usize)> {
+    let n = text.len();
+    while at < n && text[at] == b' ' {
+        at += 1;
+    }
+    let negative = at < n && text[at] == b'-';
+    if at < n && (text[at] == b'-' || text[at] == b'+') {
+        at += 1;
+    }
+    let (mut m, mut count, mut frac, mut point) = (0u64, 0usize, 0usize, false);
+    while at < n {
+        let b = text[at];
+        if b.is_ascii_digit() {
+            m = m * 10 + u64::from(b - b'0');
+            count += 1;
+            frac += usize::from(point);
+        } else if b == b'.' && !point {
+            point = true;
+        } else {
+            break;
+        }
+        at += 1;
+    }
+    while at < n && (text[at] == b' ' || text[at] == b'\r') {
+        at += 1;
+    }
+    if count == 0 || count > 15 || (at < n && text[at] != b'\n') {
+        return None;
+    }
+    let v = m as f64 / POW10[frac];
+    Some((if negative { -v } else { v }, at + 1))
+}
+
+/// Exact powers of ten as f64 (10^22 is the largest that is exact).
+const POW10: [f64; 23] = [1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22];
+
+/// The common case, fast and correctly rounded: `[-+]digits[.digits]` with at most 15
+/// digits in all. The digits form an integer m < 2^53 and the value is m / 10^f with both
+/// exact in f64, so one division rounds correctly (Clinger's fast path). `None` for
+/// anything else (exponents, more digits, inf, nan), which the standard parser takes.
+fn simple_decimal(field: &[u8]) -> Option<f64> {
+    let (negative, digits) = match field[0] {
+        b'-' => (true, &field[1..]),
+        b'+' => (false, &field[1..]),
+        _ => (false, field),
+    };
+    let mut m: u64 = 0;
+    let mut count = 0usize;
+    let mut frac: Option<usize> = None;
+    for &b in digits {
+        match b {
+            b'0'..=b'9' => {
+                m = m * 10 + u64::from(b - b'0');
+                count += 1;
+                if let Some(f) = frac.as_mut() {
+                    *f += 1;
+                }
+            }
+            b'.' if frac.is_none() => frac = Some(0),
+            _ => return None,
+        }
+    }
+    if count == 0 || count > 15 {
+        return None;
+    }
+    let v = m as f64 / POW10[frac.unwrap_or(0)];
+    Some(if negative { -v } else { v })
 }
 
 fn io_error(path: &Path, why: impl std::fmt::Display) -> BachError {
@@ -210,42 +284,38 @@ impl LineIndex {
         Ok(index)
     }
 
-    /// Byte offset where line `line` (0-based, header included) starts.
-    fn line_start(&self, file: &File, line: usize) -> Result<u64> {
-        if line == 0 {
-            return Ok(0);
-        }
-        // The block holding the line-th newline.
-        let target = line as u64;
-        let s = self.newlines_before.partition_point(|&c| c < target) - 1;
-        let mut pos = (s * BLOCK) as u64;
-        let mut seen = self.newlines_before[s];
-        let mut buf = vec![0u8; BLOCK];
-        loop {
-            let len = BLOCK.min((self.bytes - pos) as usize);
-            if len == 0 {
-                return Err(io_error(&self.path, "the file changed since read_csv was called"));
-            }
-            file.read_exact_at(&mut buf[..len], pos).map_err(|e| io_error(&self.path, e))?;
-            for (k, &b) in buf[..len].iter().enumerate() {
-                if b == b'\n' {
-                    seen += 1;
-                    if seen == target {
-                        return Ok(pos + k as u64 + 1);
-                    }
-                }
-            }
-            pos += len as u64;
-        }
+    /// The block holding the `k`-th newline (1-based), if the file has that many.
+    fn block_of_newline(&self, k: u64) -> Option<usize> {
+        (k >= 1 && k <= *self.newlines_before.last().unwrap_or(&0)).then(|| self.newlines_before.partition_point(|&c| c < k) - 1)
     }
 
-    /// The text of `count` lines from line `first` on (at least; it may run on).
+    /// The text of lines `first..first + count` (0-based, header included), read in one go:
+    /// from the block where the first starts to the block where the last ends, then cut at
+    /// the right newlines.
     fn read_lines(&self, file: &File, first: usize, count: usize) -> Result<Vec<u8>> {
-        let start = self.line_start(file, first)?;
-        let newlines = self.newlines_before.last().copied().unwrap_or(0);
-        let end = if (first + count) as u64 <= newlines { self.line_start(file, first + count)? } else { self.bytes };
-        let mut buf = vec![0u8; (end - start) as usize];
-        file.read_exact_at(&mut buf, start).map_err(|e| io_error(&self.path, e))?;
+        let changed = || io_error(&self.path, "the file changed since read_csv was called");
+        // Line l starts after the l-th newline; the lines end at the (first + count)-th.
+        let start_block = if first == 0 { 0 } else { self.block_of_newline(first as u64).ok_or_else(changed)? };
+        let end_block = self.block_of_newline((first + count) as u64);
+        let from = start_block * BLOCK;
+        let to = end_block.map_or(self.bytes as usize, |b| ((b + 1) * BLOCK).min(self.bytes as usize));
+        let mut buf = vec![0u8; to - from];
+        file.read_exact_at(&mut buf, from as u64).map_err(|e| io_error(&self.path, e))?;
+        // Offset just after the `skip`-th newline at or after `at` in buf.
+        let after = |mut at: usize, mut skip: u64| -> Result<usize> {
+            while skip > 0 {
+                at += buf[at..].iter().position(|&b| b == b'\n').ok_or_else(changed)? + 1;
+                skip -= 1;
+            }
+            Ok(at)
+        };
+        let start = if first == 0 { 0 } else { after(0, first as u64 - self.newlines_before[start_block])? };
+        let end = match end_block {
+            Some(b) => after(b * BLOCK - from, (first + count) as u64 - self.newlines_before[b])?,
+            None => buf.len(),
+        };
+        buf.truncate(end);
+        buf.drain(..start);
         Ok(buf)
     }
 
@@ -257,11 +327,28 @@ impl LineIndex {
         let width = self.columns.len();
         let per_row = if column.is_some() { 1 } else { width };
         let mut out = Vec::with_capacity(rows.len() * per_row);
-        let mut lines = text.split(|&b| b == b'\n');
+        let mut pos = 0;
         for r in 0..rows.len() {
+            // One column of plain decimals: parsed straight off the bytes.
+            if width == 1 {
+                if let Some((v, next)) = fast_line(&text, pos) {
+                    out.push(v);
+                    pos = next;
+                    continue;
+                }
+            }
             let line_no = first_line + r + 1;
-            let line = lines.next().unwrap_or(&[]);
+            let rest = &text[pos.min(text.len())..];
+            let line = &rest[..rest.iter().position(|&b| b == b'\n').unwrap_or(rest.len())];
+            pos += line.len() + 1;
             let bad = |why: String| BachError::Io(format!("cannot read `{}` line {line_no}: {why}: `{}`", self.path.display(), String::from_utf8_lossy(line).trim_end()));
+            if width == 1 {
+                let f = field(line);
+                if let Some(v) = number(f).filter(|_| !f.is_empty()) {
+                    out.push(v);
+                    continue;
+                }
+            }
             if line.trim_ascii().is_empty() {
                 return Err(bad("the line is empty".into()));
             }
@@ -291,6 +378,24 @@ mod tests {
         let p = std::env::temp_dir().join(format!("bach-csv-{}-{name}", std::process::id()));
         std::fs::write(&p, text).unwrap();
         p
+    }
+
+    #[test]
+    fn the_fast_path_rounds_as_the_standard_parser() {
+        let mut rs = crate::random::RandomState::new(3);
+        for _ in 0..200_000 {
+            let digits = 1 + (rs.next_u32() % 15) as usize;
+            let int: String = (0..digits).map(|_| char::from(b'0' + (rs.next_u32() % 10) as u8)).collect();
+            let point = (rs.next_u32() as usize) % (digits + 1);
+            let text = if point == digits { int.clone() } else { format!("{}.{}", &int[..point], &int[point..]) };
+            let text = if rs.next_u32().is_multiple_of(2) { format!("-{text}") } else { text };
+            assert_eq!(number(text.as_bytes()).map(f64::to_bits), text.parse::<f64>().ok().map(f64::to_bits), "{text}");
+        }
+        for text in ["1e5", "-2.5E-3", "inf", "NaN", "1234567890123456789", "0.1", ".5", "5.", "+7"] {
+            assert_eq!(number(text.as_bytes()).map(f64::to_bits), text.parse::<f64>().ok().map(f64::to_bits), "{text}");
+        }
+        assert_eq!(number(b"1.2.3"), None);
+        assert_eq!(number(b"-"), None);
     }
 
     #[test]

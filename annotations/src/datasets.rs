@@ -93,9 +93,12 @@ pub fn make_blobs(blobs: &Blobs) -> (Array<f64>, Array<i64>) {
     (Array::from_array(x), Array::from_array(y))
 }
 
+/// What `train_test_split` returns: `(x_train, x_test, y_train, y_test)`.
+pub type Split<A, B> = (Array<A>, Array<A>, Array<B>, Array<B>);
+
 /// `train_test_split(x, y, train_size, random_state=seed)`: `(x_train, x_test, y_train,
 /// y_test)`, rows taken lazily (`take_rows`). An error when `x` and `y` differ in rows.
-pub fn train_test_split<A: Element, B: Element>(x: &Array<A>, y: &Array<B>, train_size: f64, seed: u32) -> Result<(Array<A>, Array<A>, Array<B>, Array<B>)> {
+pub fn train_test_split<A: Element, B: Element>(x: &Array<A>, y: &Array<B>, train_size: f64, seed: u32) -> Result<Split<A, B>> {
     let n = x.shape().first().copied().unwrap_or(0);
     if y.shape().first().copied().unwrap_or(0) != n {
         return Err(BachError::shape("train_test_split", format!("x has shape {:?} but y has shape {:?}", x.shape(), y.shape())));

@@ -318,12 +318,12 @@ impl Array<i64> {
     /// Elementwise `==` with another integer array (numpy broadcasting).
     #[track_caller]
     pub fn equal(&self, rhs: &Array<i64>) -> Array<bool> {
-        self.cast::<f64>().equal(&rhs.cast::<f64>())
+        self.cast::<f64>().equal(rhs.cast::<f64>())
     }
     /// Elementwise `!=` with another integer array (numpy broadcasting).
     #[track_caller]
     pub fn not_equal(&self, rhs: &Array<i64>) -> Array<bool> {
-        self.cast::<f64>().not_equal(&rhs.cast::<f64>())
+        self.cast::<f64>().not_equal(rhs.cast::<f64>())
     }
 }
 

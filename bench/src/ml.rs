@@ -326,7 +326,7 @@ pub fn disagreement(a: &Outputs, b: &Outputs, tol: f64) -> Option<String> {
         let (x, y) = if x.ndim() == 2 { (canonical_columns(x), canonical_columns(&b.f64s[k])) } else { (x.clone(), b.f64s[k].clone()) };
         let scale = y.iter().fold(0.0f64, |m, v| m.max(v.abs())).max(1e-300);
         let d = x.iter().zip(&y).fold(0.0f64, |m, (p, q)| m.max((p - q).abs())) / scale;
-        if !(d <= tol) {
+        if d.is_nan() || d > tol {
             return Some(format!("{k}: max difference {d:e} of its largest magnitude (tolerance {tol:e})"));
         }
     }

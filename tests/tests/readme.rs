@@ -48,3 +48,30 @@ fn readme_user_annotation_example() -> Result<(), BachError> {
     assert_eq!(y.to_array1()?, expect);
     Ok(())
 }
+
+#[test]
+fn readme_machine_learning_example() -> Result<(), BachError> {
+    use bach::datasets::{make_blobs, train_test_split, Blobs};
+    use bach::ml::{Dbscan, KNeighborsClassifier, Pca, StandardScaler, TruncatedSvd};
+
+    let (x, y) = make_blobs(&Blobs { n_samples: 1 << 10, n_features: 256, centers: 32, center_box: (-2.0, 2.0), seed: 42, ..Blobs::default() });
+    let scaled = StandardScaler.fit(&x)?.transform(&x)?;
+    let labels: Array<i64> = Dbscan::params(16.0, 2).fit_predict(&scaled)?;
+    let labels = labels.to_array()?;
+    assert_eq!(labels.iter().max(), Some(&31), "32 clusters");
+    assert!(labels.iter().all(|&l| l >= 0), "no noise");
+
+    let (x_train, x_test, y_train, y_test) = train_test_split(&x, &y, 0.7, 42)?;
+    let pca = Pca::params(2).fit(&x_train)?;
+    let knn = KNeighborsClassifier::params(5).fit(&pca.transform(&x_train)?, &y_train)?;
+    let predicted = knn.predict(&pca.transform(&x_test)?)?;
+    assert_eq!(predicted.shape(), y_test.shape());
+    let (_, usv) = TruncatedSvd::params(2).fit_transform(&x)?;
+    assert_eq!(usv.shape(), &[1 << 10, 2]);
+
+    let wine = bach::read_csv(concat!(env!("CARGO_MANIFEST_DIR"), "/../data/wine.csv"))?;
+    let alcohol = wine.column("alcohol")?;
+    assert_eq!((wine.len(), wine.columns().len()), (178, 14));
+    assert_eq!(alcohol.get(&[0])?, 14.23);
+    Ok(())
+}

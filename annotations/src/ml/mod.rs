@@ -362,7 +362,7 @@ impl Dbscan {
     /// Cluster labels (`-1`: noise), unsplittable: the neighbourhoods need every point.
     pub fn fit_predict(&self, x: &Array<f64>) -> Result<Array<i64>> {
         let (n, _) = matrix("Dbscan", x)?;
-        if !(self.eps > 0.0) || self.min_samples == 0 {
+        if self.eps.is_nan() || self.eps <= 0.0 || self.min_samples == 0 {
             return Err(BachError::invalid("Dbscan", format!("eps must be > 0 and min_samples >= 1 (got {} and {})", self.eps, self.min_samples)));
         }
         let (eps, min_samples) = (self.eps, self.min_samples);

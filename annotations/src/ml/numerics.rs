@@ -1009,7 +1009,7 @@ mod tests {
         let a = random_matrix(2, 3, 14);
         assert_eq!(squared_distances(a.view(), Array2::zeros((0, 3)).view(), Array1::zeros(0).view()).dim(), (2, 0));
         let d = squared_distances(Array2::zeros((2, 0)).view(), Array2::zeros((3, 0)).view(), Array1::zeros(3).view());
-        assert_eq!(d, Array2::zeros((2, 3)));
+        assert_eq!(d, Array2::<f64>::zeros((2, 3)));
     }
 
     #[test]
