@@ -5,7 +5,7 @@
 //! The host functions (`blobs`, `train_test_indices`) return plain ndarray arrays (the bench's
 //! eager `cpu` mode uses them); `make_blobs` and `train_test_split` give lazy arrays.
 
-use std::sync::{Arc, LazyLock};
+use std::sync::Arc;
 
 use bach_runtime::{oa, BachError, Element, Family, Meta, Result, Value, ValueRef};
 use ndarray::{Array1, Array2, ArrayViewD, Axis};
@@ -126,12 +126,11 @@ impl<A: Element> Array<A> {
 /// Gather rows (not generic: compiled here, not in each cell). CPU only for now: a gather
 /// on the GPU is a copy kernel not written yet, and these are small (train/test splits).
 fn take_rows_op(indices: Arc<Vec<usize>>) -> Arc<bach_runtime::Annotation> {
-    static CPU_ONLY: LazyLock<String> = LazyLock::new(|| "row gather: CPU only (no GPU gather kernel yet)".to_string());
     let n = indices.len();
     oa("take_rows")
         .family(Family::Layout)
         .unsplittable()
-        .cpu_only(CPU_ONLY.as_str())
+        .cpu_only("row gather: CPU only (no GPU gather kernel yet)")
         .shape(move |m: &[Meta]| {
             let mut shape = m[0].shape.clone();
             shape[0] = n;

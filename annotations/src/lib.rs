@@ -36,6 +36,7 @@ pub use bach_runtime::{BachError, Result};
 pub use csv::{read_csv, ColumnKey, Table};
 pub use elementwise::where_;
 pub use real::Real;
+pub use reduce::pairwise_sum;
 
 /// Where a value is asked to be computed ([`Array::on`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -10,10 +10,10 @@ use ndarray::{ArrayViewD, Axis, Ix1, Ix2};
 use crate::array::Array;
 use crate::real::Real;
 
-fn as1<'a, A>(v: ArrayViewD<'a, A>, op: &str) -> Result<ndarray::ArrayView1<'a, A>> {
+pub(crate) fn as1<'a, A>(v: ArrayViewD<'a, A>, op: &str) -> Result<ndarray::ArrayView1<'a, A>> {
     v.into_dimensionality::<Ix1>().map_err(|e| BachError::shape(op, e.to_string()))
 }
-fn as2<'a, A>(v: ArrayViewD<'a, A>, op: &str) -> Result<ndarray::ArrayView2<'a, A>> {
+pub(crate) fn as2<'a, A>(v: ArrayViewD<'a, A>, op: &str) -> Result<ndarray::ArrayView2<'a, A>> {
     v.into_dimensionality::<Ix2>().map_err(|e| BachError::shape(op, e.to_string()))
 }
 

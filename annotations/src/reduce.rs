@@ -20,7 +20,7 @@ pub(crate) enum Reducer {
 }
 
 /// numpy's pairwise summation: 8 accumulators over blocks of 128, halves above that.
-pub(crate) fn pairwise_sum<A: Real>(x: &[A]) -> A {
+pub fn pairwise_sum<A: Real>(x: &[A]) -> A {
     if x.len() <= 128 {
         let mut acc = [A::zero(); 8];
         let chunks = x.chunks_exact(8);

@@ -145,27 +145,6 @@ fn min_samples(n: usize) -> usize {
     ((n as f64 / 32.0 * 0.05).ceil() as usize).max(2)
 }
 
-/// numpy's pairwise summation (as `bach`'s `sum` inside a piece), for the eager Crime Index.
-fn pairwise(x: &[f64]) -> f64 {
-    if x.len() <= 128 {
-        let mut r = [0.0; 8];
-        let mut i = 0;
-        while i + 8 <= x.len() {
-            for k in 0..8 {
-                r[k] += x[i + k];
-            }
-            i += 8;
-        }
-        let mut s = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
-        for v in &x[i..] {
-            s += v;
-        }
-        return s;
-    }
-    let half = (x.len() / 2) / 8 * 8;
-    pairwise(&x[..half]) + pairwise(&x[half..])
-}
-
 fn clusters_and_noise(labels: &ArrayD<i64>) -> (f64, f64) {
     let clusters = labels.iter().copied().max().map_or(0, |m| m + 1).max(0);
     (clusters as f64, labels.iter().filter(|&&l| l == -1).count() as f64)
@@ -182,7 +161,7 @@ pub fn cpu(w: Workload, inp: &Inputs) -> Result<Outputs, String> {
             let big = total.mapv(|t| if t > 500000.0 { 0.0 } else { t });
             let dp = &adult * 2.0 + &big - &robberies * 2000.0;
             let ci = (dp / 100000.0).mapv(|c| if c > 0.02 { 0.032 } else { c }).mapv(|c| if c < 0.01 { 0.005 } else { c });
-            let result = pairwise(ci.as_slice().expect("contiguous"));
+            let result = bach::pairwise_sum(ci.as_slice().expect("contiguous"));
             out.figures.insert("result".into(), result);
             out.f64s.insert("result".into(), ndarray::arr0(result).into_dyn());
         }

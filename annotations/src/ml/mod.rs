@@ -22,16 +22,26 @@ pub mod numerics;
 use std::sync::{Arc, LazyLock};
 
 use bach_runtime::{oa, split, Annotation, BachError, DType, DeviceKind, Family, Meta, Result, Value};
-use ndarray::{Axis, Ix1, Ix2};
+use ndarray::Axis;
 
 use crate::array::Array;
 use crate::elementwise::where_;
+use crate::linalg::{as1, as2};
 
 fn matrix(op: &str, x: &Array<f64>) -> Result<(usize, usize)> {
     match x.shape() {
         [n, d] => Ok((*n, *d)),
         s => Err(BachError::shape(op, format!("expects a 2-d array (samples x features), got shape {s:?}"))),
     }
+}
+
+/// `(n, d)` of `x`, checking that `n_components` is in `1..=min(n, d)`.
+fn components_of(op: &str, x: &Array<f64>, n_components: usize) -> Result<(usize, usize)> {
+    let (n, d) = matrix(op, x)?;
+    if n_components == 0 || n_components > d.min(n) {
+        return Err(BachError::invalid(op, format!("n_components must be in 1..={}, not {n_components}", d.min(n))));
+    }
+    Ok((n, d))
 }
 
 /// Seconds of `flops` on a device, at rough per-thread rates (the cost model's product row
@@ -106,7 +116,7 @@ fn eigen_op() -> Arc<Annotation> {
                 }
             })
             .cpu(|_, args| {
-                let a = args[0].array::<f64>("symmetric_eigen")?.into_dimensionality::<Ix2>().map_err(|e| BachError::shape("symmetric_eigen", e.to_string()))?;
+                let a = as2(args[0].array::<f64>("symmetric_eigen")?, "symmetric_eigen")?;
                 let (values, vectors) = numerics::symmetric_eigen(a);
                 let d = values.len();
                 let mut out = ndarray::Array2::<f64>::zeros((d + 1, d));
@@ -139,7 +149,7 @@ fn gram_op() -> Arc<Annotation> {
             })
             .cpu(|_, args| {
                 use rayon::prelude::*;
-                let x = args[0].array::<f64>("gram")?.into_dimensionality::<Ix2>().map_err(|e| BachError::shape("gram", e.to_string()))?;
+                let x = as2(args[0].array::<f64>("gram")?, "gram")?;
                 let (n, d) = x.dim();
                 let blocks = rayon::current_num_threads().max(1);
                 let rows = n.div_ceil(blocks).max(1);
@@ -189,10 +199,7 @@ impl Pca {
         Pca { n_components }
     }
     pub fn fit(&self, x: &Array<f64>) -> Result<FittedPca> {
-        let (n, d) = matrix("Pca", x)?;
-        if self.n_components == 0 || self.n_components > d.min(n) {
-            return Err(BachError::invalid("Pca", format!("n_components must be in 1..={}, not {}", d.min(n), self.n_components)));
-        }
+        let (n, _) = components_of("Pca", x, self.n_components)?;
         if n < 2 {
             return Err(BachError::invalid("Pca", "needs at least 2 samples"));
         }
@@ -241,10 +248,7 @@ impl TruncatedSvd {
         TruncatedSvd { n_components }
     }
     pub fn fit(&self, x: &Array<f64>) -> Result<FittedTruncatedSvd> {
-        let (n, d) = matrix("TruncatedSvd", x)?;
-        if self.n_components == 0 || self.n_components > d.min(n) {
-            return Err(BachError::invalid("TruncatedSvd", format!("n_components must be in 1..={}, not {}", d.min(n), self.n_components)));
-        }
+        components_of("TruncatedSvd", x, self.n_components)?;
         let gram: Array<f64> = x.call(&gram_op(), &[])?;
         let (values, components) = eigen(&gram, self.n_components)?;
         Ok(FittedTruncatedSvd { components, squared_singular_values: values, n_components: self.n_components })
@@ -318,8 +322,8 @@ fn knn_vote_op(k: usize) -> Arc<Annotation> {
         })
         .estimate(move |args, _, device| flop_seconds(args[0].len() as f64 * 4.0, device, 1e12))
         .cpu(move |_, args| {
-            let d2 = args[0].array::<f64>("knn_vote")?.into_dimensionality::<Ix2>().map_err(|e| BachError::shape("knn_vote", e.to_string()))?;
-            let y = args[1].array::<i64>("knn_vote")?.into_dimensionality::<Ix1>().map_err(|e| BachError::shape("knn_vote", e.to_string()))?;
+            let d2 = as2(args[0].array::<f64>("knn_vote")?, "knn_vote")?;
+            let y = as1(args[1].array::<i64>("knn_vote")?, "knn_vote")?;
             Ok(Value::from(numerics::knn_vote(d2, y, k).into_dyn()))
         })
         .build()
@@ -361,7 +365,7 @@ impl Dbscan {
     }
     /// Cluster labels (`-1`: noise), unsplittable: the neighbourhoods need every point.
     pub fn fit_predict(&self, x: &Array<f64>) -> Result<Array<i64>> {
-        let (n, _) = matrix("Dbscan", x)?;
+        matrix("Dbscan", x)?;
         if self.eps.is_nan() || self.eps <= 0.0 || self.min_samples == 0 {
             return Err(BachError::invalid("Dbscan", format!("eps must be > 0 and min_samples >= 1 (got {} and {})", self.eps, self.min_samples)));
         }
@@ -376,12 +380,11 @@ impl Dbscan {
                 flop_seconds(2.0 * n * n * d, device, 2e13)
             })
             .cpu(move |_, args| {
-                let x = args[0].array::<f64>("dbscan")?.into_dimensionality::<Ix2>().map_err(|e| BachError::shape("dbscan", e.to_string()))?;
+                let x = as2(args[0].array::<f64>("dbscan")?, "dbscan")?;
                 let neighbours = numerics::radius_neighbours(x, eps);
                 Ok(Value::from(numerics::dbscan_labels(&neighbours, min_samples).into_dyn()))
             })
             .build();
-        debug_assert!(n == x.shape()[0]);
         x.call(&op, &[])
     }
 }
