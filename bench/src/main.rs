@@ -276,6 +276,16 @@ fn plan_summary(session: &Session) -> Option<PlanSummary> {
     })
 }
 
+/// The number of the session's last evaluation.
+pub(crate) fn last_eval(session: &Session) -> Option<u64> {
+    session.trace().last().map(|e| e.eval)
+}
+
+/// The cost model's seconds for the session's evaluations after evaluation `after`.
+pub(crate) fn predicted_since(session: &Session, after: Option<u64>) -> f64 {
+    session.trace().evals().filter(|e| after.is_none_or(|a| e.eval > a)).map(|e| e.predicted_s()).sum()
+}
+
 /// Names of the devices that computed something in the last bach run.
 fn ran_on(session: &Session) -> Vec<String> {
     let trace = session.trace();
@@ -293,6 +303,10 @@ struct Record {
     n: usize,
     inputs: String,
     seconds: f64,
+    /// bach: the cost model's seconds for the evaluations of one run (beside `seconds`, so
+    /// the model's error shows).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    predicted_seconds: Option<f64>,
     runs: usize,
     checksum: f64,
     device: String,
@@ -427,11 +441,16 @@ fn run(args: &Args) -> Result<(), String> {
     // Warm-up, then `repeat` timed runs with the modes interleaved.
     let mut times: Vec<Vec<f64>> = vec![vec![]; modes.len()];
     let mut outputs: Vec<Columns> = vec![Columns::new(); modes.len()];
+    let mut predicted = None;
     for round in 0..=args.repeat {
         for (m, &mode) in modes.iter().enumerate() {
+            let before = setup.session.as_deref().and_then(last_eval);
             let (secs, out) = run_once(w, mode, &mut setup)?;
             if round > 0 {
                 times[m].push(secs);
+                if mode == Mode::Bach {
+                    predicted = setup.session.as_deref().map(|s| predicted_since(s, before));
+                }
             }
             outputs[m] = out;
         }
@@ -451,6 +470,7 @@ fn run(args: &Args) -> Result<(), String> {
             n,
             inputs: inputs.clone(),
             seconds: median(times[m].clone()),
+            predicted_seconds: predicted.filter(|_| mode == Mode::Bach),
             runs: times[m].len(),
             checksum: checksum(&outputs[m]),
             device: match mode {
@@ -481,8 +501,9 @@ fn run(args: &Args) -> Result<(), String> {
                 )
             });
             let ran = rec.ran_on.as_ref().map_or(String::new(), |r| format!("; ran on {}", r.join(" + ")));
+            let predicted = rec.predicted_seconds.map_or(String::new(), |p| format!(" (predicted {p:.4} s)"));
             println!(
-                "{} {} n=2^{} ({} inputs): {:.4} s median of {} runs, checksum {:.10e}, on {}{ran}{plan}",
+                "{} {} n=2^{} ({} inputs): {:.4} s median of {} runs{predicted}, checksum {:.10e}, on {}{ran}{plan}",
                 rec.workload, rec.mode, rec.log2, rec.inputs, rec.seconds, rec.runs, rec.checksum, rec.device
             );
         }

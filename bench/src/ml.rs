@@ -320,6 +320,9 @@ pub struct Record {
     pub n: usize,
     pub inputs: String,
     pub seconds: f64,
+    /// bach: the cost model's seconds for the evaluations of one run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub predicted_seconds: Option<f64>,
     pub runs: usize,
     pub figures: BTreeMap<String, f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -335,8 +338,10 @@ pub fn run(w: Workload, log2: u32, seed: Option<u32>, modes: &[&'static str], re
     let inp = inputs(w, log2, seed, dump.unwrap_or(&scratch))?;
     let mut times: Vec<Vec<f64>> = vec![vec![]; modes.len()];
     let mut outputs: Vec<Outputs> = vec![Outputs::default(); modes.len()];
+    let mut predicted = None;
     for round in 0..=repeat {
         for (m, mode) in modes.iter().enumerate() {
+            let before = session.as_deref().and_then(crate::last_eval);
             let t0 = Instant::now();
             let out = match *mode {
                 "cpu" => cpu(w, &inp)?,
@@ -344,6 +349,9 @@ pub fn run(w: Workload, log2: u32, seed: Option<u32>, modes: &[&'static str], re
             };
             if round > 0 {
                 times[m].push(t0.elapsed().as_secs_f64());
+                if *mode == "bach" {
+                    predicted = session.as_deref().map(|s| crate::predicted_since(s, before));
+                }
             }
             outputs[m] = out;
         }
@@ -367,6 +375,7 @@ pub fn run(w: Workload, log2: u32, seed: Option<u32>, modes: &[&'static str], re
             n: inp.n,
             inputs: inputs_text.clone(),
             seconds: t[t.len() / 2],
+            predicted_seconds: predicted.filter(|_| *mode == "bach"),
             runs: t.len(),
             figures: outputs[m].figures.clone(),
             device: (*mode == "bach").then(|| session.as_ref().map(|s| s.devices().report().trim_end().lines().collect::<Vec<_>>().join("; "))).flatten(),

@@ -20,12 +20,12 @@ use std::time::{Duration, Instant};
 use rayon::prelude::*;
 
 use crate::annotation::{OpCtx, OpKind};
-use crate::cost::CostModel;
+use crate::cost::{CostModel, Direction};
 use crate::device::{Device, DeviceId, PendingCopy, PendingWrite, Tag, CPU};
 use crate::devices::Devices;
 use crate::error::{BachError, Result};
 use crate::plan::{GraphPart, Plan, Stage};
-use crate::trace::{EvalTrace, Event, EventKind};
+use crate::trace::{EvalTrace, Event, EventKind, StageTime};
 use crate::value::{RowsOut, Value};
 
 /// Values of the evaluation: host values per node, and copies on accelerators.
@@ -76,6 +76,7 @@ pub(crate) fn execute(env: &Env<'_>, eval: u64, planned: &Arc<Plan>, part: &Grap
         }
     }
     let mut result = Ok(());
+    let mut stages = Vec::with_capacity(plan.stages.len() + 1);
     for (s, stage) in plan.stages.iter().enumerate() {
         if env.interrupted() {
             result = Err(BachError::Interrupted);
@@ -83,14 +84,19 @@ pub(crate) fn execute(env: &Env<'_>, eval: u64, planned: &Arc<Plan>, part: &Grap
         }
         // The whole values a stage reads are fetched where it runs as it starts (inside, so
         // a device out of memory for them is handled like one out of memory for pieces).
+        let started = epoch.elapsed();
         let r = run_stage_with_retries(env, eval, plan, s, stage, part, &mut store, &mut events, &mut plans);
+        let ran = plans.last().expect("the planner's plan comes first");
+        stages.push(stage_time(env, ran, Some(s), ran.stages[s].device, started, epoch.elapsed()));
         if let Err(e) = r {
             result = Err(e);
             break;
         }
     }
-    if result.is_ok() {
+    if result.is_ok() && plan.transfers.iter().any(|t| t.stage.is_none()) {
+        let started = epoch.elapsed();
         result = transfer(env, eval, plan, part, &mut store, None, &mut events);
+        stages.push(stage_time(env, plan, None, CPU, started, epoch.elapsed()));
     }
     // Hand back, per node, the host value, or the device value where there is no host one
     // or the evaluation asked for it to stay.
@@ -100,7 +106,25 @@ pub(crate) fn execute(env: &Env<'_>, eval: u64, planned: &Arc<Plan>, part: &Grap
             store.host[i] = Some(v);
         }
     }
-    (result, EvalTrace { eval, cell: env.cell, start, end: epoch.elapsed(), pieces: plan.total_pieces(), events, plans })
+    (result, EvalTrace { eval, cell: env.cell, start, end: epoch.elapsed(), pieces: plan.total_pieces(), events, plans, stages })
+}
+
+/// Stage `s` of `plan` (`None`: the copies at the end) as it ran on `device`: the cost
+/// model's seconds for its ops there and the copies planned for it, beside the time it took.
+fn stage_time(env: &Env<'_>, plan: &Plan, s: Option<usize>, device: DeviceId, start: Duration, end: Duration) -> StageTime {
+    let steps: &[usize] = s.map_or(&[], |s| &plan.stages[s].steps);
+    let ops_s: f64 = steps.iter().map(|&st| if device == CPU { plan.steps[st].cpu_s } else { plan.steps[st].accelerator_s }).filter(|t| t.is_finite()).sum();
+    let copies_s: f64 = plan
+        .transfers
+        .iter()
+        .filter(|t| t.stage == s)
+        .map(|t| {
+            let (direction, other) = if t.to == CPU { (Direction::D2h, t.from) } else { (Direction::H2d, t.to) };
+            env.devices.get(other).map_or(0.0, |d| env.cost.copy_seconds(t.bytes, direction, d.profile()))
+        })
+        .sum();
+    let elements = steps.iter().map(|&st| plan.steps[st].meta.len()).max().unwrap_or(0);
+    StageTime { stage: s, device, ops: steps.iter().map(|&st| plan.steps[st].op.clone()).collect(), elements, predicted_s: ops_s + copies_s, start, end }
 }
 
 fn device_of<'e>(env: &Env<'e>, id: DeviceId) -> Result<&'e Arc<dyn Device>> {

@@ -32,7 +32,7 @@ pub use devices::{DeviceChoice, Devices};
 pub use emulated::EmulatedDevice;
 pub use error::{BachError, Result};
 pub use exec::piece_ranges;
-pub use plan::{Forced, Plan, Policy, Reason, Stage, Step, Transfer};
+pub use plan::{Forced, Plan, PlanInput, Policy, Reason, Stage, Step, Transfer};
 pub use session::{current, global, with_session, Config, Lazy, NodeInfo, Session};
 pub use split::{SplitRef, SplitType};
 pub use value::{DType, DeviceBuffer, DeviceValue, Element, HostRows, Meta, RowsOut, Value, ValueRef};

@@ -119,7 +119,7 @@ mod tests {
         }
         let end = t + 4 * 1500 + 200;
         events.push(ev("argmax", 8, 4, 0, None, 0, Merge, end - 150, end, 1 << 20));
-        EvalTrace { eval: 1, cell: 4, start: us(500), end: us(end + 100), pieces: 24, events, plans: vec![] }
+        EvalTrace { eval: 1, cell: 4, start: us(500), end: us(end + 100), pieces: 24, events, plans: vec![], stages: vec![] }
     }
 
     /// Our bars: (x, y, width, height, title) in document order.
@@ -235,7 +235,16 @@ mod tests {
     #[test]
     fn chart_empty_lanes_are_drawn() {
         // A CPU-only evaluation: transfer lanes still there, saying nothing moved.
-        let e = EvalTrace { eval: 2, cell: 1, start: us(0), end: us(100), pieces: 1, events: vec![ev("sum", 1, 1, 0, None, 0, EventKind::Compute, 10, 90, 8)], plans: vec![] };
+        let e = EvalTrace {
+            eval: 2,
+            cell: 1,
+            start: us(0),
+            end: us(100),
+            pieces: 1,
+            events: vec![ev("sum", 1, 1, 0, None, 0, EventKind::Compute, 10, 90, 8)],
+            plans: vec![],
+            stages: vec![],
+        };
         let svg = timeline_svg(&e, &[DeviceProfile::cpu()]);
         let t = texts(&svg);
         for s in ["cpu", "host→device", "device→host", "nothing moved to a device", "nothing moved back to the host"] {
@@ -247,7 +256,7 @@ mod tests {
 
     #[test]
     fn chart_of_nothing_says_cached() {
-        let e = EvalTrace { eval: 3, cell: 2, start: us(5), end: us(6), pieces: 0, events: vec![], plans: vec![] };
+        let e = EvalTrace { eval: 3, cell: 2, start: us(5), end: us(6), pieces: 0, events: vec![], plans: vec![], stages: vec![] };
         let svg = timeline_svg(&e, &devices());
         assert!(texts(&svg).iter().any(|t| t == "nothing ran (all values were cached)"));
         let svg = session_timeline_svg(&[], &devices());
@@ -296,7 +305,7 @@ mod tests {
             events.push(ev(&ops[i % 40], (j % 40) as u64 + 10, 5, 1, None, i as u32, EventKind::Compute, s, s + 1, 1024));
         }
         let end = events.iter().map(|e| e.end).max().unwrap();
-        EvalTrace { eval: 9, cell: 5, start: us(0), end, pieces: 2048, events, plans: vec![] }
+        EvalTrace { eval: 9, cell: 5, start: us(0), end, pieces: 2048, events, plans: vec![], stages: vec![] }
     }
 
     #[test]
@@ -336,7 +345,7 @@ mod tests {
             })
             .collect();
         let end = events.iter().map(|e| e.end).max().unwrap();
-        let e = EvalTrace { eval: 1, cell: 1, start: us(0), end, pieces: 100_000, events, plans: vec![] };
+        let e = EvalTrace { eval: 1, cell: 1, start: us(0), end, pieces: 100_000, events, plans: vec![], stages: vec![] };
         let t = Instant::now();
         let svg = timeline_svg(&e, &devices());
         let took = t.elapsed();

@@ -105,6 +105,19 @@ pub struct Step {
     /// What moving it (alone) to the other device would add to the plan's estimated total;
     /// negative when moving it would gain; `None` when it cannot move.
     pub margin_s: Option<f64>,
+    /// Node ids of its arguments, in order (steps of this plan or [`Plan::inputs`]).
+    pub inputs: Vec<u64>,
+}
+
+/// A value the plan reads that an earlier evaluation (or the user) made: the plan's boundary.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PlanInput {
+    pub id: u64,
+    pub op: String,
+    pub meta: Meta,
+    pub cell: u64,
+    /// Where it is.
+    pub device: DeviceId,
 }
 
 /// Ops that run together: with a split length, every piece goes through all of them before
@@ -157,6 +170,8 @@ pub struct Allocation {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Plan {
     pub steps: Vec<Step>,
+    /// The values already made that the steps read.
+    pub inputs: Vec<PlanInput>,
     pub stages: Vec<Stage>,
     pub transfers: Vec<Transfer>,
     pub allocations: Vec<Allocation>,
@@ -205,7 +220,9 @@ pub fn plan(part: &GraphPart, cost: &CostModel, devices: &[DeviceProfile], polic
     // Figures measured on another machine predict for that machine, unless its GPU is here.
     let here = |m: &String| devices.iter().any(|d| d.kind == DeviceKind::Cuda && !d.is_hypothetical() && m.starts_with(d.name.split(" (").next().unwrap_or("")));
     let predicted_for = cost.measured_on.clone().filter(|m| !here(m));
-    Ok(Plan { steps, stages, transfers, allocations: placed.allocations, devices: devices.to_vec(), policy, notes, predicted, predicted_for })
+    let inputs =
+        part.nodes.iter().filter_map(|n| n.materialized.map(|device| PlanInput { id: n.id, op: n.op.name().to_string(), meta: n.meta.clone(), cell: n.cell, device })).collect();
+    Ok(Plan { steps, inputs, stages, transfers, allocations: placed.allocations, devices: devices.to_vec(), policy, notes, predicted, predicted_for })
 }
 
 /// The bytes of a device's memory the planner may fill (`None`: host memory, not paged).

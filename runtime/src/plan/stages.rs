@@ -85,6 +85,7 @@ pub(super) fn group(part: &GraphPart, consumers: &[Vec<usize>], placed: &Placeme
             accelerator_s,
             copies_s: p.copies_into(i, device[i], device).0,
             margin_s,
+            inputs: node.inputs.iter().map(|&u| part.nodes[u].id).collect(),
         });
         let needed_elsewhere = node.target || consumers[i].iter().any(|&c| stage_of[c] != Some(s));
         if needed_elsewhere {
