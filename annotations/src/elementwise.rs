@@ -59,12 +59,26 @@ pub(crate) fn zip2<T: Copy, U: Copy, R>(op: &str, a: ArrayViewD<'_, T>, b: Array
     Ok(Zip::from(&a).and(&b).map_collect(|&x, &y| f(x, y)))
 }
 
+/// Ops that cost tens of cycles per element on a CPU: the cost model's `math` family (the
+/// rest of the tables are `elementwise`, a few cycles each).
+const MATH: &[&str] = &["sqrt", "exp", "ln", "log2", "log10", "sin", "cos", "tan", "asin", "acos", "atan", "erf", "powf"];
+
+/// The cost family of a table row.
+fn family_of(name: &str) -> Family {
+    if MATH.contains(&name) {
+        Family::Math
+    } else {
+        Family::Elementwise
+    }
+}
+
 /// A unary float op: kernels for f64 and f32 from the same expression; accelerator entry
 /// `$name` in the unary source.
 macro_rules! unary {
     ($name:literal, |$x:ident| $body:expr, $c:literal) => {{
         oa($name)
             .elementwise()
+            .family(family_of($name))
             .accelerator_launch($name, kernels::unary_source(), Launch::Elementwise { params: vec![] })
             .fusable(kernels::fusable(&[stringify!($x)], $c, None, &kernels::FLOATS))
             .shape(|m: &[Meta]| match m[0].dtype {
@@ -86,6 +100,7 @@ macro_rules! binary {
     ($name:literal, $out:expr, |$x:ident, $y:ident| $body:expr, $c:literal) => {{
         oa($name)
             .elementwise()
+            .family(family_of($name))
             .accelerator_launch($name, kernels::binary_source(), Launch::Elementwise { params: vec![] })
             .fusable(kernels::fusable(&[stringify!($x), stringify!($y)], $c, $out, &kernels::FLOATS))
             .args([split::rows(), split::rows()])

@@ -18,6 +18,7 @@
 
 mod alloc;
 mod array;
+mod calibrate;
 mod csv;
 pub mod datasets;
 mod elementwise;
@@ -33,6 +34,7 @@ mod reduce;
 pub use array::{evaluate, Array, Array1, Array2, ArrayD, AsLazy, Operand, ShapeArg};
 pub use bach_runtime as runtime;
 pub use bach_runtime::{BachError, Result};
+pub use calibrate::{calibrate, calibrate_session, Calibration, Fitted};
 pub use csv::{read_csv, ColumnKey, Table};
 pub use elementwise::where_;
 pub use real::Real;

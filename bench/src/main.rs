@@ -6,6 +6,7 @@
 //! bach-bench compare <workload> --log2 N [--device D] [--memory SIZE] [--inputs ...] [--seed S] [--repeat R]
 //! bach-bench plan <workload> --log2 N [--policy P] [--profile h100|default|FILE] [--device D] [--memory SIZE]
 //! bach-bench cost [--profile h100|default|FILE] [--device D]
+//! bach-bench calibrate [--device D] [--out FILE]
 //! bach-bench bandwidth [--sizes 1MiB,64MiB,1GiB] [--repeat R] [--launches N]
 //! ```
 //! `compare` runs the modes interleaved in one process (cpu and bach, and gpu when the session
@@ -65,6 +66,7 @@ enum Command {
     Compare,
     Plan,
     Cost,
+    Calibrate,
     Bandwidth,
 }
 
@@ -100,6 +102,7 @@ const USAGE: &str = "usage:
   bach-bench compare <black-scholes|haversine|crime-index|dbscan|pca-knn|tsvd> --log2 N [--device D] [--memory SIZE] [--inputs random|reference] [--seed S] [--repeat R]
   bach-bench plan <black-scholes|haversine> --log2 N [--policy P] [--profile h100|default|FILE] [--device D] [--memory SIZE]
   bach-bench cost [--profile h100|default|FILE] [--device D]   (the cost model as JSON: edit it, pass it back with --profile FILE)
+  bach-bench calibrate [--device D] [--out FILE]   (measure this machine, save its profile in the cache dir (and FILE): later sessions here load it)
   bach-bench bandwidth [--sizes 1MiB,64MiB,1GiB] [--repeat R] [--launches N]
 run, compare and plan take --policy optimal|greedy|threshold|cpu and --profile h100|default|FILE (a cost model as JSON)
 SIZE: 64MiB, 1.5GiB, 500MB, ... (--memory caps the accelerator memory Bach plans with, and sizes the emulated one)";
@@ -115,12 +118,13 @@ fn parse(argv: &[String]) -> Result<Args, String> {
         "compare" => Command::Compare,
         "plan" => Command::Plan,
         "cost" => Command::Cost,
+        "calibrate" => Command::Calibrate,
         "bandwidth" => Command::Bandwidth,
         other => return Err(format!("unknown command `{other}`")),
     };
     let mut ml = None;
     let workload = match command {
-        Command::Bandwidth | Command::Cost => Workload::BlackScholes,
+        Command::Bandwidth | Command::Cost | Command::Calibrate => Workload::BlackScholes,
         _ => {
             let name = it.next().ok_or("no workload")?;
             ml = ml::Workload::parse(name);
@@ -167,7 +171,7 @@ fn parse(argv: &[String]) -> Result<Args, String> {
             }
             "--repeat" => a.repeat = value()?.parse::<usize>().map_err(|e| format!("--repeat: {e}"))?.max(1),
             "--json" => a.json = true,
-            "--dump" => a.dump = Some(PathBuf::from(value()?)),
+            "--dump" | "--out" => a.dump = Some(PathBuf::from(value()?)),
             "--device" => a.device = Some(value()?.parse::<DeviceChoice>().map_err(|e| format!("--device: {e}"))?),
             "--memory" => a.memory = Some(parse_size("--memory", &value()?)?),
             "--policy" => a.policy = Some(value()?.parse::<Policy>().map_err(|e| format!("--policy: {e}"))?),
@@ -215,12 +219,10 @@ fn bach_session(choice: DeviceChoice, args: &Args) -> Result<Arc<Session>, Strin
     let devices = Devices::select(choice).map_err(|why| format!("--device {}: {why}", choice_name(choice)))?;
     let session = Session::with_devices(devices);
     let cost = match args.profile.as_deref() {
-        None | Some("default") => None,
+        None => None,
+        Some("default") => Some(CostModel::for_devices(&session.devices().profiles())),
         Some("h100") => Some(CostModel::h100()),
-        Some(file) => {
-            let text = std::fs::read_to_string(file).map_err(|e| format!("--profile {file}: {e}"))?;
-            Some(serde_json::from_str::<CostModel>(&text).map_err(|e| format!("--profile {file}: not a cost model: {e}"))?)
-        }
+        Some(file) => Some(CostModel::load(std::path::Path::new(file)).map_err(|e| format!("--profile: {e}"))?),
     };
     session.update_config(|c| {
         c.memory_cap = args.memory.or(c.memory_cap);
@@ -257,6 +259,16 @@ struct PlanSummary {
     d2h_bytes: u64,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     notes: Vec<String>,
+    /// Each stage of the last run: the cost model's seconds beside the measured ones.
+    stage_times: Vec<StageSeconds>,
+}
+
+#[derive(Serialize, Debug, Clone, PartialEq)]
+struct StageSeconds {
+    stage: String,
+    device: String,
+    predicted_seconds: f64,
+    seconds: f64,
 }
 
 fn plan_summary(session: &Session) -> Option<PlanSummary> {
@@ -273,6 +285,16 @@ fn plan_summary(session: &Session) -> Option<PlanSummary> {
         h2d_bytes: copies.iter().filter(|ev| ev.to.is_some_and(|t| t != CPU)).map(|ev| ev.bytes).sum(),
         d2h_bytes: copies.iter().filter(|ev| ev.to == Some(CPU)).map(|ev| ev.bytes).sum(),
         notes: plan.notes.clone(),
+        stage_times: e
+            .stages
+            .iter()
+            .map(|st| StageSeconds {
+                stage: st.label(),
+                device: plan.devices.get(st.device.0 as usize).map_or_else(String::new, |d| d.name.clone()),
+                predicted_seconds: st.predicted_s,
+                seconds: st.actual_s(),
+            })
+            .collect(),
     })
 }
 
@@ -383,6 +405,7 @@ fn main() -> ExitCode {
         Command::Bandwidth => bandwidth(&args),
         Command::Plan => plan(&args),
         Command::Cost => cost(&args),
+        Command::Calibrate => calibrate(&args),
         _ if args.ml.is_some() => run_ml(&args),
         _ => run(&args),
     };
@@ -582,10 +605,25 @@ struct PlanRecord {
     notes: Vec<String>,
 }
 
-/// `cost`: the session's cost model as JSON (a file `--profile FILE` reads back).
+/// `cost`: the session's cost model as a profile file (JSON; `--profile FILE` reads it back,
+/// and so do `:bach cost profile FILE` and `:bach whatif profile FILE`).
 fn cost(args: &Args) -> Result<(), String> {
     let session = bach_session(device_choice(args.device, args.memory)?, args)?;
-    println!("{}", serde_json::to_string_pretty(&session.config().cost).expect("serialisable"));
+    print!("{}", session.config().cost.to_json());
+    Ok(())
+}
+
+/// `calibrate`: measure this machine's devices (`bach::calibrate`), print what was fitted,
+/// save the profile where sessions on this host and these devices load it (and to `--out`).
+fn calibrate(args: &Args) -> Result<(), String> {
+    let session = bach_session(device_choice(args.device, args.memory)?, args)?;
+    let path = bach_runtime::cost::saved_profile_path(&session.devices().profiles());
+    let c = bach::calibrate_session(&session, path.as_deref()).map_err(|e| e.to_string())?;
+    print!("{c}");
+    if let Some(out) = &args.dump {
+        c.model.save(out)?;
+        println!("written to {}", out.display());
+    }
     Ok(())
 }
 

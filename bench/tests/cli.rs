@@ -113,9 +113,12 @@ fn a_cost_model_file_round_trips_and_moves_the_plan() {
     let (out, err) = text(&o);
     assert!(o.status.success(), "{err}");
     let mut model: serde_json::Value = serde_json::from_str(&out).unwrap();
-    for row in model["ops"].as_array_mut().unwrap() {
-        if row["device"] == "cuda" {
-            row["per_element"] = serde_json::json!(1e-6);
+    assert_eq!(model["format"], "bach cost profile 1", "{out}");
+    let params = model["parameters"].as_object_mut().unwrap();
+    assert_eq!(params["elementwise.cuda.per_call"], serde_json::json!(3.4e-6), "{out}");
+    for (path, v) in params.iter_mut() {
+        if path.contains(".cuda.per_element") {
+            *v = serde_json::json!(1e-6);
         }
     }
     let path = std::env::temp_dir().join(format!("bach-cost-{}.json", std::process::id()));
@@ -125,7 +128,7 @@ fn a_cost_model_file_round_trips_and_moves_the_plan() {
     std::fs::write(&path, "{\"not\": 1}").unwrap();
     let o = bench(&["plan", "haversine", "--profile", path.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(1));
-    assert!(text(&o).1.contains("not a cost model"), "{}", text(&o).1);
+    assert!(text(&o).1.contains("not a cost profile"), "{}", text(&o).1);
     let _ = std::fs::remove_file(path);
 }
 

@@ -41,6 +41,7 @@ impl std::str::FromStr for DeviceChoice {
 }
 
 /// The devices of a session, and why there is no accelerator when there is none.
+#[derive(Clone)]
 pub struct Devices {
     devices: Vec<Arc<dyn Device>>,
     notes: Vec<String>,

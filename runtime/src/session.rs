@@ -182,7 +182,7 @@ impl Session {
 
     /// A session on the given devices (a device plugged in by hand, tests).
     pub fn with_devices(devices: Devices) -> Arc<Session> {
-        let cost = CostModel::for_devices(&devices.profiles());
+        let (cost, _) = CostModel::for_this_machine(&devices.profiles());
         Arc::new(Session {
             graph: Mutex::new(Graph::default()),
             cell: AtomicU64::new(0),
@@ -214,9 +214,10 @@ impl Session {
         *lock(&self.cell_forced) = accelerator.map(|accelerator| Forced { accelerator, by_cell: true });
     }
 
-    /// The cost model's defaults for this session's devices (what `:bach cost reset` restores).
+    /// The cost model this session started with (what `:bach cost reset` restores): this
+    /// machine's calibrated profile when `bach::calibrate()` saved one, else the defaults.
     pub fn default_cost(&self) -> CostModel {
-        CostModel::for_devices(&self.devices.profiles())
+        CostModel::for_this_machine(&self.devices.profiles()).0
     }
 
     /// Ask a running evaluation to stop at the next piece boundary.

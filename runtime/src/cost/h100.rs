@@ -26,6 +26,7 @@ pub(super) fn cuda_rows() -> (Vec<OpRow>, Vec<CopyRow>) {
     let rate = |per_call: f64, per_element: f64, per_flop: f64| OpRate { per_call, per_element, per_flop };
     let ops = [
         (Family::Elementwise, rate(3.4e-6, 10.9e-12, 0.0)),
+        (Family::Math, rate(3.4e-6, 10.9e-12, 0.0)),
         (Family::Reduce, rate(9.2e-6, 11e-12, 0.0)),
         (Family::Product, rate(20e-6, 0.0, 20e-15)),
         (Family::Alloc, rate(3.4e-6, 5.5e-12, 0.0)),
@@ -47,7 +48,7 @@ pub(super) fn profile() -> CostModel {
     let mut model = CostModel::for_cpu_threads(HOST_THREADS);
     for row in model.ops.iter_mut().filter(|r| r.device == DeviceKind::Cpu) {
         row.rate.per_call = 5e-6;
-        if row.family == Family::Elementwise {
+        if matches!(row.family, Family::Elementwise | Family::Math) {
             row.rate.per_element = 0.092 / (33.0 * (1u64 << 24) as f64);
         }
     }

@@ -8,9 +8,11 @@
 //! plans made against it are predictions. An annotation's own estimator (the paper's
 //! log-linear functions) takes precedence over the table for its op.
 
+mod file;
 mod h100;
 mod table;
 
+pub use file::{host_name, profile_dir, profile_key, saved_profile_path};
 pub use table::{seconds, PATHS};
 
 use std::fmt;
@@ -23,8 +25,12 @@ use crate::value::Meta;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize), serde(rename_all = "lowercase"))]
 pub enum Family {
-    /// One result element per argument element (`+`, `exp`, `where`, casts).
+    /// One result element per argument element, a few cycles each (`+`, `*`, `where`,
+    /// comparisons, casts).
     Elementwise,
+    /// Elementwise functions that cost tens of cycles per element on a CPU (`exp`, `ln`,
+    /// `sin`, `erf`, `sqrt`, `powf`).
+    Math,
     /// Many elements to few (`sum`, `mean`, `max` along an axis).
     Reduce,
     /// Matrix products: `2 n k m` flops.
@@ -40,10 +46,11 @@ pub enum Family {
 }
 
 impl Family {
-    pub const ALL: [Family; 7] = [Family::Elementwise, Family::Reduce, Family::Product, Family::Alloc, Family::Layout, Family::Closure, Family::Other];
+    pub const ALL: [Family; 8] = [Family::Elementwise, Family::Math, Family::Reduce, Family::Product, Family::Alloc, Family::Layout, Family::Closure, Family::Other];
     pub fn name(self) -> &'static str {
         match self {
             Family::Elementwise => "elementwise",
+            Family::Math => "math",
             Family::Reduce => "reduce",
             Family::Product => "product",
             Family::Alloc => "alloc",
@@ -192,9 +199,10 @@ impl Default for CostModel {
 /// Seconds per element of ops of each family on one CPU thread (f64, ndarray, measured on
 /// the 2-core development machine: an `exp` 4.5 ns, an add 1 ns, a sum 0.4 ns, and
 /// Black-Scholes' 33 ops at 2.7 ns each on one core of the H100 host).
-const CPU_THREAD_SECONDS_PER_ELEMENT: [(Family, f64, f64); 7] = [
+const CPU_THREAD_SECONDS_PER_ELEMENT: [(Family, f64, f64); 8] = [
     // (family, per element, per flop)
-    (Family::Elementwise, 2.5e-9, 0.0),
+    (Family::Elementwise, 1.0e-9, 0.0),
+    (Family::Math, 6.0e-9, 0.0),
     (Family::Reduce, 0.5e-9, 0.0),
     (Family::Product, 0.0, 1.0 / 8e9),
     (Family::Alloc, 0.5e-9, 0.0),
@@ -253,6 +261,19 @@ impl CostModel {
             }
         }
         model
+    }
+
+    /// The model a session on `devices` starts with: the profile `bach::calibrate()` saved
+    /// for this host and these devices, else the defaults ([`CostModel::for_devices`]). The
+    /// second value says why a saved profile was not used, when one was there.
+    pub fn for_this_machine(devices: &[DeviceProfile]) -> (Self, Option<String>) {
+        match saved_profile_path(devices).filter(|p| p.exists()) {
+            Some(path) => match CostModel::load(&path) {
+                Ok(model) => (model, None),
+                Err(e) => (CostModel::for_devices(devices), Some(format!("the saved cost profile was not loaded ({e}); using the defaults"))),
+            },
+            None => (CostModel::for_devices(devices), None),
+        }
     }
 
     /// The rates of `family` on a device of `kind` (the `other` row when the table has none).

@@ -1,0 +1,419 @@
+//! Calibration: measure this machine's devices and fit the cost model to them.
+//!
+//! For each device (the CPU, and the accelerator when there is one) small programs of one op
+//! family run through the real planner and executor, in a session of their own (the user's
+//! graph and trace are untouched), at a few sizes from 2^12 to 2^22 elements:
+//!
+//! | family | program | fits |
+//! |---|---|---|
+//! | alloc | `linspace(n)` | per_call, per_element |
+//! | elementwise | `x` (in the device's memory) then 4 or 16 of `* x`, `+ c`, `/ x`, `- x` | per_call, per_element (what an op adds to a stage) |
+//! | math | `x` then 4 or 16 of exp, ln, sqrt, sin, erf, asin | the same |
+//! | reduce | `linspace(n).sum()` | per_call, per_element |
+//! | product | `full(r, 64) . full(64, 64)` | per_call, per_flop |
+//! | layout (CPU) | `full(n/64, 64).t()` | per_call, per_element |
+//! | closure (CPU) | `linspace(n).mapv(|x| x * 1.5)` | per_call, per_element |
+//!
+//! Each program's time is the sum of its stages' measured times (planning excluded), the
+//! median of three runs after a warm-up (the model predicts typical runs, not lucky ones). What the families measured earlier predict for the rest of a
+//! program (the `linspace` feeding a chain) is subtracted, then `per_call + per_element * n`
+//! is fitted by least squares on relative error, so small sizes count as much as large ones.
+//! Copies to and from an accelerator are timed through its own `copy_in`/`copy_out` (host
+//! arrays: pageable memory) at 64 KiB to 64 MiB and fitted as `latency + bytes / bandwidth`;
+//! a CUDA device's pinned rates are the ones it measured as it opened. The `other` family
+//! (ops with kernels of their own, such as `symmetric_eigen` or `dbscan`) is not measured.
+
+use std::fmt;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+use bach_runtime::{CostModel, Device, DeviceKind, Direction, Family, MemoryKind, Policy, Session, Tag, Value, CPU};
+
+use crate::Array;
+
+/// Elements of the programs (2^12 .. 2^22).
+const SIZES: [usize; 4] = [1 << 12, 1 << 16, 1 << 20, 1 << 22];
+/// Ops in a chain: two lengths, so that what one op adds to a stage is told apart from
+/// what the stage costs whatever its length.
+const CHAINS: [usize; 2] = [4, 16];
+/// Bytes of the timed copies.
+const COPY_BYTES: [usize; 4] = [64 << 10, 1 << 20, 16 << 20, 64 << 20];
+/// Timed runs of each program (after one warm-up); the median counts.
+const RUNS: usize = 3;
+
+/// One fitted row: a family on a device (or a copy direction), before and after.
+#[derive(Clone, Debug)]
+pub struct Fitted {
+    /// "elementwise", "math", ... or "copy h2d" / "copy d2h".
+    pub what: String,
+    pub device: String,
+    pub kind: DeviceKind,
+    /// (per_call or latency, per_element / per_flop / seconds per byte), before and after.
+    pub before: (f64, f64),
+    pub after: (f64, f64),
+    /// Programs timed for it.
+    pub points: usize,
+    /// Largest |fitted - measured| / measured over those programs.
+    pub max_error: f64,
+}
+
+/// What [`calibrate`] measured and the model it made.
+#[derive(Clone, Debug)]
+pub struct Calibration {
+    pub model: CostModel,
+    pub rows: Vec<Fitted>,
+    /// Seconds the measurement took.
+    pub seconds: f64,
+    /// Where the profile was saved, or why it was not.
+    pub saved: Result<PathBuf, String>,
+}
+
+/// Measure the global session's devices, fit the cost model, use it from the next evaluation
+/// on, and save it as this machine's profile (loaded by every later session on this host and
+/// these devices). `:bach calibrate` in a notebook.
+pub fn calibrate() -> crate::Result<Calibration> {
+    let session = bach_runtime::global();
+    let path = bach_runtime::cost::saved_profile_path(&session.devices().profiles());
+    calibrate_session(&session, path.as_deref())
+}
+
+/// [`calibrate`] for a given session (the bench's), saving the profile to `save_to`.
+pub fn calibrate_session(session: &Arc<Session>, save_to: Option<&std::path::Path>) -> crate::Result<Calibration> {
+    let started = Instant::now();
+    let before = session.config().cost;
+    let mut model = before.clone();
+    let mut rows = Vec::new();
+    // A session of its own on the same devices: the user's graph and trace stay as they were.
+    let own = Session::with_devices(session.devices().clone());
+    for profile in session.devices().profiles() {
+        let device = session.devices().get(profile.id).expect("a device of the list").clone();
+        let policy = if profile.id == CPU { Policy::CpuOnly } else { Policy::Greedy };
+        own.update_config(|c| {
+            c.policy = policy;
+            c.cost = before.clone();
+            c.memory_cap = None;
+        });
+        let on = Bench { session: &own, accelerator: profile.id != CPU };
+        let name = profile.name.clone();
+        let fit = |what: Family, points: Vec<Point>, rows: &mut Vec<Fitted>, model: &mut CostModel| {
+            let r = model.op_rate(what, profile.kind);
+            let old = if what == Family::Product { (r.per_call, r.per_flop) } else { (r.per_call, r.per_element) };
+            let (a, b, max_error) = fit_line(&points);
+            let row = |param: &str| format!("{}.{}.{param}", what.name(), kind_name(profile.kind));
+            model.set(&row("per_call"), &format!("{a:e}")).expect("a known path");
+            model.set(&row(if what == Family::Product { "per_flop" } else { "per_element" }), &format!("{b:e}")).expect("a known path");
+            rows.push(Fitted { what: what.name().into(), device: name.clone(), kind: profile.kind, before: old, after: (a, b), points: points.len(), max_error });
+        };
+
+        let alloc: Vec<Point> =
+            SIZES.iter().map(|&n| Ok(Point { calls: 1.0, work: n as f64, seconds: on.time(|| Array::<f64>::linspace(0.1, 0.9, n))? })).collect::<crate::Result<_>>()?;
+        fit(Family::Alloc, alloc, &mut rows, &mut model);
+        let linspace = |model: &CostModel, n: usize| model.op_rate(Family::Alloc, profile.kind).seconds(bach_runtime::Work { elements: n as f64, flops: 0.0 });
+
+        let mut arith = Vec::new();
+        let mut math = Vec::new();
+        for &n in &SIZES {
+            // The input in the device's memory, as a workload's would be.
+            let x = on.input(n)?;
+            for &k in &CHAINS {
+                arith.push(Point { calls: k as f64, work: (k * n) as f64, seconds: on.time(|| chain(&x, k, false))? });
+                math.push(Point { calls: k as f64, work: (k * n) as f64, seconds: on.time(|| chain(&x, k, true))? });
+            }
+        }
+        fit(Family::Elementwise, arith, &mut rows, &mut model);
+        fit(Family::Math, math, &mut rows, &mut model);
+
+        let reduce: Vec<Point> = SIZES
+            .iter()
+            .map(|&n| Ok(Point { calls: 1.0, work: n as f64, seconds: on.time(|| Array::<f64>::linspace(0.1, 0.9, n).sum())? - linspace(&model, n) }))
+            .collect::<crate::Result<_>>()?;
+        fit(Family::Reduce, reduce, &mut rows, &mut model);
+
+        let mut product = Vec::new();
+        for r in [1usize << 8, 1 << 11, 1 << 14] {
+            let t = on.time(|| Array::<f64>::full((r, 64), 1.5).dot(&Array::full((64, 64), 0.5)).expect("inner dimensions agree"))?;
+            let alloc = linspace(&model, r * 64) + linspace(&model, 64 * 64);
+            product.push(Point { calls: 1.0, work: 2.0 * (r * 64 * 64) as f64, seconds: t - alloc });
+        }
+        fit(Family::Product, product, &mut rows, &mut model);
+
+        if profile.id == CPU {
+            let layout: Vec<Point> = SIZES
+                .iter()
+                .map(|&n| Ok(Point { calls: 1.0, work: n as f64, seconds: on.time(|| Array::<f64>::full((n / 64, 64), 1.5).t())? - linspace(&model, n) }))
+                .collect::<crate::Result<_>>()?;
+            fit(Family::Layout, layout, &mut rows, &mut model);
+            let closure: Vec<Point> = SIZES
+                .iter()
+                .map(|&n| Ok(Point { calls: 1.0, work: n as f64, seconds: on.time(|| Array::<f64>::linspace(0.1, 0.9, n).mapv(|x| x * 1.5))? - linspace(&model, n) }))
+                .collect::<crate::Result<_>>()?;
+            fit(Family::Closure, closure, &mut rows, &mut model);
+        } else {
+            for direction in [Direction::H2d, Direction::D2h] {
+                let points = copy_points(&device, direction)?;
+                let old = model.copy_rate(profile.kind, direction, MemoryKind::Pageable);
+                let (latency, per_byte, max_error) = fit_line(&points);
+                let dir = if direction == Direction::H2d { "h2d" } else { "d2h" };
+                let bandwidth = 1.0 / per_byte.max(1e-13);
+                model.set(&format!("transfer.{dir}.pageable.{}.latency", kind_name(profile.kind)), &format!("{latency:e}")).expect("a known path");
+                model.set(&format!("transfer.{dir}.pageable.{}.bandwidth", kind_name(profile.kind)), &format!("{bandwidth:e}")).expect("a known path");
+                // The emulated device's "pinned" memory is host memory like the rest.
+                if profile.kind == DeviceKind::Emulated {
+                    model.set(&format!("transfer.{dir}.pinned.emulated.latency"), &format!("{latency:e}")).expect("a known path");
+                    model.set(&format!("transfer.{dir}.pinned.emulated.bandwidth"), &format!("{bandwidth:e}")).expect("a known path");
+                }
+                rows.push(Fitted {
+                    what: format!("copy {dir}"),
+                    device: name.clone(),
+                    kind: profile.kind,
+                    before: (old.latency, 1.0 / old.bandwidth),
+                    after: (latency, 1.0 / bandwidth),
+                    points: points.len(),
+                    max_error,
+                });
+            }
+            if let Some((h2d, d2h)) = profile.measured_copies {
+                model.set("transfer.h2d.pinned.cuda.bandwidth", &format!("{h2d:e}")).expect("a known path");
+                model.set("transfer.d2h.pinned.cuda.bandwidth", &format!("{d2h:e}")).expect("a known path");
+            }
+        }
+    }
+    let seconds = started.elapsed().as_secs_f64();
+    let host = bach_runtime::cost::host_name();
+    let devices: Vec<String> = session.devices().profiles().iter().map(|p| p.name.clone()).collect();
+    model.source = format!("calibrated on {host} ({}) in {seconds:.1} s", devices.join(", "));
+    model.measured_on = Some(format!("{host}: {}", devices.join(", ")));
+    let saved = match save_to {
+        Some(path) => model.save(path).map(|()| path.to_path_buf()),
+        None => Err("BACH_PROFILE_DIR=none: not saved".into()),
+    };
+    session.update_config(|c| c.cost = model.clone());
+    Ok(Calibration { model, rows, seconds, saved })
+}
+
+/// `k` elementwise ops over `x` (values in 0.5..1.5), as numerical code mixes them: a cycle of
+/// `* x`, `+ c`, `/ x`, `- x` (arrays and scalars, a division among them), or a cycle of math
+/// functions whose values stay in their domains.
+fn chain(x: &Array<f64>, k: usize, math: bool) -> Array<f64> {
+    let mut y = x.clone();
+    for i in 0..k {
+        y = match (math, i % 6) {
+            (false, i) => match i % 4 {
+                0 => &y * x,
+                1 => &y + 0.5,
+                2 => &y / x,
+                _ => &y - x,
+            },
+            (true, 0) => y.exp(),
+            (true, 1) => y.ln(),
+            (true, 2) => y.sqrt(),
+            (true, 3) => y.sin(),
+            (true, 4) => y.erf(),
+            (true, _) => y.asin(),
+        };
+    }
+    y
+}
+
+/// A timed program: `calls` ops doing `work` units (elements or flops) in `seconds`.
+#[derive(Clone, Copy, Debug)]
+struct Point {
+    calls: f64,
+    work: f64,
+    seconds: f64,
+}
+
+/// `seconds ~ a * calls + b * work` with a, b >= 0, least squares on relative error; and the
+/// largest relative error left.
+fn fit_line(points: &[Point]) -> (f64, f64, f64) {
+    let pts: Vec<Point> = points.iter().map(|p| Point { seconds: p.seconds.max(1e-7), ..*p }).collect();
+    // Weighted normal equations with w = 1 / seconds.
+    let (mut s11, mut s12, mut s22, mut s1y, mut s2y) = (0.0, 0.0, 0.0, 0.0, 0.0);
+    for p in &pts {
+        let w2 = 1.0 / (p.seconds * p.seconds);
+        s11 += w2 * p.calls * p.calls;
+        s12 += w2 * p.calls * p.work;
+        s22 += w2 * p.work * p.work;
+        s1y += w2 * p.calls * p.seconds;
+        s2y += w2 * p.work * p.seconds;
+    }
+    let det = s11 * s22 - s12 * s12;
+    let (mut a, mut b) = if det.abs() > 1e-300 { ((s1y * s22 - s2y * s12) / det, (s2y * s11 - s1y * s12) / det) } else { (0.0, -1.0) };
+    if b <= 0.0 {
+        b = 0.0;
+        a = if s11 > 0.0 { s1y / s11 } else { 0.0 };
+    }
+    if a < 0.0 {
+        a = 0.0;
+        b = if s22 > 0.0 { s2y / s22 } else { 0.0 };
+    }
+    let max_error = pts.iter().map(|p| ((a * p.calls + b * p.work) - p.seconds).abs() / p.seconds).fold(0.0, f64::max);
+    (a.max(0.0), b.max(0.0), max_error)
+}
+
+/// Runs programs on one device of a session of its own.
+struct Bench<'s> {
+    session: &'s Arc<Session>,
+    accelerator: bool,
+}
+
+impl Bench<'_> {
+    /// `n` values from 0.5 to 1.5 in the device's memory: a host array for the CPU, made and
+    /// kept in the accelerator's memory for an accelerator.
+    fn input(&self, n: usize) -> crate::Result<Array<f64>> {
+        bach_runtime::with_session(self.session, || {
+            if self.accelerator {
+                let x = Array::<f64>::linspace(0.5, 1.5, n);
+                x.eval_on_device()?;
+                Ok(x)
+            } else {
+                Ok(Array::from_array(ndarray::Array1::linspace(0.5, 1.5, n)))
+            }
+        })
+    }
+
+    /// Seconds the stages of `program`'s evaluation took: the median of [`RUNS`] after a warm-up.
+    /// On an accelerator the result stays there (no copy out).
+    fn time(&self, program: impl Fn() -> Array<f64>) -> crate::Result<f64> {
+        let mut times = Vec::with_capacity(RUNS);
+        for run in 0..=RUNS {
+            let seconds = bach_runtime::with_session(self.session, || -> crate::Result<f64> {
+                let a = program();
+                if self.accelerator {
+                    a.eval_on_device()?;
+                } else {
+                    a.eval()?;
+                }
+                let trace = self.session.trace();
+                Ok(trace.last().map_or(0.0, |e| e.stages.iter().map(|s| s.actual_s()).sum()))
+            })?;
+            if run > 0 {
+                times.push(seconds);
+            }
+        }
+        Ok(median(times))
+    }
+}
+
+/// Copies of host arrays (pageable memory) `direction` for `device` at each of [`COPY_BYTES`].
+fn copy_points(device: &Arc<dyn Device>, direction: Direction) -> crate::Result<Vec<Point>> {
+    let tag = Tag { node: 0, piece: 0 };
+    let mut points = Vec::new();
+    for &bytes in &COPY_BYTES {
+        let host = Value::from(ndarray::ArrayD::<f64>::from_elem(ndarray::IxDyn(&[bytes / 8]), 1.5));
+        let mut times = Vec::with_capacity(RUNS);
+        for run in 0..=RUNS {
+            let t0 = Instant::now();
+            let on_device = device.copy_in(host.view(), tag)?;
+            device.synchronize()?;
+            let t_in = t0.elapsed().as_secs_f64();
+            let t1 = Instant::now();
+            device.copy_out(on_device.view(), tag)?.finish()?;
+            let t_out = t1.elapsed().as_secs_f64();
+            if run > 0 {
+                times.push(if direction == Direction::H2d { t_in } else { t_out });
+            }
+        }
+        points.push(Point { calls: 1.0, work: bytes as f64, seconds: median(times) });
+    }
+    Ok(points)
+}
+
+/// The middle of `v` (the typical run: the model predicts typical runs, not lucky ones).
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v.get(v.len() / 2).copied().unwrap_or(0.0)
+}
+
+fn kind_name(k: DeviceKind) -> &'static str {
+    match k {
+        DeviceKind::Cpu => "cpu",
+        DeviceKind::Cuda => "cuda",
+        DeviceKind::Emulated => "emulated",
+    }
+}
+
+impl fmt::Display for Calibration {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        use bach_runtime::cost::seconds;
+        writeln!(f, "calibrated in {:.1} s: {}", self.seconds, self.model.source)?;
+        writeln!(f, "  {:<12} {:<30} {:>22} {:>30} {:>9}", "family", "device", "per_call (before)", "per_element or flop (before)", "fit error")?;
+        for r in &self.rows {
+            let (second, before_second) = if r.what.starts_with("copy") {
+                (format!("{:.2} GB/s", 1e-9 / r.after.1.max(1e-30)), format!("{:.2} GB/s", 1e-9 / r.before.1.max(1e-30)))
+            } else {
+                (seconds(r.after.1), seconds(r.before.1))
+            };
+            writeln!(
+                f,
+                "  {:<12} {:<30} {:>22} {:>30} {:>8.0}%",
+                r.what,
+                truncate(&r.device, 30),
+                format!("{} ({})", seconds(r.after.0), seconds(r.before.0)),
+                format!("{second} ({before_second})"),
+                r.max_error * 100.0
+            )?;
+        }
+        writeln!(f, "  other: not measured (ops with kernels of their own keep their figures)")?;
+        match &self.saved {
+            Ok(p) => writeln!(f, "saved as {}: sessions on this host and these devices start with it", p.display()),
+            Err(e) => writeln!(f, "not saved: {e}"),
+        }
+    }
+}
+
+fn truncate(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        s.to_string()
+    } else {
+        s.chars().take(n - 1).chain(['…']).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_line_is_fitted_on_relative_error_and_kept_non_negative() {
+        let pts: Vec<Point> = [1e3, 1e5, 1e7].iter().map(|&n| Point { calls: 1.0, work: n, seconds: 2e-6 + 1e-9 * n }).collect();
+        let (a, b, e) = fit_line(&pts);
+        assert!((a - 2e-6).abs() < 1e-9 && (b - 1e-9).abs() < 1e-13 && e < 1e-6, "{a} {b} {e}");
+        // Times that fall with size: no negative per-element rate.
+        let pts = [Point { calls: 1.0, work: 1.0, seconds: 3.0 }, Point { calls: 1.0, work: 10.0, seconds: 2.0 }];
+        let (a, b, _) = fit_line(&pts);
+        assert!(b == 0.0 && a > 2.0 && a < 3.0, "{a} {b}");
+    }
+
+    #[test]
+    fn calibration_measures_the_cpu_and_an_emulated_accelerator_and_saves_a_profile_that_loads() {
+        let dir = std::env::temp_dir().join(format!("bach-calibrate-test-{}", std::process::id()));
+        let devices = bach_runtime::Devices::select(bach_runtime::DeviceChoice::Emulated(None)).unwrap();
+        let session = Session::with_devices(devices);
+        let c = calibrate_session(&session, Some(&dir.join("p.json"))).unwrap();
+        let fams: Vec<(&str, DeviceKind)> = c.rows.iter().map(|r| (r.what.as_str(), r.kind)).collect();
+        for want in [
+            ("alloc", DeviceKind::Cpu),
+            ("elementwise", DeviceKind::Cpu),
+            ("math", DeviceKind::Cpu),
+            ("reduce", DeviceKind::Cpu),
+            ("product", DeviceKind::Cpu),
+            ("layout", DeviceKind::Cpu),
+            ("closure", DeviceKind::Cpu),
+            ("math", DeviceKind::Emulated),
+            ("copy h2d", DeviceKind::Emulated),
+            ("copy d2h", DeviceKind::Emulated),
+        ] {
+            assert!(fams.contains(&want), "{want:?} missing from {fams:?}");
+        }
+        let e = c.model.op_rate(Family::Elementwise, DeviceKind::Cpu).per_element;
+        let m = c.model.op_rate(Family::Math, DeviceKind::Cpu).per_element;
+        assert!(e > 1e-12 && e < 1e-7 && m > e, "elementwise {e}, math {m}");
+        assert_eq!(session.config().cost, c.model, "the session plans with it");
+        let path = c.saved.clone().unwrap();
+        assert_eq!(CostModel::load(&path).unwrap(), c.model);
+        assert!(c.to_string().contains("math"), "{c}");
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}
