@@ -30,6 +30,7 @@ mod npy;
 pub mod random;
 mod real;
 mod reduce;
+mod whatif;
 
 pub use array::{evaluate, Array, Array1, Array2, ArrayD, AsLazy, Operand, ShapeArg};
 pub use bach_runtime as runtime;
@@ -39,6 +40,7 @@ pub use csv::{read_csv, ColumnKey, Table};
 pub use elementwise::where_;
 pub use real::Real;
 pub use reduce::pairwise_sum;
+pub use whatif::{whatif, whatif_profile, WhatIf};
 
 /// Where a value is asked to be computed ([`Array::on`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

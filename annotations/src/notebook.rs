@@ -256,12 +256,145 @@ pub fn show_explain<A: Element>(a: &Array<A>) {
     }
 }
 
-/// `:bach cost`: the cost model, for the kinds of device this session has.
+/// Evaluations `:bach cost` and the charts look back over.
+const RECENT: usize = 12;
+
+/// `:bach cost`: the cost model, for the kinds of device this session has, then how far its
+/// predictions were from the last evaluations (text and a predicted-vs-actual chart).
 pub fn show_cost() {
     let s = session::global();
     let kinds: Vec<bach_runtime::DeviceKind> = s.devices().profiles().iter().map(|p| p.kind).collect();
     print!("{}", s.config().cost.table(&kinds));
-    println!("change one with `:bach cost set <path> = <value>`; `:bach cost reset` restores the defaults; paths:\n{}", bach_runtime::cost::PATHS);
+    println!(
+        "change one with `:bach cost set <path> = <value>`; `:bach cost reset` restores the model the session started with; `:bach calibrate` measures this machine; paths:\n{}",
+        bach_runtime::cost::PATHS
+    );
+    let trace = s.trace();
+    let evals: Vec<&bach_runtime::trace::EvalTrace> = trace.evals().filter(|e| !e.stages.is_empty()).collect();
+    let evals = &evals[evals.len().saturating_sub(RECENT)..];
+    if evals.is_empty() {
+        println!("\nno evaluations yet: residuals (predicted vs actual per stage) appear here after the first");
+        return;
+    }
+    print!("\n{}", residuals_text(evals, &s.devices().profiles()));
+    show_chart(bach_runtime::chart::predicted_vs_actual_svg(evals, &s.devices().profiles()));
+}
+
+/// Per stage of `evals`: predicted, actual, their ratio; then the median and worst error and
+/// what to do when the model is off.
+fn residuals_text(evals: &[&bach_runtime::trace::EvalTrace], devices: &[bach_runtime::DeviceProfile]) -> String {
+    use bach_runtime::cost::seconds;
+    let mut out = String::new();
+    let _ = writeln!(out, "residuals of the last {} evaluation(s), per stage (ratio = actual / predicted):", evals.len());
+    let _ = writeln!(out, "  {:<6} {:<5} {:<44} {:<18} {:>11} {:>11} {:>7}", "eval", "cell", "stage", "device", "predicted", "actual", "ratio");
+    let mut errors = Vec::new();
+    for e in evals {
+        for st in &e.stages {
+            let device = devices.get(st.device.0 as usize).map_or_else(|| format!("device {}", st.device.0), |d| d.name.clone());
+            let r = st.ratio();
+            errors.push((r.max(1.0 / r.max(1e-12)), st.label(), e.eval));
+            let flag = if !(0.5..=2.0).contains(&r) { "  <- off by more than 2x" } else { "" };
+            let _ = writeln!(
+                out,
+                "  {:<6} {:<5} {:<44} {:<18} {:>11} {:>11} {:>6.2}x{flag}",
+                e.eval,
+                e.cell,
+                truncate(&st.label(), 44),
+                truncate(&device, 18),
+                seconds(st.predicted_s),
+                seconds(st.actual_s()),
+                r
+            );
+        }
+    }
+    errors.sort_by(|a, b| a.0.total_cmp(&b.0));
+    if let (Some(mid), Some(worst)) = (errors.get(errors.len() / 2), errors.last()) {
+        let _ = writeln!(out, "median error {:.2}x, worst {:.2}x ({} of eval {})", mid.0, worst.0, worst.1, worst.2);
+        if worst.0 > 2.0 {
+            let _ = writeln!(out, "the model is off by more than 2x somewhere: `:bach calibrate` measures this machine and fixes its figures");
+        }
+    }
+    out
+}
+
+fn truncate(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        s.to_string()
+    } else {
+        s.chars().take(n - 1).chain(['…']).collect()
+    }
+}
+
+/// `:bach calibrate`: measure this machine (under 30 s), plan with the result from now on,
+/// and save it for the next sessions here.
+pub fn calibrate() {
+    println!("calibrating: timing each op family on each device (about 5-15 s) ...");
+    match crate::calibrate() {
+        Ok(c) => print!("{c}"),
+        Err(e) => panic!("calibration failed: {e}"),
+    }
+}
+
+/// `:bach whatif <path> = <value> ... <expr>`: the value's plan with those parameters beside
+/// the current one, as text and two predicted timelines; nothing runs.
+pub fn whatif<A: Element>(settings: &[(&str, &str)], a: &Array<A>) {
+    match crate::whatif::whatif(a, settings) {
+        Ok(w) => show_whatif(&w),
+        Err(e) => panic!("{e}"),
+    }
+}
+
+/// `:bach whatif profile <h100|default|FILE> <expr>`.
+pub fn whatif_profile<A: Element>(profile: &str, a: &Array<A>) {
+    match crate::whatif::whatif_profile(a, profile) {
+        Ok(w) => show_whatif(&w),
+        Err(e) => panic!("{e}"),
+    }
+}
+
+/// A what-if as text and its two predicted timelines.
+pub(crate) fn show_whatif(w: &crate::whatif::WhatIf) {
+    print!("{w}");
+    let (now, changed) = w.charts();
+    show_chart(now);
+    show_chart(changed);
+}
+
+/// `:bach breakdown`: where the time of the last evaluations went (compute per device,
+/// copies each way, allocation, merge, runtime overhead), one bar per evaluation.
+pub fn show_breakdown() {
+    let s = session::global();
+    let trace = s.trace();
+    let evals: Vec<&bach_runtime::trace::EvalTrace> = trace.evals().collect();
+    if evals.is_empty() {
+        println!("nothing has been evaluated yet in this session");
+        return;
+    }
+    show_chart(bach_runtime::chart::breakdown_svg(&evals[evals.len().saturating_sub(RECENT)..], &s.devices().profiles()));
+}
+
+/// `:bach graph <expr>`: the placement graph of a value: its plan when it is pending, the plan
+/// that computed it when it was evaluated.
+pub fn show_graph<A: Element>(a: &Array<A>) {
+    show_graph_of(a.lazy());
+}
+
+fn show_graph_of(lazy: &Lazy) {
+    let s = lazy.session();
+    let plan = match lazy.plan() {
+        Ok(p) if !p.steps.is_empty() => p,
+        Ok(p) => {
+            // Evaluated: the plan of the evaluation that computed it, from the trace.
+            let trace = s.trace();
+            let ran = trace.evals().rev().filter_map(|e| e.plan()).find(|p| p.step_of(lazy.id()).is_some()).cloned();
+            match ran {
+                Some(r) => r,
+                None => p,
+            }
+        }
+        Err(e) => panic!("{e}"),
+    };
+    show_chart(bach_runtime::chart::placement_graph_svg(&plan));
 }
 
 /// `:bach cost set <path> = <value>`: change one parameter; the next display re-plans.
@@ -282,15 +415,12 @@ pub fn reset_cost() {
     s.update_config(|c| c.cost = cost);
 }
 
-/// `:bach cost profile <h100|default>`: plan with a shipped profile (a prediction for the
-/// machine it was measured on) or this machine's defaults.
+/// `:bach cost profile <h100|default|FILE>`: plan with a shipped profile (a prediction for
+/// the machine it was measured on), this machine's uncalibrated defaults, or a profile file
+/// (one calibrated on another machine, say).
 pub fn use_cost_profile(name: &str) {
     let s = session::global();
-    let cost = match name.trim() {
-        "h100" => bach_runtime::CostModel::h100(),
-        "default" => s.default_cost(),
-        other => panic!("unknown cost profile `{other}` (known: h100, default)"),
-    };
+    let cost = crate::whatif::load_profile(name, &s.devices().profiles()).unwrap_or_else(|e| panic!("{e}"));
     println!("cost model: {}", cost.source);
     s.update_config(|c| c.cost = cost);
 }

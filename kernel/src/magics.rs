@@ -14,7 +14,12 @@ pub const HELP: &str = "\
 :bach cost                      the cost model the planner uses
 :bach cost set <path> = <value> change one parameter (e.g. elementwise.cuda.per_element = 2e-11)
 :bach cost reset                the defaults for this machine
-:bach cost profile <h100|default>  plan with the measured H100 profile (predictions) or the defaults
+:bach cost profile <h100|default|FILE>  plan with the H100 profile (predictions), the uncalibrated defaults, or a profile file
+:bach calibrate                 measure this machine (under 30 s), plan with it, save it for later sessions
+:bach whatif <path> = <value> ... <expr>   the plan with those parameters beside the current one (nothing runs)
+:bach whatif profile <h100|default|FILE> <expr>   the plan under another machine's profile beside the current one
+:bach breakdown                 where the time of the last evaluations went: compute, copies, allocation, overhead
+:bach graph <expr>              the placement graph of a value: ops coloured by device, transfers with bytes
 In Rust: value.explain(), value.on(Device::Cpu | Device::Gpu | Device::Auto).
 evcxr's own commands (:dep, :vars, :help ...) work as usual.
 ";
@@ -35,8 +40,42 @@ const COMMANDS: &[Command] = &[
     Command { name: "explain", args: "<expr>", rust: |a| (!a.is_empty()).then(|| format!("bach::notebook::show_explain(&({a}));")) },
     Command { name: "policy", args: "<optimal|greedy|threshold|cpu>", rust: |a| (!a.is_empty()).then(|| format!("bach::notebook::set_policy({a:?});")) },
     Command { name: "cell", args: "<cpu|gpu|auto>", rust: |a| matches!(a, "cpu" | "gpu" | "auto").then(|| format!("bach::notebook::force_cell({a:?});")) },
-    Command { name: "cost", args: "[set <path> = <value> | reset | profile <h100|default>]", rust: cost },
+    Command { name: "cost", args: "[set <path> = <value> | reset | profile <h100|default|FILE>]", rust: cost },
+    Command { name: "calibrate", args: "", rust: |a| a.is_empty().then(|| "bach::notebook::calibrate();".into()) },
+    Command { name: "whatif", args: "<path> = <value> ... <expr> | profile <h100|default|FILE> <expr>", rust: whatif },
+    Command { name: "breakdown", args: "", rust: |a| a.is_empty().then(|| "bach::notebook::show_breakdown();".into()) },
+    Command { name: "graph", args: "<expr>", rust: |a| (!a.is_empty()).then(|| format!("bach::notebook::show_graph(&({a}));")) },
 ];
+
+/// `:bach whatif`: `profile <name|FILE> <expr>`, or `path = value` pairs (values without
+/// spaces: `5GB/s`, `3.4us`) followed by the expression.
+fn whatif(args: &str) -> Option<String> {
+    if let Some(rest) = args.strip_prefix("profile").filter(|r| r.starts_with(char::is_whitespace)) {
+        let rest = rest.trim_start();
+        let (name, expr) = rest.split_once(char::is_whitespace)?;
+        let expr = expr.trim();
+        return (!expr.is_empty()).then(|| format!("bach::notebook::whatif_profile({name:?}, &({expr}));"));
+    }
+    let mut settings = Vec::new();
+    let mut rest = args.trim_start();
+    loop {
+        let path_len = rest.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.')).unwrap_or(rest.len());
+        let (path, after) = rest.split_at(path_len);
+        let Some(value_start) = after.trim_start().strip_prefix('=') else { break };
+        if !path.contains('.') || value_start.starts_with('=') {
+            break;
+        }
+        let value_start = value_start.trim_start();
+        let value_len = value_start.find(char::is_whitespace).unwrap_or(value_start.len());
+        let (value, after) = value_start.split_at(value_len);
+        if value.is_empty() {
+            return None;
+        }
+        settings.push(format!("({path:?}, {value:?})"));
+        rest = after.trim_start();
+    }
+    (!settings.is_empty() && !rest.is_empty()).then(|| format!("bach::notebook::whatif(&[{}], &({rest}));", settings.join(", ")))
+}
 
 /// `:bach cost ...`: show, set one parameter, reset, or load a profile.
 fn cost(args: &str) -> Option<String> {
@@ -111,6 +150,24 @@ mod tests {
         assert_eq!(expand(":bach cell gpu").unwrap(), "bach::notebook::force_cell(\"gpu\");\n");
         assert!(expand(":bach cell tpu").unwrap_err().contains("usage: :bach cell <cpu|gpu|auto>"));
         assert_eq!(expand(":bach explain &a * 2.0").unwrap(), "bach::notebook::show_explain(&(&a * 2.0));\n");
+        assert_eq!(expand(":bach calibrate").unwrap(), "bach::notebook::calibrate();\n");
+        assert_eq!(expand(":bach breakdown").unwrap(), "bach::notebook::show_breakdown();\n");
+        assert_eq!(expand(":bach graph &a + 1.0").unwrap(), "bach::notebook::show_graph(&(&a + 1.0));\n");
+        assert_eq!(expand(":bach cost profile /tmp/p.json").unwrap(), "bach::notebook::use_cost_profile(\"/tmp/p.json\");\n");
+    }
+
+    #[test]
+    fn whatif_takes_settings_then_an_expression_or_a_profile() {
+        assert_eq!(
+            expand(":bach whatif elementwise.cuda.per_element = 2e-11 transfer.h2d.bandwidth=5GB/s call").unwrap(),
+            "bach::notebook::whatif(&[(\"elementwise.cuda.per_element\", \"2e-11\"), (\"transfer.h2d.bandwidth\", \"5GB/s\")], &(call));\n"
+        );
+        assert_eq!(expand(":bach whatif profile h100 &x * 2.0").unwrap(), "bach::notebook::whatif_profile(\"h100\", &(&x * 2.0));\n");
+        // A comparison is an expression, not a setting.
+        assert!(expand(":bach whatif a.b == c").unwrap_err().contains("usage: :bach whatif"));
+        assert!(expand(":bach whatif math.cpu.per_element = 1e-9").unwrap_err().contains("usage"), "an expression is needed");
+        assert!(expand(":bach whatif profile h100").unwrap_err().contains("usage"));
+        assert!(expand(":bach whatif x").unwrap_err().contains("usage"), "a setting is needed");
     }
 
     #[test]

@@ -398,6 +398,14 @@ impl Session {
         plan::plan(&part, &cfg.cost, devices, cfg.policy, cfg.memory_cap)
     }
 
+    /// The plan for `targets` with another cost model on `devices` (a what-if): nothing runs
+    /// and the session's own model is unchanged.
+    pub fn plan_with(&self, targets: &[&Lazy], cost: &CostModel, devices: &[DeviceProfile]) -> Result<Plan> {
+        let (part, _, _) = self.extract(targets, false)?;
+        let cfg = self.config();
+        plan::plan(&part, cost, devices, cfg.policy, cfg.memory_cap)
+    }
+
     /// Evaluate several values in one pass (shared work is done once). Values come back on
     /// the CPU and are cached on their nodes.
     pub fn evaluate(&self, targets: &[&Lazy]) -> Result<Vec<Value>> {

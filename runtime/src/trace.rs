@@ -4,6 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::cost::{CostModel, Direction};
 use crate::plan::Plan;
 use crate::profile::DeviceId;
 
@@ -97,6 +98,102 @@ impl StageTime {
 }
 
 impl EvalTrace {
+    /// What `plan` is predicted to do, as a trace a timeline chart draws (labelled a
+    /// prediction by the caller): stages one after the other, each op over the whole value for
+    /// its estimate on its device, whole copies before their stage, copies streamed piece by
+    /// piece beside the stage's compute, results copied back at the end; `stages` holds each
+    /// stage's prediction (measured and predicted alike). Nothing runs.
+    pub fn predicted(plan: &Plan, cost: &CostModel, cell: u64) -> EvalTrace {
+        let mut events = Vec::new();
+        let mut stages = Vec::new();
+        let name_of = |id: u64| -> Arc<str> {
+            let name = plan.step_of(id).map(|s| s.op.as_str()).or_else(|| plan.inputs.iter().find(|i| i.id == id).map(|i| i.op.as_str()));
+            Arc::from(name.unwrap_or("value"))
+        };
+        let cell_of = |id: u64| plan.step_of(id).map(|s| s.cell).or_else(|| plan.inputs.iter().find(|i| i.id == id).map(|i| i.cell)).unwrap_or(cell);
+        let copy = |t: &crate::plan::Transfer, start: f64| -> (Event, f64) {
+            let (direction, other) = if t.to == crate::profile::CPU { (Direction::D2h, t.from) } else { (Direction::H2d, t.to) };
+            let secs = plan.devices.get(other.0 as usize).map_or(0.0, |d| cost.copy_seconds(t.bytes, direction, d));
+            let e = Event {
+                eval: 0,
+                op: name_of(t.id),
+                node: t.id,
+                cell: cell_of(t.id),
+                device: t.from,
+                to: Some(t.to),
+                piece: 0,
+                kind: EventKind::Transfer,
+                start: Duration::from_secs_f64(start),
+                end: Duration::from_secs_f64(start + secs),
+                bytes: t.bytes as u64,
+            };
+            (e, secs)
+        };
+        let mut t = 0.0;
+        for (s, stage) in plan.stages.iter().enumerate() {
+            let begin = t;
+            for tr in plan.transfers.iter().filter(|tr| tr.stage == Some(s) && !tr.streamed) {
+                let (e, secs) = copy(tr, t);
+                events.push(e);
+                t += secs;
+            }
+            let compute_start = t;
+            let mut streamed_end = t;
+            for tr in plan.transfers.iter().filter(|tr| tr.stage == Some(s) && tr.streamed) {
+                let (e, secs) = copy(tr, compute_start);
+                events.push(e);
+                streamed_end = streamed_end.max(compute_start + secs);
+            }
+            for &st in &stage.steps {
+                let step = &plan.steps[st];
+                let secs = if step.estimate_s.is_finite() { step.estimate_s } else { 0.0 };
+                events.push(Event {
+                    eval: 0,
+                    op: Arc::from(step.op.as_str()),
+                    node: step.id,
+                    cell: step.cell,
+                    device: stage.device,
+                    to: None,
+                    piece: 0,
+                    kind: EventKind::Compute,
+                    start: Duration::from_secs_f64(t),
+                    end: Duration::from_secs_f64(t + secs),
+                    bytes: step.meta.bytes() as u64,
+                });
+                t += secs;
+            }
+            t = t.max(streamed_end);
+            let predicted_s = t - begin;
+            stages.push(StageTime {
+                stage: Some(s),
+                device: stage.device,
+                ops: stage.steps.iter().map(|&st| plan.steps[st].op.clone()).collect(),
+                elements: stage.steps.iter().map(|&st| plan.steps[st].meta.len()).max().unwrap_or(0),
+                predicted_s,
+                start: Duration::from_secs_f64(begin),
+                end: Duration::from_secs_f64(t),
+            });
+        }
+        let begin = t;
+        for tr in plan.transfers.iter().filter(|tr| tr.stage.is_none()) {
+            let (e, secs) = copy(tr, t);
+            events.push(e);
+            t += secs;
+        }
+        if t > begin {
+            stages.push(StageTime {
+                stage: None,
+                device: crate::profile::CPU,
+                ops: vec![],
+                elements: 0,
+                predicted_s: t - begin,
+                start: Duration::from_secs_f64(begin),
+                end: Duration::from_secs_f64(t),
+            });
+        }
+        EvalTrace { eval: 0, cell, start: Duration::ZERO, end: Duration::from_secs_f64(t), pieces: plan.total_pieces(), events, plans: vec![Arc::new(plan.clone())], stages }
+    }
+
     /// The plan as it finally ran.
     pub fn plan(&self) -> Option<&Plan> {
         self.plans.last().map(|p| &**p)
@@ -135,7 +232,7 @@ impl Trace {
             self.events -= old.events.len();
         }
     }
-    pub fn evals(&self) -> impl Iterator<Item = &EvalTrace> {
+    pub fn evals(&self) -> impl DoubleEndedIterator<Item = &EvalTrace> {
         self.evals.iter()
     }
     pub fn last(&self) -> Option<&EvalTrace> {

@@ -29,8 +29,12 @@ use crate::profile::{DeviceId, DeviceKind, DeviceProfile, CPU};
 use crate::trace::{EvalTrace, Event, EventKind};
 
 mod axes;
+mod bars;
+mod breakdown;
+mod graph;
 mod model;
 mod palette;
+mod residuals;
 mod text;
 mod timeline;
 
@@ -70,6 +74,30 @@ pub fn timeline_svg(eval: &EvalTrace, devices: &[DeviceProfile]) -> String {
 /// would squeeze them into slivers is cut short and marked ("idle 58 s").
 pub fn session_timeline_svg(evals: &[&EvalTrace], devices: &[DeviceProfile]) -> String {
     render(evals, devices, true)
+}
+
+/// [`timeline_svg`] with `title` instead of the computed one: a predicted timeline
+/// (`EvalTrace::predicted`) says it is a prediction, and for what.
+pub fn labelled_timeline_svg(eval: &EvalTrace, devices: &[DeviceProfile], title: &str) -> String {
+    render_titled(&[eval], devices, false, Some(title))
+}
+
+/// Where the time of `evals` went, one stacked bar each: compute per device, copies each
+/// way, allocation, merge and runtime overhead (`:bach breakdown`).
+pub fn breakdown_svg(evals: &[&EvalTrace], devices: &[DeviceProfile]) -> String {
+    breakdown::render(evals, devices)
+}
+
+/// A plan as a graph: ops coloured by device, inputs, transfers with bytes, paged stages
+/// (`:bach graph`).
+pub fn placement_graph_svg(plan: &crate::plan::Plan) -> String {
+    graph::render(plan)
+}
+
+/// Per stage of `evals` (the last 30), the cost model's prediction beside the measured time,
+/// on a log axis, with the ratio, flagged past 2x (`:bach cost`).
+pub fn predicted_vs_actual_svg(evals: &[&EvalTrace], devices: &[DeviceProfile]) -> String {
+    residuals::render(evals, devices)
 }
 
 #[cfg(test)]

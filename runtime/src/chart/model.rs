@@ -128,6 +128,8 @@ pub(super) struct Model<'a> {
     /// Unit of the time axis: 1 (ms) or 1000 (s).
     pub(super) unit: f64,
     pub(super) prefix: String,
+    /// A title given by the caller (a predicted timeline), instead of the computed one.
+    pub(super) title: Option<String>,
 }
 
 pub(super) fn ms(d: std::time::Duration, origin: std::time::Duration) -> f64 {
@@ -327,7 +329,7 @@ impl<'a> Model<'a> {
         }
 
         let prefix = id_prefix(&evals);
-        Model { session, evals, events, axis, lanes, ops, bars, merged, dropped, names, spans, unit, prefix }
+        Model { session, evals, events, axis, lanes, ops, bars, merged, dropped, names, spans, unit, prefix, title: None }
     }
 
     pub(super) fn plot_height(&self) -> f64 {
@@ -335,6 +337,9 @@ impl<'a> Model<'a> {
     }
 
     pub(super) fn title(&self) -> String {
+        if let Some(t) = &self.title {
+            return t.clone();
+        }
         let moved = |to_host: bool| -> u64 { self.events.iter().filter(|e| e.kind == EventKind::Transfer && (e.to == Some(CPU)) == to_host).map(|e| e.bytes).sum() };
         let (h2d, d2h) = (moved(false), moved(true));
         let pieces: usize = self.evals.iter().map(|e| e.pieces).sum();

@@ -6,8 +6,18 @@ use super::*;
 pub(super) type DrawResult<T> = Result<T, Box<dyn std::error::Error>>;
 
 pub(super) fn render(evals: &[&EvalTrace], devices: &[DeviceProfile], session: bool) -> String {
+    render_titled(evals, devices, session, None)
+}
+
+pub(super) fn render_titled(evals: &[&EvalTrace], devices: &[DeviceProfile], session: bool, title: Option<&str>) -> String {
     let ran = evals.iter().any(|e| !e.events.is_empty());
-    let result = if ran { draw_timeline(&Model::build(evals, devices, session)) } else { draw_empty(evals, session) };
+    let result = if ran {
+        let mut m = Model::build(evals, devices, session);
+        m.title = title.map(str::to_string);
+        draw_timeline(&m)
+    } else {
+        draw_empty(evals, session)
+    };
     // Shrink to the output area when it is narrower than the chart (JupyterLab beside a side
     // panel), keeping the proportions: plotters writes a viewBox.
     let result = result.map(|svg| svg.replacen("<svg ", "<svg style=\"max-width:100%;height:auto\" ", 1));

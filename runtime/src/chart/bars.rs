@@ -1,0 +1,139 @@
+//! The frame the bar charts share (breakdown, predicted vs actual): plotters draws the title,
+//! one labelled row per bar group, the time axis (linear or logarithmic) and a legend; the
+//! bars themselves are `<rect>`s with `<title>` hover text placed by the returned mapping.
+
+use super::*;
+use plotters::coord::combinators::IntoLogRange;
+
+/// Pixel rows and the time axis of a drawn frame.
+pub(super) struct Frame {
+    /// The SVG so far (bars go in before `</svg>`).
+    pub(super) svg: String,
+    /// Left and right pixel of the plot, and the axis's ends (seconds).
+    px: (f64, f64),
+    range: (f64, f64),
+    log: bool,
+    /// Top and bottom pixel of each row.
+    pub(super) rows: Vec<(f64, f64)>,
+    /// Right edge of the plot (for notes beside the bars).
+    pub(super) right: f64,
+}
+
+impl Frame {
+    /// Pixel of `seconds` on the time axis (clamped to it).
+    pub(super) fn x(&self, seconds: f64) -> f64 {
+        let (a, b) = self.range;
+        let f = if self.log { (seconds.max(a).ln() - a.ln()) / (b.ln() - a.ln()) } else { (seconds - a) / (b - a) };
+        self.px.0 + f.clamp(0.0, 1.0) * (self.px.1 - self.px.0)
+    }
+    /// Add SVG elements (bars, notes) on top and finish the document.
+    pub(super) fn finish(mut self, marks: &str) -> String {
+        if let Some(at) = self.svg.rfind("</svg>") {
+            self.svg.insert_str(at, marks);
+        }
+        self.svg.replacen("<svg ", "<svg style=\"max-width:100%;height:auto\" ", 1)
+    }
+}
+
+pub(super) const ROW_LABEL_W: u32 = 300;
+const NOTE_W: u32 = 90;
+
+/// Draw the frame: `title`, rows labelled `labels` (top to bottom) of `row_h` pixels, a time
+/// axis over `range` seconds (log scale when `log`), and `legend` entries under it.
+pub(super) fn frame(title: &str, subtitle: &str, labels: &[String], row_h: u32, range: (f64, f64), log: bool, legend: &[(String, Rgb)]) -> timeline::DrawResult<Frame> {
+    let plot_h = row_h * labels.len().max(1) as u32;
+    let legend_cols = 3usize;
+    let legend_h = 14 + LEGEND_ROW * legend.len().div_ceil(legend_cols) as u32;
+    let title_h = if subtitle.is_empty() { TITLE_H } else { TITLE_H + 18 };
+    let height = title_h + 8 + plot_h + BOTTOM_LABELS + legend_h;
+    let unit = if range.1 >= 1.0 { 1.0 } else { 1e-3 };
+    let mut buf = String::new();
+    let (px, rows) = {
+        let root = SVGBackend::with_string(&mut buf, (WIDTH, height)).into_drawing_area();
+        root.fill(&WHITE)?;
+        let (title_area, rest) = root.split_vertically(title_h);
+        let (chart_area, legend_area) = rest.split_vertically(8 + plot_h + BOTTOM_LABELS);
+        let bold = (FONT, 17).into_font().style(FontStyle::Bold).color(&BLACK).pos(Pos::new(HPos::Center, VPos::Center));
+        title_area.draw(&Text::new(clean(title), (WIDTH as i32 / 2, TITLE_H as i32 / 2 + 2), bold))?;
+        if !subtitle.is_empty() {
+            let grey = (FONT, 13).into_font().color(&RGBColor(0x55, 0x55, 0x55)).pos(Pos::new(HPos::Center, VPos::Center));
+            title_area.draw(&Text::new(clean(subtitle), (WIDTH as i32 / 2, TITLE_H as i32 + 6), grey))?;
+        }
+        let x_desc = if unit == 1.0 { "seconds" } else { "milliseconds" };
+        let fmt_x = move |v: &f64| fmt_tick(v / unit);
+        let mut builder = ChartBuilder::on(&chart_area);
+        builder
+            .margin_left(SIDE)
+            .margin_right(SIDE + NOTE_W)
+            .margin_top(8)
+            .set_label_area_size(LabelAreaPosition::Left, ROW_LABEL_W)
+            .set_label_area_size(LabelAreaPosition::Bottom, BOTTOM_LABELS);
+        let grid = RGBColor(0xd8, 0xd8, 0xd8).stroke_width(1);
+        let axis = RGBColor(0x66, 0x66, 0x66);
+        let (x0, x1, y0, y1) = if log {
+            let mut chart = builder.build_cartesian_2d((range.0..range.1).log_scale(), 0.0..plot_h as f64)?;
+            chart
+                .configure_mesh()
+                .disable_y_mesh()
+                .y_labels(0)
+                .x_labels(10)
+                .x_label_formatter(&fmt_x)
+                .x_desc(x_desc)
+                .label_style((FONT, 13))
+                .axis_desc_style((FONT, 14))
+                .bold_line_style(grid)
+                .axis_style(axis)
+                .draw()?;
+            let (a, b) = (chart.backend_coord(&(range.0, 0.0)), chart.backend_coord(&(range.1, plot_h as f64)));
+            (a.0, b.0, b.1, a.1)
+        } else {
+            let mut chart = builder.build_cartesian_2d(range.0..range.1, 0.0..plot_h as f64)?;
+            chart
+                .configure_mesh()
+                .disable_y_mesh()
+                .y_labels(0)
+                .x_labels(10)
+                .x_label_formatter(&fmt_x)
+                .x_desc(x_desc)
+                .label_style((FONT, 13))
+                .axis_desc_style((FONT, 14))
+                .bold_line_style(grid)
+                .axis_style(axis)
+                .draw()?;
+            let (a, b) = (chart.backend_coord(&(range.0, 0.0)), chart.backend_coord(&(range.1, plot_h as f64)));
+            (a.0, b.0, b.1, a.1)
+        };
+        // Rows top to bottom, labels right-aligned left of the plot.
+        let h = (y1 - y0) as f64 / labels.len().max(1) as f64;
+        let rows: Vec<(f64, f64)> = (0..labels.len()).map(|i| (y0 as f64 + h * i as f64, y0 as f64 + h * (i + 1) as f64)).collect();
+        let label_style = (FONT, 13).into_font().color(&BLACK).pos(Pos::new(HPos::Right, VPos::Center));
+        for (label, &(top, bottom)) in labels.iter().zip(&rows) {
+            root.draw(&Text::new(clean(&truncate(label, 44)), (x0 - 8, ((top + bottom) / 2.0).round() as i32), label_style.clone()))?;
+        }
+        let text = (FONT, LEGEND_FONT).into_font().color(&BLACK).pos(Pos::new(HPos::Left, VPos::Center));
+        let col_w = (WIDTH - 2 * SIDE) / legend_cols as u32;
+        for (i, (name, color)) in legend.iter().enumerate() {
+            let (r, c) = ((i / legend_cols) as u32, (i % legend_cols) as u32);
+            let (x, y) = ((SIDE + c * col_w) as i32, (10 + LEGEND_ROW / 2 + r * LEGEND_ROW) as i32);
+            legend_area.draw(&Rectangle::new([(x, y - 6), (x + 14, y + 6)], RGBColor(color.0, color.1, color.2).filled()))?;
+            legend_area.draw(&Text::new(clean(name), (x + 20, y), text.clone()))?;
+        }
+        root.present()?;
+        ((x0 as f64, x1 as f64), rows)
+    };
+    Ok(Frame { svg: buf, px, range, log, rows, right: px.1 })
+}
+
+/// A small chart that only says why there is nothing to show.
+pub(super) fn notice(title: &str, note: &str) -> String {
+    format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"640\" height=\"90\" viewBox=\"0 0 640 90\" style=\"max-width:100%;height:auto\"><rect width=\"640\" height=\"90\" fill=\"#fff\"/><text x=\"320\" y=\"30\" text-anchor=\"middle\" font-family=\"{FONT}\" font-size=\"17\" font-weight=\"bold\">{}</text><text x=\"320\" y=\"62\" text-anchor=\"middle\" font-family=\"{FONT}\" font-size=\"15\" fill=\"#555\">{}</text></svg>\n",
+        esc(title),
+        esc(note)
+    )
+}
+
+/// A chart that failed to draw says so instead of panicking.
+pub(super) fn failed(e: Box<dyn std::error::Error>) -> String {
+    notice("chart failed", &e.to_string())
+}

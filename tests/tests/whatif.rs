@@ -1,0 +1,86 @@
+//! What-if plans and predicted timelines: a changed parameter or another machine's profile
+//! re-plans a pending value without running it; the predicted trace adds up to its stages.
+
+use bach::prelude::*;
+use bach_runtime::{with_session, CostModel, Session, CPU};
+
+/// exp over 2^22 values, reduced: on a hypothetical H100 with the H100 profile the GPU wins;
+/// with copies made 1000x slower the same value stays on the CPU. Nothing is evaluated.
+#[test]
+fn a_whatif_re_plans_without_running_and_says_what_moves() {
+    let s = Session::new();
+    with_session(&s, || {
+        s.update_config(|c| c.cost = CostModel::h100());
+        let x = Array::from_array(ndarray::Array1::linspace(0.0, 1.0, 1 << 22));
+        let y = (&x * 2.0 + 1.0).exp().sum();
+        let w = bach::whatif(&y, &[("transfer.h2d.bandwidth", "17MB/s"), ("transfer.d2h.bandwidth", "15MB/s")]).unwrap();
+        assert!(w.current.steps.iter().any(|st| st.device != CPU), "{}", w.current);
+        assert!(w.changed.steps.iter().all(|st| st.device == CPU), "{}", w.changed);
+        let text = w.to_string();
+        assert!(text.contains("what if transfer.h2d.bandwidth = 17MB/s, transfer.d2h.bandwidth = 15MB/s (a prediction: nothing ran)"), "{text}");
+        assert!(text.contains("op(s) move:") && text.contains("-> cpu"), "{text}");
+        assert_eq!(s.trace().evals().count(), 0, "a what-if runs nothing");
+        assert!(!y.is_evaluated());
+        assert_eq!(s.config().cost, CostModel::h100(), "the session's own model is unchanged");
+
+        let (a, b) = w.traces();
+        assert_eq!(a.end, b.end, "one time scale for both");
+        for t in [&a, &b] {
+            let stages: f64 = t.stages.iter().map(|st| st.predicted_s).sum();
+            assert!((stages - t.stages.last().unwrap().end.as_secs_f64()).abs() < 1e-9);
+            assert!(t.events.iter().all(|e| e.end >= e.start && e.end.as_secs_f64() <= stages + 1e-9));
+        }
+        assert!(a.events.iter().any(|e| e.kind == bach_runtime::trace::EventKind::Transfer), "the GPU plan copies");
+        let (now, changed) = w.charts();
+        assert!(now.contains("Predicted") && now.contains("current model"), "{}", &now[..now.len().min(400)]);
+        assert!(changed.contains("what if transfer.h2d.bandwidth"));
+
+        let bad = bach::whatif(&y, &[("elementwise.tpu.per_call", "1")]).unwrap_err().to_string();
+        assert!(bad.contains("cuda, emulated"), "{bad}");
+    });
+}
+
+/// Another machine's profile: the shipped H100 one, or a file written by the bench or by
+/// `CostModel::save`; a missing file says what profiles there are.
+#[test]
+fn a_whatif_under_a_profile_file_or_the_h100_profile() {
+    let s = Session::new();
+    with_session(&s, || {
+        let x = Array::from_array(ndarray::Array1::linspace(0.0, 1.0, 1 << 20));
+        let y = (&x * 3.0).sin();
+        let w = bach::whatif_profile(&y, "h100").unwrap();
+        assert!(w.changed.predicted_for.as_deref().is_some_and(|m| m.contains("H100")), "{}", w.changed);
+        let path = std::env::temp_dir().join(format!("bach-whatif-{}.json", std::process::id()));
+        let mut slow = CostModel::h100();
+        slow.set("math.cpu.per_element", "1e-6").unwrap();
+        slow.save(&path).unwrap();
+        let w = bach::whatif_profile(&y, path.to_str().unwrap()).unwrap();
+        let sin = w.changed.step_of(y.lazy().id()).unwrap();
+        assert!(sin.device != bach_runtime::CPU && sin.cpu_s > 1.0, "2^20 sines at 1 us each on the CPU: the GPU takes them: {}", w.changed);
+        assert!(w.to_string().contains("measured on NVIDIA H100"), "{w}");
+        let _ = std::fs::remove_file(&path);
+        let e = bach::whatif_profile(&y, "/nonexistent/profile.json").unwrap_err().to_string();
+        assert!(e.contains("cannot read cost profile") && e.contains("h100, default"), "{e}");
+        assert_eq!(s.trace().evals().count(), 0);
+    });
+}
+
+/// Every evaluation records per stage what the model predicted beside what it took.
+#[test]
+fn evaluations_record_predicted_and_actual_per_stage() {
+    let s = Session::new();
+    with_session(&s, || {
+        let x = Array::from_array(ndarray::Array1::linspace(0.0, 1.0, 1 << 16));
+        let y = (&x * 2.0).exp();
+        let m = y.sum();
+        m.eval().unwrap();
+        let t = s.trace();
+        let e = t.last().unwrap();
+        assert!(!e.stages.is_empty());
+        for st in &e.stages {
+            assert!(st.predicted_s > 0.0 && st.actual_s() > 0.0 && st.start >= e.start && st.end <= e.end, "{st:?}");
+        }
+        assert!(e.stages.iter().any(|st| st.ops.iter().any(|o| o == "exp")), "{:?}", e.stages);
+        assert!((e.predicted_s() - e.stages.iter().map(|s| s.predicted_s).sum::<f64>()).abs() < 1e-15);
+    });
+}
