@@ -101,7 +101,8 @@ impl EvalTrace {
     /// What `plan` is predicted to do, as a trace a timeline chart draws (labelled a
     /// prediction by the caller): stages one after the other, each op over the whole value for
     /// its estimate on its device, whole copies before their stage, copies streamed piece by
-    /// piece beside the stage's compute, results copied back at the end; `stages` holds each
+    /// piece beside the stage's compute (one after another in each direction), results
+    /// copied back at the end; `stages` holds each
     /// stage's prediction (measured and predicted alike). Nothing runs.
     pub fn predicted(plan: &Plan, cost: &CostModel, cell: u64) -> EvalTrace {
         let mut events = Vec::new();
@@ -137,13 +138,15 @@ impl EvalTrace {
                 events.push(e);
                 t += secs;
             }
-            let compute_start = t;
-            let mut streamed_end = t;
+            // Streamed copies share their direction's link: one after another, beside compute.
+            let (mut h2d, mut d2h) = (t, t);
             for tr in plan.transfers.iter().filter(|tr| tr.stage == Some(s) && tr.streamed) {
-                let (e, secs) = copy(tr, compute_start);
+                let at = if tr.to == crate::profile::CPU { &mut d2h } else { &mut h2d };
+                let (e, secs) = copy(tr, *at);
                 events.push(e);
-                streamed_end = streamed_end.max(compute_start + secs);
+                *at += secs;
             }
+            let streamed_end = h2d.max(d2h);
             for &st in &stage.steps {
                 let step = &plan.steps[st];
                 let secs = if step.estimate_s.is_finite() { step.estimate_s } else { 0.0 };

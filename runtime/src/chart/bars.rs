@@ -35,16 +35,21 @@ impl Frame {
     }
 }
 
-pub(super) const ROW_LABEL_W: u32 = 300;
-const NOTE_W: u32 = 90;
+const NOTE_W: u32 = 96;
+/// Plotters' font sizes are 1/1.24 of what they say: these are about 16 and 14 px, 13 and 11
+/// px when the chart is shown 900 px wide.
+const TEXT: u32 = 20;
+const SMALL: u32 = 17;
 
 /// Draw the frame: `title`, rows labelled `labels` (top to bottom) of `row_h` pixels, a time
 /// axis over `range` seconds (log scale when `log`), and `legend` entries under it.
 pub(super) fn frame(title: &str, subtitle: &str, labels: &[String], row_h: u32, range: (f64, f64), log: bool, legend: &[(String, Rgb)]) -> timeline::DrawResult<Frame> {
     let plot_h = row_h * labels.len().max(1) as u32;
-    let legend_cols = 3usize;
-    let legend_h = 14 + LEGEND_ROW * legend.len().div_ceil(legend_cols) as u32;
-    let title_h = if subtitle.is_empty() { TITLE_H } else { TITLE_H + 18 };
+    let legend_cols = 2usize;
+    let legend_row = 24;
+    let legend_h = 16 + legend_row * legend.len().div_ceil(legend_cols) as u32;
+    let title_h = if subtitle.is_empty() { TITLE_H + 4 } else { TITLE_H + 26 };
+    let label_w = (labels.iter().map(|l| text_px(&truncate(l, 48), TEXT)).fold(0.0, f64::max) + 24.0).clamp(80.0, 420.0) as u32;
     let height = title_h + 8 + plot_h + BOTTOM_LABELS + legend_h;
     let unit = if range.1 >= 1.0 { 1.0 } else { 1e-3 };
     let mut buf = String::new();
@@ -53,11 +58,11 @@ pub(super) fn frame(title: &str, subtitle: &str, labels: &[String], row_h: u32, 
         root.fill(&WHITE)?;
         let (title_area, rest) = root.split_vertically(title_h);
         let (chart_area, legend_area) = rest.split_vertically(8 + plot_h + BOTTOM_LABELS);
-        let bold = (FONT, 17).into_font().style(FontStyle::Bold).color(&BLACK).pos(Pos::new(HPos::Center, VPos::Center));
-        title_area.draw(&Text::new(clean(title), (WIDTH as i32 / 2, TITLE_H as i32 / 2 + 2), bold))?;
+        let bold = (FONT, 22).into_font().style(FontStyle::Bold).color(&BLACK).pos(Pos::new(HPos::Center, VPos::Center));
+        title_area.draw(&Text::new(clean(&truncate(title, 100)), (WIDTH as i32 / 2, TITLE_H as i32 / 2 + 4), bold))?;
         if !subtitle.is_empty() {
-            let grey = (FONT, 13).into_font().color(&RGBColor(0x55, 0x55, 0x55)).pos(Pos::new(HPos::Center, VPos::Center));
-            title_area.draw(&Text::new(clean(subtitle), (WIDTH as i32 / 2, TITLE_H as i32 + 6), grey))?;
+            let grey = (FONT, SMALL).into_font().color(&RGBColor(0x55, 0x55, 0x55)).pos(Pos::new(HPos::Center, VPos::Center));
+            title_area.draw(&Text::new(clean(&truncate(subtitle, 120)), (WIDTH as i32 / 2, TITLE_H as i32 + 12), grey))?;
         }
         let x_desc = if unit == 1.0 { "seconds" } else { "milliseconds" };
         let fmt_x = move |v: &f64| fmt_tick(v / unit);
@@ -66,7 +71,7 @@ pub(super) fn frame(title: &str, subtitle: &str, labels: &[String], row_h: u32, 
             .margin_left(SIDE)
             .margin_right(SIDE + NOTE_W)
             .margin_top(8)
-            .set_label_area_size(LabelAreaPosition::Left, ROW_LABEL_W)
+            .set_label_area_size(LabelAreaPosition::Left, label_w)
             .set_label_area_size(LabelAreaPosition::Bottom, BOTTOM_LABELS);
         let grid = RGBColor(0xd8, 0xd8, 0xd8).stroke_width(1);
         let axis = RGBColor(0x66, 0x66, 0x66);
@@ -106,17 +111,18 @@ pub(super) fn frame(title: &str, subtitle: &str, labels: &[String], row_h: u32, 
         // Rows top to bottom, labels right-aligned left of the plot.
         let h = (y1 - y0) as f64 / labels.len().max(1) as f64;
         let rows: Vec<(f64, f64)> = (0..labels.len()).map(|i| (y0 as f64 + h * i as f64, y0 as f64 + h * (i + 1) as f64)).collect();
-        let label_style = (FONT, 13).into_font().color(&BLACK).pos(Pos::new(HPos::Right, VPos::Center));
+        let label_style = (FONT, TEXT).into_font().color(&BLACK).pos(Pos::new(HPos::Right, VPos::Center));
         for (label, &(top, bottom)) in labels.iter().zip(&rows) {
-            root.draw(&Text::new(clean(&truncate(label, 44)), (x0 - 8, ((top + bottom) / 2.0).round() as i32), label_style.clone()))?;
+            root.draw(&Text::new(clean(&truncate(label, 48)), (x0 - 8, ((top + bottom) / 2.0).round() as i32), label_style.clone()))?;
         }
-        let text = (FONT, LEGEND_FONT).into_font().color(&BLACK).pos(Pos::new(HPos::Left, VPos::Center));
+        let text = (FONT, TEXT).into_font().color(&BLACK).pos(Pos::new(HPos::Left, VPos::Center));
         let col_w = (WIDTH - 2 * SIDE) / legend_cols as u32;
         for (i, (name, color)) in legend.iter().enumerate() {
             let (r, c) = ((i / legend_cols) as u32, (i % legend_cols) as u32);
-            let (x, y) = ((SIDE + c * col_w) as i32, (10 + LEGEND_ROW / 2 + r * LEGEND_ROW) as i32);
-            legend_area.draw(&Rectangle::new([(x, y - 6), (x + 14, y + 6)], RGBColor(color.0, color.1, color.2).filled()))?;
-            legend_area.draw(&Text::new(clean(name), (x + 20, y), text.clone()))?;
+            let (x, y) = ((SIDE + c * col_w) as i32, (12 + legend_row / 2 + r * legend_row) as i32);
+            legend_area.draw(&Rectangle::new([(x, y - 7), (x + 16, y + 7)], RGBColor(color.0, color.1, color.2).filled()))?;
+            let fits = ((col_w as f64 - 30.0) / text_px("x", TEXT)) as usize;
+            legend_area.draw(&Text::new(clean(&truncate(name, fits)), (x + 22, y), text.clone()))?;
         }
         root.present()?;
         ((x0 as f64, x1 as f64), rows)

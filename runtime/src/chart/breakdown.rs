@@ -36,8 +36,8 @@ impl Category {
     fn name(self, devices: &[DeviceProfile]) -> String {
         let dev = |d: DeviceId| devices.get(d.0 as usize).map_or_else(|| format!("device {}", d.0), |p| p.name.clone());
         match self {
-            Category::Accelerator(d) => format!("compute on {}", dev(d)),
-            Category::Cpu => format!("compute on {}", dev(CPU)),
+            Category::Accelerator(d) => format!("compute on {}", short_name(&dev(d))),
+            Category::Cpu => format!("compute on {}", short_name(&dev(CPU))),
             Category::H2d => "copies host→device".into(),
             Category::D2h => "copies device→host".into(),
             Category::Alloc => "allocation".into(),
@@ -142,7 +142,7 @@ fn draw(evals: &[&EvalTrace], devices: &[DeviceProfile]) -> super::timeline::Dra
     );
     let labels: Vec<String> = evals.iter().map(|e| format!("eval {} (cell {})", e.eval, e.cell)).collect();
     let legend: Vec<(String, Rgb)> = by_cat.keys().map(|c| (c.name(devices), c.color())).collect();
-    let row_h = if evals.len() <= 4 { 44 } else { 30 };
+    let row_h = if evals.len() <= 4 { 48 } else { 34 };
     let f = frame(&title, &subtitle, &labels, row_h, (0.0, longest * 1.02), false, &legend)?;
     let mut marks = String::from("<g class=\"bach-breakdown\">\n");
     for ((e, shares), (&(top, bottom), &wall)) in evals.iter().zip(&shares).zip(f.rows.iter().zip(&walls)) {
@@ -173,7 +173,7 @@ fn draw(evals: &[&EvalTrace], devices: &[DeviceProfile]) -> super::timeline::Dra
         }
         let _ = writeln!(
             marks,
-            "<text x=\"{:.1}\" y=\"{:.1}\" font-family=\"{FONT}\" font-size=\"13\" dominant-baseline=\"middle\">{}</text>",
+            "<text x=\"{:.1}\" y=\"{:.1}\" font-family=\"{FONT}\" font-size=\"16\" dominant-baseline=\"middle\">{}</text>",
             f.x(wall) + 6.0,
             y + h / 2.0,
             esc(&crate::cost::seconds(wall))

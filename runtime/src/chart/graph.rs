@@ -197,7 +197,7 @@ fn draw(plan: &Plan, nodes: Vec<Node>, collapsed: bool) -> String {
     let height = legend_y + 46.0;
 
     let on: BTreeMap<String, usize> = plan.steps.iter().fold(BTreeMap::new(), |mut m, s| {
-        *m.entry(device_name(plan, s.device)).or_default() += 1;
+        *m.entry(short_name(&device_name(plan, s.device)).to_string()).or_default() += 1;
         m
     });
     let moved: usize = plan.transfers.iter().map(|t| t.bytes).sum();
@@ -216,7 +216,7 @@ fn draw(plan: &Plan, nodes: Vec<Node>, collapsed: bool) -> String {
         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{WIDTH}\" height=\"{height:.0}\" viewBox=\"0 0 {WIDTH} {height:.0}\" style=\"max-width:100%;height:auto\" font-family=\"{FONT}\">"
     );
     let _ = writeln!(out, "<rect width=\"{WIDTH}\" height=\"{height:.0}\" fill=\"#fff\"/>");
-    let _ = writeln!(out, "<text x=\"{}\" y=\"26\" text-anchor=\"middle\" font-size=\"17\" font-weight=\"bold\">{}</text>", WIDTH / 2, esc(&truncate(&title, 120)));
+    let _ = writeln!(out, "<text x=\"{}\" y=\"26\" text-anchor=\"middle\" font-size=\"17\" font-weight=\"bold\">{}</text>", WIDTH / 2, esc(&truncate(&title, 105)));
     let sub = if collapsed {
         format!("{} stages shown, one box each: the plan has over {MAX_NODES} ops and inputs · hover a box for its ops", plan.stages.len())
     } else {
@@ -245,7 +245,7 @@ fn draw(plan: &Plan, nodes: Vec<Node>, collapsed: bool) -> String {
         let dash = if n.dashed { " stroke-dasharray=\"5 3\" stroke-width=\"2\"" } else { " stroke-width=\"1\"" };
         let _ = writeln!(
             out,
-            "<g><title>{}</title><rect x=\"{x0:.1}\" y=\"{top:.1}\" width=\"{box_w:.1}\" height=\"{BOX_H}\" rx=\"5\" fill=\"{}\" fill-opacity=\"0.9\" stroke=\"#333\"{dash}/><text x=\"{cx:.1}\" y=\"{:.1}\" text-anchor=\"middle\" font-size=\"14\" font-weight=\"bold\" fill=\"#fff\">{}</text><text x=\"{cx:.1}\" y=\"{:.1}\" text-anchor=\"middle\" font-size=\"12\" fill=\"#fff\">{}</text></g>",
+            "<g><title>{}</title><rect x=\"{x0:.1}\" y=\"{top:.1}\" width=\"{box_w:.1}\" height=\"{BOX_H}\" rx=\"5\" fill=\"{}\" fill-opacity=\"0.9\" stroke=\"#333\"{dash}/><text x=\"{cx:.1}\" y=\"{:.1}\" text-anchor=\"middle\" font-size=\"14\" font-weight=\"bold\" fill=\"#fff\">{}</text><text x=\"{cx:.1}\" y=\"{:.1}\" text-anchor=\"middle\" font-size=\"13\" fill=\"#fff\">{}</text></g>",
             esc(&n.hover),
             hex(n.color),
             top + 17.0,
@@ -273,8 +273,12 @@ fn draw(plan: &Plan, nodes: Vec<Node>, collapsed: bool) -> String {
     }
     // Legend.
     let mut lx = SIDE as f64;
-    let mut entries: Vec<(String, Rgb, bool)> =
-        plan.devices.iter().filter(|d| plan.steps.iter().any(|s| s.device == d.id)).map(|d| (format!("runs on {}", d.name), device_color(plan, d.id), false)).collect();
+    let mut entries: Vec<(String, Rgb, bool)> = plan
+        .devices
+        .iter()
+        .filter(|d| plan.steps.iter().any(|s| s.device == d.id))
+        .map(|d| (format!("runs on {}", short_name(&d.name)), device_color(plan, d.id), false))
+        .collect();
     if !plan.inputs.is_empty() && !collapsed {
         entries.push(("computed earlier".into(), (0xa0, 0xa0, 0xa0), false));
     }
@@ -391,7 +395,7 @@ mod tests {
         assert_eq!(transfers, 6);
         assert!(svg.contains("→ device 8.0 MiB") || svg.contains("→ device 8 MiB"), "bytes on the marks");
         assert!(svg.contains("stroke-dasharray=\"5 3\""), "the paged stage is dashed");
-        assert!(svg.contains("30 on H100 (hypothetical)") && svg.contains("1 on cpu"), "{}", &svg[..500]);
+        assert!(svg.contains("30 on H100") && svg.contains("1 on cpu"), "{}", &svg[..500]);
     }
 
     #[test]

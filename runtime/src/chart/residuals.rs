@@ -66,10 +66,10 @@ fn draw(stages: &[(&EvalTrace, &StageTime)], cut: usize, n_evals: usize, devices
     };
     let used: BTreeSet<DeviceId> = stages.iter().map(|(_, s)| s.device).collect();
     let dev_name = |d: DeviceId| devices.get(d.0 as usize).map_or_else(|| format!("device {}", d.0), |p| p.name.clone());
-    let mut legend: Vec<(String, Rgb)> = used.iter().map(|&d| (format!("measured on {}", dev_name(d)), dev_color(d))).collect();
+    let mut legend: Vec<(String, Rgb)> = used.iter().map(|&d| (format!("measured on {}", short_name(&dev_name(d))), dev_color(d))).collect();
     legend.push(("predicted (the cost model)".into(), (0xc8, 0xc8, 0xc8)));
     legend.push(("off by more than 2x".into(), (0xc0, 0x20, 0x20)));
-    let f = frame(&title, &subtitle, &labels, 30, (lo, hi), true, &legend)?;
+    let f = frame(&title, &subtitle, &labels, 36, (lo, hi), true, &legend)?;
     let mut marks = String::from("<g class=\"bach-residuals\">\n");
     for ((e, s), &(top, bottom)) in stages.iter().zip(&f.rows) {
         let h = (bottom - top) * 0.36;
@@ -103,7 +103,7 @@ fn draw(stages: &[(&EvalTrace, &StageTime)], cut: usize, n_evals: usize, devices
         let off = !(0.5..=2.0).contains(&r);
         let _ = writeln!(
             marks,
-            "<text x=\"{:.1}\" y=\"{:.1}\" font-family=\"{FONT}\" font-size=\"13\" dominant-baseline=\"middle\" fill=\"{}\"{}><title>{}</title>{}</text>",
+            "<text x=\"{:.1}\" y=\"{:.1}\" font-family=\"{FONT}\" font-size=\"16\" dominant-baseline=\"middle\" fill=\"{}\"{}><title>{}</title>{}</text>",
             f.right + 8.0,
             (top + bottom) / 2.0,
             if off { "#c02020" } else { "#333333" },

@@ -25,6 +25,12 @@ pub(super) fn clean(s: &str) -> String {
     s.chars().map(|c| if ((c as u32) < 0x20 && c != '\t') || c == '\u{fffe}' || c == '\u{ffff}' { '\u{fffd}' } else { c }).collect()
 }
 
+/// A device's name without its parenthesised details ("cpu", "emulated accelerator",
+/// "NVIDIA H100 80GB HBM3"), for titles and legends; hover text keeps the whole name.
+pub(super) fn short_name(name: &str) -> &str {
+    name.split(" (").next().unwrap_or(name)
+}
+
 pub(super) fn truncate(s: &str, n: usize) -> String {
     if s.chars().count() <= n {
         s.to_string()
