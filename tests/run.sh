@@ -11,6 +11,12 @@ if [ ! -x .venv/bin/python ] || ! .venv/bin/python -c "import numpy, scipy, pyte
     .venv/bin/pip install --quiet --disable-pip-version-check -r tests/python/requirements.txt
 fi
 
+# Calibrated cost profiles go to a directory of this run's own, so that a profile saved by
+# `:bach calibrate` in one test (or earlier on this machine) never changes another's plans.
+BACH_PROFILE_DIR="$(mktemp -d)"
+export BACH_PROFILE_DIR
+trap 'rm -rf "$BACH_PROFILE_DIR"' EXIT
+
 # Style first: formatting (rustfmt.toml) and clippy with warnings as errors.
 cargo fmt --all --check
 cargo clippy --workspace --all-targets --release -- -D warnings

@@ -4,6 +4,7 @@ errors, interrupts that keep the session, completion, history, and every noteboo
 
 import pathlib
 import queue
+import os
 import time
 
 import jupyter_client
@@ -185,6 +186,44 @@ def test_magics(kernel):
     assert any("image/svg+xml" in m["content"]["data"] for m in of_type(msgs, "display_data"))
     r, _ = run(kc, ":bach nonsense")
     assert r["status"] == "error"
+
+
+def svgs(msgs):
+    return [m["content"]["data"]["image/svg+xml"] for m in of_type(msgs, "display_data") if "image/svg+xml" in m["content"]["data"]]
+
+
+def test_calibrate_cost_whatif_and_charts(kernel):
+    """A user calibrates, reads the residuals, asks what-ifs and draws the three charts."""
+    _, kc = kernel
+    r, msgs = run(kc, ":bach calibrate")
+    assert r["status"] == "ok", text(msgs)
+    out = text(msgs)
+    assert "calibrated in" in out and "math" in out and "elementwise" in out, out
+    if os.environ.get("BACH_PROFILE_DIR") not in (None, "", "none"):
+        assert "saved as " + os.environ["BACH_PROFILE_DIR"] in out, out
+    r, msgs = run(kc, "let cw = Array::<f64>::linspace(0.0, 1.0, 1 << 18);\nlet cv = (&cw * 2.0).exp().sum();\ncv")
+    assert r["status"] == "ok", text(msgs)
+    r, msgs = run(kc, ":bach cost")
+    assert r["status"] == "ok", text(msgs)
+    assert "residuals of the last" in text(msgs) and "median error" in text(msgs), text(msgs)
+    assert any("Predicted vs actual" in s for s in svgs(msgs))
+    r, msgs = run(kc, ":bach whatif transfer.h2d.bandwidth=1GB/s math.cuda.per_element = 1e-12 (&cw * 3.0).exp()")
+    assert r["status"] == "ok", text(msgs)
+    assert "what if transfer.h2d.bandwidth = 1GB/s, math.cuda.per_element = 1e-12 (a prediction: nothing ran)" in text(msgs), text(msgs)
+    charts = svgs(msgs)
+    assert len(charts) == 2 and "Predicted" in charts[0] and "what if" in charts[1]
+    r, msgs = run(kc, ":bach whatif profile h100 (&cw * 3.0).sin()")
+    assert r["status"] == "ok" and "measured on NVIDIA H100" in text(msgs), text(msgs)
+    r, msgs = run(kc, ":bach breakdown")
+    assert r["status"] == "ok" and any("Time breakdown" in s for s in svgs(msgs)), text(msgs)
+    r, msgs = run(kc, ":bach graph cv")
+    assert r["status"] == "ok" and any("Placement:" in s and "exp" in s for s in svgs(msgs)), text(msgs)
+    r, msgs = run(kc, ":bach graph &cw + 1.0")
+    assert r["status"] == "ok" and any("Placement:" in s for s in svgs(msgs)), text(msgs)
+    r, msgs = run(kc, ":bach whatif sorting.cpu.per_call = 1 &cw + 1.0")
+    assert r["status"] == "error" and "unknown op family `sorting`" in r["evalue"] + text(msgs), r
+    r, msgs = run(kc, "cw.len()")
+    assert r["status"] == "ok", "the session survives a bad what-if"
 
 
 NOTEBOOKS = sorted(p for p in (ROOT / "notebooks").glob("*.ipynb") if not p.name.endswith(".executed.ipynb"))
