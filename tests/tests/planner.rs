@@ -203,6 +203,9 @@ fn a_lazy_allocation_is_made_where_its_first_user_runs() {
 fn a_stage_over_the_memory_cap_is_paged() {
     let s = Session::new();
     with_session(&s, || {
+        // One cheap op is not worth its copies on this machine's defaults: greedy places it on
+        // the accelerator, which this test needs to page.
+        s.update_config(|c| c.policy = Policy::Greedy);
         let k = gpu_op("k");
         let n = 1 << 20; // 8 MiB of f64
         let x = Array::from_array(nd(&[n], uniform_vec(3, n, -1.0, 1.0)));
