@@ -100,7 +100,7 @@ pub fn calibrate_session(session: &Arc<Session>, save_to: Option<&std::path::Pat
             let r = model.op_rate(what, profile.kind);
             let old = if what == Family::Product { (r.per_call, r.per_flop) } else { (r.per_call, r.per_element) };
             let (a, b, max_error) = fit_line(&points);
-            let row = |param: &str| format!("{}.{}.{param}", what.name(), kind_name(profile.kind));
+            let row = |param: &str| format!("{}.{}.{param}", what.name(), profile.kind.name());
             model.set(&row("per_call"), &format!("{a:e}")).expect("a known path");
             model.set(&row(if what == Family::Product { "per_flop" } else { "per_element" }), &format!("{b:e}")).expect("a known path");
             rows.push(Fitted { what: what.name().into(), device: name.clone(), kind: profile.kind, before: old, after: (a, b), points: points.len(), max_error });
@@ -156,8 +156,8 @@ pub fn calibrate_session(session: &Arc<Session>, save_to: Option<&std::path::Pat
                 let (latency, per_byte, max_error) = fit_line(&points);
                 let dir = if direction == Direction::H2d { "h2d" } else { "d2h" };
                 let bandwidth = 1.0 / per_byte.max(1e-13);
-                model.set(&format!("transfer.{dir}.pageable.{}.latency", kind_name(profile.kind)), &format!("{latency:e}")).expect("a known path");
-                model.set(&format!("transfer.{dir}.pageable.{}.bandwidth", kind_name(profile.kind)), &format!("{bandwidth:e}")).expect("a known path");
+                model.set(&format!("transfer.{dir}.pageable.{}.latency", profile.kind.name()), &format!("{latency:e}")).expect("a known path");
+                model.set(&format!("transfer.{dir}.pageable.{}.bandwidth", profile.kind.name()), &format!("{bandwidth:e}")).expect("a known path");
                 // The emulated device's "pinned" memory is host memory like the rest.
                 if profile.kind == DeviceKind::Emulated {
                     model.set(&format!("transfer.{dir}.pinned.emulated.latency"), &format!("{latency:e}")).expect("a known path");
@@ -326,14 +326,6 @@ fn median(mut v: Vec<f64>) -> f64 {
     v.get(v.len() / 2).copied().unwrap_or(0.0)
 }
 
-fn kind_name(k: DeviceKind) -> &'static str {
-    match k {
-        DeviceKind::Cpu => "cpu",
-        DeviceKind::Cuda => "cuda",
-        DeviceKind::Emulated => "emulated",
-    }
-}
-
 impl fmt::Display for Calibration {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         use bach_runtime::cost::seconds;
@@ -349,7 +341,7 @@ impl fmt::Display for Calibration {
                 f,
                 "  {:<12} {:<30} {:>22} {:>30} {:>8.0}%",
                 r.what,
-                truncate(&r.device, 30),
+                crate::notebook::truncate(&r.device, 30),
                 format!("{} ({})", seconds(r.after.0), seconds(r.before.0)),
                 format!("{second} ({before_second})"),
                 r.max_error * 100.0
@@ -360,14 +352,6 @@ impl fmt::Display for Calibration {
             Ok(p) => writeln!(f, "saved as {}: sessions on this host and these devices start with it", p.display()),
             Err(e) => writeln!(f, "not saved: {e}"),
         }
-    }
-}
-
-fn truncate(s: &str, n: usize) -> String {
-    if s.chars().count() <= n {
-        s.to_string()
-    } else {
-        s.chars().take(n - 1).chain(['…']).collect()
     }
 }
 

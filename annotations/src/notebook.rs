@@ -11,7 +11,7 @@ use std::ffi::c_int;
 use std::fmt::Write as _;
 use std::sync::{Arc, Once, OnceLock};
 
-use bach_runtime::{session, BachError, Element, Lazy, Session, Value};
+use bach_runtime::{json, session, BachError, Element, Lazy, Session, Value};
 
 use crate::array::Array;
 
@@ -103,37 +103,12 @@ pub fn clear_output(wait: bool) {
     println!("{CLEAR_MARKER}{}", if wait { "wait" } else { "now" });
 }
 
-/// A JSON object of string fields, on one line (control characters escaped). Written here
-/// rather than with `serde_json` for the same start-up reason as `signal` above.
+/// A JSON object of string fields, on one line (control characters escaped), with the
+/// runtime's own JSON writer rather than `serde_json`, for the same start-up reason as
+/// `signal` above.
 fn json_object(fields: &[(&str, &str)]) -> String {
-    fn string(out: &mut String, s: &str) {
-        out.push('"');
-        for c in s.chars() {
-            match c {
-                '"' => out.push_str("\\\""),
-                '\\' => out.push_str("\\\\"),
-                '\n' => out.push_str("\\n"),
-                '\r' => out.push_str("\\r"),
-                '\t' => out.push_str("\\t"),
-                c if (c as u32) < 0x20 => {
-                    let _ = write!(out, "\\u{:04x}", c as u32);
-                }
-                c => out.push(c),
-            }
-        }
-        out.push('"');
-    }
-    let mut out = String::from("{");
-    for (i, (k, v)) in fields.iter().enumerate() {
-        if i > 0 {
-            out.push(',');
-        }
-        string(&mut out, k);
-        out.push(':');
-        string(&mut out, v);
-    }
-    out.push('}');
-    out
+    let pairs: Vec<String> = fields.iter().map(|(k, v)| format!("{}:{}", json::quote(k), json::quote(v))).collect();
+    format!("{{{}}}", pairs.join(","))
 }
 
 /// A timeline chart as its own output: the SVG file (`image/svg+xml`, for nbconvert and other
@@ -317,7 +292,8 @@ fn residuals_text(evals: &[&bach_runtime::trace::EvalTrace], devices: &[bach_run
     out
 }
 
-fn truncate(s: &str, n: usize) -> String {
+/// `s` cut to `n` characters, an ellipsis marking the cut.
+pub(crate) fn truncate(s: &str, n: usize) -> String {
     if s.chars().count() <= n {
         s.to_string()
     } else {

@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 use rayon::prelude::*;
 
 use crate::annotation::{OpCtx, OpKind};
-use crate::cost::{CostModel, Direction};
+use crate::cost::CostModel;
 use crate::device::{Device, DeviceId, PendingCopy, PendingWrite, Tag, CPU};
 use crate::devices::Devices;
 use crate::error::{BachError, Result};
@@ -114,15 +114,7 @@ pub(crate) fn execute(env: &Env<'_>, eval: u64, planned: &Arc<Plan>, part: &Grap
 fn stage_time(env: &Env<'_>, plan: &Plan, s: Option<usize>, device: DeviceId, start: Duration, end: Duration) -> StageTime {
     let steps: &[usize] = s.map_or(&[], |s| &plan.stages[s].steps);
     let ops_s: f64 = steps.iter().map(|&st| if device == CPU { plan.steps[st].cpu_s } else { plan.steps[st].accelerator_s }).filter(|t| t.is_finite()).sum();
-    let copies_s: f64 = plan
-        .transfers
-        .iter()
-        .filter(|t| t.stage == s)
-        .map(|t| {
-            let (direction, other) = if t.to == CPU { (Direction::D2h, t.from) } else { (Direction::H2d, t.to) };
-            env.devices.get(other).map_or(0.0, |d| env.cost.copy_seconds(t.bytes, direction, d.profile()))
-        })
-        .sum();
+    let copies_s: f64 = plan.transfers.iter().filter(|t| t.stage == s).map(|t| plan.transfer_seconds(t, env.cost)).sum();
     let elements = steps.iter().map(|&st| plan.steps[st].meta.len()).max().unwrap_or(0);
     StageTime { stage: s, device, ops: steps.iter().map(|&st| plan.steps[st].op.clone()).collect(), elements, predicted_s: ops_s + copies_s, start, end }
 }

@@ -22,6 +22,17 @@ pub enum DeviceKind {
     Emulated,
 }
 
+impl DeviceKind {
+    /// The kind as paths and tables write it: `cpu`, `cuda`, `emulated`.
+    pub fn name(self) -> &'static str {
+        match self {
+            DeviceKind::Cpu => "cpu",
+            DeviceKind::Cuda => "cuda",
+            DeviceKind::Emulated => "emulated",
+        }
+    }
+}
+
 /// What the planner knows about a device: never its data, only its capacities.
 #[derive(Clone, Debug, PartialEq)]
 pub struct DeviceProfile {

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::cost::{CostModel, Direction};
+use crate::cost::CostModel;
 use crate::plan::Plan;
 use crate::profile::DeviceId;
 
@@ -113,8 +113,7 @@ impl EvalTrace {
         };
         let cell_of = |id: u64| plan.step_of(id).map(|s| s.cell).or_else(|| plan.inputs.iter().find(|i| i.id == id).map(|i| i.cell)).unwrap_or(cell);
         let copy = |t: &crate::plan::Transfer, start: f64| -> (Event, f64) {
-            let (direction, other) = if t.to == crate::profile::CPU { (Direction::D2h, t.from) } else { (Direction::H2d, t.to) };
-            let secs = plan.devices.get(other.0 as usize).map_or(0.0, |d| cost.copy_seconds(t.bytes, direction, d));
+            let secs = plan.transfer_seconds(t, cost);
             let e = Event {
                 eval: 0,
                 op: name_of(t.id),

@@ -73,41 +73,8 @@ pub(super) fn frame(title: &str, subtitle: &str, labels: &[String], row_h: u32, 
             .margin_top(8)
             .set_label_area_size(LabelAreaPosition::Left, label_w)
             .set_label_area_size(LabelAreaPosition::Bottom, BOTTOM_LABELS);
-        let grid = RGBColor(0xd8, 0xd8, 0xd8).stroke_width(1);
-        let axis = RGBColor(0x66, 0x66, 0x66);
-        let (x0, x1, y0, y1) = if log {
-            let mut chart = builder.build_cartesian_2d((range.0..range.1).log_scale(), 0.0..plot_h as f64)?;
-            chart
-                .configure_mesh()
-                .disable_y_mesh()
-                .y_labels(0)
-                .x_labels(10)
-                .x_label_formatter(&fmt_x)
-                .x_desc(x_desc)
-                .label_style((FONT, 13))
-                .axis_desc_style((FONT, 14))
-                .bold_line_style(grid)
-                .axis_style(axis)
-                .draw()?;
-            let (a, b) = (chart.backend_coord(&(range.0, 0.0)), chart.backend_coord(&(range.1, plot_h as f64)));
-            (a.0, b.0, b.1, a.1)
-        } else {
-            let mut chart = builder.build_cartesian_2d(range.0..range.1, 0.0..plot_h as f64)?;
-            chart
-                .configure_mesh()
-                .disable_y_mesh()
-                .y_labels(0)
-                .x_labels(10)
-                .x_label_formatter(&fmt_x)
-                .x_desc(x_desc)
-                .label_style((FONT, 13))
-                .axis_desc_style((FONT, 14))
-                .bold_line_style(grid)
-                .axis_style(axis)
-                .draw()?;
-            let (a, b) = (chart.backend_coord(&(range.0, 0.0)), chart.backend_coord(&(range.1, plot_h as f64)));
-            (a.0, b.0, b.1, a.1)
-        };
+        let style = Axes { plot_h: plot_h as f64, ends: range, fmt_x: &fmt_x, x_desc };
+        let (x0, x1, y0, y1) = if log { style.draw(builder, (range.0..range.1).log_scale())? } else { style.draw(builder, range.0..range.1)? };
         // Rows top to bottom, labels right-aligned left of the plot.
         let h = (y1 - y0) as f64 / labels.len().max(1) as f64;
         let rows: Vec<(f64, f64)> = (0..labels.len()).map(|i| (y0 as f64 + h * i as f64, y0 as f64 + h * (i + 1) as f64)).collect();
@@ -128,6 +95,39 @@ pub(super) fn frame(title: &str, subtitle: &str, labels: &[String], row_h: u32, 
         ((x0 as f64, x1 as f64), rows)
     };
     Ok(Frame { svg: buf, px, range, log, rows, right: px.1 })
+}
+
+/// The time axis and plot area of a frame, for a linear or a logarithmic axis alike.
+struct Axes<'f> {
+    plot_h: f64,
+    ends: (f64, f64),
+    fmt_x: &'f dyn Fn(&f64) -> String,
+    x_desc: &'f str,
+}
+
+impl Axes<'_> {
+    /// Draw the mesh over `x`; the plot's pixel corners (left, right, top, bottom).
+    fn draw<X>(&self, mut builder: ChartBuilder<'_, '_, SVGBackend<'_>>, x: X) -> timeline::DrawResult<(i32, i32, i32, i32)>
+    where
+        X: plotters::coord::ranged1d::AsRangedCoord<Value = f64>,
+        X::CoordDescType: plotters::coord::ranged1d::ValueFormatter<f64>,
+    {
+        let mut chart = builder.build_cartesian_2d(x, 0.0..self.plot_h)?;
+        chart
+            .configure_mesh()
+            .disable_y_mesh()
+            .y_labels(0)
+            .x_labels(10)
+            .x_label_formatter(self.fmt_x)
+            .x_desc(self.x_desc)
+            .label_style((FONT, SMALL))
+            .axis_desc_style((FONT, SMALL))
+            .bold_line_style(RGBColor(0xd8, 0xd8, 0xd8).stroke_width(1))
+            .axis_style(RGBColor(0x66, 0x66, 0x66))
+            .draw()?;
+        let (a, b) = (chart.backend_coord(&(self.ends.0, 0.0)), chart.backend_coord(&(self.ends.1, self.plot_h)));
+        Ok((a.0, b.0, b.1, a.1))
+    }
 }
 
 /// A small chart that only says why there is nothing to show.

@@ -19,7 +19,8 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use super::{CostModel, Direction, MemoryKind};
-use crate::profile::{DeviceKind, DeviceProfile};
+use crate::json;
+use crate::profile::DeviceProfile;
 
 const FORMAT: &str = "bach cost profile 1";
 
@@ -28,7 +29,7 @@ impl CostModel {
     pub fn parameters(&self) -> Vec<(String, f64)> {
         let mut out = Vec::new();
         for r in &self.ops {
-            let base = format!("{}.{}", r.family.name(), kind_name(r.device));
+            let base = format!("{}.{}", r.family.name(), r.device.name());
             out.push((format!("{base}.per_call"), r.rate.per_call));
             out.push((format!("{base}.per_element"), r.rate.per_element));
             out.push((format!("{base}.per_flop"), r.rate.per_flop));
@@ -36,7 +37,7 @@ impl CostModel {
         for r in &self.copies {
             let dir = if r.direction == Direction::H2d { "h2d" } else { "d2h" };
             let mem = if r.memory == MemoryKind::Pinned { "pinned" } else { "pageable" };
-            let base = format!("transfer.{dir}.{mem}.{}", kind_name(r.device));
+            let base = format!("transfer.{dir}.{mem}.{}", r.device.name());
             out.push((format!("{base}.latency"), r.rate.latency));
             out.push((format!("{base}.bandwidth"), r.rate.bandwidth));
         }
@@ -49,10 +50,10 @@ impl CostModel {
     /// The model as a profile file's text.
     pub fn to_json(&self) -> String {
         let mut out = String::new();
-        let _ = writeln!(out, "{{\n  \"format\": {},\n  \"source\": {},", quote(FORMAT), quote(&self.source));
+        let _ = writeln!(out, "{{\n  \"format\": {},\n  \"source\": {},", json::quote(FORMAT), json::quote(&self.source));
         match &self.measured_on {
             Some(m) => {
-                let _ = writeln!(out, "  \"measured_on\": {},", quote(m));
+                let _ = writeln!(out, "  \"measured_on\": {},", json::quote(m));
             }
             None => out.push_str("  \"measured_on\": null,\n"),
         }
@@ -60,7 +61,7 @@ impl CostModel {
         let params = self.parameters();
         for (i, (path, v)) in params.iter().enumerate() {
             let sep = if i + 1 < params.len() { "," } else { "" };
-            let _ = writeln!(out, "    {}: {}{sep}", quote(path), number(*v));
+            let _ = writeln!(out, "    {}: {}{sep}", json::quote(path), number(*v));
         }
         out.push_str("  }\n}\n");
         out
@@ -155,14 +156,6 @@ pub fn saved_profile_path(devices: &[DeviceProfile]) -> Option<PathBuf> {
     profile_dir().map(|d| d.join(format!("{}.json", profile_key(devices))))
 }
 
-fn kind_name(k: DeviceKind) -> &'static str {
-    match k {
-        DeviceKind::Cpu => "cpu",
-        DeviceKind::Cuda => "cuda",
-        DeviceKind::Emulated => "emulated",
-    }
-}
-
 /// A JSON number: shortest round-trip form (`{:?}` of f64 is valid JSON for finite values).
 fn number(v: f64) -> String {
     if v.is_finite() {
@@ -172,187 +165,10 @@ fn number(v: f64) -> String {
     }
 }
 
-fn quote(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            c if (c as u32) < 0x20 => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
-
-/// The JSON a profile needs: objects (in order), strings, numbers, true/false/null, arrays.
-mod json {
-    #[derive(Debug, PartialEq)]
-    pub enum Value {
-        Null,
-        Bool(bool),
-        Number(f64),
-        String(String),
-        Array(Vec<Value>),
-        Object(Vec<(String, Value)>),
-    }
-
-    pub fn parse(text: &str) -> Result<Value, String> {
-        let mut p = Parser { s: text.as_bytes(), i: 0 };
-        let v = p.value()?;
-        p.ws();
-        if p.i != p.s.len() {
-            return Err(p.error("text after the JSON value"));
-        }
-        Ok(v)
-    }
-
-    struct Parser<'a> {
-        s: &'a [u8],
-        i: usize,
-    }
-
-    impl Parser<'_> {
-        fn error(&self, what: &str) -> String {
-            let line = 1 + self.s[..self.i.min(self.s.len())].iter().filter(|&&b| b == b'\n').count();
-            format!("invalid JSON at line {line}: {what}")
-        }
-        fn ws(&mut self) {
-            while self.i < self.s.len() && self.s[self.i].is_ascii_whitespace() {
-                self.i += 1;
-            }
-        }
-        fn eat(&mut self, b: u8) -> bool {
-            self.ws();
-            if self.s.get(self.i) == Some(&b) {
-                self.i += 1;
-                true
-            } else {
-                false
-            }
-        }
-        fn value(&mut self) -> Result<Value, String> {
-            self.ws();
-            match self.s.get(self.i) {
-                Some(b'{') => {
-                    self.i += 1;
-                    let mut fields = Vec::new();
-                    if self.eat(b'}') {
-                        return Ok(Value::Object(fields));
-                    }
-                    loop {
-                        self.ws();
-                        let key = self.string()?;
-                        if !self.eat(b':') {
-                            return Err(self.error("expected `:`"));
-                        }
-                        fields.push((key, self.value()?));
-                        if self.eat(b',') {
-                            continue;
-                        }
-                        if self.eat(b'}') {
-                            return Ok(Value::Object(fields));
-                        }
-                        return Err(self.error("expected `,` or `}`"));
-                    }
-                }
-                Some(b'[') => {
-                    self.i += 1;
-                    let mut items = Vec::new();
-                    if self.eat(b']') {
-                        return Ok(Value::Array(items));
-                    }
-                    loop {
-                        items.push(self.value()?);
-                        if self.eat(b',') {
-                            continue;
-                        }
-                        if self.eat(b']') {
-                            return Ok(Value::Array(items));
-                        }
-                        return Err(self.error("expected `,` or `]`"));
-                    }
-                }
-                Some(b'"') => Ok(Value::String(self.string()?)),
-                Some(b't') if self.s[self.i..].starts_with(b"true") => {
-                    self.i += 4;
-                    Ok(Value::Bool(true))
-                }
-                Some(b'f') if self.s[self.i..].starts_with(b"false") => {
-                    self.i += 5;
-                    Ok(Value::Bool(false))
-                }
-                Some(b'n') if self.s[self.i..].starts_with(b"null") => {
-                    self.i += 4;
-                    Ok(Value::Null)
-                }
-                Some(b'-' | b'0'..=b'9') => {
-                    let start = self.i;
-                    while self.i < self.s.len() && matches!(self.s[self.i], b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9') {
-                        self.i += 1;
-                    }
-                    let t = std::str::from_utf8(&self.s[start..self.i]).map_err(|_| self.error("bad number"))?;
-                    t.parse().map(Value::Number).map_err(|_| self.error(&format!("bad number `{t}`")))
-                }
-                _ => Err(self.error("expected a value")),
-            }
-        }
-        fn string(&mut self) -> Result<String, String> {
-            if self.s.get(self.i) != Some(&b'"') {
-                return Err(self.error("expected a string"));
-            }
-            self.i += 1;
-            let mut out = Vec::new();
-            loop {
-                match self.s.get(self.i) {
-                    None => return Err(self.error("unterminated string")),
-                    Some(b'"') => {
-                        self.i += 1;
-                        return String::from_utf8(out).map_err(|_| self.error("a string is not UTF-8"));
-                    }
-                    Some(b'\\') => {
-                        let c = *self.s.get(self.i + 1).ok_or_else(|| self.error("unterminated string"))?;
-                        self.i += 2;
-                        match c {
-                            b'"' | b'\\' | b'/' => out.push(c),
-                            b'n' => out.push(b'\n'),
-                            b't' => out.push(b'\t'),
-                            b'r' => out.push(b'\r'),
-                            b'b' => out.push(8),
-                            b'f' => out.push(12),
-                            b'u' => {
-                                let hex = self
-                                    .s
-                                    .get(self.i..self.i + 4)
-                                    .and_then(|h| std::str::from_utf8(h).ok())
-                                    .and_then(|h| u32::from_str_radix(h, 16).ok())
-                                    .ok_or_else(|| self.error("bad \\u escape"))?;
-                                self.i += 4;
-                                let ch = char::from_u32(hex).unwrap_or('\u{fffd}');
-                                let mut buf = [0; 4];
-                                out.extend_from_slice(ch.encode_utf8(&mut buf).as_bytes());
-                            }
-                            _ => return Err(self.error("bad escape")),
-                        }
-                    }
-                    Some(&b) => {
-                        out.push(b);
-                        self.i += 1;
-                    }
-                }
-            }
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::profile::DeviceKind;
 
     #[test]
     fn a_profile_file_gives_back_the_model_it_was_written_from() {

@@ -114,7 +114,7 @@ impl CostModel {
         let _ = writeln!(w, "  {:<12} {:<9} {:>10} {:>12} {:>10}", "family", "device", "per_call", "per_element", "per_flop");
         for f in Family::ALL {
             for r in self.ops.iter().filter(|r| r.family == f && kinds.contains(&r.device)) {
-                let _ = writeln!(w, "  {:<12} {:<9} {:>10} {:>12} {:>10}", f.name(), kind_name(r.device), cell(r.rate.per_call), cell(r.rate.per_element), cell(r.rate.per_flop));
+                let _ = writeln!(w, "  {:<12} {:<9} {:>10} {:>12} {:>10}", f.name(), r.device.name(), cell(r.rate.per_call), cell(r.rate.per_element), cell(r.rate.per_flop));
             }
         }
         let copies: Vec<_> = self.copies.iter().filter(|r| kinds.contains(&r.device)).collect();
@@ -124,7 +124,7 @@ impl CostModel {
             for r in copies {
                 let dir = if r.direction == Direction::H2d { "h2d" } else { "d2h" };
                 let mem = if r.memory == MemoryKind::Pinned { "pinned" } else { "pageable" };
-                let _ = writeln!(w, "  {:<12} {:<9} {:<9} {:>10} {:>12}", dir, kind_name(r.device), mem, cell(r.rate.latency), format!("{:.1} GB/s", r.rate.bandwidth / 1e9));
+                let _ = writeln!(w, "  {:<12} {:<9} {:<9} {:>10} {:>12}", dir, r.device.name(), mem, cell(r.rate.latency), format!("{:.1} GB/s", r.rate.bandwidth / 1e9));
             }
         }
         let _ = writeln!(
@@ -150,14 +150,6 @@ fn kind(name: &str) -> Option<DeviceKind> {
         "cuda" | "gpu" => Some(DeviceKind::Cuda),
         "emulated" => Some(DeviceKind::Emulated),
         _ => None,
-    }
-}
-
-fn kind_name(k: DeviceKind) -> &'static str {
-    match k {
-        DeviceKind::Cpu => "cpu",
-        DeviceKind::Cuda => "cuda",
-        DeviceKind::Emulated => "emulated",
     }
 }
 

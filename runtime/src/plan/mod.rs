@@ -190,6 +190,11 @@ impl Plan {
     pub fn step_of(&self, id: u64) -> Option<&Step> {
         self.steps.iter().find(|s| s.id == id)
     }
+    /// The cost model's seconds for transfer `t` (ordinary host memory, on the plan's devices).
+    pub fn transfer_seconds(&self, t: &Transfer, cost: &CostModel) -> f64 {
+        let (direction, other) = if t.to == crate::profile::CPU { (crate::cost::Direction::D2h, t.from) } else { (crate::cost::Direction::H2d, t.to) };
+        self.devices.get(other.0 as usize).map_or(0.0, |d| cost.copy_seconds(t.bytes, direction, d))
+    }
     pub fn total_pieces(&self) -> usize {
         self.stages.iter().map(|s| s.pieces).sum()
     }
