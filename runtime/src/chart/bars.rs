@@ -27,12 +27,18 @@ impl Frame {
         self.px.0 + f.clamp(0.0, 1.0) * (self.px.1 - self.px.0)
     }
     /// Add SVG elements (bars, notes) on top and finish the document.
-    pub(super) fn finish(mut self, marks: &str) -> String {
-        if let Some(at) = self.svg.rfind("</svg>") {
-            self.svg.insert_str(at, marks);
-        }
-        self.svg.replacen("<svg ", "<svg style=\"max-width:100%;height:auto\" ", 1)
+    pub(super) fn finish(self, marks: &str) -> String {
+        finish(self.svg, marks)
     }
+}
+
+/// Add `marks` (SVG elements) on top of plotters' `svg` and let the chart scale to the output
+/// area.
+pub(super) fn finish(mut svg: String, marks: &str) -> String {
+    if let Some(at) = svg.rfind("</svg>") {
+        svg.insert_str(at, marks);
+    }
+    svg.replacen("<svg ", "<svg style=\"max-width:100%;height:auto\" ", 1)
 }
 
 const NOTE_W: u32 = 96;

@@ -35,6 +35,7 @@ mod graph;
 mod model;
 mod palette;
 mod residuals;
+mod sweep;
 mod text;
 mod timeline;
 
@@ -43,6 +44,8 @@ use model::*;
 use palette::*;
 use text::*;
 use timeline::*;
+
+pub use sweep::{sweep_svg, SweepSeries};
 
 /// Most bars (SVG rects with hover text) one chart holds; beyond it, close bars are merged.
 pub const MAX_BARS: usize = 2500;
@@ -164,7 +167,7 @@ mod tests {
             .collect()
     }
 
-    fn texts(svg: &str) -> Vec<String> {
+    pub(super) fn texts(svg: &str) -> Vec<String> {
         let doc = roxmltree::Document::parse(svg).expect("valid XML");
         doc.descendants().filter(|n| n.has_tag_name("text")).map(|n| n.text().unwrap_or("").trim().to_string()).collect()
     }
