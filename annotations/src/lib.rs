@@ -30,6 +30,7 @@ mod npy;
 pub mod random;
 mod real;
 mod reduce;
+pub mod sweep;
 mod whatif;
 
 pub use array::{evaluate, Array, Array1, Array2, ArrayD, AsLazy, Operand, ShapeArg};

@@ -122,8 +122,13 @@ fn json_object(fields: &[(&str, &str)]) -> String {
 /// carries a zero-size `foreignObject` holding an `<img>` of itself plus a note: invisible
 /// when trusted, it is what survives sanitizing.
 fn show_chart(svg: String) {
+    show_svg(svg, "Bach chart");
+}
+
+/// [`show_chart`] with the name its static copy gives the chart.
+pub(crate) fn show_svg(svg: String, what: &str) {
     let fallback = format!(
-        "<foreignObject width=\"0\" height=\"0\"><div style=\"font-size:12px;line-height:1.4\"><img src=\"data:image/svg+xml,{}\" style=\"max-width:100%\" alt=\"Bach timeline\"><br>Bach timeline (a static copy: trust the notebook to hover the bars for details)</div></foreignObject>",
+        "<foreignObject width=\"0\" height=\"0\"><div style=\"font-size:12px;line-height:1.4\"><img src=\"data:image/svg+xml,{}\" style=\"max-width:100%\" alt=\"{what}\"><br>{what} (a static copy: trust the notebook to hover the marks for details)</div></foreignObject>",
         percent_encode(&svg)
     );
     let inline = match svg.rfind("</svg>") {

@@ -8,7 +8,12 @@
 //! bach-bench cost [--profile h100|default|FILE] [--device D]
 //! bach-bench calibrate [--device D] [--out FILE]
 //! bach-bench bandwidth [--sizes 1MiB,64MiB,1GiB] [--repeat R] [--launches N]
+//! bach-bench sweep <workload> --from A --to B [--modes cpu,bach,gpu] [--memory SIZE] [--device D]
+//!                  [--repeat R] [--limit SECONDS] [--out DIR]
 //! ```
+//! `sweep` times each mode at sizes 2^A..=2^B (the paper's Figure 3), stops a mode that runs
+//! out of memory or past the time limit (default 60 s per point), prints the table and writes
+//! `sweep-<workload>.json` and `.svg` (runtime against size, log-log) into DIR (default `.`).
 //! `compare` runs the modes interleaved in one process (cpu and bach, and gpu when the session
 //! has a CUDA device) and ends with `ratio cpu/bach = X` (and `ratio gpu/bach = Y`).
 //! `--device auto|cpu|cuda|emulated[:SIZE]` picks the bach session's devices (default: the
@@ -21,6 +26,7 @@
 
 mod gpu;
 mod ml;
+mod sweep;
 mod workloads;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -68,6 +74,18 @@ enum Command {
     Cost,
     Calibrate,
     Bandwidth,
+    Sweep,
+}
+
+/// `sweep`'s own flags.
+#[derive(Debug)]
+struct SweepArgs {
+    from: u32,
+    to: u32,
+    /// `None`: cpu and bach (and gpu where CUDA is).
+    modes: Option<Vec<String>>,
+    /// Seconds per point.
+    limit: f64,
 }
 
 #[derive(Debug)]
@@ -94,6 +112,7 @@ struct Args {
     ml: Option<ml::Workload>,
     /// `--seed` as given (the ML workloads default to their reference seeds).
     explicit_seed: Option<u32>,
+    sweep: SweepArgs,
 }
 
 const USAGE: &str = "usage:
@@ -104,6 +123,8 @@ const USAGE: &str = "usage:
   bach-bench cost [--profile h100|default|FILE] [--device D]   (the cost model as JSON: edit it, pass it back with --profile FILE)
   bach-bench calibrate [--device D] [--out FILE]   (measure this machine, save its profile in the cache dir (and FILE): later sessions here load it)
   bach-bench bandwidth [--sizes 1MiB,64MiB,1GiB] [--repeat R] [--launches N]
+  bach-bench sweep <workload> --from A --to B [--modes cpu,bach,gpu] [--device D] [--memory SIZE] [--repeat R] [--limit SECONDS] [--out DIR]
+             (each mode at sizes 2^A..2^B; writes sweep-<workload>.json and .svg into DIR, default .)
 run, compare and plan take --policy optimal|greedy|threshold|cpu and --profile h100|default|FILE (a cost model as JSON)
 SIZE: 64MiB, 1.5GiB, 500MB, ... (--memory caps the accelerator memory Bach plans with, and sizes the emulated one)";
 
@@ -120,6 +141,7 @@ fn parse(argv: &[String]) -> Result<Args, String> {
         "cost" => Command::Cost,
         "calibrate" => Command::Calibrate,
         "bandwidth" => Command::Bandwidth,
+        "sweep" => Command::Sweep,
         other => return Err(format!("unknown command `{other}`")),
     };
     let mut ml = None;
@@ -152,7 +174,9 @@ fn parse(argv: &[String]) -> Result<Args, String> {
         profile: None,
         ml,
         explicit_seed: None,
+        sweep: SweepArgs { from: 10, to: 20, modes: None, limit: 60.0 },
     };
+    let mut repeat_given = false;
     let mut inputs = "random".to_string();
     let mut seed = 1u32;
     while let Some(flag) = it.next() {
@@ -169,7 +193,16 @@ fn parse(argv: &[String]) -> Result<Args, String> {
                 seed = value()?.parse().map_err(|e| format!("--seed: {e}"))?;
                 a.explicit_seed = Some(seed);
             }
-            "--repeat" => a.repeat = value()?.parse::<usize>().map_err(|e| format!("--repeat: {e}"))?.max(1),
+            "--repeat" => {
+                a.repeat = value()?.parse::<usize>().map_err(|e| format!("--repeat: {e}"))?.max(1);
+                repeat_given = true;
+            }
+            "--from" if command == Command::Sweep => a.sweep.from = value()?.parse().map_err(|e| format!("--from: {e}"))?,
+            "--to" if command == Command::Sweep => a.sweep.to = value()?.parse().map_err(|e| format!("--to: {e}"))?,
+            "--modes" if command == Command::Sweep => a.sweep.modes = Some(value()?.split(',').map(|m| m.trim().to_string()).filter(|m| !m.is_empty()).collect()),
+            "--limit" if command == Command::Sweep => {
+                a.sweep.limit = value()?.parse::<f64>().ok().filter(|s| *s > 0.0).ok_or("--limit: expected seconds above 0")?;
+            }
             "--json" => a.json = true,
             "--dump" | "--out" => a.dump = Some(PathBuf::from(value()?)),
             "--device" => a.device = Some(value()?.parse::<DeviceChoice>().map_err(|e| format!("--device: {e}"))?),
@@ -181,6 +214,14 @@ fn parse(argv: &[String]) -> Result<Args, String> {
             }
             "--launches" if command == Command::Bandwidth => a.launches = value()?.parse::<usize>().map_err(|e| format!("--launches: {e}"))?.max(1),
             other => return Err(format!("unknown flag `{other}`")),
+        }
+    }
+    if command == Command::Sweep {
+        if a.sweep.from > a.sweep.to || a.sweep.to > 34 {
+            return Err(format!("--from {} --to {}: expected from <= to <= 34", a.sweep.from, a.sweep.to));
+        }
+        if !repeat_given {
+            a.repeat = 1;
         }
     }
     if a.log2 > 34 {
@@ -406,6 +447,7 @@ fn main() -> ExitCode {
         Command::Plan => plan(&args),
         Command::Cost => cost(&args),
         Command::Calibrate => calibrate(&args),
+        Command::Sweep => run_sweep(&args),
         _ if args.ml.is_some() => run_ml(&args),
         _ => run(&args),
     };
@@ -430,6 +472,17 @@ fn run_ml(args: &Args) -> Result<(), String> {
     };
     let session = if modes.contains(&"bach") { Some(bach_session(device_choice(args.device, args.memory)?, args)?) } else { None };
     ml::run(w, args.log2, args.explicit_seed, &modes, args.repeat, session, args.dump.as_deref())
+}
+
+/// `sweep`: the bach session as `run` makes it, then [`sweep::run`].
+fn run_sweep(args: &Args) -> Result<(), String> {
+    let target = match args.ml {
+        Some(w) => sweep::Target::Ml(w),
+        None => sweep::Target::Elementwise(args.workload),
+    };
+    let session = bach_session(device_choice(args.device, args.memory)?, args)?;
+    let out = args.dump.clone().unwrap_or_else(|| PathBuf::from("."));
+    sweep::run(args, target, Some(session), &out).map(|_| ())
 }
 
 fn bandwidth(args: &Args) -> Result<(), String> {
@@ -773,5 +826,30 @@ mod tests {
         assert!(plan.stages >= 1 && plan.pieces >= 1, "{plan:?}");
         assert!(!ran_on(&s).is_empty());
         assert_eq!(bach_runtime::global().trace().evals().count(), 0, "nothing ran in the global session");
+    }
+
+    #[test]
+    fn sweep_flags_and_a_tiny_sweep_of_an_elementwise_and_an_ml_workload() {
+        assert!(args("sweep black-scholes --from 6 --to 4").unwrap_err().contains("from <= to"));
+        assert!(args("sweep tsvd --limit 0").unwrap_err().contains("--limit"));
+        assert!(args("run tsvd --from 3").unwrap_err().contains("unknown flag"));
+        let a = args("sweep black-scholes --from 12 --to 15 --device emulated --memory 1MiB --policy greedy --limit 30").unwrap();
+        assert_eq!((a.sweep.from, a.sweep.to, a.repeat, a.sweep.limit), (12, 15, 1, 30.0));
+        let out = std::env::temp_dir().join(format!("bach-bench-sweep-test-{}", std::process::id()));
+        let s = bach_session(device_choice(a.device, a.memory).unwrap(), &a).unwrap();
+        let r = sweep::run(&a, sweep::Target::Elementwise(Workload::BlackScholes), Some(s), &out).unwrap();
+        assert_eq!((r.ran("cpu").len(), r.ran("bach").len()), (4, 4));
+        assert!(r.paging_from().is_some(), "2^15 x 5 inputs do not fit 1 MiB: {r}");
+        let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("sweep-black-scholes.json")).unwrap()).unwrap();
+        assert_eq!(json["points"].as_array().unwrap().len(), 8);
+        assert!(std::fs::read_to_string(out.join("sweep-black-scholes.svg")).unwrap().contains("paging from 2^"));
+
+        let a = args("sweep tsvd --from 5 --to 6 --modes bach,gpu").unwrap();
+        let s = bach_session(DeviceChoice::Cpu, &a).unwrap();
+        assert!(sweep::run(&a, sweep::Target::Ml(ml::Workload::Tsvd), Some(s.clone()), &out).unwrap_err().contains("no hand-written gpu mode"));
+        let a = args("sweep tsvd --from 5 --to 6 --modes cpu,bach").unwrap();
+        let r = sweep::run(&a, sweep::Target::Ml(ml::Workload::Tsvd), Some(s), &out).unwrap();
+        assert_eq!((r.ran("cpu").len(), r.ran("bach").len()), (2, 2), "{r}");
+        let _ = std::fs::remove_dir_all(&out);
     }
 }
