@@ -11,6 +11,26 @@ use bach_runtime::{oa, BachError, Element, Family, Meta, Result, Value, ValueRef
 use ndarray::{Array1, Array2, ArrayViewD, Axis};
 
 use crate::array::Array;
+
+/// The UCI Wine data set (Forina et al., UCI Machine Learning Repository,
+/// <https://archive.ics.uci.edu/dataset/109/wine>, CC BY 4.0) as CSV: 178 rows, 13 feature
+/// columns and `class` in {0, 1, 2}, in the row order of scikit-learn's `load_wine`.
+pub const WINE_CSV: &str = include_str!("wine.csv");
+
+/// [`WINE_CSV`] as a file to read with [`crate::read_csv`] (written once into the temporary
+/// directory, like scikit-learn's bundled data sets): its path.
+pub fn wine_csv_file() -> Result<std::path::PathBuf> {
+    let dir = std::env::temp_dir().join("bach-datasets");
+    let path = dir.join("wine.csv");
+    if std::fs::read_to_string(&path).ok().as_deref() != Some(WINE_CSV) {
+        std::fs::create_dir_all(&dir).map_err(|e| BachError::Io(format!("cannot create {}: {e}", dir.display())))?;
+        // Written beside it, then renamed: two kernels never read a half-written file.
+        let part = dir.join(format!("wine.csv.{}", std::process::id()));
+        std::fs::write(&part, WINE_CSV).map_err(|e| BachError::Io(format!("cannot write {}: {e}", part.display())))?;
+        std::fs::rename(&part, &path).map_err(|e| BachError::Io(format!("cannot write {}: {e}", path.display())))?;
+    }
+    Ok(path)
+}
 use crate::random::RandomState;
 
 /// `sklearn.datasets.make_blobs` parameters (its defaults, with 32-bit seeds).

@@ -18,7 +18,7 @@ use serde::Serialize;
 
 /// The wine data (UCI, CC BY 4.0; see data/README.md), built into the harness so that the GPU
 /// bundle needs no checkout.
-const WINE_CSV: &str = include_str!("../../data/wine.csv");
+use bach::datasets::WINE_CSV;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Workload {

@@ -1,7 +1,9 @@
 //! `bach-kernel install | uninstall`: a kernelspec named `bach` ("Rust (Bach)") holding its
 //! own copy of the binary and of the `bach` crates' sources, so the kernel keeps working when
 //! the checkout moves or goes; then one warm-up run compiles the dependencies into the
-//! evcxr build template every kernel starts from.
+//! evcxr build template every kernel starts from. Beside it, `bach-emulated` ("Rust (Bach,
+//! emulated accelerator)") runs the same binary with `BACH_DEVICE=emulated`: transfers,
+//! paging and placement to look at on a machine without a GPU (`notebooks/tour.ipynb`).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -156,17 +158,28 @@ pub fn install(loc: &Location) -> Result<PathBuf, String> {
         io("write", to, std::fs::write(to.join("Cargo.toml"), manifest))?;
     }
 
+    let argv = [installed_exe.display().to_string(), "kernel".into(), "--connection-file".into(), "{connection_file}".into()];
     let spec = serde_json::json!({
-        "argv": [installed_exe.display().to_string(), "kernel", "--connection-file", "{connection_file}"],
+        "argv": argv,
         "display_name": "Rust (Bach)",
         "language": "rust",
         "interrupt_mode": "message",
         "metadata": { "bach_version": env!("CARGO_PKG_VERSION") },
     });
-    io("write", &dir, std::fs::write(dir.join("kernel.json"), serde_json::to_string_pretty(&spec).expect("json")))?;
-    io("write", &dir, std::fs::write(dir.join("logo-32x32.png"), LOGO_32))?;
-    io("write", &dir, std::fs::write(dir.join("logo-64x64.png"), LOGO_64))?;
-    io("write", &dir, std::fs::write(dir.join("logo-svg.svg"), LOGO_SVG))?;
+    write_spec(&dir, &spec)?;
+    let emulated = emulated_dir(&dir);
+    if emulated.exists() {
+        io("remove", &emulated, std::fs::remove_dir_all(&emulated))?;
+    }
+    let spec = serde_json::json!({
+        "argv": argv,
+        "display_name": "Rust (Bach, emulated accelerator)",
+        "language": "rust",
+        "interrupt_mode": "message",
+        "env": { "BACH_DEVICE": "emulated" },
+        "metadata": { "bach_version": env!("CARGO_PKG_VERSION") },
+    });
+    write_spec(&emulated, &spec)?;
 
     // The lock this checkout was tested with: every build of the cells starts from it
     // (`Home::prelude`). Then everything those builds need is downloaded now, while install
@@ -240,7 +253,25 @@ pub fn uninstall(loc: &Location) -> Result<PathBuf, String> {
         return Err(format!("no kernel installed at {}", dir.display()));
     }
     io("remove", &dir, std::fs::remove_dir_all(&dir))?;
+    let emulated = emulated_dir(&dir);
+    if emulated.exists() {
+        io("remove", &emulated, std::fs::remove_dir_all(&emulated))?;
+    }
     Ok(dir)
+}
+
+/// The `bach-emulated` kernelspec beside `bach`'s (it runs `bach`'s binary).
+fn emulated_dir(kernel_dir: &Path) -> PathBuf {
+    kernel_dir.with_file_name("bach-emulated")
+}
+
+/// A kernelspec directory: `kernel.json` and the logos.
+fn write_spec(dir: &Path, spec: &serde_json::Value) -> Result<(), String> {
+    io("create", dir, std::fs::create_dir_all(dir))?;
+    io("write", dir, std::fs::write(dir.join("kernel.json"), serde_json::to_string_pretty(spec).expect("json")))?;
+    io("write", dir, std::fs::write(dir.join("logo-32x32.png"), LOGO_32))?;
+    io("write", dir, std::fs::write(dir.join("logo-64x64.png"), LOGO_64))?;
+    io("write", dir, std::fs::write(dir.join("logo-svg.svg"), LOGO_SVG))
 }
 
 #[cfg(test)]

@@ -19,6 +19,7 @@ def jupyter_path(tmp_path_factory):
     subprocess.run([str(KERNEL_BIN), "install", "--prefix", str(prefix)], check=True, timeout=1800)
     path = prefix / "share" / "jupyter"
     assert (path / "kernels" / "bach" / "kernel.json").exists()
+    assert (path / "kernels" / "bach-emulated" / "kernel.json").exists()
     old = os.environ.get("JUPYTER_PATH")
     os.environ["JUPYTER_PATH"] = str(path)
     yield path

@@ -230,12 +230,30 @@ NOTEBOOKS = sorted(p for p in (ROOT / "notebooks").glob("*.ipynb") if not p.name
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
-def test_notebook_runs(jupyter_path, path):
+def test_notebook_runs(jupyter_path, path, monkeypatch):
+    """Each notebook, small (BACH_NOTEBOOK_LOG2=10, where every workload has reference
+    numbers), through the kernel its metadata names: no error but in cells tagged
+    `raises-exception` (the tour's error examples, which must fail), a chart, and each
+    workload's reference check printed as passed."""
+    monkeypatch.setenv("BACH_NOTEBOOK_LOG2", "10")
     nb = nbformat.read(path, as_version=4)
-    NotebookClient(nb, kernel_name="bach", timeout=TIMEOUT, startup_timeout=TIMEOUT).execute()
-    outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
-    assert not [o for o in outputs if o.output_type == "error"]
+    kernel = nb.metadata.kernelspec.name
+    assert kernel in ("bach", "bach-emulated")
+    NotebookClient(nb, kernel_name=kernel, timeout=TIMEOUT, startup_timeout=TIMEOUT).execute()
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    for c in code:
+        errors = [o for o in c.get("outputs", []) if o.output_type == "error"]
+        if "raises-exception" in c.metadata.get("tags", []):
+            assert errors, f"expected an error from: {c.source}"
+        else:
+            assert not errors, f"{c.source}\n{errors}"
+    outputs = [o for c in code for o in c.get("outputs", [])]
     assert any("image/svg+xml" in o.get("data", {}) for o in outputs), "a chart was drawn"
+    printed = "".join(o.get("text", "") for o in outputs if o.output_type == "stream")
+    if path.name != "tour.ipynb":
+        assert "reference check:" in printed and ": pass" in printed and "FAIL" not in printed, printed[-2000:]
+        sweeps = [o for o in outputs if "time against size" in o.get("data", {}).get("image/svg+xml", "")]
+        assert sweeps, "the sweep chart was drawn"
 
 
 def test_shutdown(jupyter_path):

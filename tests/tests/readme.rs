@@ -69,7 +69,7 @@ fn readme_machine_learning_example() -> Result<(), BachError> {
     let (_, usv) = TruncatedSvd::params(2).fit_transform(&x)?;
     assert_eq!(usv.shape(), &[1 << 10, 2]);
 
-    let wine = bach::read_csv(concat!(env!("CARGO_MANIFEST_DIR"), "/../data/wine.csv"))?;
+    let wine = bach::read_csv(bach::datasets::wine_csv_file()?)?;
     let alcohol = wine.column("alcohol")?;
     assert_eq!((wine.len(), wine.columns().len()), (178, 14));
     assert_eq!(alcohol.get(&[0])?, 14.23);
