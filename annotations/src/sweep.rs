@@ -277,7 +277,7 @@ impl SweepResult {
             })
             .collect();
         let paging = self.paging_from().map(|k| {
-            let memory = self.accelerator_memory.as_ref().map(|(d, b)| format!(" ({} plans with {})", short(d), units::bytes(*b as usize))).unwrap_or_default();
+            let memory = self.accelerator_memory.as_ref().map(|(d, b)| format!(" ({}: {})", short(d), units::bytes(*b as usize))).unwrap_or_default();
             (k, format!("paging from 2^{k}{memory}"))
         });
         sweep_svg(&format!("{}: time against size", self.workload), &self.x_desc, &series, paging)
@@ -419,6 +419,6 @@ mod tests {
         let k = result.paging_from().expect("the largest size pages");
         assert!(k >= 15, "2^14 (128 KiB per array) fits: {result}");
         let svg = result.svg();
-        assert!(svg.contains(&format!("paging from 2^{k}")) && svg.contains("plans with 1.0 MiB"), "{}", result.to_string());
+        assert!(svg.contains(&format!("paging from 2^{k}")) && svg.contains("emulated accelerator: 1.0 MiB"), "{}", result.to_string());
     }
 }

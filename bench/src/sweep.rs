@@ -30,7 +30,7 @@ impl Target {
     fn x_desc(self) -> &'static str {
         match self {
             Target::Elementwise(_) => "elements",
-            Target::Ml(ml::Workload::CrimeIndex) => "rows",
+            Target::Ml(ml::Workload::CrimeIndex | ml::Workload::Tsvd) => "rows",
             Target::Ml(ml::Workload::PcaKnn) => "test-set copies",
             Target::Ml(_) => "samples",
         }

@@ -8,7 +8,9 @@
 It (1) opens a notebook in JupyterLab and runs it there: the timeline chart must be inline
 SVG with its hover titles, as wide as the output area at most, and a panic must stop "run
 all"; (2) opens a notebook executed by nbclient (untrusted, so Lab sanitizes its HTML): the
-chart must still show, as an image. Screenshots go to --out.
+chart must still show, as an image; (3) with --tour, opens notebooks/tour.ipynb (outputs
+cleared) as a new user would and runs all of it: every cell must run, in order, and only the
+cells tagged `raises-exception` may show an error. Screenshots go to --out.
 """
 import argparse
 import os
@@ -58,6 +60,7 @@ def main():
     ap.add_argument("--jupyter-path", required=True)
     ap.add_argument("--out", default="lab-check")
     ap.add_argument("--port", type=int, default=8899)
+    ap.add_argument("--tour", help="notebooks/tour.ipynb: run it in Lab too")
     args = ap.parse_args()
     out = pathlib.Path(args.out).resolve()
     out.mkdir(parents=True, exist_ok=True)
@@ -67,6 +70,15 @@ def main():
     executed = notebook(CELLS[:3])
     NotebookClient(executed, timeout=600, kernel_name="bach").execute()
     nbformat.write(executed, root / "executed.ipynb")
+    tagged = []
+    if args.tour:
+        tour = nbformat.read(args.tour, as_version=4)
+        for c in tour.cells:
+            if c.cell_type == "code":
+                c.outputs, c.execution_count = [], None
+        code = [c for c in tour.cells if c.cell_type == "code"]
+        tagged = [i for i, c in enumerate(code) if "raises-exception" in c.metadata.get("tags", [])]
+        nbformat.write(tour, root / "tour.ipynb")
 
     lab = subprocess.Popen(
         ["jupyter", "lab", "--no-browser", f"--port={args.port}", "--ServerApp.token=", "--ServerApp.password=",
@@ -99,6 +111,19 @@ def main():
         d.save_screenshot(str(out / "executed-untrusted.png"))
         print("untrusted: fallback image (natural width, shown width)", img)
         assert img and img[0] > 100 and img[1] > 100, "the sanitized chart shows as an image"
+        if args.tour:
+            # (3) The tour, as a new user runs it.
+            d.get(f"http://localhost:{args.port}/lab/tree/tour.ipynb")
+            wait_idle(d, time.time(), at_least=5)
+            js(d, "window.jupyterapp.commands.execute('notebook:run-all-cells')")
+            prompts = wait_idle(d, time.time(), at_least=5, limit=900)
+            cells = js(d, f"return Array.from({page}.querySelectorAll('.jp-CodeCell')).map(c => [c.querySelector('.jp-InputArea-prompt').textContent, c.querySelectorAll('[data-mime-type=\"application/vnd.jupyter.stderr\"]').length, c.querySelectorAll('svg').length])")
+            d.save_screenshot(str(out / "tour.png"))
+            errored = [i for i, c in enumerate(cells) if c[1] > 0]
+            numbers = [int(c[0].strip("[]: ")) for c in cells if c[0].strip("[]: ").isdigit()]
+            print("tour:", len(cells), "code cells, prompts", [c[0] for c in cells], "errors in cells", errored, "charts", sum(c[2] > 0 for c in cells))
+            assert len(numbers) == len(cells) and numbers == sorted(numbers), "every tour cell ran, in order"
+            assert errored == tagged, f"errors only where expected: {errored} vs {tagged}"
         print("lab check passed; screenshots in", out)
     finally:
         if d:

@@ -83,14 +83,25 @@ fn draw(title: &str, x_desc: &str, series: &[SweepSeries], paging_from: Option<(
         if let Some((k, label)) = &paging_from {
             let (x, top) = px(*k as f64 - 0.5, yb);
             let (_, bottom) = px(*k as f64, ya);
+            // Two short lines beside the dashed line ("paging from 2^k", then the details), so
+            // that the label stays clear of the legend.
+            let (first, rest) = label.split_once(" (").map_or((label.as_str(), String::new()), |(a, b)| (a, format!("({b}")));
+            let mut text =
+                format!("<text x=\"{}\" y=\"{}\" font-family=\"{FONT}\" font-size=\"{}\" fill=\"#c0392b\">{}</text>", x + 6, top + 18, SMALL - 2, esc(&truncate(first, 36)));
+            if !rest.is_empty() {
+                let _ = write!(
+                    text,
+                    "<text x=\"{}\" y=\"{}\" font-family=\"{FONT}\" font-size=\"{}\" fill=\"#c0392b\">{}</text>",
+                    x + 6,
+                    top + 36,
+                    SMALL - 2,
+                    esc(&truncate(&rest, 36))
+                );
+            }
             let _ = write!(
                 marks,
-                "<g><title>{}</title><line x1=\"{x}\" y1=\"{top}\" x2=\"{x}\" y2=\"{bottom}\" stroke=\"#c0392b\" stroke-width=\"2\" stroke-dasharray=\"8 5\"/><text x=\"{}\" y=\"{}\" font-family=\"{FONT}\" font-size=\"{}\" fill=\"#c0392b\">{}</text></g>",
-                esc(label),
-                x + 6,
-                top + 18,
-                SMALL - 2,
-                esc(&truncate(label, 60))
+                "<g><title>{}</title><line x1=\"{x}\" y1=\"{top}\" x2=\"{x}\" y2=\"{bottom}\" stroke=\"#c0392b\" stroke-width=\"2\" stroke-dasharray=\"8 5\"/>{text}</g>",
+                esc(label)
             );
         }
         for (s, &(r, g, b)) in series.iter().zip(&colors) {
