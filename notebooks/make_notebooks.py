@@ -1,4 +1,6 @@
-"""Writes the notebooks from their cells: `python3 make_notebooks.py` (in this folder).
+"""Writes the notebooks from their cells: `python3 make_notebooks.py [NAME...]` (in this folder);
+`python3 make_notebooks.py --markdown-only [NAME...]` rewrites only the markdown of the saved
+notebooks, keeping their outputs.
 
 The notebooks it writes have no outputs; `bash install/run_notebook.sh --save all` then runs
 them through the kernel and stores the outputs (charts included) in place, as committed.
@@ -45,7 +47,13 @@ def twin_diff(name, plain, bach):
 ### What porting {name} to Bach changed
 
 The two functions in the cell above: the eager ndarray program (the `cpu` mode of
-`bach-bench`) and the Bach one. {changed} of its {total} lines differ:
+`bach-bench`) and the Bach one. {changed} of its {total} lines differ. What changes, and why:
+the array types in the signature (`Array1`/`Array2` become `Array`); element-wise math, which
+ndarray spells `x.mapv(f64::sin)` and Bach `x.sin()` (Bach has `mapv` too, but a Rust closure
+can only run on the CPU, so the annotated method is what lets an op move); library calls
+(scikit-learn style models instead of the numerical kernels called by hand); and `?` where a
+value is needed, since evaluating can fail (out of memory, a bad file). Nothing else: no
+device code, no copies, no placement.
 
 ```diff
 """ + "\n".join(list(diff)[2:]) + """
@@ -863,9 +871,30 @@ NOTEBOOKS = {
     "tsvd": tsvd,
 }
 
+def update_markdown(name):
+    """Rewrite only the markdown cells of a saved notebook, keeping its outputs (the cells
+    must be the same in number and kind)."""
+    path = HERE / f"{name}.ipynb"
+    saved = json.loads(path.read_text())
+    fresh = notebook(NOTEBOOKS[name])
+    kinds = lambda nb: [c["cell_type"] for c in nb["cells"]]
+    if kinds(saved) != kinds(fresh):
+        raise SystemExit(f"{name}: the cells changed; write it anew and run it (install/run_notebook.sh --save)")
+    for old, new in zip(saved["cells"], fresh["cells"]):
+        if old["cell_type"] == "markdown":
+            old["source"] = new["source"]
+    path.write_text(json.dumps(saved, indent=1, ensure_ascii=False) + "\n")
+
+
 if __name__ == "__main__":
     import sys
-    only = sys.argv[1:] or list(NOTEBOOKS)
+    args = sys.argv[1:]
+    if args[:1] == ["--markdown-only"]:
+        for name in args[1:] or list(NOTEBOOKS):
+            update_markdown(name)
+            print(f"updated the markdown of {name}.ipynb")
+        raise SystemExit(0)
+    only = args or list(NOTEBOOKS)
     for name in only:
         nb = notebook(NOTEBOOKS[name])
         if name == "tour":
