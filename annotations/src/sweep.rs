@@ -174,7 +174,11 @@ impl<'a> Sweep<'a> {
 }
 
 fn fmt_s(s: f64) -> String {
-    bach_runtime::cost::seconds(s)
+    if s >= 1.0 && s.fract() == 0.0 {
+        format!("{s} s")
+    } else {
+        bach_runtime::cost::seconds(s)
+    }
 }
 
 /// One size of one mode: `repeat` runs (median), checked against the time limit after each;

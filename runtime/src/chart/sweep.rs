@@ -37,7 +37,8 @@ fn draw(title: &str, x_desc: &str, series: &[SweepSeries], paging_from: Option<(
     let (xa, xb) = (k0 - 0.5, (k1 + 0.5).max(k0 + 1.5));
     let (lo, hi) = (secs.iter().copied().fold(f64::MAX, f64::min), secs.iter().copied().fold(0.0, f64::max));
     // Whole decades around the data, so the log axis has labelled ticks.
-    let (ya, yb) = (10f64.powf((lo.log10() - 0.15).floor()), 10f64.powf((hi.log10() + 0.15).ceil()));
+    // (The bottom a little under its decade: plotters labels only ticks inside the range.)
+    let (ya, yb) = (0.8 * 10f64.powf((lo.log10() - 0.15).floor()), 10f64.powf((hi.log10() + 0.15).ceil()));
     // Lines must stand apart at a glance: fixed, strongly different colours by position.
     const LINES: [(u8, u8, u8); 5] = [(0x1f, 0x5f, 0xa8), (0xd9, 0x5f, 0x0e), (0x2e, 0x8b, 0x3a), (0x7b, 0x4f, 0xa6), (0x55, 0x55, 0x55)];
     let colors: Vec<(u8, u8, u8)> = (0..series.len()).map(|i| LINES[i % LINES.len()]).collect();
