@@ -55,8 +55,7 @@ pub fn cell(n: u64) {
             if bach_runtime::device::panic_is_caught() {
                 return; // a device turns it into a BachError for the op
             }
-            let message =
-                info.payload().downcast_ref::<String>().map(String::as_str).or_else(|| info.payload().downcast_ref::<&str>().copied()).unwrap_or("panic with a non-text payload");
+            let message = bach_runtime::device::panic_text(info.payload());
             let location = info.location().map(|l| format!("{}:{}", l.file(), l.line())).unwrap_or_default();
             println!("{PANIC_MARKER}{}", json_object(&[("message", message), ("location", &location)]));
         }));

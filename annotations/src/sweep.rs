@@ -26,7 +26,8 @@ use std::ops::RangeInclusive;
 use std::sync::Arc;
 use std::time::Instant;
 
-use bach_runtime::chart::{sweep_svg, SweepSeries};
+use bach_runtime::chart::{short_name, sweep_svg, SweepSeries};
+use bach_runtime::device::panic_text;
 use bach_runtime::{json, session, units, BachError, DeviceKind, Session};
 
 /// Seconds `f` took; its error, if it failed. Time only the work: make inputs before.
@@ -199,7 +200,7 @@ fn point(time: &mut dyn FnMut(u32) -> crate::Result<f64>, k: u32, repeat: usize,
             Ok(Err(e @ BachError::DeviceOutOfMemory { .. })) => return Outcome::OutOfMemory(e.to_string()),
             Ok(Err(e)) => return Outcome::Failed(e.to_string()),
             Err(panic) => {
-                let msg = panic.downcast_ref::<String>().cloned().or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string())).unwrap_or_else(|| "a panic".into());
+                let msg = panic_text(panic.as_ref()).to_string();
                 let oom = msg.to_lowercase().contains("out of memory") || msg.contains("memory allocation");
                 return if oom { Outcome::OutOfMemory(msg) } else { Outcome::Failed(format!("panicked: {msg}")) };
             }
@@ -281,7 +282,7 @@ impl SweepResult {
             })
             .collect();
         let paging = self.paging_from().map(|k| {
-            let memory = self.accelerator_memory.as_ref().map(|(d, b)| format!(" ({}: {})", short(d), units::bytes(*b as usize))).unwrap_or_default();
+            let memory = self.accelerator_memory.as_ref().map(|(d, b)| format!(" ({}: {})", short_name(d), units::bytes(*b as usize))).unwrap_or_default();
             (k, format!("paging from 2^{k}{memory}"))
         });
         sweep_svg(&format!("{}: time against size", self.workload), &self.x_desc, &series, paging)
@@ -327,16 +328,7 @@ impl SweepResult {
 
 /// A JSON number (`null` for a value JSON cannot hold).
 fn number(x: f64) -> String {
-    if x.is_finite() {
-        format!("{x}")
-    } else {
-        "null".into()
-    }
-}
-
-/// A device name without its details in parentheses.
-fn short(name: &str) -> &str {
-    name.split(" (").next().unwrap_or(name)
+    json::number(x).unwrap_or_else(|| "null".into())
 }
 
 impl fmt::Display for SweepResult {
@@ -365,7 +357,7 @@ impl fmt::Display for SweepResult {
             }
         }
         match (self.paging_from(), &self.accelerator_memory) {
-            (Some(k), Some((d, b))) => writeln!(f, "paging from 2^{k}: larger inputs do not fit the {} that {} plans with", units::bytes(*b as usize), short(d))?,
+            (Some(k), Some((d, b))) => writeln!(f, "paging from 2^{k}: larger inputs do not fit the {} that {} plans with", units::bytes(*b as usize), short_name(d))?,
             (Some(k), None) => writeln!(f, "paging from 2^{k}")?,
             _ => {}
         }

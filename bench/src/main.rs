@@ -394,6 +394,11 @@ struct Setup<'g> {
     gpu: Option<gpu::Runner<'g>>,
 }
 
+/// `cols` as lazy arrays of `session` (inputs already in memory: nothing to compute).
+fn lazy_inputs(session: &Arc<Session>, cols: &Columns) -> BTreeMap<&'static str, bach::Array<f64>> {
+    bach_runtime::with_session(session, || cols.iter().map(|(k, v)| (*k, bach::Array::from_shared(v.clone().into_dyn().into_shared()))).collect())
+}
+
 /// One timed run of a mode: from inputs in memory to outputs on the host.
 fn run_once(w: Workload, mode: Mode, s: &mut Setup<'_>) -> Result<(f64, Columns), String> {
     let t0 = Instant::now();
@@ -504,7 +509,7 @@ fn run(args: &Args) -> Result<(), String> {
 
     let cols = w.inputs(n, args.seed);
     let lazy_inputs = match &session {
-        Some(s) => bach_runtime::with_session(s, || cols.iter().map(|(k, v)| (*k, bach::Array::from_shared(v.clone().into_dyn().into_shared()))).collect()),
+        Some(s) => lazy_inputs(s, &cols),
         None => BTreeMap::new(),
     };
     let runner = match &gpu {
@@ -817,7 +822,7 @@ mod tests {
         let s = bach_session(DeviceChoice::Emulated(Some(4 << 20)), &args("run black-scholes --memory 4MiB").unwrap()).unwrap();
         let w = Workload::BlackScholes;
         let cols = w.inputs(1 << 16, Some(3));
-        let lazy = bach_runtime::with_session(&s, || cols.iter().map(|(k, v)| (*k, bach::Array::from_shared(v.clone().into_dyn().into_shared()))).collect());
+        let lazy = lazy_inputs(&s, &cols);
         let mut setup = Setup { cols, lazy_inputs: lazy, session: Some(s.clone()), gpu: None };
         let (_, out) = run_once(w, Mode::Bach, &mut setup).unwrap();
         let want = w.cpu(&setup.cols);

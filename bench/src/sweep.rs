@@ -79,7 +79,7 @@ pub fn run(args: &Args, target: Target, session: Option<Arc<Session>>, out: &Pat
         if c.as_ref().is_none_or(|c| c.0 != k) {
             *c = None; // free the last size's inputs first
             let cols = w.inputs(1 << k, seed);
-            let lazy = bach_runtime::with_session(&session, || cols.iter().map(|(n, v)| (*n, bach::Array::from_shared(v.clone().into_dyn().into_shared()))).collect());
+            let lazy = crate::lazy_inputs(&session, &cols);
             *c = Some((k, cols, lazy));
         }
     };

@@ -151,7 +151,7 @@ impl Device for CpuDevice {
 }
 
 /// The message of a panic payload.
-pub(crate) fn panic_text(panic: &(dyn std::any::Any + Send)) -> &str {
+pub fn panic_text(panic: &(dyn std::any::Any + Send)) -> &str {
     panic.downcast_ref::<String>().map(String::as_str).or_else(|| panic.downcast_ref::<&str>().copied()).unwrap_or("panic with a non-text payload")
 }
 

@@ -33,6 +33,12 @@ pub enum Value {
     Object(Vec<(String, Value)>),
 }
 
+/// A JSON number in its shortest round-trip form (`{:?}` of a finite f64 is valid JSON);
+/// `None` for NaN and infinities, which JSON cannot hold (each writer says what stands in).
+pub fn number(v: f64) -> Option<String> {
+    v.is_finite().then(|| format!("{v:?}"))
+}
+
 /// Parse one JSON value (the whole text).
 pub fn parse(text: &str) -> Result<Value, String> {
     let mut p = Parser { s: text.as_bytes(), i: 0 };

@@ -46,6 +46,7 @@ use text::*;
 use timeline::*;
 
 pub use sweep::{sweep_svg, SweepSeries};
+pub use text::short_name;
 
 /// Most bars (SVG rects with hover text) one chart holds; beyond it, close bars are merged.
 pub const MAX_BARS: usize = 2500;

@@ -27,7 +27,7 @@ pub(super) fn clean(s: &str) -> String {
 
 /// A device's name without its parenthesised details ("cpu", "emulated accelerator",
 /// "NVIDIA H100 80GB HBM3"), for titles and legends; hover text keeps the whole name.
-pub(super) fn short_name(name: &str) -> &str {
+pub fn short_name(name: &str) -> &str {
     name.split(" (").next().unwrap_or(name)
 }
 

@@ -156,13 +156,9 @@ pub fn saved_profile_path(devices: &[DeviceProfile]) -> Option<PathBuf> {
     profile_dir().map(|d| d.join(format!("{}.json", profile_key(devices))))
 }
 
-/// A JSON number: shortest round-trip form (`{:?}` of f64 is valid JSON for finite values).
+/// A JSON number; an infinite cost is written as the largest one.
 fn number(v: f64) -> String {
-    if v.is_finite() {
-        format!("{v:?}")
-    } else {
-        "1e308".into()
-    }
+    json::number(v).unwrap_or_else(|| "1e308".into())
 }
 
 #[cfg(test)]
