@@ -180,12 +180,18 @@ impl<A: Real> Array<A> {
     }
 
     /// Uniform values in [low, high) from numpy's `RandomState(seed).uniform(low, high, shape)`.
-    /// Generated whole (one random stream) on the host.
-    pub fn random_uniform(shape: impl ShapeArg, low: f64, high: f64, seed: u32) -> Self {
+    /// Generated whole (one random stream) on the host. The bounds give the element type, so
+    /// `Array::random_uniform(n, 0.0, 1.0, seed)` is an `f64` array (numpy's default) and
+    /// `let x: Array<f32> = Array::random_uniform(..)` an `f32` one; numbers are drawn in `f64`
+    /// either way, as numpy does, and rounded to `f32`.
+    pub fn random_uniform(shape: impl ShapeArg, low: A, high: A, seed: u32) -> Self {
+        let (low, high) = (low.to_f64().unwrap_or(f64::NAN), high.to_f64().unwrap_or(f64::NAN));
         Self::wrap(random_node("random_uniform", A::DTYPE, shape.dims(), seed, Draw::Uniform { low, high }))
     }
-    /// Normal values from numpy's `RandomState(seed).normal(mean, std, shape)`.
-    pub fn random_normal(shape: impl ShapeArg, mean: f64, std: f64, seed: u32) -> Self {
+    /// Normal values from numpy's `RandomState(seed).normal(mean, std, shape)` (the element
+    /// type as in [`Array::random_uniform`]).
+    pub fn random_normal(shape: impl ShapeArg, mean: A, std: A, seed: u32) -> Self {
+        let (mean, std) = (mean.to_f64().unwrap_or(f64::NAN), std.to_f64().unwrap_or(f64::NAN));
         Self::wrap(random_node("random_normal", A::DTYPE, shape.dims(), seed, Draw::Normal { mean, std }))
     }
 }

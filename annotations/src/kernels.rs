@@ -542,7 +542,7 @@ mod tests {
             v5.dot(&m.t()).unwrap(),
             m.dot(&v5).unwrap(),
             m.dot(&m.t()).unwrap(),
-            &x * Array::<A>::random_uniform(40, 0.0, 1.0, 7),
+            &x * Array::<A>::random_uniform(40, A::zero(), A::one(), 7),
         ];
         out.push(m.sqrt().sum_axis(Axis(1)).unwrap());
         out

@@ -9,7 +9,7 @@
 
 use std::ffi::c_int;
 use std::fmt::Write as _;
-use std::sync::{Arc, Once, OnceLock};
+use std::sync::{Arc, Once};
 
 use bach_runtime::{json, session, BachError, Element, Lazy, Session, Value};
 
@@ -24,7 +24,6 @@ pub const END_MARKER: &str = "\u{1e}BACH_END";
 /// Starts a stdout line asking the kernel to clear the cell's output (`now` or `wait`).
 pub const CLEAR_MARKER: &str = "\u{1e}BACH_CLEAR ";
 
-static SESSION: OnceLock<Arc<Session>> = OnceLock::new();
 static INIT: Once = Once::new();
 
 // signal(2), declared here rather than through the `libc` crate: notebooks compile against
@@ -37,7 +36,7 @@ unsafe extern "C" {
 
 extern "C" fn on_interrupt(_signal: c_int) {
     // Only atomic operations here: a signal handler may run between any two instructions.
-    if let Some(s) = SESSION.get() {
+    if let Some(s) = session::global_if_made() {
         s.interrupt();
     }
 }
@@ -46,7 +45,6 @@ extern "C" fn on_interrupt(_signal: c_int) {
 /// nodes, and sets up the process on first use.
 pub fn cell(n: u64) {
     INIT.call_once(|| {
-        let _ = SESSION.set(session::global());
         // SAFETY: installing a handler that only performs atomic stores.
         unsafe {
             signal(SIGUSR1, on_interrupt);
@@ -60,7 +58,34 @@ pub fn cell(n: u64) {
             println!("{PANIC_MARKER}{}", json_object(&[("message", message), ("location", &location)]));
         }));
     });
-    session::global().set_cell(n);
+    session::set_global_cell(n);
+}
+
+/// The prelude's `bach_session`: the notebook's Bach session, which derefs to
+/// [`Session`] (`bach_session.nodes()`, `.trace()`, `.config()`). The session is made, and its
+/// devices detected, when it is first used, not when the kernel starts: a kernel started
+/// ahead of time (the kernel's standby) holds no device while it waits.
+#[derive(Clone, Copy)]
+pub struct NotebookSession;
+
+impl NotebookSession {
+    /// The session itself, for functions that take an `Arc<Session>`.
+    pub fn arc(&self) -> Arc<Session> {
+        session::global()
+    }
+}
+
+impl std::ops::Deref for NotebookSession {
+    type Target = Session;
+    fn deref(&self) -> &Session {
+        session::global_ref()
+    }
+}
+
+impl std::fmt::Debug for NotebookSession {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(&**self, f)
+    }
 }
 
 /// Gives every `Debug` value the `evcxr_display` method evcxr calls on a cell's final

@@ -19,6 +19,10 @@ pub trait Output {
     fn stream(&mut self, name: StreamName, text: &str);
     /// A `display_data` message (a cell may send several, e.g. several charts).
     fn display(&mut self, data: Bundle);
+    /// A `display_data` message with a display id (`update` false), or an
+    /// `update_display_data` replacing the output shown under that id (`update` true): a line
+    /// that changes in place.
+    fn display_as(&mut self, data: Bundle, id: &str, update: bool);
     /// A `clear_output` message: clear the cell's output now, or with `wait` when the next
     /// output arrives (a loop that redraws a chart does not flicker).
     fn clear(&mut self, wait: bool);

@@ -26,6 +26,9 @@ const END_MARKER: &str = "\u{1e}BACH_END";
 /// How long an interrupted cell may take to reach a piece boundary before the kernel
 /// restarts the Rust process (user code stuck outside Bach).
 const INTERRUPT_GRACE: Duration = Duration::from_secs(3);
+/// How long a completion or inspection waits for evcxr to finish starting (rust-analyzer answers
+/// them) before answering with nothing.
+const START_WAIT: Duration = Duration::from_secs(30);
 /// Optimisation level of the cells' own code (`BACH_KERNEL_OPT_LEVEL` overrides; `:opt 2` in a
 /// notebook). Cells mostly glue calls into the library, which is compiled at 2 regardless and
 /// keeps every kernel on its side (no generic kernel code is compiled into a cell), so 0
@@ -63,6 +66,11 @@ pub struct EvcxrEngine {
     build_dir: PathBuf,
     running: Arc<Running>,
     cells: u64,
+    /// When evcxr's start began (the start-up line counts from it).
+    began: std::time::Instant,
+    /// Lines the next cell runs first (a standby's first cell changes to the launcher's
+    /// directory).
+    next_cell_prefix: String,
 }
 
 fn rustc_version() -> String {
@@ -91,6 +99,11 @@ impl EvcxrEngine {
     /// background thread; the first request that needs it waits for it. Must run before
     /// other threads start: it sets evcxr's config directory variable.
     pub fn start(home: Home, build_dir: PathBuf) -> Result<Self, String> {
+        Self::start_then(home, build_dir, None)
+    }
+
+    /// [`start`](Self::start), then run `on_ready` on the start thread once the prelude ran.
+    pub fn start_then(home: Home, build_dir: PathBuf, on_ready: Option<Box<dyn FnOnce() + Send>>) -> Result<Self, String> {
         let config_dir = build_dir.with_extension("config");
         write_evcxr_toml(&config_dir, &build_dir)?;
         // SAFETY: called from main before any thread is spawned.
@@ -121,22 +134,42 @@ impl EvcxrEngine {
                         Ok(Started { ctx, outputs })
                     });
                 eprintln!("bach-kernel: build copied, evcxr and the Bach prelude {} in {:.2} s", if started.is_ok() { "ready" } else { "failed" }, t0.elapsed().as_secs_f64());
+                let ok = started.is_ok();
                 let _ = tx.send(started);
+                if let (true, Some(f)) = (ok, on_ready) {
+                    f();
+                }
             })
             .map_err(|e| format!("cannot start a thread: {e}"))?;
-        Ok(EvcxrEngine { state: State::Starting(rx), home, build_dir, running, cells: 0 })
+        Ok(EvcxrEngine { state: State::Starting(rx), home, build_dir, running, cells: 0, next_cell_prefix: String::new(), began: std::time::Instant::now() })
+    }
+
+    /// Wait until evcxr and the prelude are ready.
+    pub fn wait_ready(&mut self) -> Result<(), String> {
+        self.started(true).map(|_| ())
+    }
+
+    /// Run the cells in `dir` from now on (a standby taking over a kernel started elsewhere).
+    pub fn start_in(&mut self, dir: &Path) {
+        self.next_cell_prefix = format!("std::env::set_current_dir({:?}).ok();\n", dir.display().to_string());
     }
 
     /// evcxr, waiting for it to finish starting if `wait`.
     fn started(&mut self, wait: bool) -> Result<&mut Started, String> {
+        self.started_within(if wait { None } else { Some(Duration::ZERO) })
+    }
+
+    /// evcxr, waiting up to `limit` (None: as long as it takes) for it to finish starting.
+    fn started_within(&mut self, limit: Option<Duration>) -> Result<&mut Started, String> {
         if let State::Starting(rx) = &self.state {
-            let r = if wait {
-                rx.recv().unwrap_or_else(|_| Err("evcxr's start thread ended without a result".into()))
-            } else {
-                match rx.try_recv() {
+            let ended = || Err("evcxr's start thread ended without a result".to_string());
+            let r = match limit {
+                None => rx.recv().unwrap_or_else(|_| ended()),
+                Some(limit) => match rx.recv_timeout(limit) {
                     Ok(r) => r,
-                    Err(_) => return Err("still starting".into()),
-                }
+                    Err(std::sync::mpsc::RecvTimeoutError::Timeout) => return Err("still starting".into()),
+                    Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => ended(),
+                },
             };
             self.state = match r {
                 Ok(s) => State::Ready(Box::new(s)),
@@ -147,6 +180,30 @@ impl EvcxrEngine {
             State::Ready(s) => Ok(s),
             State::Failed(e) => Err(e.clone()),
             State::Starting(_) => unreachable!("resolved above"),
+        }
+    }
+
+    /// While evcxr is still starting, a line in the cell says so, updated in place each second,
+    /// and says how long it took once it is ready.
+    fn show_start(&mut self, out: &mut dyn Output) {
+        const ID: &str = "bach-kernel-start";
+        let line = |text: String| {
+            let mut b = Bundle::new();
+            b.insert("text/plain".into(), text.into());
+            b
+        };
+        let mut shown = false;
+        while matches!(self.state, State::Starting(_)) {
+            if self.started_within(Some(Duration::from_millis(if shown { 1000 } else { 300 }))).is_ok() || !matches!(self.state, State::Starting(_)) {
+                break;
+            }
+            let secs = self.began.elapsed().as_secs();
+            out.display_as(line(format!("starting Rust (evcxr, rust-analyzer, the Bach prelude): {secs} s...")), ID, shown);
+            shown = true;
+        }
+        if shown {
+            let how = if matches!(self.state, State::Ready(_)) { "started" } else { "failed to start" };
+            out.display_as(line(format!("Rust {how} in {:.1} s", self.began.elapsed().as_secs_f64())), ID, true);
         }
     }
 
@@ -365,12 +422,14 @@ impl Engine for EvcxrEngine {
             true => restore_lock_line(&lock_before, &self.build_dir),
             false => String::new(),
         };
+        let restore = std::mem::take(&mut self.next_cell_prefix) + &restore;
         let (code, mut inserted) = with_cell_prefix(marked.as_deref().unwrap_or(&rust), execution_count as u64, &restore);
         let running = self.running.clone();
         let cargo_config = self.build_dir.join(".cargo").join("config.toml");
         running.killed.store(false, Ordering::SeqCst);
         running.cell.store(self.cells, Ordering::SeqCst);
         running.busy.store(true, Ordering::SeqCst);
+        self.show_start(out);
         let started = match self.started(true) {
             Ok(s) => s,
             Err(e) => {
@@ -473,7 +532,7 @@ impl Engine for EvcxrEngine {
             c.cursor_start = code[..m.1].chars().count();
             return c;
         }
-        let Ok(started) = self.started(false) else { return c };
+        let Ok(started) = self.started_within(Some(START_WAIT)) else { return c };
         if let Ok(r) = started.ctx.completions(code, byte) {
             c.matches = r.completions.into_iter().map(|x| x.code).collect();
             c.cursor_start = code[..r.start_offset.min(code.len())].chars().count();
@@ -488,7 +547,7 @@ impl Engine for EvcxrEngine {
         let word_end = code[byte..].find(|c: char| !(c.is_alphanumeric() || c == '_')).map_or(code.len(), |i| byte + i);
         let word = &code[word_start..word_end];
         let mut bundle = Bundle::new();
-        let started = self.started(false).ok()?;
+        let started = self.started_within(Some(START_WAIT)).ok()?;
         if let Some((_, ty)) = started.ctx.variables_and_types().find(|(n, _)| *n == word) {
             bundle.insert("text/plain".into(), format!("{word}: {ty}").into());
             return Some(bundle);

@@ -19,6 +19,7 @@ mod magics;
 mod question_mark;
 mod rustc_wrapper;
 mod server;
+mod standby;
 mod toolchain;
 mod wire;
 
@@ -38,18 +39,19 @@ const USAGE: &str = "usage:
 /// crate in that graph costs start-up time (ARCHITECTURE.md, "Start-up").
 fn profile_rust_analyzer() {
     use tracing_subscriber::prelude::*;
+    let all = std::env::var("BACH_KERNEL_TIMING").as_deref() == Ok("ra-all");
     let spans = ["crate_def_map_query", "infer_query"];
     let layer = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
         .with_span_events(tracing_subscriber::fmt::format::FmtSpan::CLOSE)
-        .with_filter(tracing_subscriber::filter::filter_fn(move |m| m.is_span() && spans.contains(&m.name())));
+        .with_filter(tracing_subscriber::filter::filter_fn(move |m| m.is_span() && (all || spans.contains(&m.name()))));
     tracing_subscriber::registry().with(layer).init();
 }
 
 fn main() -> ExitCode {
     rustc_wrapper::intercept();
     evcxr::runtime_hook();
-    if std::env::var("BACH_KERNEL_TIMING").as_deref() == Ok("ra") {
+    if matches!(std::env::var("BACH_KERNEL_TIMING").as_deref(), Ok("ra" | "ra-all")) {
         profile_rust_analyzer();
     }
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -68,6 +70,7 @@ fn main() -> ExitCode {
             _ => Err(USAGE.to_string()),
         },
         Some("warm") => warm(),
+        Some("standby") => run_standby(),
         _ => Err(USAGE.to_string()),
     };
     match result {
@@ -113,12 +116,56 @@ fn fresh_build_dir() -> Result<PathBuf, String> {
 }
 
 fn run_kernel(connection_file: &Path) -> Result<(), String> {
+    if standby::hand_over(connection_file) {
+        return Ok(());
+    }
     let home = Home::locate();
     let build = fresh_build_dir()?;
-    let engine = evcxr_engine::EvcxrEngine::start(home, build)?;
-    let r = server::run(connection_file, Box::new(engine));
+    // Once this kernel is ready, a standby starts for the next kernel (standby.rs).
+    let engine = evcxr_engine::EvcxrEngine::start_then(home, build, Some(Box::new(standby::spawn)))?;
+    let r = server::run(connection_file, Box::new(engine), server::Watch::Parent);
     remove_scratch();
     r
+}
+
+/// `bach-kernel standby`: start a kernel ahead of time and wait for a launcher to hand it a
+/// connection file (standby.rs).
+fn run_standby() -> Result<(), String> {
+    let Some(idle) = standby::idle_limit() else { return Ok(()) };
+    let Some(listener) = standby::claim()? else {
+        return Ok(()); // another standby waits for this environment
+    };
+    let log = standby::log_to_file();
+    let r = serve_as_standby(listener, idle);
+    if let Err(e) = &r {
+        eprintln!("bach-kernel: standby: {e}");
+    } else if let Some(log) = log {
+        let _ = std::fs::remove_file(log);
+    }
+    remove_scratch();
+    r
+}
+
+fn serve_as_standby(listener: std::os::unix::net::UnixListener, idle: std::time::Duration) -> Result<(), String> {
+    let home = Home::locate();
+    let build = fresh_build_dir()?;
+    let mut engine = evcxr_engine::EvcxrEngine::start(home, build)?;
+    engine.wait_ready()?;
+    eprintln!("bach-kernel: standby ready; waiting up to {} s", idle.as_secs());
+    let Some(mut adopted) = standby::wait(listener, idle) else {
+        eprintln!("bach-kernel: standby unused; exiting");
+        return Ok(());
+    };
+    if let Err(e) = std::env::set_current_dir(&adopted.cwd) {
+        eprintln!("bach-kernel: cannot change to {}: {e}", adopted.cwd.display());
+    }
+    engine.start_in(&adopted.cwd);
+    if !standby::accept(&mut adopted) {
+        return Err("the launcher went away before the hand-over".into());
+    }
+    eprintln!("bach-kernel: serving {} for process {}", adopted.connection_file.display(), adopted.launcher);
+    standby::spawn();
+    server::run(&adopted.connection_file, Box::new(engine), server::Watch::Process(adopted.launcher))
 }
 
 /// Compile the prelude once into the installed home's `warm/` template.
@@ -136,6 +183,7 @@ fn warm() -> Result<(), String> {
             eprint!("{text}");
         }
         fn display(&mut self, _: engine::Bundle) {}
+        fn display_as(&mut self, _: engine::Bundle, _: &str, _: bool) {}
         fn clear(&mut self, _: bool) {}
     }
     use engine::Engine;

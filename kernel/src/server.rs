@@ -35,10 +35,13 @@ use zeromq::{Socket, SocketRecv, SocketSend, ZmqMessage};
 /// Serves `engine` on the sockets described by `connection_file` until a `shutdown_request`
 /// arrives or the parent process goes away. Errors: an unreadable connection file or a socket
 /// that cannot be bound.
-pub fn run(connection_file: &Path, engine: Box<dyn Engine>) -> Result<(), String> {
+pub fn run(connection_file: &Path, engine: Box<dyn Engine>, watch: Watch) -> Result<(), String> {
     let info = ConnectionInfo::from_file(connection_file).map_err(|e| e.to_string())?;
-    // SAFETY: getppid has no preconditions and cannot fail.
-    let parent_pid = unsafe { libc::getppid() };
+    let watch = match watch {
+        // SAFETY: getppid has no preconditions and cannot fail.
+        Watch::Parent => Watched::Parent(unsafe { libc::getppid() }),
+        Watch::Process(pid) => Watched::Process(pid),
+    };
     install_sigint_handler();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -46,7 +49,7 @@ pub fn run(connection_file: &Path, engine: Box<dyn Engine>) -> Result<(), String
         .enable_all()
         .build()
         .map_err(|e| format!("cannot start the tokio runtime: {e}"))?;
-    let result = runtime.block_on(serve(info, engine, parent_pid));
+    let result = runtime.block_on(serve(info, engine, watch));
     runtime.shutdown_timeout(Duration::from_millis(500));
     result
 }
@@ -85,8 +88,11 @@ enum EngineCmd {
 /// What a running cell produces, in order; `Done` is always last.
 enum ExecEvent {
     Stream(StreamName, String),
-    Display(Bundle),
-    Clear { wait: bool },
+    /// A display; with an id (and whether it updates the one shown under it).
+    Display(Bundle, Option<(String, bool)>),
+    Clear {
+        wait: bool,
+    },
     Done(Result<Option<Bundle>, ExecError>),
 }
 
@@ -108,7 +114,11 @@ impl Output for ChannelOutput<'_> {
     }
 
     fn display(&mut self, data: Bundle) {
-        let _ = self.events.send(ExecEvent::Display(data));
+        let _ = self.events.send(ExecEvent::Display(data, None));
+    }
+
+    fn display_as(&mut self, data: Bundle, id: &str, update: bool) {
+        let _ = self.events.send(ExecEvent::Display(data, Some((id.to_owned(), update))));
     }
 
     fn clear(&mut self, wait: bool) {
@@ -580,9 +590,16 @@ impl Shell {
                                 kernel.publish(msg, "stream", json!({"name": stream_name(name), "text": text}));
                             }
                         }
-                        ExecEvent::Display(data) => {
+                        ExecEvent::Display(data, id) => {
                             if !silent {
-                                kernel.publish(msg, "display_data", json!({"data": data, "metadata": {}, "transient": {}}));
+                                match id {
+                                    None => kernel.publish(msg, "display_data", json!({"data": data, "metadata": {}, "transient": {}})),
+                                    Some((id, update)) => kernel.publish(
+                                        msg,
+                                        if update { "update_display_data" } else { "display_data" },
+                                        json!({"data": data, "metadata": {}, "transient": {"display_id": id}}),
+                                    ),
+                                }
                             }
                         }
                         ExecEvent::Clear { wait } => {
@@ -740,19 +757,39 @@ async fn watch_sigint(kernel: Arc<Kernel>) {
     }
 }
 
-/// Stops the server when the process that started the kernel is gone (it is then reparented, so
-/// `getppid` changes). Nothing to watch when started by init (pid 1).
-async fn watch_parent(kernel: Arc<Kernel>, parent: libc::pid_t) {
-    if parent <= 1 {
+/// Which process's end ends the kernel.
+pub enum Watch {
+    /// The process that started this one (Jupyter's).
+    Parent,
+    /// Another process: the launcher that handed this standby its kernel (standby.rs).
+    Process(libc::pid_t),
+}
+
+#[derive(Clone, Copy)]
+enum Watched {
+    Parent(libc::pid_t),
+    Process(libc::pid_t),
+}
+
+/// Stops the server when the watched process is gone: the parent (this process is then
+/// reparented, so `getppid` changes; nothing to watch when started by init, pid 1), or the
+/// launcher a standby serves.
+async fn watch_parent(kernel: Arc<Kernel>, watched: Watched) {
+    let (Watched::Parent(p) | Watched::Process(p)) = watched;
+    if p <= 1 {
         return;
     }
     let mut tick = tokio::time::interval(Duration::from_secs(1));
     loop {
         tick.tick().await;
-        // SAFETY: getppid has no preconditions and cannot fail.
-        let now = unsafe { libc::getppid() };
-        if now != parent {
-            kernel.request_shutdown(format!("the parent process {parent} is gone"));
+        let gone = match watched {
+            // SAFETY: getppid has no preconditions and cannot fail.
+            Watched::Parent(p) => (unsafe { libc::getppid() }) != p,
+            // SAFETY: signal 0 only checks that the process exists.
+            Watched::Process(p) => (unsafe { libc::kill(p, 0) }) != 0,
+        };
+        if gone {
+            kernel.request_shutdown(format!("the process {p} that started the kernel is gone"));
             return;
         }
     }
@@ -760,7 +797,7 @@ async fn watch_parent(kernel: Arc<Kernel>, parent: libc::pid_t) {
 
 // ---------------------------------------------------------------------------------------------
 
-async fn serve(info: ConnectionInfo, engine: Box<dyn Engine>, parent_pid: libc::pid_t) -> Result<(), String> {
+async fn serve(info: ConnectionInfo, engine: Box<dyn Engine>, watched: Watched) -> Result<(), String> {
     let signer = Signer::new(info.key.as_bytes());
     let heartbeat_socket = bind::<zeromq::RepSocket>(&info, info.hb_port, "heartbeat").await?;
     let shell_socket = bind::<zeromq::RouterSocket>(&info, info.shell_port, "shell").await?;
@@ -798,7 +835,7 @@ async fn serve(info: ConnectionInfo, engine: Box<dyn Engine>, parent_pid: libc::
     let (control_send, control_recv) = control_socket.split();
     tokio::spawn(control_loop(kernel.clone(), control_recv, control_send, signer.clone()));
     tokio::spawn(watch_sigint(kernel.clone()));
-    tokio::spawn(watch_parent(kernel.clone(), parent_pid));
+    tokio::spawn(watch_parent(kernel.clone(), watched));
 
     let reason = match shutdown_rx.wait_for(|r| r.is_some()).await {
         Ok(reason) => reason.clone().unwrap_or_default(),
@@ -848,7 +885,7 @@ mod tests {
             ExecEvent::Stream(StreamName::Stdout, "a".into()),
             ExecEvent::Stream(StreamName::Stdout, "b".into()),
             ExecEvent::Stream(StreamName::Stderr, "c".into()),
-            ExecEvent::Display(Bundle::new()),
+            ExecEvent::Display(Bundle::new(), None),
             ExecEvent::Stream(StreamName::Stdout, "d".into()),
             ExecEvent::Done(Ok(None)),
         ];

@@ -168,6 +168,9 @@ mod tests {
         fn display(&mut self, data: Bundle) {
             self.displays.push(data);
         }
+        fn display_as(&mut self, data: Bundle, _: &str, _: bool) {
+            self.displays.push(data);
+        }
         fn clear(&mut self, _: bool) {}
     }
 

@@ -8,7 +8,7 @@ use std::cell::RefCell;
 use std::collections::HashSet;
 use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, LazyLock, Mutex, MutexGuard, RwLock};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, RwLock};
 use std::time::Instant;
 
 use petgraph::stable_graph::{NodeIndex, StableDiGraph};
@@ -128,7 +128,11 @@ pub struct Session {
     epoch: Instant,
 }
 
-static GLOBAL: LazyLock<Arc<Session>> = LazyLock::new(Session::new);
+/// The process-wide session, made (devices detected, cost model loaded) on first use: a kernel
+/// waiting in standby has not touched a device.
+static GLOBAL: OnceLock<Arc<Session>> = OnceLock::new();
+/// The notebook's cell number, kept for the process-wide session until it is made.
+static GLOBAL_CELL: AtomicU64 = AtomicU64::new(0);
 
 thread_local! {
     static CURRENT: RefCell<Option<Arc<Session>>> = const { RefCell::new(None) };
@@ -137,12 +141,35 @@ thread_local! {
 /// The session new values are created in: the process-wide one, unless [`with_session`]
 /// says otherwise on this thread.
 pub fn current() -> Arc<Session> {
-    CURRENT.with(|c| c.borrow().clone()).unwrap_or_else(|| GLOBAL.clone())
+    CURRENT.with(|c| c.borrow().clone()).unwrap_or_else(global)
 }
 
 /// The process-wide session (the notebook's).
 pub fn global() -> Arc<Session> {
-    GLOBAL.clone()
+    global_ref().clone()
+}
+
+/// The process-wide session, borrowed for the life of the process (made on first use).
+pub fn global_ref() -> &'static Arc<Session> {
+    GLOBAL.get_or_init(|| {
+        let s = Session::new();
+        s.set_cell(GLOBAL_CELL.load(Ordering::SeqCst));
+        s
+    })
+}
+
+/// The process-wide session if something has made it (a signal handler may call this: it
+/// is one atomic load).
+pub fn global_if_made() -> Option<&'static Arc<Session>> {
+    GLOBAL.get()
+}
+
+/// Record the notebook's cell number on the process-wide session without making it.
+pub fn set_global_cell(n: u64) {
+    GLOBAL_CELL.store(n, Ordering::SeqCst);
+    if let Some(s) = GLOBAL.get() {
+        s.set_cell(n);
+    }
 }
 
 /// Run `f` with `session` as the current session of this thread (isolated tests, tools).

@@ -4,6 +4,8 @@ errors, interrupts that keep the session, completion, history, and every noteboo
 
 import pathlib
 import queue
+import re
+import tempfile
 import os
 import time
 
@@ -372,6 +374,117 @@ def test_placement_changes_with_the_cost_model_and_explain_says_why(jupyter_path
         assert r["status"] == "ok", r
         plain = "".join(m["content"]["data"].get("text/plain", "") for m in of_type(msgs, "execute_result") + of_type(msgs, "display_data"))
         assert "policy optimal" in plain, msgs
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
+
+
+def readme_snippets():
+    return re.findall(r"```rust\n(.*?)```", (ROOT / "README.md").read_text(), re.S)
+
+
+def test_readme_snippets_run_in_the_kernel(kernel):
+    """Every Rust snippet of README.md runs as written as a cell (tests/tests/readme.rs checks
+    their numbers as Rust tests; this checks what a user pasting them sees)."""
+    _, kc = kernel
+    snippets = readme_snippets()
+    assert len(snippets) >= 3
+    for code in snippets:
+        r, _ = run(kc, code)
+        assert r["status"] == "ok", (code, r)
+
+
+STANDBY_DIR = pathlib.Path(tempfile.gettempdir()) / "bach-kernel" / f"standby-{os.getuid()}"
+
+
+def wait_for_standby(since, timeout=TIMEOUT):
+    """A standby started after `since` that says it is ready (and still waits on its socket)."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        for log in STANDBY_DIR.glob("*.log"):
+            said = log.read_text(errors="replace")
+            waiting = "standby ready" in said and "serving" not in said
+            if log.stat().st_mtime >= since - 1 and waiting and (STANDBY_DIR / (log.name.split(".")[0] + ".sock")).exists():
+                return log
+        time.sleep(0.5)
+    pytest.fail(f"no standby became ready in {STANDBY_DIR}")
+
+
+def gone(pid, within=10.0):
+    deadline = time.time() + within
+    while time.time() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        time.sleep(0.1)
+    return False
+
+
+WHO_AND_WHERE = 'println!("{} {}", std::os::unix::process::parent_id(), std::fs::read_to_string("data.txt").unwrap());\nlet v = Array::random_uniform(4, 0.0, 1.0, 1);\nv.sum().to_scalar()?'
+
+
+def test_a_kernel_start_takes_over_the_standby(jupyter_path, tmp_path):
+    since = time.time()
+    km_a, kc_a = jupyter_client.manager.start_new_kernel(kernel_name="bach", startup_timeout=TIMEOUT)
+    try:
+        r, _ = run(kc_a, "1 + 1")
+        assert r["status"] == "ok"
+        # Kernel A started cold, then a standby for the next kernel.
+        wait_for_standby(since)
+        work = tmp_path / "a notebook's directory"
+        work.mkdir()
+        (work / "data.txt").write_text("42")
+        since = time.time()
+        km_b, kc_b = jupyter_client.manager.start_new_kernel(kernel_name="bach", startup_timeout=TIMEOUT, cwd=str(work))
+        launcher = km_b.provisioner.process.pid
+        r, msgs = run(kc_b, WHO_AND_WHERE)
+        assert r["status"] == "ok", r
+        served_by, data = text(msgs).split()
+        assert int(served_by) != launcher, "the standby's process runs the cells"
+        assert data == "42", "the cells run in the directory the kernel was started in"
+        # Shutting down ends the launcher Jupyter knows, and the kernel it handed over to.
+        kc_b.shutdown()
+        for _ in range(100):
+            if km_b.provisioner.process.poll() is not None:
+                break
+            time.sleep(0.1)
+        assert km_b.provisioner.process.poll() is not None, "the launcher ended with the kernel"
+        assert gone(int(served_by)), "the kernel process ended"
+        kc_b.stop_channels()
+        # B started the next standby as it took over; a killed launcher ends its kernel too.
+        wait_for_standby(since)
+        km_c, kc_c = jupyter_client.manager.start_new_kernel(kernel_name="bach", startup_timeout=TIMEOUT, cwd=str(work))
+        r, msgs = run(kc_c, WHO_AND_WHERE)
+        assert r["status"] == "ok", r
+        served_by = int(text(msgs).split()[0])
+        assert served_by != km_c.provisioner.process.pid
+        km_c.provisioner.process.kill()
+        assert gone(served_by), "a kernel whose launcher was killed exits"
+        kc_c.stop_channels()
+    finally:
+        kc_a.stop_channels()
+        km_a.shutdown_kernel(now=True)
+
+
+def test_a_cold_start_says_so_and_completion_waits_for_it(jupyter_path):
+    env = {**os.environ, "BACH_KERNEL_STANDBY": "0"}
+    km, kc = jupyter_client.manager.start_new_kernel(kernel_name="bach", startup_timeout=TIMEOUT, env=env)
+    try:
+        # Sent at once: rust-analyzer is still starting, and the completion waits for it.
+        matches = kc.complete("let z = Array::<f64>::zer", 25, reply=True, timeout=TIMEOUT)["content"]["matches"]
+        assert any(m.startswith("zeros") for m in matches), matches
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
+    km, kc = jupyter_client.manager.start_new_kernel(kernel_name="bach", startup_timeout=TIMEOUT, env=env)
+    try:
+        r, msgs = run(kc, "1 + 1")
+        assert r["status"] == "ok"
+        shown = [m for m in msgs if m["msg_type"] in ("display_data", "update_display_data") and m["content"]["transient"].get("display_id") == "bach-kernel-start"]
+        assert shown and shown[0]["msg_type"] == "display_data", [m["msg_type"] for m in msgs]
+        assert "starting Rust" in shown[0]["content"]["data"]["text/plain"]
+        assert shown[-1]["msg_type"] == "update_display_data" and "Rust started in" in shown[-1]["content"]["data"]["text/plain"]
     finally:
         kc.stop_channels()
         km.shutdown_kernel(now=True)

@@ -976,8 +976,8 @@ fn check_random<A: E>() {
             let want_u = nd(&shape, (0..len).map(|_| rs.uniform(10.0, 50.0)).collect()).mapv(A::of);
             let mut rs = NumpyRs::new(seed);
             let want_n = nd(&shape, (0..len).map(|_| 1.5 + 0.25 * rs.gauss()).collect()).mapv(A::of);
-            let u: Array<A> = Array::random_uniform(shape.clone(), 10.0, 50.0, seed);
-            let g: Array<A> = Array::random_normal(shape.clone(), 1.5, 0.25, seed);
+            let u: Array<A> = Array::random_uniform(shape.clone(), A::of(10.0), A::of(50.0), seed);
+            let g: Array<A> = Array::random_normal(shape.clone(), A::of(1.5), A::of(0.25), seed);
             assert_close(&format!("random_uniform {shape:?} seed {seed} ({ctx})"), &ev(&u), &want_u, 1e-15);
             assert_close(&format!("random_normal {shape:?} seed {seed} ({ctx})"), &ev(&g), &want_n, 1e-15);
             // Through a piecewise user: the whole random stream is drawn once.
@@ -990,9 +990,9 @@ fn check_random<A: E>() {
             }
         }
         // Different seeds differ; the same seed repeats.
-        let a = ev(&Array::<A>::random_uniform(100, 0.0, 1.0, 1));
-        let b = ev(&Array::<A>::random_uniform(100, 0.0, 1.0, 2));
-        let c = ev(&Array::<A>::random_uniform(100, 0.0, 1.0, 1));
+        let a = ev(&Array::<A>::random_uniform(100, A::zero(), A::one(), 1));
+        let b = ev(&Array::<A>::random_uniform(100, A::zero(), A::one(), 2));
+        let c = ev(&Array::<A>::random_uniform(100, A::zero(), A::one(), 1));
         assert_ne!(a, b);
         assert_eq!(a, c);
     });

@@ -39,7 +39,7 @@ fn readme_shape_mismatch_example() {
 
 #[test]
 fn readme_user_annotation_example() -> Result<(), BachError> {
-    use bach_runtime::{oa, Value};
+    use bach::runtime::{oa, Value};
     let x = Array::linspace(-3.0, 3.0, 100_001);
     let softplus = oa("softplus").cpu(|_ctx, args| Ok(Value::from(args[0].array::<f64>("softplus")?.mapv(|v| (1.0 + v.exp()).ln())))).build();
     let y = Array::<f64>::from_lazy(softplus.call(&[x.lazy()])?)?;

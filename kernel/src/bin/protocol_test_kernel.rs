@@ -23,7 +23,7 @@ fn main() {
         std::process::exit(2);
     };
     let engine = Box::new(test_engine::TestEngine::new());
-    if let Err(e) = server::run(std::path::Path::new(&connection_file), engine) {
+    if let Err(e) = server::run(std::path::Path::new(&connection_file), engine, server::Watch::Parent) {
         eprintln!("protocol_test_kernel: {e}");
         std::process::exit(1);
     }

@@ -1,0 +1,273 @@
+//! The kernel's standby: a kernel process started ahead of time, with evcxr, rust-analyzer and
+//! the prelude ready, that the next `bach-kernel kernel` hands its connection file to. A kernel
+//! start (a new notebook, a restart) then answers its first cell in well under a second instead
+//! of waiting the ~9 s rust-analyzer needs to analyse the standard library and Bach's crates
+//! (ARCHITECTURE.md, "Start-up"): rust-analyzer keeps its analysis in memory only, so the one
+//! way to reuse it across kernel starts is to keep a process that has it.
+//!
+//! - One standby per user and kernel environment (the binary, and every environment variable
+//!   but Jupyter's per-kernel `JPY_*` ones: the `bach-emulated` kernelspec gets its own), waiting
+//!   on a Unix socket in `$TMPDIR/bach-kernel/standby-UID/`. It exits after
+//!   `BACH_KERNEL_STANDBY` seconds unused (default 1800); `BACH_KERNEL_STANDBY=0` turns it off.
+//! - A kernel that finds none starts cold, as before, and starts a standby once its own prelude
+//!   has run (so the two do not compete for the cores). A kernel that was a standby starts the
+//!   next one as it takes over.
+//! - Hand-over: the launcher (the process Jupyter started and watches) sends one JSON line
+//!   (`connection_file`, `cwd`, `pid`); the standby answers `ok`, binds the connection file's
+//!   ports and serves it; the launcher waits until the socket closes (the kernel ended) and
+//!   exits; the kernel exits when the launcher is gone (`server::Watch::Process`). The cells run
+//!   in the launcher's directory (the first cell changes to it). The standby's session has
+//!   touched no device: Bach makes the session on first use (`bach::notebook::NotebookSession`).
+//! - A standby's messages (and, once it is a kernel, the kernel's) go to `<key>.<pid>.log`
+//!   beside its socket, removed when it ends well.
+//! - A launcher that finds a standby still starting waits for it (up to two minutes): that is
+//!   never slower than starting cold.
+
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// `BACH_KERNEL_STANDBY`: `0` or `off` for no standby, else the seconds a standby waits unused.
+pub const ENV: &str = "BACH_KERNEL_STANDBY";
+const DEFAULT_IDLE: Duration = Duration::from_secs(1800);
+
+/// How long a standby may wait unused, or None when standbys are off.
+pub fn idle_limit() -> Option<Duration> {
+    idle_limit_from(std::env::var(ENV).ok().as_deref())
+}
+
+fn idle_limit_from(v: Option<&str>) -> Option<Duration> {
+    match v.map(str::trim) {
+        None | Some("") | Some("on") => Some(DEFAULT_IDLE),
+        Some("0") | Some("off") => None,
+        Some(s) => Some(s.parse::<u64>().map(Duration::from_secs).unwrap_or(DEFAULT_IDLE)),
+    }
+}
+
+/// The environment that decides whether a standby can serve a kernel: everything but the
+/// variables Jupyter sets per kernel, evcxr's (the kernel sets `EVCXR_CONFIG_DIR` for itself)
+/// and the shell's own bookkeeping.
+fn relevant_env(vars: impl Iterator<Item = (String, String)>) -> Vec<(String, String)> {
+    let mut v: Vec<(String, String)> = vars.filter(|(k, _)| !(k.starts_with("JPY_") || k.starts_with("EVCXR_") || ["PWD", "OLDPWD", "SHLVL", "_"].contains(&k.as_str()))).collect();
+    v.sort();
+    v
+}
+
+/// The standby key: this binary (path and modification time: a reinstall is a new key) and
+/// the relevant environment.
+fn key() -> String {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::hash::DefaultHasher::new();
+    if let Ok(exe) = std::env::current_exe() {
+        exe.hash(&mut h);
+        if let Ok(m) = std::fs::metadata(&exe).and_then(|m| m.modified()) {
+            m.hash(&mut h);
+        }
+    }
+    relevant_env(std::env::vars()).hash(&mut h);
+    format!("{:016x}", h.finish())
+}
+
+fn dir() -> PathBuf {
+    // SAFETY: getuid has no preconditions and cannot fail.
+    let uid = unsafe { libc::getuid() };
+    std::env::temp_dir().join("bach-kernel").join(format!("standby-{uid}"))
+}
+
+fn socket_path() -> PathBuf {
+    dir().join(format!("{}.sock", key()))
+}
+
+/// What the launcher sends.
+#[derive(Debug, PartialEq)]
+struct Request {
+    connection_file: PathBuf,
+    cwd: PathBuf,
+    pid: i32,
+}
+
+impl Request {
+    fn to_line(&self) -> String {
+        serde_json::json!({ "connection_file": self.connection_file, "cwd": self.cwd, "pid": self.pid }).to_string() + "\n"
+    }
+
+    fn parse(line: &str) -> Result<Request, String> {
+        let v: serde_json::Value = serde_json::from_str(line).map_err(|e| format!("bad request: {e}"))?;
+        let path = |k: &str| v[k].as_str().map(PathBuf::from).ok_or_else(|| format!("bad request: no {k}"));
+        Ok(Request { connection_file: path("connection_file")?, cwd: path("cwd")?, pid: v["pid"].as_i64().ok_or("bad request: no pid")? as i32 })
+    }
+}
+
+/// Launcher side: hand `connection_file` to a waiting standby. Returns true when a standby
+/// took it and has now ended (the kernel ran there); false when there is none (start cold).
+pub fn hand_over(connection_file: &Path) -> bool {
+    if idle_limit().is_none() {
+        return false;
+    }
+    let Ok(mut stream) = UnixStream::connect(socket_path()) else { return false };
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
+    let connection_file = if connection_file.is_absolute() { connection_file.to_path_buf() } else { cwd.join(connection_file) };
+    let request = Request { connection_file, cwd, pid: std::process::id() as i32 };
+    // A standby that is still starting answers when it is ready.
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(120)));
+    if stream.write_all(request.to_line().as_bytes()).is_err() {
+        return false;
+    }
+    let mut reader = BufReader::new(stream);
+    let mut answer = String::new();
+    let pid = match reader.read_line(&mut answer).map(|_| answer.trim().strip_prefix("ok ").map(str::to_owned)) {
+        Ok(Some(pid)) => pid,
+        _ => {
+            eprintln!("bach-kernel: the standby did not take the kernel ({}); starting cold", answer.trim());
+            return false;
+        }
+    };
+    eprintln!("bach-kernel: served by the standby kernel, process {pid} (its messages: {})", log_path(&pid).display());
+    // The kernel runs in the standby's process now; wait until it ends (the socket closes).
+    let _ = reader.get_ref().set_read_timeout(None);
+    let mut rest = Vec::new();
+    let _ = std::io::Read::read_to_end(&mut reader, &mut rest);
+    true
+}
+
+/// Start a standby for this environment in the background (a detached `bach-kernel standby`),
+/// unless standbys are off. A second standby for the same key exits at once.
+pub fn spawn() {
+    if idle_limit().is_none() {
+        return;
+    }
+    let (Ok(exe), Ok(())) = (std::env::current_exe(), create_dir()) else { return };
+    let mut cmd = std::process::Command::new(exe);
+    cmd.arg("standby").stdin(std::process::Stdio::null()).stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null());
+    // SAFETY: setsid is async-signal-safe; the standby leaves Jupyter's process group, so
+    // ending this kernel does not end it.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::setsid();
+            Ok(())
+        });
+    }
+    if let Ok(mut child) = cmd.spawn() {
+        // Reap it when it exits (idle, or when the kernel it became ends).
+        std::thread::spawn(move || child.wait());
+    }
+}
+
+fn log_path(pid: &str) -> PathBuf {
+    dir().join(format!("{}.{pid}.log", key()))
+}
+
+/// Send this process's stderr to its log file; returns the file's path.
+pub fn log_to_file() -> Option<PathBuf> {
+    let path = log_path(&std::process::id().to_string());
+    let file = std::fs::File::create(&path).ok()?;
+    // SAFETY: dup2 onto stderr of a descriptor we own; the file stays open as fd 2.
+    let ok = unsafe { libc::dup2(std::os::fd::AsRawFd::as_raw_fd(&file), 2) } == 2;
+    ok.then_some(path)
+}
+
+fn create_dir() -> Result<(), String> {
+    let d = dir();
+    std::fs::create_dir_all(&d).map_err(|e| format!("cannot create {}: {e}", d.display()))?;
+    std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o700)).map_err(|e| format!("cannot protect {}: {e}", d.display()))
+}
+
+/// Standby side, first step: own this key's socket. None when another standby has it.
+pub fn claim() -> Result<Option<UnixListener>, String> {
+    create_dir()?;
+    let path = socket_path();
+    // One claimant at a time (two standbys starting together).
+    let lock = std::fs::File::create(path.with_extension("lock")).map_err(|e| format!("cannot create the standby lock: {e}"))?;
+    // SAFETY: flock on a file descriptor we own; released when `lock` is dropped.
+    unsafe { libc::flock(std::os::fd::AsRawFd::as_raw_fd(&lock), libc::LOCK_EX) };
+    if UnixStream::connect(&path).is_ok() {
+        return Ok(None);
+    }
+    let _ = std::fs::remove_file(&path);
+    let listener = UnixListener::bind(&path).map_err(|e| format!("cannot listen on {}: {e}", path.display()))?;
+    Ok(Some(listener))
+}
+
+/// A kernel handed over to this standby: where to serve and whom to watch.
+pub struct Adopted {
+    pub connection_file: PathBuf,
+    pub cwd: PathBuf,
+    pub launcher: i32,
+    /// Open until this process exits: the launcher waits for it to close.
+    pub stream: UnixStream,
+}
+
+/// Standby side, second step: wait for a launcher, up to `idle`. None when nobody came (or
+/// the socket was taken over by a newer standby).
+pub fn wait(listener: UnixListener, idle: Duration) -> Option<Adopted> {
+    let path = socket_path();
+    let _ = listener.set_nonblocking(true);
+    let deadline = Instant::now() + idle;
+    let mine = std::fs::metadata(&path).ok().map(|m| std::os::unix::fs::MetadataExt::ino(&m));
+    while Instant::now() < deadline {
+        match listener.accept() {
+            Ok((stream, _)) => {
+                let _ = stream.set_nonblocking(false);
+                let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
+                let mut line = String::new();
+                let request = BufReader::new(&stream).read_line(&mut line).map_err(|e| e.to_string()).and_then(|_| Request::parse(&line));
+                match request {
+                    Ok(r) => {
+                        // Nobody else may connect to a standby that is now a kernel.
+                        let _ = std::fs::remove_file(&path);
+                        return Some(Adopted { connection_file: r.connection_file, cwd: r.cwd, launcher: r.pid, stream });
+                    }
+                    Err(e) => {
+                        let _ = (&stream).write_all(format!("no {e}\n").as_bytes());
+                    }
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => std::thread::sleep(Duration::from_millis(50)),
+            Err(_) => std::thread::sleep(Duration::from_millis(200)),
+        }
+        // Our socket file was removed or replaced: nobody can reach us.
+        if std::fs::metadata(&path).ok().map(|m| std::os::unix::fs::MetadataExt::ino(&m)) != mine {
+            return None;
+        }
+    }
+    let _ = std::fs::remove_file(&path);
+    None
+}
+
+/// Tell the launcher the kernel is taken.
+pub fn accept(adopted: &mut Adopted) -> bool {
+    adopted.stream.write_all(format!("ok {}\n", std::process::id()).as_bytes()).is_ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn idle_limit_reads_the_variable() {
+        assert_eq!(idle_limit_from(None), Some(DEFAULT_IDLE));
+        assert_eq!(idle_limit_from(Some("0")), None);
+        assert_eq!(idle_limit_from(Some("off")), None);
+        assert_eq!(idle_limit_from(Some("120")), Some(Duration::from_secs(120)));
+        assert_eq!(idle_limit_from(Some("soon")), Some(DEFAULT_IDLE), "an unreadable value keeps the default");
+    }
+
+    #[test]
+    fn jupyters_per_kernel_variables_do_not_split_standbys() {
+        let a = relevant_env([("JPY_SESSION_NAME", "a.ipynb"), ("BACH_DEVICE", "cpu"), ("PWD", "/a")].into_iter().map(|(k, v)| (k.to_string(), v.to_string())));
+        let b = relevant_env([("PWD", "/b"), ("BACH_DEVICE", "cpu"), ("JPY_SESSION_NAME", "b.ipynb")].into_iter().map(|(k, v)| (k.to_string(), v.to_string())));
+        assert_eq!(a, b);
+        let c = relevant_env([("BACH_DEVICE", "emulated")].into_iter().map(|(k, v)| (k.to_string(), v.to_string())));
+        assert_ne!(a, c, "another kernelspec's environment is another standby");
+    }
+
+    #[test]
+    fn requests_round_trip() {
+        let r = Request { connection_file: "/run/user/1/kernel-1.json".into(), cwd: "/home/u/notebooks with spaces".into(), pid: 42 };
+        assert_eq!(Request::parse(r.to_line().trim()).unwrap(), r);
+        assert!(Request::parse("{\"cwd\": \"/\"}").is_err());
+    }
+}
