@@ -22,7 +22,8 @@ pub(crate) fn broadcast_shape(op: &str, shapes: &[&[usize]]) -> Result<Vec<usize
             if *o == 1 {
                 *o = d;
             } else if d != 1 && d != *o {
-                return Err(BachError::shape(op, format!("shapes {:?} cannot be broadcast together", shapes)));
+                let listed: Vec<String> = shapes.iter().map(|s| format!("{s:?}")).collect();
+                return Err(BachError::shape(op, format!("shapes {} cannot be broadcast together", listed.join(" and "))));
             }
         }
     }

@@ -90,7 +90,8 @@ struct CellRun {
     panic: Option<(String, String)>,
     /// Whether the cell printed [`END_MARKER`] (cells that use `?` only).
     reached_end: bool,
-    /// The cell's last non-empty line on stderr (an early `?` prints its error there).
+    /// The cell's last non-empty line on stderr, not yet forwarded: an early `?` prints its
+    /// error there, and the kernel shows it once, as the cell's error.
     last_stderr: Option<String>,
 }
 
@@ -257,9 +258,12 @@ impl EvcxrEngine {
                 }
                 while let Ok(line) = stderr.try_recv() {
                     idle = false;
-                    out.stream(StreamName::Stderr, &format!("{line}\n"));
-                    if !line.trim().is_empty() {
-                        last_stderr = Some(line);
+                    // Each non-empty line waits for the next one: the last may be the error
+                    // of a `?` that returned early, shown once as the cell's error.
+                    if line.trim().is_empty() {
+                        out.stream(StreamName::Stderr, &format!("{line}\n"));
+                    } else if let Some(held) = last_stderr.replace(line) {
+                        out.stream(StreamName::Stderr, &format!("{held}\n"));
                     }
                 }
                 if finished && idle {
@@ -349,8 +353,30 @@ fn with_cell_prefix(code: &str, n: u64, before: &str) -> (String, Inserted) {
     (s, Inserted { at: k + 1, lines: before.lines().count() + 1 })
 }
 
+/// A panic in the cell as an error a user can act on. A panic in the cell's own code (evcxr
+/// compiles the cell as `src/lib.rs`) is a `Panic` at the cell's line; one inside a library
+/// (Bach checking shapes or a magic's arguments, ndarray) is an `Error` with the library's
+/// message, without paths into the installed crates.
+fn panic_error(message: &str, location: &str, cell: &str, build_dir: &Path, count: u32) -> ExecError {
+    let kept = "Variables defined by earlier cells, and the Bach session, are kept; those this cell defined are not.".to_string();
+    if message.contains("evaluation interrupted") {
+        return ExecError { ename: "Interrupted".into(), evalue: message.into(), traceback: vec![format!("Interrupted in cell [{count}]: {message}"), kept] };
+    }
+    let Some(line) = location.strip_prefix("src/lib.rs:").and_then(|l| l.split(':').next()?.parse::<usize>().ok()) else {
+        return ExecError { ename: "Error".into(), evalue: message.into(), traceback: vec![format!("Error in cell [{count}]: {message}"), kept] };
+    };
+    // Find the generated line in the cell as written.
+    let generated = std::fs::read_to_string(build_dir.join("src/lib.rs")).ok().and_then(|s| s.lines().nth(line - 1).map(|l| l.trim().to_string()));
+    let at = generated.filter(|g| !g.is_empty()).and_then(|g| cell.lines().position(|l| l.trim() == g || l.contains(g.as_str())).map(|k| (k + 1, g)));
+    let place = match at {
+        Some((k, text)) => format!("cell [{count}], line {k}: {text}"),
+        None => format!("cell [{count}]"),
+    };
+    ExecError { ename: "Panic".into(), evalue: message.into(), traceback: vec![format!("Panic in {place}: {message}"), kept] }
+}
+
 /// One readable message for all of a cell's compile errors (rustc reports many).
-fn compile_error(errors: &[evcxr::CompilationError], inserted: Inserted, count: u32) -> ExecError {
+fn compile_error(errors: &[evcxr::CompilationError], inserted: Inserted, count: u32, cell: &str) -> ExecError {
     let fix = |line: usize| if line >= inserted.at + inserted.lines { line - inserted.lines } else { line };
     let mut tb = Vec::new();
     let mut first = None;
@@ -368,6 +394,9 @@ fn compile_error(errors: &[evcxr::CompilationError], inserted: Inserted, count: 
                 tb.push(format!("  --> cell [{count}] line {}, column {}", fix(span.start_line), span.start_column));
                 let mut lines = m.lines.clone();
                 lines.dedup();
+                // evcxr's suggestions sometimes carry lines of its own code (`?`, `map`): show
+                // only lines of the cell.
+                lines.retain(|l| !l.trim().is_empty() && cell.contains(l.trim()));
                 for l in &lines {
                     tb.push(format!("   | {l}"));
                 }
@@ -457,6 +486,10 @@ impl Engine for EvcxrEngine {
             cell_run = Self::run(started, &code, out);
         }
         let CellRun { result, panic, reached_end, last_stderr } = cell_run;
+        let early_return = marked.is_some() && !reached_end && panic.is_none() && result.is_ok();
+        if let (false, Some(line)) = (early_return, &last_stderr) {
+            out.stream(StreamName::Stderr, &format!("{line}\n"));
+        }
         if online {
             let _ = started.ctx.execute(":offline 1");
         }
@@ -469,6 +502,7 @@ impl Engine for EvcxrEngine {
                 ename: "Interrupted".into(),
                 evalue: "the cell did not stop at a Bach piece boundary (it was stuck outside Bach), so the kernel restarted the Rust process".into(),
                 traceback: vec![
+                    format!("Interrupted in cell [{execution_count}]: the cell did not stop (it was stuck outside Bach), so the kernel restarted the Rust process."),
                     format!("Lost: {}", if before.is_empty() { "no variables".to_string() } else { before.join(", ") }),
                     "The Bach session (its graph and timeline) restarted too.".into(),
                 ],
@@ -483,26 +517,17 @@ impl Engine for EvcxrEngine {
         match result {
             Ok(outputs) => {
                 if let Some((message, location)) = panic {
-                    let interrupted = message.contains("evaluation interrupted");
-                    return Err(ExecError {
-                        ename: if interrupted { "Interrupted".into() } else { "panic".into() },
-                        evalue: message.clone(),
-                        traceback: vec![
-                            format!("panicked: {message}"),
-                            // evcxr compiles the cell as `src/lib.rs` with generated lines around it.
-                            if location.is_empty() || location.starts_with("src/") { format!("in cell [{execution_count}]") } else { format!("at {location}") },
-                            "Variables defined by earlier cells, and the Bach session, are kept; those this cell defined are not.".into(),
-                        ],
-                    });
+                    return Err(panic_error(&message, &location, &rust, &self.build_dir, execution_count));
                 }
-                if marked.is_some() && !reached_end {
+                if early_return {
                     let message = last_stderr.unwrap_or_else(|| "an error (see above)".into());
+                    let message = message.strip_prefix("Error: ").unwrap_or(&message).to_string();
                     return Err(ExecError {
                         ename: "Error".into(),
                         evalue: message.clone(),
                         traceback: vec![
-                            format!("a `?` in cell [{execution_count}] returned early: {message}"),
-                            "Variables this cell defined are not kept; earlier ones and the Bach session are.".into(),
+                            format!("Error in cell [{execution_count}]: {message}"),
+                            "(a `?` returned early) Variables this cell defined are not kept; earlier ones and the Bach session are.".into(),
                         ],
                     });
                 }
@@ -510,16 +535,20 @@ impl Engine for EvcxrEngine {
                 let bundle: Bundle = outputs.content_by_mime_type.into_iter().filter(|(_, v)| !v.is_empty()).map(|(k, v)| (k, serde_json::Value::String(v))).collect();
                 Ok((!bundle.is_empty()).then_some(bundle))
             }
-            Err(evcxr::Error::CompilationErrors(errors)) => Err(compile_error(&errors, inserted, execution_count)),
+            Err(evcxr::Error::CompilationErrors(errors)) => Err(compile_error(&errors, inserted, execution_count, &rust)),
             Err(evcxr::Error::SubprocessTerminated(msg)) => {
                 let _ = self.prelude();
                 Err(ExecError {
                     ename: "ProcessDied".into(),
                     evalue: format!("the Rust process ended: {msg}"),
-                    traceback: vec![format!("Lost: {}", before.join(", ")), "The kernel started a new process; run the cells you need again.".into()],
+                    traceback: vec![
+                        format!("ProcessDied in cell [{execution_count}]: the Rust process ended: {msg}"),
+                        format!("Lost: {}", before.join(", ")),
+                        "The kernel started a new process; run the cells you need again.".into(),
+                    ],
                 })
             }
-            Err(e) => Err(ExecError { ename: "Error".into(), evalue: e.to_string(), traceback: vec![e.to_string()] }),
+            Err(e) => Err(ExecError { ename: "Error".into(), evalue: e.to_string(), traceback: vec![format!("Error in cell [{execution_count}]: {e}")] }),
         }
     }
 

@@ -38,7 +38,11 @@ const COMMANDS: &[Command] = &[
     Command { name: "trace", args: "", rust: |_| Some("bach::notebook::show_trace();".into()) },
     Command { name: "memory", args: "<size|none>", rust: |a| (!a.is_empty()).then(|| format!("bach::notebook::set_memory({a:?});")) },
     Command { name: "explain", args: "<expr>", rust: |a| (!a.is_empty()).then(|| format!("bach::notebook::show_explain(&({a}));")) },
-    Command { name: "policy", args: "<optimal|greedy|threshold|cpu>", rust: |a| (!a.is_empty()).then(|| format!("bach::notebook::set_policy({a:?});")) },
+    Command {
+        name: "policy",
+        args: "<optimal|greedy|threshold|cpu>",
+        rust: |a| matches!(a, "optimal" | "greedy" | "threshold" | "cpu").then(|| format!("bach::notebook::set_policy({a:?});")),
+    },
     Command { name: "cell", args: "<cpu|gpu|auto>", rust: |a| matches!(a, "cpu" | "gpu" | "auto").then(|| format!("bach::notebook::force_cell({a:?});")) },
     Command { name: "cost", args: "[set <path> = <value> | reset | profile <h100|default|FILE>]", rust: cost },
     Command { name: "calibrate", args: "", rust: |a| a.is_empty().then(|| "bach::notebook::calibrate();".into()) },

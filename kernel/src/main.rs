@@ -165,7 +165,9 @@ fn serve_as_standby(listener: std::os::unix::net::UnixListener, idle: std::time:
     }
     eprintln!("bach-kernel: serving {} for process {}", adopted.connection_file.display(), adopted.launcher);
     standby::spawn();
-    server::run(&adopted.connection_file, Box::new(engine), server::Watch::Process(adopted.launcher))
+    // The kernel ends when the launcher does: its end closes the socket.
+    let until = standby::launcher_gone(&adopted).map_err(|e| format!("cannot watch the launcher: {e}"))?;
+    server::run(&adopted.connection_file, Box::new(engine), server::Watch::Until(until))
 }
 
 /// Compile the prelude once into the installed home's `warm/` template.

@@ -40,7 +40,7 @@ pub fn run(connection_file: &Path, engine: Box<dyn Engine>, watch: Watch) -> Res
     let watch = match watch {
         // SAFETY: getppid has no preconditions and cannot fail.
         Watch::Parent => Watched::Parent(unsafe { libc::getppid() }),
-        Watch::Process(pid) => Watched::Process(pid),
+        Watch::Until(f) => Watched::Until(f),
     };
     install_sigint_handler();
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -757,39 +757,43 @@ async fn watch_sigint(kernel: Arc<Kernel>) {
     }
 }
 
-/// Which process's end ends the kernel.
+/// What ends the kernel besides a `shutdown_request`.
 pub enum Watch {
-    /// The process that started this one (Jupyter's).
+    /// The end of the process that started this one (Jupyter's).
     Parent,
-    /// Another process: the launcher that handed this standby its kernel (standby.rs).
-    Process(libc::pid_t),
+    /// A blocking function returning (why) when the kernel should end: a standby waits for
+    /// the launcher's socket to close (standby.rs).
+    Until(Box<dyn FnOnce() -> String + Send>),
 }
 
-#[derive(Clone, Copy)]
 enum Watched {
     Parent(libc::pid_t),
-    Process(libc::pid_t),
+    Until(Box<dyn FnOnce() -> String + Send>),
 }
 
-/// Stops the server when the watched process is gone: the parent (this process is then
-/// reparented, so `getppid` changes; nothing to watch when started by init, pid 1), or the
-/// launcher a standby serves.
+/// Stops the server when the process that started the kernel is gone (it is then reparented,
+/// so `getppid` changes; nothing to watch when started by init, pid 1), or when the `Until`
+/// function returns.
 async fn watch_parent(kernel: Arc<Kernel>, watched: Watched) {
-    let (Watched::Parent(p) | Watched::Process(p)) = watched;
-    if p <= 1 {
+    let parent = match watched {
+        Watched::Parent(p) => p,
+        Watched::Until(until) => {
+            let _ = std::thread::Builder::new().name("bach-kernel-watch".into()).spawn(move || {
+                let why = until();
+                kernel.request_shutdown(why);
+            });
+            return;
+        }
+    };
+    if parent <= 1 {
         return;
     }
     let mut tick = tokio::time::interval(Duration::from_secs(1));
     loop {
         tick.tick().await;
-        let gone = match watched {
-            // SAFETY: getppid has no preconditions and cannot fail.
-            Watched::Parent(p) => (unsafe { libc::getppid() }) != p,
-            // SAFETY: signal 0 only checks that the process exists.
-            Watched::Process(p) => (unsafe { libc::kill(p, 0) }) != 0,
-        };
-        if gone {
-            kernel.request_shutdown(format!("the process {p} that started the kernel is gone"));
+        // SAFETY: getppid has no preconditions and cannot fail.
+        if (unsafe { libc::getppid() }) != parent {
+            kernel.request_shutdown(format!("the parent process {parent} is gone"));
             return;
         }
     }

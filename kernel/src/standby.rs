@@ -15,7 +15,8 @@
 //! - Hand-over: the launcher (the process Jupyter started and watches) sends one JSON line
 //!   (`connection_file`, `cwd`, `pid`); the standby answers `ok`, binds the connection file's
 //!   ports and serves it; the launcher waits until the socket closes (the kernel ended) and
-//!   exits; the kernel exits when the launcher is gone (`server::Watch::Process`). The cells run
+//!   exits; the kernel exits when the launcher is gone: its end closes the socket
+//!   (`server::Watch::Until`, `launcher_gone`). The cells run
 //!   in the launcher's directory (the first cell changes to it). The standby's session has
 //!   touched no device: Bach makes the session on first use (`bach::notebook::NotebookSession`).
 //! - A standby's messages (and, once it is a kernel, the kernel's) go to `<key>.<pid>.log`
@@ -235,6 +236,23 @@ pub fn wait(listener: UnixListener, idle: Duration) -> Option<Adopted> {
     }
     let _ = std::fs::remove_file(&path);
     None
+}
+
+/// A function that blocks until the launcher is gone (its socket closes: it ended, or was
+/// killed), and says so.
+pub fn launcher_gone(adopted: &Adopted) -> std::io::Result<Box<dyn FnOnce() -> String + Send>> {
+    let stream = adopted.stream.try_clone()?;
+    stream.set_read_timeout(None)?;
+    let pid = adopted.launcher;
+    Ok(Box::new(move || {
+        let mut buf = [0u8; 64];
+        while let Ok(n) = std::io::Read::read(&mut &stream, &mut buf) {
+            if n == 0 {
+                break;
+            }
+        }
+        format!("the launcher (process {pid}) is gone")
+    }))
 }
 
 /// Tell the launcher the kernel is taken.

@@ -91,9 +91,13 @@ def test_panic_is_an_error_and_variables_survive(kernel):
     run(kc, "let keep = 41;")
     r, msgs = run(kc, "let v: Vec<i32> = Vec::new();\nv[3]")
     assert r["status"] == "error"
-    assert r["ename"] == "panic"
+    assert r["ename"] == "Panic"
     assert "index out of bounds" in r["evalue"]
     assert len(of_type(msgs, "error")) == 1
+    # A panic in the cell's own code is placed at the cell's line, and reads as an error.
+    tb = of_type(msgs, "error")[0]["content"]["traceback"]
+    assert tb[0].startswith("Panic in cell [") and "line 2: v[3]" in tb[0], tb
+    assert "panicked" not in "\n".join(tb), tb
     r, msgs = run(kc, "keep + 1")
     assert r["status"] == "ok"
     assert of_type(msgs, "execute_result")[0]["content"]["data"]["text/plain"] == "42"
@@ -103,9 +107,17 @@ def test_bad_shapes_error_at_the_cell(kernel):
     _, kc = kernel
     r, _ = run(kc, "let x3 = Array::<f64>::zeros(3);\nlet x4 = Array::<f64>::zeros(4);")
     assert r["status"] == "ok"
-    r, _ = run(kc, "let bad = &x3 + &x4;")
+    r, msgs = run(kc, "let bad = &x3 + &x4;")
     assert r["status"] == "error"
-    assert "shape mismatch in `add`" in r["evalue"]
+    assert "shape mismatch in `add`: shapes [3] and [4] cannot be broadcast together" in r["evalue"], r
+    # A user's mistake caught by the library: an Error naming the op and the cell, without
+    # "panicked" or paths into the installed crates.
+    tb = "\n".join(of_type(msgs, "error")[0]["content"]["traceback"])
+    assert r["ename"] == "Error" and tb.startswith("Error in cell ["), tb
+    assert "panicked" not in tb and "crates/" not in tb and ".rs:" not in tb, tb
+    r, msgs = run(kc, ":bach policy gpu")
+    assert r["status"] == "error" and r["ename"] == "MagicError", r
+    assert "usage: :bach policy <optimal|greedy|threshold|cpu>" in r["evalue"], r
     r, _ = run(kc, "x3.len() + x4.len()")
     assert r["status"] == "ok"
 
@@ -286,7 +298,10 @@ def test_question_mark_returning_early_is_an_error_at_its_cell(kernel):
     reply, msgs = run(kc, 'let qm_lost = 1;\nlet qm_a = Array::<f64>::read_npy("/no/such/file.npy")?;\nqm_a.sum()')
     assert reply["status"] == "error", reply
     assert "cannot read `/no/such/file.npy`" in reply["evalue"], reply
-    assert of_type(msgs, "error") and "returned early" in of_type(msgs, "error")[0]["content"]["traceback"][0]
+    tb = of_type(msgs, "error")[0]["content"]["traceback"]
+    assert tb[0].startswith("Error in cell [") and "returned early" in tb[1], tb
+    streams = "".join(m["content"]["text"] for m in of_type(msgs, "stream"))
+    assert "cannot read" not in streams, "the error is shown once, as the cell's error"
     # Earlier variables are kept, this cell's are not; a `?` that succeeds in the final
     # expression still shows the value.
     reply, msgs = run(kc, "qm_kept + qm_n + Array::<f64>::ones(3).sum().to_scalar()? as i32")
