@@ -453,6 +453,10 @@ mod tests {
         let b = assign_colors(&["relu", "matmul", "add"]);
         assert_eq!(a[0], b[1]);
         assert_eq!(a[1], b[2]);
+        // Whatever else a later chart shows, an op keeps its colour.
+        let c = assign_colors(&["mul", "add", "zz_first_seen_here", "aa_first_seen_here", "matmul"]);
+        assert_eq!((c[1], c[4]), (a[1], a[0]));
+        assert_eq!(c.iter().collect::<BTreeSet<_>>().len(), 5);
         let many: Vec<String> = (0..40).map(|i| format!("op{i}")).collect();
         let c = assign_colors(&many.iter().map(String::as_str).collect::<Vec<_>>());
         assert_eq!(c.iter().collect::<BTreeSet<_>>().len(), 40);

@@ -33,29 +33,40 @@ pub(super) fn fnv(s: &str) -> u64 {
     s.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ b as u64).wrapping_mul(0x0100_0000_01b3))
 }
 
-/// Colours for ops: each op's name picks its place in the palette (so an op keeps its colour
-/// from chart to chart); when two ops of one chart pick the same place, the later name in
-/// sorted order moves on to the next free one, the eight strong colours first. Past 20 ops,
-/// colours come back darker.
+/// Each op name's place in the palette, for the life of the process (the notebook's session):
+/// an op keeps its colour from chart to chart, whatever else a chart shows.
+static PLACES: std::sync::Mutex<Vec<(String, usize)>> = std::sync::Mutex::new(Vec::new());
+
+/// Colours for ops. An op name gets its place the first time a chart shows it: the place its
+/// name hashes to, or the next one not yet taken in this round of 20 (the eight strong
+/// colours first); names new to one chart are placed in sorted order. Past 20 names, colours
+/// come back darker. Two ops of one chart never share a colour.
 pub(super) fn assign_colors(names: &[&str]) -> Vec<Rgb> {
-    let mut order: Vec<usize> = (0..names.len()).collect();
-    order.sort_by_key(|&i| names[i]);
-    let mut taken = [false; 20];
-    let mut out = vec![(0, 0, 0); names.len()];
-    for (used, i) in order.into_iter().enumerate() {
-        let h = fnv(names[i]) as usize;
-        let round = used / 20;
-        if used % 20 == 0 {
-            taken = [false; 20];
+    let mut places = PLACES.lock().unwrap_or_else(|p| p.into_inner());
+    let mut new: Vec<&str> = names.iter().copied().filter(|n| !places.iter().any(|(p, _)| p == n)).collect();
+    new.sort();
+    new.dedup();
+    for name in new {
+        let used = places.len();
+        let round = used / PALETTE.len();
+        let mut taken = [false; 20];
+        for (_, p) in &places[round * PALETTE.len()..] {
+            taken[*p] = true;
         }
+        let h = fnv(name) as usize;
         let rest = PALETTE.len() - STRONG;
         let pick = (0..STRONG).map(|k| (h + k) % STRONG).chain((0..rest).map(|k| STRONG + (h + k) % rest)).find(|&p| !taken[p]).expect("a free colour in this round");
-        taken[pick] = true;
-        let (r, g, b) = PALETTE[pick];
-        let f = 0.62f64.powi(round.min(8) as i32);
-        out[i] = ((r as f64 * f) as u8, (g as f64 * f) as u8, (b as f64 * f) as u8);
+        places.push((name.to_string(), pick));
     }
-    out
+    names
+        .iter()
+        .map(|n| {
+            let at = places.iter().position(|(p, _)| p == n).expect("placed above");
+            let (r, g, b) = PALETTE[places[at].1];
+            let f = 0.62f64.powi((at / PALETTE.len()).min(8) as i32);
+            ((r as f64 * f) as u8, (g as f64 * f) as u8, (b as f64 * f) as u8)
+        })
+        .collect()
 }
 
 pub(super) fn hex((r, g, b): Rgb) -> String {
