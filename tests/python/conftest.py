@@ -22,6 +22,10 @@ def jupyter_path(tmp_path_factory):
     assert (path / "kernels" / "bach-emulated" / "kernel.json").exists()
     old = os.environ.get("JUPYTER_PATH")
     os.environ["JUPYTER_PATH"] = str(path)
+    # Kernels start cold in the tests (each test's environment differs, PYTEST_CURRENT_TEST,
+    # so a standby would rarely be reused and would only compete for the cores); the standby
+    # test turns it on for its own kernels.
+    os.environ["BACH_KERNEL_STANDBY"] = "0"
     yield path
     if old is None:
         os.environ.pop("JUPYTER_PATH", None)

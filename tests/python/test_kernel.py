@@ -440,8 +440,10 @@ WHO_AND_WHERE = 'println!("{} {}", std::os::unix::process::parent_id(), std::fs:
 
 
 def test_a_kernel_start_takes_over_the_standby(jupyter_path, tmp_path):
+    # Standbys on (conftest turns them off for the other tests), ending 5 minutes unused.
+    env = {**os.environ, "BACH_KERNEL_STANDBY": "300"}
     since = time.time()
-    km_a, kc_a = jupyter_client.manager.start_new_kernel(kernel_name="bach", startup_timeout=TIMEOUT)
+    km_a, kc_a = jupyter_client.manager.start_new_kernel(kernel_name="bach", startup_timeout=TIMEOUT, env=env)
     try:
         r, _ = run(kc_a, "1 + 1")
         assert r["status"] == "ok"
@@ -451,7 +453,7 @@ def test_a_kernel_start_takes_over_the_standby(jupyter_path, tmp_path):
         work.mkdir()
         (work / "data.txt").write_text("42")
         since = time.time()
-        km_b, kc_b = jupyter_client.manager.start_new_kernel(kernel_name="bach", startup_timeout=TIMEOUT, cwd=str(work))
+        km_b, kc_b = jupyter_client.manager.start_new_kernel(kernel_name="bach", startup_timeout=TIMEOUT, cwd=str(work), env=env)
         launcher = km_b.provisioner.process.pid
         r, msgs = run(kc_b, WHO_AND_WHERE)
         assert r["status"] == "ok", r
@@ -469,7 +471,7 @@ def test_a_kernel_start_takes_over_the_standby(jupyter_path, tmp_path):
         kc_b.stop_channels()
         # B started the next standby as it took over; a killed launcher ends its kernel too.
         wait_for_standby(since)
-        km_c, kc_c = jupyter_client.manager.start_new_kernel(kernel_name="bach", startup_timeout=TIMEOUT, cwd=str(work))
+        km_c, kc_c = jupyter_client.manager.start_new_kernel(kernel_name="bach", startup_timeout=TIMEOUT, cwd=str(work), env=env)
         r, msgs = run(kc_c, WHO_AND_WHERE)
         assert r["status"] == "ok", r
         served_by = int(text(msgs).split()[0])
@@ -483,7 +485,7 @@ def test_a_kernel_start_takes_over_the_standby(jupyter_path, tmp_path):
 
 
 def test_a_cold_start_says_so_and_completion_waits_for_it(jupyter_path):
-    env = {**os.environ, "BACH_KERNEL_STANDBY": "0"}
+    env = {**os.environ, "BACH_KERNEL_STANDBY": "0"}  # as conftest sets it: said again here
     km, kc = jupyter_client.manager.start_new_kernel(kernel_name="bach", startup_timeout=TIMEOUT, env=env)
     try:
         # Sent at once: rust-analyzer is still starting, and the completion waits for it.
