@@ -246,6 +246,11 @@ fn show_lazy(lazy: &Lazy) {
 
 /// `:bach plan <expr>`: the plan for a value, without running it.
 pub fn show_plan<A: Element>(a: &Array<A>) {
+    if a.is_evaluated() {
+        let place = a.location().unwrap_or_else(|| "the host".into());
+        println!("already computed: the value ({}, shape {:?}) is on {place}; nothing left to plan (`:bach trace` shows how it was computed)", A::DTYPE, a.shape());
+        return;
+    }
     match a.plan() {
         Ok(p) => println!("{p}"),
         Err(e) => panic!("{e}"),

@@ -195,6 +195,9 @@ def test_magics(kernel):
     r, msgs = run(kc, "let m = Array::<f64>::ones(10_000) * 3.0;\n:bach plan m")
     assert r["status"] == "ok", r
     assert "stage 0 on cpu" in text(msgs)
+    r, msgs = run(kc, "let _ = m.to_array()?;\n:bach plan m")
+    assert r["status"] == "ok", r
+    assert "already computed" in text(msgs) and "shape [10000]" in text(msgs), text(msgs)
     r, msgs = run(kc, ":bach trace")
     assert r["status"] == "ok"
     assert any("image/svg+xml" in m["content"]["data"] for m in of_type(msgs, "display_data"))
@@ -469,6 +472,7 @@ def test_a_kernel_start_takes_over_the_standby(jupyter_path, tmp_path):
         assert km_b.provisioner.process.poll() is not None, "the launcher ended with the kernel"
         assert gone(int(served_by)), "the kernel process ended"
         kc_b.stop_channels()
+        km_b.shutdown_kernel(now=True)
         # B started the next standby as it took over; a killed launcher ends its kernel too.
         wait_for_standby(since)
         km_c, kc_c = jupyter_client.manager.start_new_kernel(kernel_name="bach", startup_timeout=TIMEOUT, cwd=str(work), env=env)
@@ -477,8 +481,11 @@ def test_a_kernel_start_takes_over_the_standby(jupyter_path, tmp_path):
         served_by = int(text(msgs).split()[0])
         assert served_by != km_c.provisioner.process.pid
         km_c.provisioner.process.kill()
-        assert gone(served_by), "a kernel whose launcher was killed exits"
-        kc_c.stop_channels()
+        try:
+            assert gone(served_by), "a kernel whose launcher was killed exits"
+        finally:
+            kc_c.stop_channels()
+            km_c.shutdown_kernel(now=True)
     finally:
         kc_a.stop_channels()
         km_a.shutdown_kernel(now=True)
