@@ -45,6 +45,7 @@ extern "C" fn on_interrupt(_signal: c_int) {
 /// nodes, and sets up the process on first use.
 pub fn cell(n: u64) {
     INIT.call_once(|| {
+        bach_runtime::progress::set_progress_hook(Some(Arc::new(progress_line)));
         // SAFETY: installing a handler that only performs atomic stores.
         unsafe {
             signal(SIGUSR1, on_interrupt);
@@ -100,6 +101,45 @@ impl<T: std::fmt::Debug + ?Sized> ShowDebug for T {
     fn evcxr_display(&self) {
         println!("EVCXR_BEGIN_CONTENT text/plain\n{self:?}\nEVCXR_END_CONTENT");
     }
+}
+
+/// After this long an evaluation shows a progress line in its cell.
+const PROGRESS_AFTER: std::time::Duration = std::time::Duration::from_secs(1);
+/// The progress line is rewritten at most this often.
+const PROGRESS_EVERY: std::time::Duration = std::time::Duration::from_millis(500);
+/// The evaluation whose progress line is shown, and when it was last written.
+static PROGRESS: std::sync::Mutex<(u64, Option<std::time::Instant>)> = std::sync::Mutex::new((0, None));
+
+/// The progress hook: an evaluation running longer than [`PROGRESS_AFTER`] gets a line in its
+/// cell (pieces done of the total, time so far, time left at that rate), updated in place,
+/// and a final line when it ends.
+fn progress_line(p: &bach_runtime::progress::Progress) {
+    let mut shown = PROGRESS.lock().unwrap_or_else(|e| e.into_inner());
+    let id = format!("bach-progress-{}", p.eval);
+    let here = shown.0 == p.eval;
+    let text = if p.finished {
+        if !here {
+            return;
+        }
+        format!("Bach: {} pieces in {:.1} s", p.done, p.elapsed.as_secs_f64())
+    } else {
+        if p.elapsed < PROGRESS_AFTER || (here && shown.1.is_some_and(|t| t.elapsed() < PROGRESS_EVERY)) {
+            return;
+        }
+        let left = p.remaining().map(|r| format!(", about {:.0} s left", r.as_secs_f64().ceil())).unwrap_or_default();
+        format!("Bach: {} of {} pieces, {:.1} s{left}", p.done, p.total, p.elapsed.as_secs_f64())
+    };
+    display_as(&[("text/plain", text)], &id, here);
+    *shown = (p.eval, Some(std::time::Instant::now()));
+}
+
+/// Send a MIME bundle under a display id: a new output (`update` false), or a replacement of
+/// the one shown under that id (`update` true).
+pub fn display_as(bundle: &[(&str, String)], id: &str, update: bool) {
+    let mut fields: Vec<(&str, &str)> = bundle.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    fields.push(("bach/display_id", id));
+    fields.push(("bach/update", if update { "true" } else { "false" }));
+    println!("{DISPLAY_MARKER}{}", json_object(&fields));
 }
 
 /// Send a MIME bundle to the notebook as its own output (several per cell are fine).

@@ -242,7 +242,14 @@ impl EvcxrEngine {
                     idle = false;
                     if let Some(json) = line.strip_prefix(DISPLAY_MARKER) {
                         match serde_json::from_str::<Bundle>(json) {
-                            Ok(bundle) => out.display(bundle),
+                            // A display under an id (a progress line): new, or replacing it.
+                            Ok(mut bundle) => match bundle.remove("bach/display_id") {
+                                Some(serde_json::Value::String(id)) => {
+                                    let update = bundle.remove("bach/update").is_some_and(|u| u == "true");
+                                    out.display_as(bundle, &id, update)
+                                }
+                                _ => out.display(bundle),
+                            },
                             Err(e) => out.stream(StreamName::Stderr, &format!("bach-kernel: bad display line: {e}\n")),
                         }
                     } else if line == END_MARKER {

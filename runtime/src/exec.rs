@@ -44,6 +44,8 @@ pub(crate) struct Env<'s> {
     pub cost: &'s CostModel,
     /// The cell that asked for the evaluation.
     pub cell: u64,
+    /// Pieces done, told to the progress hook.
+    pub progress: crate::progress::Tracker,
 }
 
 impl Env<'_> {
@@ -106,6 +108,7 @@ pub(crate) fn execute(env: &Env<'_>, eval: u64, planned: &Arc<Plan>, part: &Grap
             store.host[i] = Some(v);
         }
     }
+    env.progress.finish();
     (result, EvalTrace { eval, cell: env.cell, start, end: epoch.elapsed(), pieces: plan.total_pieces(), events, plans, stages })
 }
 
@@ -226,6 +229,7 @@ fn run_stage_with_retries(
                     attempt.paged = true;
                     attempt.kept_on_device.clear();
                     let note = format!("stage {s}: {device} ran out of memory ({detail}); retrying in {} pieces of {} rows", attempt.pieces, attempt.piece_rows);
+                    env.progress.add_pieces(attempt.pieces);
                     replan(plans, &attempt, note);
                 } else {
                     let note = format!("stage {s}: {device} ran out of memory ({detail}); running the stage on the CPU");
@@ -473,6 +477,7 @@ fn run_stage(env: &Env<'_>, eval: u64, plan: &Plan, s: usize, stage: &Stage, par
                 kept.push(Some(v));
             }
         }
+        env.progress.piece_done();
         Ok(PieceOut { kept, pending, writes, events: piece_events })
     };
 

@@ -20,6 +20,7 @@ mod exec;
 pub mod json;
 pub mod plan;
 pub mod profile;
+pub mod progress;
 pub mod session;
 pub mod split;
 pub mod trace;

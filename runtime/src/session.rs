@@ -464,7 +464,8 @@ impl Session {
             let cfg = self.config();
             let plan = plan::plan(&part, &cfg.cost, &self.devices.profiles(), cfg.policy, cfg.memory_cap)?;
             let eval = self.evals.fetch_add(1, Ordering::SeqCst) + 1;
-            let env = exec::Env { devices: &self.devices, epoch: self.epoch, interrupt: &self.interrupt, cost: &cfg.cost, cell: self.cell() };
+            let progress = crate::progress::Tracker::new(eval, plan.total_pieces());
+            let env = exec::Env { devices: &self.devices, epoch: self.epoch, interrupt: &self.interrupt, cost: &cfg.cost, cell: self.cell(), progress };
             let (result, record) = exec::execute(&env, eval, &Arc::new(plan), &part, &mut values);
             self.trace().push(record);
             // Keep what was computed, even when a later stage failed or was interrupted.

@@ -512,3 +512,16 @@ def test_a_cold_start_says_so_and_completion_waits_for_it(jupyter_path):
     finally:
         kc.stop_channels()
         km.shutdown_kernel(now=True)
+
+
+def test_a_long_evaluation_shows_its_progress_in_place(kernel):
+    _, kc = kernel
+    r, msgs = run(kc, "let pg = Array::<f64>::random_uniform(1 << 22, 0.0, 1.0, 3);\nlet mut pc = pg.clone();\nfor _ in 0..250 { pc = (&pc * 0.5 + 0.25).sqrt(); }\npc.sum().to_scalar()?")
+    assert r["status"] == "ok", r
+    lines = [m for m in msgs if m["msg_type"] in ("display_data", "update_display_data") and m["content"]["transient"].get("display_id", "").startswith("bach-progress-")]
+    assert lines, "an evaluation over a second shows a progress line"
+    assert lines[0]["msg_type"] == "display_data" and all(m["msg_type"] == "update_display_data" for m in lines[1:])
+    assert len({m["content"]["transient"]["display_id"] for m in lines}) == 1, "one line, updated in place"
+    first, last = lines[0]["content"]["data"]["text/plain"], lines[-1]["content"]["data"]["text/plain"]
+    assert re.match(r"Bach: \d+ of \d+ pieces, [\d.]+ s", first), first
+    assert re.match(r"Bach: \d+ pieces in [\d.]+ s", last), last
