@@ -227,7 +227,7 @@ fn draw(plan: &Plan, nodes: Vec<Node>, collapsed: bool) -> String {
         Some(m) => format!("policy {} · figures measured on {m}: a prediction · hover a box for its estimates and reason", plan.policy),
         None => format!("policy {} · arguments above their users · hover a box for its estimates and reason", plan.policy),
     };
-    let _ = writeln!(out, "<text x=\"{}\" y=\"48\" text-anchor=\"middle\" font-size=\"13\" fill=\"#555\">{}</text>", WIDTH / 2, esc(&sub));
+    let _ = writeln!(out, "<text x=\"{}\" y=\"48\" text-anchor=\"middle\" font-size=\"14\" fill=\"#555\">{}</text>", WIDTH / 2, esc(&sub));
     // Edges under the boxes.
     out.push_str("<g fill=\"none\" stroke=\"#9a9a9a\" stroke-width=\"1.2\">\n");
     for (i, n) in nodes.iter().enumerate() {
@@ -245,7 +245,7 @@ fn draw(plan: &Plan, nodes: Vec<Node>, collapsed: bool) -> String {
         let dash = if n.dashed { " stroke-dasharray=\"5 3\" stroke-width=\"2\"" } else { " stroke-width=\"1\"" };
         let _ = writeln!(
             out,
-            "<g><title>{}</title><rect x=\"{x0:.1}\" y=\"{top:.1}\" width=\"{box_w:.1}\" height=\"{BOX_H}\" rx=\"5\" fill=\"{}\" fill-opacity=\"0.9\" stroke=\"#333\"{dash}/><text x=\"{cx:.1}\" y=\"{:.1}\" text-anchor=\"middle\" font-size=\"14\" font-weight=\"bold\" fill=\"#fff\">{}</text><text x=\"{cx:.1}\" y=\"{:.1}\" text-anchor=\"middle\" font-size=\"13\" fill=\"#fff\">{}</text></g>",
+            "<g><title>{}</title><rect x=\"{x0:.1}\" y=\"{top:.1}\" width=\"{box_w:.1}\" height=\"{BOX_H}\" rx=\"5\" fill=\"{}\" fill-opacity=\"0.9\" stroke=\"#333\"{dash}/><text x=\"{cx:.1}\" y=\"{:.1}\" text-anchor=\"middle\" font-size=\"14\" font-weight=\"bold\" fill=\"#fff\">{}</text><text x=\"{cx:.1}\" y=\"{:.1}\" text-anchor=\"middle\" font-size=\"14\" fill=\"#fff\">{}</text></g>",
             esc(&n.hover),
             hex(n.color),
             top + 17.0,
@@ -264,7 +264,7 @@ fn draw(plan: &Plan, nodes: Vec<Node>, collapsed: bool) -> String {
                 dy + 7.0,
                 dx - 7.0,
                 if k == 0 {
-                    format!("<text x=\"{:.1}\" y=\"{:.1}\" font-size=\"12\" fill=\"#7a1f1f\">{}</text>", dx + 10.0, dy + 4.0, esc(&truncate(label, 22)))
+                    format!("<text x=\"{:.1}\" y=\"{:.1}\" font-size=\"14\" fill=\"#7a1f1f\">{}</text>", dx + 10.0, dy + 4.0, esc(&truncate(label, 22)))
                 } else {
                     String::new()
                 }
@@ -288,7 +288,7 @@ fn draw(plan: &Plan, nodes: Vec<Node>, collapsed: bool) -> String {
     for (text, color, dashed) in &entries {
         let dash = if *dashed { " stroke-dasharray=\"5 3\" stroke-width=\"2\"" } else { "" };
         let _ = writeln!(out, "<rect x=\"{lx:.1}\" y=\"{:.1}\" width=\"18\" height=\"14\" rx=\"3\" fill=\"{}\" stroke=\"#333\"{dash}/>", legend_y + 8.0, hex(*color));
-        let _ = writeln!(out, "<text x=\"{:.1}\" y=\"{:.1}\" font-size=\"13\">{}</text>", lx + 24.0, legend_y + 20.0, esc(text));
+        let _ = writeln!(out, "<text x=\"{:.1}\" y=\"{:.1}\" font-size=\"14\">{}</text>", lx + 24.0, legend_y + 20.0, esc(text));
         lx += 24.0 + text_px(text, 13) * 1.1 + 22.0;
     }
     if !plan.transfers.is_empty() {
@@ -301,7 +301,7 @@ fn draw(plan: &Plan, nodes: Vec<Node>, collapsed: bool) -> String {
             dy + 7.0,
             dx - 7.0
         );
-        let _ = writeln!(out, "<text x=\"{:.1}\" y=\"{:.1}\" font-size=\"13\">a transfer of the value above it (direction, bytes)</text>", dx + 14.0, legend_y + 20.0);
+        let _ = writeln!(out, "<text x=\"{:.1}\" y=\"{:.1}\" font-size=\"14\">a transfer of the value above it (direction, bytes)</text>", dx + 14.0, legend_y + 20.0);
     }
     out.push_str("</svg>\n");
     out

@@ -54,7 +54,7 @@ pub const MAX_BARS: usize = 2500;
 pub(super) const WIDTH: u32 = 1100;
 pub(super) const TITLE_H: u32 = 34;
 pub(super) const SIDE: u32 = 12;
-pub(super) const LEFT_LABELS: u32 = 150;
+pub(super) const LEFT_LABELS: u32 = 200;
 pub(super) const RIGHT: u32 = 28;
 pub(super) const BOTTOM_LABELS: u32 = 42;
 /// Space above the plot for the cell labels of a session timeline.
@@ -63,8 +63,8 @@ pub(super) const CELL_ROW: u32 = 20;
 pub(super) const MAX_TRACKS: usize = 48;
 /// Narrowest bar drawn, in pixels, so that a very short event is still seen and hovered.
 pub(super) const MIN_BAR_PX: f64 = 0.8;
-pub(super) const LEGEND_FONT: u32 = 13;
-pub(super) const LEGEND_ROW: u32 = 18;
+pub(super) const LEGEND_FONT: u32 = 15;
+pub(super) const LEGEND_ROW: u32 = 21;
 pub(super) const MAX_LEGEND: usize = 60;
 pub(super) const FONT: &str = "sans-serif";
 

@@ -368,6 +368,12 @@ impl<'a> Model<'a> {
         }
     }
 
+    /// Why the planner put node `node` where it ran in evaluation `eval` (the plan that ran).
+    fn reason_of(&self, eval: u64, node: u64) -> Option<String> {
+        let plan = self.evals.iter().find(|e| e.eval == eval)?.plan()?;
+        plan.steps.iter().find(|s| s.id == node).map(|s| s.reason.to_string())
+    }
+
     /// Hover text of a bar.
     pub(super) fn hover(&self, b: &Bar) -> String {
         let op = &truncate(&self.ops[b.op].name, 60);
@@ -383,6 +389,9 @@ impl<'a> Model<'a> {
                 }
                 _ => {
                     let _ = writeln!(s, "{kind} on {} · piece {}", self.names.name(e.device), e.piece);
+                    if let Some(reason) = self.reason_of(e.eval, e.node) {
+                        let _ = writeln!(s, "placed there: {}", truncate(&reason, 120));
+                    }
                 }
             }
             let _ = writeln!(s, "{} – {} ({})", self.fmt_t(b.t0), self.fmt_t(b.t1), fmt_dur(b.t1 - b.t0));

@@ -134,8 +134,8 @@ pub(super) fn draw_timeline(m: &Model) -> DrawResult<String> {
             .x_labels(12)
             .x_label_formatter(&fmt_x)
             .x_desc(x_desc)
-            .label_style((FONT, 13))
-            .axis_desc_style((FONT, 14))
+            .label_style((FONT, 14))
+            .axis_desc_style((FONT, 15))
             .bold_line_style(RGBColor(0xd0, 0xd0, 0xd0).stroke_width(1))
             .axis_style(grey)
             .draw()?;
@@ -156,12 +156,12 @@ pub(super) fn draw_timeline(m: &Model) -> DrawResult<String> {
             if lane.sub.is_empty() {
                 root.draw(&Text::new(clean(&lane.label), (lx, cy.round() as i32), bold.pos(Pos::new(HPos::Right, VPos::Center))))?;
             } else {
-                root.draw(&Text::new(clean(&lane.label), (lx, (cy - 7.0).round() as i32), bold.pos(Pos::new(HPos::Right, VPos::Center))))?;
-                let small = (FONT, 11).into_font().color(&grey).pos(Pos::new(HPos::Right, VPos::Center));
-                root.draw(&Text::new(clean(&truncate(&lane.sub, 24)), (lx, (cy + 8.0).round() as i32), small))?;
+                root.draw(&Text::new(clean(&lane.label), (lx, (cy - 8.0).round() as i32), bold.pos(Pos::new(HPos::Right, VPos::Center))))?;
+                let small = (FONT, 14).into_font().color(&grey).pos(Pos::new(HPos::Right, VPos::Center));
+                root.draw(&Text::new(clean(&truncate(&lane.sub, 26)), (lx, (cy + 9.0).round() as i32), small))?;
             }
             if lane.tracks == 0 {
-                let note = (FONT, 12).into_font().style(FontStyle::Italic).color(&grey).pos(Pos::new(HPos::Left, VPos::Center));
+                let note = (FONT, 14).into_font().style(FontStyle::Italic).color(&grey).pos(Pos::new(HPos::Left, VPos::Center));
                 root.draw(&Text::new(lane.empty, (px0 + 8, cy.round() as i32), note))?;
             }
         }
@@ -170,7 +170,7 @@ pub(super) fn draw_timeline(m: &Model) -> DrawResult<String> {
         if m.session {
             let y = fy(0.0).round() as i32 - 4;
             let mut last_right = f64::NEG_INFINITY;
-            let label_style = (FONT, 12).into_font().color(&BLACK).pos(Pos::new(HPos::Center, VPos::Bottom));
+            let label_style = (FONT, 14).into_font().color(&BLACK).pos(Pos::new(HPos::Center, VPos::Bottom));
             let mut labels: Vec<(f64, String)> = m.spans.iter().map(|&(s, e, cell, _)| ((fx(s) + fx(e)) / 2.0, format!("cell {cell}"))).collect();
             for (a, b) in m.axis.cuts() {
                 labels.push(((fx(a) + fx(b)) / 2.0, format!("idle {}", fmt_dur(b - a))));
