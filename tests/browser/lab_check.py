@@ -5,9 +5,11 @@
     python3 -m venv /tmp/labenv && /tmp/labenv/bin/pip install jupyterlab selenium nbclient
     /tmp/labenv/bin/python tests/browser/lab_check.py --jupyter-path <prefix>/share/jupyter
 
-It (1) opens a notebook in JupyterLab and runs it there: the timeline chart must be inline
-SVG with its hover titles, as wide as the output area at most, and a panic must stop "run
-all"; (2) opens a notebook executed by nbclient (untrusted, so Lab sanitizes its HTML): the
+It (1) opens a notebook in JupyterLab and runs it there, on a cold kernel (no standby): the
+first cell must show the start-up line, then "Rust started in"; the timeline chart must be
+inline SVG with its hover titles, as wide as the output area at most, its text at least 11 px
+as shown; a 3 s evaluation must show its progress line while it runs; a panic must stop "run
+all" and read as an error at its cell (no "panicked", no paths into the kernelspec); (2) opens a notebook executed by nbclient (untrusted, so Lab sanitizes its HTML): the
 chart must still show, as an image; (3) with --tour, opens notebooks/tour.ipynb (outputs
 cleared) as a new user would and runs all of it: every cell must run, in order, and only the
 cells tagged `raises-exception` may show an error. Screenshots go to --out.
@@ -15,6 +17,7 @@ cells tagged `raises-exception` may show an error. Screenshots go to --out.
 import argparse
 import os
 import pathlib
+import re
 import subprocess
 import tempfile
 import time
@@ -29,6 +32,9 @@ CELLS = [
     "let n = 1 << 16;\nlet price = Array::<f64>::random_uniform(n, 10.0, 50.0, 1);\n"
     "let strike = Array::<f64>::full(n, 30.0);\nlet d = (&price / &strike).ln().erf() * 3.0 + 3.0;\n&price * &d",
     "1 + 1",
+    # About 3 s of pieces: a progress line while it runs.
+    "let pg = Array::random_uniform(1 << 22, 0.0, 1.0, 3);\nlet mut pc = pg.clone();\n"
+    "for _ in 0..300 { pc = (&pc * 0.5 + 0.25).sqrt(); }\npc.sum().to_scalar()?",
     "let v: Vec<f64> = vec![1.0];\nv[3]",
     "price.len()",
 ]
@@ -65,6 +71,7 @@ def main():
     out = pathlib.Path(args.out).resolve()
     out.mkdir(parents=True, exist_ok=True)
     os.environ["JUPYTER_PATH"] = args.jupyter_path
+    os.environ["BACH_KERNEL_STANDBY"] = "0"  # every kernel starts cold: the start-up line shows
     root = pathlib.Path(tempfile.mkdtemp(prefix="bach-lab-"))
     nbformat.write(notebook(CELLS), root / "live.ipynb")
     executed = notebook(CELLS[:3])
@@ -94,15 +101,36 @@ def main():
         # (1) Run it live.
         d.get(f"http://localhost:{args.port}/lab/tree/live.ipynb")
         wait_idle(d, time.time(), at_least=5)
-        js(d, "window.jupyterapp.commands.execute('notebook:run-all-cells')")
-        prompts = wait_idle(d, time.time(), at_least=5)
         page = "window.jupyterapp.shell.currentWidget.node"
+        js(d, "window.jupyterapp.commands.execute('notebook:run-all-cells')")
+        # Watch the page while it runs: the start-up line, then a progress line.
+        started, seen = time.time(), set()
+        while time.time() - started < 300:
+            shown = js(d, f"return {page}.innerText")
+            if "starting Rust" in shown:
+                seen.add("starting")
+            if " of " in shown and " pieces, " in shown:
+                seen.add("progress")
+                d.save_screenshot(str(out / "progress.png"))
+            prompts = js(d, f"return Array.from({page}.querySelectorAll('.jp-InputArea-prompt')).map(e => e.textContent)")
+            if time.time() - started > 5 and prompts and all("*" not in p for p in prompts):
+                break
+            time.sleep(0.25)
+        prompts = wait_idle(d, time.time())
+        text = js(d, f"return {page}.innerText")
+        fonts = js(d, f"const s = {page}.querySelector('.bach-timeline > svg'); const w = s.viewBox.baseVal && s.viewBox.baseVal.width ? s.viewBox.baseVal.width : s.width.baseVal.value; const k = s.getBoundingClientRect().width / w; const px = Array.from(s.querySelectorAll('text')).map(t => parseFloat(t.getAttribute('font-size') || getComputedStyle(t).fontSize) * k); return [Math.min(...px), k]")
+        print("live: seen while running", sorted(seen), "smallest chart text (px, scale)", fonts)
+        assert "starting" in seen and "Rust started in" in text, "the start-up line shows, then says it started"
+        assert "progress" in seen and re.search(r"Bach: \d+ pieces in", text), "a progress line while the evaluation ran, final at its end"
+        assert fonts[0] >= 11, f"chart text as shown is at least 11 px: {fonts}"
         svg = js(d, f"const e = {page}.querySelector('.bach-timeline > svg'); return e && [e.querySelectorAll('title').length, e.getBoundingClientRect().width, e.parentElement.getBoundingClientRect().width]")
         errors = js(d, f"return Array.from({page}.querySelectorAll('[data-mime-type=\"application/vnd.jupyter.stderr\"]')).map(e => e.textContent)")
         d.save_screenshot(str(out / "live.png"))
         print("live: prompts", prompts, "inline svg (titles, width, area width)", svg, "errors", [e[:60] for e in errors])
         assert svg and svg[0] > 10 and svg[1] <= svg[2] + 1, "the chart is inline, with hover titles, within the output area"
         assert any("index out of bounds" in e for e in errors), "the panic is an error"
+        assert any("Panic in cell [" in e and "line 2" in e for e in errors), "placed at its cell's line"
+        assert not any("panicked" in e or "/kernels/bach/" in e for e in errors), f"errors a user can act on: {errors}"
         assert prompts[-1].strip() == "[ ]:", "run all stopped at the error"
         # (2) Open the nbclient-executed (untrusted) notebook.
         d.get(f"http://localhost:{args.port}/lab/tree/executed.ipynb")
@@ -124,6 +152,8 @@ def main():
             print("tour:", len(cells), "code cells, prompts", [c[0] for c in cells], "errors in cells", errored, "charts", sum(c[2] > 0 for c in cells))
             assert len(numbers) == len(cells) and numbers == sorted(numbers), "every tour cell ran, in order"
             assert errored == tagged, f"errors only where expected: {errored} vs {tagged}"
+            errors = js(d, f"return Array.from({page}.querySelectorAll('[data-mime-type=\"application/vnd.jupyter.stderr\"]')).map(e => e.textContent)")
+            assert not any("panicked" in e or "/kernels/bach/" in e for e in errors), f"errors a user can act on: {errors}"
         print("lab check passed; screenshots in", out)
     finally:
         if d:
