@@ -41,7 +41,7 @@ pub(super) fn draw_empty(evals: &[&EvalTrace], session: bool) -> DrawResult<Stri
         root.fill(&WHITE)?;
         let style = (FONT, 18).into_font().style(FontStyle::Bold).color(&BLACK).pos(Pos::new(HPos::Center, VPos::Center));
         root.draw(&Text::new(clean(&title), (320, 26), style))?;
-        let style = (FONT, 16).into_font().color(&RGBColor(0x55, 0x55, 0x55)).pos(Pos::new(HPos::Center, VPos::Center));
+        let style = (FONT, 17).into_font().color(&RGBColor(0x55, 0x55, 0x55)).pos(Pos::new(HPos::Center, VPos::Center));
         root.draw(&Text::new("nothing ran (all values were cached)", (320, 60), style))?;
         root.present()?;
     }
@@ -134,8 +134,8 @@ pub(super) fn draw_timeline(m: &Model) -> DrawResult<String> {
             .x_labels(12)
             .x_label_formatter(&fmt_x)
             .x_desc(x_desc)
-            .label_style((FONT, 14))
-            .axis_desc_style((FONT, 15))
+            .label_style((FONT, 17))
+            .axis_desc_style((FONT, 17))
             .bold_line_style(RGBColor(0xd0, 0xd0, 0xd0).stroke_width(1))
             .axis_style(grey)
             .draw()?;
@@ -152,16 +152,16 @@ pub(super) fn draw_timeline(m: &Model) -> DrawResult<String> {
             }
             let cy = fy(lane.top + lane.height / 2.0);
             let lx = px0 - 10;
-            let bold = (FONT, 14).into_font().style(FontStyle::Bold).color(&BLACK);
+            let bold = (FONT, 17).into_font().style(FontStyle::Bold).color(&BLACK);
             if lane.sub.is_empty() {
                 root.draw(&Text::new(clean(&lane.label), (lx, cy.round() as i32), bold.pos(Pos::new(HPos::Right, VPos::Center))))?;
             } else {
-                root.draw(&Text::new(clean(&lane.label), (lx, (cy - 8.0).round() as i32), bold.pos(Pos::new(HPos::Right, VPos::Center))))?;
-                let small = (FONT, 14).into_font().color(&grey).pos(Pos::new(HPos::Right, VPos::Center));
-                root.draw(&Text::new(clean(&truncate(&lane.sub, 26)), (lx, (cy + 9.0).round() as i32), small))?;
+                root.draw(&Text::new(clean(&lane.label), (lx, (cy - 9.0).round() as i32), bold.pos(Pos::new(HPos::Right, VPos::Center))))?;
+                let small = (FONT, 17).into_font().color(&grey).pos(Pos::new(HPos::Right, VPos::Center));
+                root.draw(&Text::new(clean(&truncate(&lane.sub, 26)), (lx, (cy + 10.0).round() as i32), small))?;
             }
             if lane.tracks == 0 {
-                let note = (FONT, 14).into_font().style(FontStyle::Italic).color(&grey).pos(Pos::new(HPos::Left, VPos::Center));
+                let note = (FONT, 17).into_font().style(FontStyle::Italic).color(&grey).pos(Pos::new(HPos::Left, VPos::Center));
                 root.draw(&Text::new(lane.empty, (px0 + 8, cy.round() as i32), note))?;
             }
         }
@@ -170,7 +170,7 @@ pub(super) fn draw_timeline(m: &Model) -> DrawResult<String> {
         if m.session {
             let y = fy(0.0).round() as i32 - 4;
             let mut last_right = f64::NEG_INFINITY;
-            let label_style = (FONT, 14).into_font().color(&BLACK).pos(Pos::new(HPos::Center, VPos::Bottom));
+            let label_style = (FONT, 17).into_font().color(&BLACK).pos(Pos::new(HPos::Center, VPos::Bottom));
             let mut labels: Vec<(f64, String)> = m.spans.iter().map(|&(s, e, cell, _)| ((fx(s) + fx(e)) / 2.0, format!("cell {cell}"))).collect();
             for (a, b) in m.axis.cuts() {
                 labels.push(((fx(a) + fx(b)) / 2.0, format!("idle {}", fmt_dur(b - a))));
