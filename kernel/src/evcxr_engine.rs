@@ -198,7 +198,7 @@ impl EvcxrEngine {
             if self.started_within(Some(Duration::from_millis(if shown { 1000 } else { 300 }))).is_ok() || !matches!(self.state, State::Starting(_)) {
                 break;
             }
-            let secs = self.began.elapsed().as_secs();
+            let secs = self.began.elapsed().as_secs_f64().ceil();
             out.display_as(line(format!("starting Rust (evcxr, rust-analyzer, the Bach prelude): {secs} s...")), ID, shown);
             shown = true;
         }
