@@ -115,7 +115,6 @@ static PROGRESS: std::sync::Mutex<(u64, Option<std::time::Instant>)> = std::sync
 /// and a final line when it ends.
 fn progress_line(p: &bach_runtime::progress::Progress) {
     let mut shown = PROGRESS.lock().unwrap_or_else(|e| e.into_inner());
-    let id = format!("bach-progress-{}", p.eval);
     let here = shown.0 == p.eval;
     let text = if p.finished {
         if !here {
@@ -129,22 +128,24 @@ fn progress_line(p: &bach_runtime::progress::Progress) {
         let left = p.remaining().map(|r| format!(", about {:.0} s left", r.as_secs_f64().ceil())).unwrap_or_default();
         format!("Bach: {} of {} pieces, {:.1} s{left}", p.done, p.total, p.elapsed.as_secs_f64())
     };
-    display_as(&[("text/plain", text)], &id, here);
+    display_as(&[("text/plain", text)], &format!("bach-progress-{}", p.eval), here);
     *shown = (p.eval, Some(std::time::Instant::now()));
 }
 
 /// Send a MIME bundle under a display id: a new output (`update` false), or a replacement of
 /// the one shown under that id (`update` true).
 pub fn display_as(bundle: &[(&str, String)], id: &str, update: bool) {
-    let mut fields: Vec<(&str, &str)> = bundle.iter().map(|(k, v)| (*k, v.as_str())).collect();
-    fields.push(("bach/display_id", id));
-    fields.push(("bach/update", if update { "true" } else { "false" }));
-    println!("{DISPLAY_MARKER}{}", json_object(&fields));
+    display_line(bundle, &[("bach/display_id", id), ("bach/update", if update { "true" } else { "false" })]);
 }
 
 /// Send a MIME bundle to the notebook as its own output (several per cell are fine).
 pub fn display(bundle: &[(&str, String)]) {
-    let fields: Vec<(&str, &str)> = bundle.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    display_line(bundle, &[]);
+}
+
+/// One display line: the bundle's fields, then the kernel's own (`bach/...`).
+fn display_line(bundle: &[(&str, String)], extra: &[(&str, &str)]) {
+    let fields: Vec<(&str, &str)> = bundle.iter().map(|(k, v)| (*k, v.as_str())).chain(extra.iter().copied()).collect();
     println!("{DISPLAY_MARKER}{}", json_object(&fields));
 }
 

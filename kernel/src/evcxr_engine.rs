@@ -194,8 +194,9 @@ impl EvcxrEngine {
             b
         };
         let mut shown = false;
-        while matches!(self.state, State::Starting(_)) {
-            if self.started_within(Some(Duration::from_millis(if shown { 1000 } else { 300 }))).is_ok() || !matches!(self.state, State::Starting(_)) {
+        loop {
+            let _ = self.started_within(Some(Duration::from_millis(if shown { 1000 } else { 300 })));
+            if !matches!(self.state, State::Starting(_)) {
                 break;
             }
             let secs = self.began.elapsed().as_secs_f64().ceil();
@@ -360,6 +361,14 @@ fn with_cell_prefix(code: &str, n: u64, before: &str) -> (String, Inserted) {
     (s, Inserted { at: k + 1, lines: before.lines().count() + 1 })
 }
 
+/// An error of cell `count`: its first traceback line names the cell and says what happened
+/// (Jupyter front ends show the traceback, not `evalue`), then `more` lines.
+fn cell_error(ename: &str, count: u32, message: &str, more: Vec<String>) -> ExecError {
+    let mut traceback = vec![format!("{ename} in cell [{count}]: {message}")];
+    traceback.extend(more);
+    ExecError { ename: ename.into(), evalue: message.into(), traceback }
+}
+
 /// A panic in the cell as an error a user can act on. A panic in the cell's own code (evcxr
 /// compiles the cell as `src/lib.rs`) is a `Panic` at the cell's line; one inside a library
 /// (Bach checking shapes or a magic's arguments, ndarray) is an `Error` with the library's
@@ -367,10 +376,10 @@ fn with_cell_prefix(code: &str, n: u64, before: &str) -> (String, Inserted) {
 fn panic_error(message: &str, location: &str, cell: &str, build_dir: &Path, count: u32) -> ExecError {
     let kept = "Variables defined by earlier cells, and the Bach session, are kept; those this cell defined are not.".to_string();
     if message.contains("evaluation interrupted") {
-        return ExecError { ename: "Interrupted".into(), evalue: message.into(), traceback: vec![format!("Interrupted in cell [{count}]: {message}"), kept] };
+        return cell_error("Interrupted", count, message, vec![kept]);
     }
     let Some(line) = location.strip_prefix("src/lib.rs:").and_then(|l| l.split(':').next()?.parse::<usize>().ok()) else {
-        return ExecError { ename: "Error".into(), evalue: message.into(), traceback: vec![format!("Error in cell [{count}]: {message}"), kept] };
+        return cell_error("Error", count, message, vec![kept]);
     };
     // Find the generated line in the cell as written.
     let generated = std::fs::read_to_string(build_dir.join("src/lib.rs")).ok().and_then(|s| s.lines().nth(line - 1).map(|l| l.trim().to_string()));
@@ -529,14 +538,12 @@ impl Engine for EvcxrEngine {
                 if early_return {
                     let message = last_stderr.unwrap_or_else(|| "an error (see above)".into());
                     let message = message.strip_prefix("Error: ").unwrap_or(&message).to_string();
-                    return Err(ExecError {
-                        ename: "Error".into(),
-                        evalue: message.clone(),
-                        traceback: vec![
-                            format!("Error in cell [{execution_count}]: {message}"),
-                            "(a `?` returned early) Variables this cell defined are not kept; earlier ones and the Bach session are.".into(),
-                        ],
-                    });
+                    return Err(cell_error(
+                        "Error",
+                        execution_count,
+                        &message,
+                        vec!["(a `?` returned early) Variables this cell defined are not kept; earlier ones and the Bach session are.".into()],
+                    ));
                 }
                 // (A `!` line the kernel added leaves an empty text/plain: not a result.)
                 let bundle: Bundle = outputs.content_by_mime_type.into_iter().filter(|(_, v)| !v.is_empty()).map(|(k, v)| (k, serde_json::Value::String(v))).collect();
@@ -545,17 +552,14 @@ impl Engine for EvcxrEngine {
             Err(evcxr::Error::CompilationErrors(errors)) => Err(compile_error(&errors, inserted, execution_count, &rust)),
             Err(evcxr::Error::SubprocessTerminated(msg)) => {
                 let _ = self.prelude();
-                Err(ExecError {
-                    ename: "ProcessDied".into(),
-                    evalue: format!("the Rust process ended: {msg}"),
-                    traceback: vec![
-                        format!("ProcessDied in cell [{execution_count}]: the Rust process ended: {msg}"),
-                        format!("Lost: {}", before.join(", ")),
-                        "The kernel started a new process; run the cells you need again.".into(),
-                    ],
-                })
+                Err(cell_error(
+                    "ProcessDied",
+                    execution_count,
+                    &format!("the Rust process ended: {msg}"),
+                    vec![format!("Lost: {}", before.join(", ")), "The kernel started a new process; run the cells you need again.".into()],
+                ))
             }
-            Err(e) => Err(ExecError { ename: "Error".into(), evalue: e.to_string(), traceback: vec![format!("Error in cell [{execution_count}]: {e}")] }),
+            Err(e) => Err(cell_error("Error", execution_count, &e.to_string(), vec![])),
         }
     }
 
