@@ -726,8 +726,9 @@ One lane per device, time left to right. Each bar is one op on one piece of data
 arrays into cache-sized pieces and streams them); on an accelerator there are also lanes for
 the copies to it (host→device) and back (device→host). Hover a bar (in a trusted notebook) for
 its op, the cell that created it, its size and its time. The title says how long the
-evaluation took and how that compares with the cost model's prediction. `:bach breakdown`
-sums the same evaluation up by kind of work:
+evaluation took and how that compares with the cost model's prediction. An evaluation under
+5 ms gets one line instead of a chart (`:bach trace last` draws it; `:bach chart full` draws
+every one). `:bach breakdown` sums the same evaluation up by kind of work:
 """),
     ("code", ":bach breakdown"),
     ("markdown", """

@@ -221,14 +221,64 @@ fn html_escape(s: &str) -> String {
     s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
 }
 
-/// The chart of the most recent evaluation, if it ran after `eval_before`.
-fn chart_since(s: &Session, eval_before: Option<u64>) -> Option<String> {
-    let trace = s.trace();
-    let last = trace.last()?;
-    if Some(last.eval) == eval_before {
-        return None;
+/// When a displayed value's evaluation gets its full timeline rather than one line
+/// (`:bach chart`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum ChartWhen {
+    Full,
+    Compact,
+    /// The full chart from this many seconds of evaluation (or when a stage was re-planned).
+    Auto(f64),
+}
+
+/// A timeline needs a few milliseconds of work to show more than a line says.
+const FULL_CHART_FROM_S: f64 = 5e-3;
+static CHART_WHEN: std::sync::Mutex<ChartWhen> = std::sync::Mutex::new(ChartWhen::Auto(FULL_CHART_FROM_S));
+
+/// What the one-line form says to get the full chart.
+const ASK_FOR_CHART: &str = "`:bach trace last` draws its timeline";
+
+/// `:bach chart <full|compact|auto [TIME]>`: every evaluation's timeline, one line each, or
+/// the full timeline from TIME (default 5 ms).
+pub fn set_chart(how: &str) {
+    let mut words = how.split_whitespace();
+    let when = match (words.next(), words.next(), words.next()) {
+        (Some("full"), None, _) => ChartWhen::Full,
+        (Some("compact"), None, _) => ChartWhen::Compact,
+        (Some("auto"), None, _) => ChartWhen::Auto(FULL_CHART_FROM_S),
+        (Some("auto"), Some(t), None) => match bach_runtime::cost::parse_seconds(t) {
+            Ok(s) => ChartWhen::Auto(s),
+            Err(e) => panic!("{}", BachError::invalid("chart", e)),
+        },
+        _ => panic!("{}", BachError::invalid("chart", format!("`{how}`: say full, compact, auto or auto <time> (e.g. auto 20ms)"))),
+    };
+    *CHART_WHEN.lock().unwrap_or_else(|p| p.into_inner()) = when;
+    match when {
+        ChartWhen::Full => println!("every evaluation a cell shows gets its timeline"),
+        ChartWhen::Compact => println!("every evaluation a cell shows gets one line (`:bach trace last` draws its timeline)"),
+        ChartWhen::Auto(s) => println!("evaluations of {} or more get their timeline, shorter ones one line", bach_runtime::cost::seconds(s)),
     }
-    Some(bach_runtime::chart::timeline_svg(last, &s.devices().profiles()))
+}
+
+/// Show the most recent evaluation, if it ran after `eval_before`: its timeline, or one line
+/// when it was short (see [`ChartWhen`]). Whether it ran.
+fn show_evaluation(s: &Session, eval_before: Option<u64>) -> bool {
+    let trace = s.trace();
+    let Some(last) = trace.last().filter(|l| Some(l.eval) != eval_before) else { return false };
+    let secs = (last.end - last.start).as_secs_f64();
+    let full = match *CHART_WHEN.lock().unwrap_or_else(|p| p.into_inner()) {
+        ChartWhen::Full => true,
+        ChartWhen::Compact => false,
+        ChartWhen::Auto(from) => secs >= from || last.plans.len() > 1,
+    };
+    let devices = s.devices().profiles();
+    if full {
+        show_chart(bach_runtime::chart::timeline_svg(last, &devices));
+    } else {
+        let line = bach_runtime::chart::compact_line(last, &devices, ASK_FOR_CHART);
+        display(&[("text/plain", line.plain), ("text/html", line.html)]);
+    }
+    true
 }
 
 fn last_eval(s: &Session) -> Option<u64> {
@@ -255,10 +305,7 @@ fn show_lazy(lazy: &Lazy) {
         Err(e) => panic!("{e}"),
     };
     let secs = started.elapsed().as_secs_f64();
-    let chart = chart_since(&s, before);
-    if let Some(svg) = &chart {
-        show_chart(svg.clone());
-    }
+    let computed = show_evaluation(&s, before);
     fn firsts<T: std::fmt::Display>(a: &ndarray::ArcArray<T, ndarray::IxDyn>) -> Vec<String> {
         a.iter().take(8).map(|x| format!("{x}")).collect()
     }
@@ -270,7 +317,7 @@ fn show_lazy(lazy: &Lazy) {
         _ => vec![],
     };
     let more = if lazy.meta().len() > 8 { ", ..." } else { "" };
-    let how = if chart.is_some() { format!("computed in {:.3} s", secs) } else { "cached".to_string() };
+    let how = if computed { format!("computed in {}", bach_runtime::cost::seconds(secs)) } else { "cached".to_string() };
     let lives = match lazy.location() {
         Some(dev) if dev != bach_runtime::CPU => {
             let name = s.devices().get(dev).map_or_else(|| format!("device {}", dev.0), |d| d.profile().name.clone());
@@ -509,13 +556,19 @@ pub fn show_devices() {
     println!("policy {}, accelerator memory cap {}", cfg.policy, cfg.memory_cap.map_or("none".to_string(), |b| bach_runtime::units::bytes(b as usize)));
 }
 
-/// `:bach trace`: the session's timeline so far, evaluation by evaluation (cells labelled).
-pub fn show_trace() {
+/// `:bach trace`: the session's timeline so far, evaluation by evaluation (cells labelled);
+/// `:bach trace last`: the most recent evaluation's timeline alone.
+pub fn show_trace(which: &str) {
     let s = session::global();
     let trace = s.trace();
     let evals: Vec<_> = trace.evals().collect();
-    if evals.is_empty() {
+    let Some(last) = evals.last() else {
         println!("nothing has been evaluated yet in this session");
+        return;
+    };
+    if which == "last" {
+        println!("eval {} (cell {}): {} events, {} pieces, {:.3} ms", last.eval, last.cell, last.events.len(), last.pieces, (last.end - last.start).as_secs_f64() * 1e3);
+        show_chart(bach_runtime::chart::timeline_svg(last, &s.devices().profiles()));
         return;
     }
     let mut text = String::new();

@@ -140,6 +140,7 @@ fn standalone_manifest(member: &Path, workspace: &toml::Table, installed: &HashM
 pub fn install(loc: &Location) -> Result<PathBuf, String> {
     let dir = loc.kernel_dir()?;
     if dir.exists() {
+        say_stopped(crate::standby::stop_waiting(&dir));
         io("remove", &dir, std::fs::remove_dir_all(&dir))?;
     }
     io("create", &dir, std::fs::create_dir_all(&dir))?;
@@ -252,12 +253,21 @@ pub fn uninstall(loc: &Location) -> Result<PathBuf, String> {
     if !dir.exists() {
         return Err(format!("no kernel installed at {}", dir.display()));
     }
+    say_stopped(crate::standby::stop_waiting(&dir));
     io("remove", &dir, std::fs::remove_dir_all(&dir))?;
     let emulated = emulated_dir(&dir);
     if emulated.exists() {
         io("remove", &emulated, std::fs::remove_dir_all(&emulated))?;
     }
     Ok(dir)
+}
+
+/// Waiting standby kernels of the old binary hold memory (about 650 MB each) until they time
+/// out: an uninstall or reinstall stops them, and says so.
+fn say_stopped(n: usize) {
+    if n > 0 {
+        eprintln!("stopped {n} waiting standby kernel{} of the previous install", if n == 1 { "" } else { "s" });
+    }
 }
 
 /// The `bach-emulated` kernelspec beside `bach`'s (it runs `bach`'s binary).

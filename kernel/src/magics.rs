@@ -7,7 +7,8 @@ pub const HELP: &str = "\
 :bach devices                   the devices Bach found (and, without a GPU, why)
 :bach plan <expr>               the plan for a lazy value, without running it
 :bach explain <expr>            why each op of that plan runs where it runs: estimates, copies, margin
-:bach trace                     the session's timeline so far, per cell
+:bach trace [last]              the session's timeline so far, per cell (last: the latest evaluation's)
+:bach chart <full|compact|auto [TIME]>  a shown value's timeline: always, one line, or from TIME (default 5 ms)
 :bach memory <size|none>        cap the accelerator memory the planner may use (e.g. 64MiB)
 :bach policy <name>             placement policy: optimal (default), greedy, threshold or cpu
 :bach cell <cpu|gpu|auto>       where the ops this cell creates from here on run
@@ -35,7 +36,20 @@ const COMMANDS: &[Command] = &[
     Command { name: "help", args: "", rust: |_| Some(format!("print!({HELP:?});")) },
     Command { name: "devices", args: "", rust: |_| Some("bach::notebook::show_devices();".into()) },
     Command { name: "plan", args: "<expr>", rust: |a| (!a.is_empty()).then(|| format!("bach::notebook::show_plan(&({a}));")) },
-    Command { name: "trace", args: "", rust: |_| Some("bach::notebook::show_trace();".into()) },
+    Command { name: "trace", args: "[last]", rust: |a| matches!(a, "" | "last").then(|| format!("bach::notebook::show_trace({a:?});")) },
+    Command {
+        name: "chart",
+        args: "<full|compact|auto [TIME]>",
+        rust: |a| {
+            let mut w = a.split_whitespace();
+            let ok = match (w.next(), w.next(), w.next()) {
+                (Some("full" | "compact" | "auto"), None, _) => true,
+                (Some("auto"), Some(t), None) => is_time(t),
+                _ => false,
+            };
+            ok.then(|| format!("bach::notebook::set_chart({a:?});"))
+        },
+    },
     Command { name: "memory", args: "<size|none>", rust: |a| (!a.is_empty()).then(|| format!("bach::notebook::set_memory({a:?});")) },
     Command { name: "explain", args: "<expr>", rust: |a| (!a.is_empty()).then(|| format!("bach::notebook::show_explain(&({a}));")) },
     Command {
@@ -50,6 +64,12 @@ const COMMANDS: &[Command] = &[
     Command { name: "breakdown", args: "", rust: |a| a.is_empty().then(|| "bach::notebook::show_breakdown();".into()) },
     Command { name: "graph", args: "<expr>", rust: |a| (!a.is_empty()).then(|| format!("bach::notebook::show_graph(&({a}));")) },
 ];
+
+/// `20ms`, `1.5s`, `300us`, `0.01`: a time `:bach chart auto` takes.
+fn is_time(t: &str) -> bool {
+    let num = ["ms", "us", "ns", "s"].iter().find_map(|u| t.strip_suffix(u)).unwrap_or(t);
+    num.trim().parse::<f64>().is_ok_and(|v| v.is_finite() && v >= 0.0)
+}
 
 /// `:bach whatif`: `profile <name|FILE> <expr>`, or `path = value` pairs (values without
 /// spaces: `5GB/s`, `3.4us`) followed by the expression.
@@ -158,6 +178,14 @@ mod tests {
         assert_eq!(expand(":bach breakdown").unwrap(), "bach::notebook::show_breakdown();\n");
         assert_eq!(expand(":bach graph &a + 1.0").unwrap(), "bach::notebook::show_graph(&(&a + 1.0));\n");
         assert_eq!(expand(":bach cost profile /tmp/p.json").unwrap(), "bach::notebook::use_cost_profile(\"/tmp/p.json\");\n");
+        assert_eq!(expand(":bach trace").unwrap(), "bach::notebook::show_trace(\"\");\n");
+        assert_eq!(expand(":bach trace last").unwrap(), "bach::notebook::show_trace(\"last\");\n");
+        assert!(expand(":bach trace first").unwrap_err().contains("usage: :bach trace [last]"));
+        assert_eq!(expand(":bach chart full").unwrap(), "bach::notebook::set_chart(\"full\");\n");
+        assert_eq!(expand(":bach chart auto 20ms").unwrap(), "bach::notebook::set_chart(\"auto 20ms\");\n");
+        for bad in [":bach chart", ":bach chart always", ":bach chart auto soon", ":bach chart auto -1ms", ":bach chart full 2ms"] {
+            assert!(expand(bad).unwrap_err().contains("usage: :bach chart <full|compact|auto [TIME]>"), "{bad}");
+        }
     }
 
     #[test]

@@ -189,7 +189,39 @@ pub fn claim() -> Result<Option<UnixListener>, String> {
     }
     let _ = std::fs::remove_file(&path);
     let listener = UnixListener::bind(&path).map_err(|e| format!("cannot listen on {}: {e}", path.display()))?;
+    // Which binary waits here, for `stop_waiting` (an uninstall or reinstall of it).
+    if let Ok(exe) = std::env::current_exe() {
+        let _ = std::fs::write(path.with_extension("exe"), exe.as_os_str().as_encoded_bytes());
+    }
     Ok(Some(listener))
+}
+
+/// Stop the standbys waiting with a binary under `kernel_dir` (the kernelspec being
+/// uninstalled or replaced): their sockets go, and a standby whose socket is gone exits
+/// (`wait` checks every 50 ms). Kernels already serving a notebook are not touched. Returns
+/// how many were told.
+pub fn stop_waiting(kernel_dir: &Path) -> usize {
+    let Ok(entries) = std::fs::read_dir(dir()) else { return 0 };
+    // The binary's path as the standby sees it (`/proc/self/exe`: links resolved).
+    let kernel_dir = std::fs::canonicalize(kernel_dir).unwrap_or_else(|_| kernel_dir.to_path_buf());
+    let mut stopped = 0;
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.extension().is_none_or(|e| e != "exe") {
+            continue;
+        }
+        let Ok(exe) = std::fs::read(&path) else { continue };
+        // SAFETY (of the encoding): written by `claim` from an OsStr on this machine.
+        let exe = PathBuf::from(unsafe { std::ffi::OsStr::from_encoded_bytes_unchecked(&exe) });
+        if !exe.starts_with(&kernel_dir) {
+            continue;
+        }
+        if std::fs::remove_file(path.with_extension("sock")).is_ok() {
+            stopped += 1;
+        }
+        let _ = std::fs::remove_file(&path);
+    }
+    stopped
 }
 
 /// A kernel handed over to this standby: where to serve and whom to watch.
@@ -207,7 +239,9 @@ pub fn wait(listener: UnixListener, idle: Duration) -> Option<Adopted> {
     let path = socket_path();
     let _ = listener.set_nonblocking(true);
     let deadline = Instant::now() + idle;
-    let mine = std::fs::metadata(&path).ok().map(|m| std::os::unix::fs::MetadataExt::ino(&m));
+    let inode = |p: &Path| std::fs::metadata(p).ok().map(|m| std::os::unix::fs::MetadataExt::ino(&m));
+    // Removed already (an uninstall while this standby was starting): nobody can reach us.
+    let mine = inode(&path)?;
     while Instant::now() < deadline {
         match listener.accept() {
             Ok((stream, _)) => {
@@ -219,6 +253,7 @@ pub fn wait(listener: UnixListener, idle: Duration) -> Option<Adopted> {
                     Ok(r) => {
                         // Nobody else may connect to a standby that is now a kernel.
                         let _ = std::fs::remove_file(&path);
+                        let _ = std::fs::remove_file(path.with_extension("exe"));
                         return Some(Adopted { connection_file: r.connection_file, cwd: r.cwd, launcher: r.pid, stream });
                     }
                     Err(e) => {
@@ -230,11 +265,12 @@ pub fn wait(listener: UnixListener, idle: Duration) -> Option<Adopted> {
             Err(_) => std::thread::sleep(Duration::from_millis(200)),
         }
         // Our socket file was removed or replaced: nobody can reach us.
-        if std::fs::metadata(&path).ok().map(|m| std::os::unix::fs::MetadataExt::ino(&m)) != mine {
+        if inode(&path) != Some(mine) {
             return None;
         }
     }
     let _ = std::fs::remove_file(&path);
+    let _ = std::fs::remove_file(path.with_extension("exe"));
     None
 }
 
@@ -280,6 +316,23 @@ mod tests {
         assert_eq!(a, b);
         let c = relevant_env([("BACH_DEVICE", "emulated")].into_iter().map(|(k, v)| (k.to_string(), v.to_string())));
         assert_ne!(a, c, "another kernelspec's environment is another standby");
+    }
+
+    #[test]
+    fn an_uninstall_stops_the_standbys_waiting_with_its_binary() {
+        let listener = claim().expect("claim").expect("no standby for this test binary yet");
+        let waiting = std::thread::spawn(move || {
+            let started = Instant::now();
+            (wait(listener, Duration::from_secs(60)).is_none(), started.elapsed())
+        });
+        let exe_dir = std::env::current_exe().unwrap().parent().unwrap().to_path_buf();
+        assert_eq!(stop_waiting(&exe_dir.join("elsewhere")), 0, "another install's standbys stay");
+        assert!(socket_path().exists());
+        assert_eq!(stop_waiting(&exe_dir), 1);
+        let (gone, after) = waiting.join().unwrap();
+        assert!(gone && after < Duration::from_secs(5), "the standby stopped waiting ({after:?})");
+        assert!(!socket_path().exists() && !socket_path().with_extension("exe").exists());
+        assert_eq!(stop_waiting(&exe_dir), 0);
     }
 
     #[test]

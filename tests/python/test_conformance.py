@@ -38,7 +38,8 @@ class BachConformance(jupyter_kernel_test.KernelTests):
         {"code": "Array::<f64>::ones(4).sum().to_scalar().unwrap()", "result": "4.0"},
     ]
     code_display_data = [
-        {"code": "Array::<f64>::ones(16).sum()", "mime": "image/svg+xml"},
+        {"code": "let _ = Array::<f64>::ones(16).sum().to_scalar();\n:bach trace last", "mime": "image/svg+xml"},
+        {"code": "Array::<f64>::ones(16).sum()", "mime": "text/html"},
         {"code": "Array::<f64>::ones(16).sqrt()", "mime": "text/html"},
     ]
     code_history_pattern = "6 *"

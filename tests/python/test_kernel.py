@@ -66,6 +66,9 @@ def test_graph_across_cells_and_lazy_display_with_chart(kernel):
     assert r["status"] == "ok", r
     r, _ = run(kc, "let b = (&a * 2.0).sin();")
     assert r["status"] == "ok", r
+    # Every evaluation gets its full timeline (by default only those of 5 ms or more).
+    r, msgs = run(kc, ":bach chart full")
+    assert r["status"] == "ok" and "every evaluation a cell shows gets its timeline" in text(msgs), text(msgs)
     r, msgs = run(kc, "b.sum()")
     assert r["status"] == "ok", r
     result = of_type(msgs, "execute_result")
@@ -79,6 +82,8 @@ def test_graph_across_cells_and_lazy_display_with_chart(kernel):
     charts = [m for m in of_type(msgs, "display_data") if "image/svg+xml" in m["content"]["data"]]
     assert len(charts) == 1
     assert "<svg" in charts[0]["content"]["data"]["image/svg+xml"]
+    r, _ = run(kc, ":bach chart auto")
+    assert r["status"] == "ok", r
     # Nodes remember the cells they came from.
     r, msgs = run(kc, "let cells: std::collections::BTreeSet<u64> = bach::runtime::global().nodes().iter().map(|n| n.cell).collect();\nprintln!(\"{cells:?}\");")
     assert r["status"] == "ok", r
@@ -203,6 +208,34 @@ def test_magics(kernel):
     assert any("image/svg+xml" in m["content"]["data"] for m in of_type(msgs, "display_data"))
     r, _ = run(kc, ":bach nonsense")
     assert r["status"] == "error"
+
+
+def test_short_evaluations_get_one_line_and_the_timeline_on_request(kernel):
+    """Under `:bach chart auto` (the default) an evaluation shorter than the threshold shows one
+    line (devices, ops, copies) instead of a full chart; `:bach trace last` draws the chart;
+    `compact` and `auto 0s` force either form; bad arguments are a usage error."""
+    _, kc = kernel
+    r, msgs = run(kc, ":bach chart auto 10s")
+    assert r["status"] == "ok" and "evaluations of 10.000 s or more get their timeline" in text(msgs), text(msgs)
+    r, msgs = run(kc, "let t16 = Array::<f64>::ones(16) * 3.0;\nt16.sum()")
+    assert r["status"] == "ok", text(msgs)
+    shown = of_type(msgs, "display_data")
+    assert len(shown) == 1 and "image/svg+xml" not in shown[0]["content"]["data"], shown
+    line = shown[0]["content"]["data"]["text/plain"]
+    assert line.startswith("Bach: ") and "cpu: " in line and "mul" in line and "sum" in line and "no copies" in line, line
+    assert "\n" not in line and "`:bach trace last` draws its timeline" in line, line
+    assert "bach-compact" in shown[0]["content"]["data"]["text/html"]
+    assert "48" in of_type(msgs, "execute_result")[0]["content"]["data"]["text/plain"]
+    r, msgs = run(kc, ":bach trace last")
+    assert r["status"] == "ok" and len(svgs(msgs)) == 1 and "sum" in svgs(msgs)[0], text(msgs)
+    r, msgs = run(kc, ":bach chart auto 0s\n(&t16 + 1.0).sum()")
+    assert r["status"] == "ok" and len(svgs(msgs)) == 1, text(msgs)
+    r, msgs = run(kc, ":bach chart compact\n(&t16 + 2.0).sum()")
+    assert r["status"] == "ok" and not svgs(msgs) and "Bach: " in text(msgs) + "".join(m["content"]["data"]["text/plain"] for m in of_type(msgs, "display_data")), msgs
+    r, msgs = run(kc, ":bach chart sometimes")
+    assert r["status"] == "error" and "usage: :bach chart <full|compact|auto [TIME]>" in r["evalue"] + text(msgs), r
+    r, msgs = run(kc, ":bach chart auto")
+    assert r["status"] == "ok" and "5.000 ms or more" in text(msgs), text(msgs)
 
 
 def svgs(msgs):
@@ -375,8 +408,8 @@ def test_placement_changes_with_the_cost_model_and_explain_says_why(jupyter_path
         assert "optimal: accelerator" in text(msgs), text(msgs)
         r, msgs = run(kc, "y")
         assert r["status"] == "ok", r
-        svgs = [m["content"]["data"]["image/svg+xml"] for m in of_type(msgs, "display_data") if "image/svg+xml" in m["content"]["data"]]
-        assert svgs and "emulated" in svgs[0], "the chart shows the op on the emulated accelerator"
+        shown = [m["content"]["data"].get("text/html", "") for m in of_type(msgs, "display_data")]
+        assert shown and "emulated" in shown[0], "the chart (or the one-line form) shows the op on the emulated accelerator"
 
         r, msgs = run(kc, ":bach cost")
         assert "elementwise  emulated" in text(msgs) and "transfer" in text(msgs), text(msgs)

@@ -31,6 +31,7 @@ use crate::trace::{EvalTrace, Event, EventKind};
 mod axes;
 mod bars;
 mod breakdown;
+mod compact;
 mod graph;
 mod model;
 mod palette;
@@ -45,6 +46,7 @@ use palette::*;
 use text::*;
 use timeline::*;
 
+pub use compact::CompactLine;
 pub use sweep::{sweep_svg, SweepSeries};
 pub use text::short_name;
 
@@ -67,6 +69,10 @@ pub(super) const MIN_BAR_PX: f64 = 0.8;
 /// shows the 1100 px chart in a 930 px output area.
 pub(super) const LEGEND_FONT: u32 = 17;
 pub(super) const LEGEND_ROW: u32 = 22;
+/// Characters of a device name per line under a lane's label (the 200 px label column).
+pub(super) const SUB_CHARS: usize = 26;
+/// Height of one line of a lane's label, in lane units.
+pub(super) const LABEL_LINE: f64 = 19.0;
 pub(super) const MAX_LEGEND: usize = 60;
 pub(super) const FONT: &str = "sans-serif";
 
@@ -80,6 +86,12 @@ pub fn timeline_svg(eval: &EvalTrace, devices: &[DeviceProfile]) -> String {
 /// would squeeze them into slivers is cut short and marked ("idle 58 s").
 pub fn session_timeline_svg(evals: &[&EvalTrace], devices: &[DeviceProfile]) -> String {
     render(evals, devices, true)
+}
+
+/// One evaluation in one line (devices, their ops in their chart colours, copies), ending
+/// with `ask`: how to get the full chart. For evaluations too short for a timeline to say much.
+pub fn compact_line(eval: &EvalTrace, devices: &[DeviceProfile], ask: &str) -> CompactLine {
+    compact::render(eval, devices, ask)
 }
 
 /// [`timeline_svg`] with `title` instead of the computed one: a predicted timeline
@@ -462,6 +474,52 @@ mod tests {
         let many: Vec<String> = (0..40).map(|i| format!("op{i}")).collect();
         let c = assign_colors(&many.iter().map(String::as_str).collect::<Vec<_>>());
         assert_eq!(c.iter().collect::<BTreeSet<_>>().len(), 40);
+    }
+
+    #[test]
+    fn lane_labels_wrap_device_names_instead_of_cutting_them() {
+        let name = crate::emulated::EMULATED_NAME;
+        let lines = wrap_name(name, SUB_CHARS, 3);
+        assert_eq!(lines, ["emulated accelerator", "(host memory, CPU kernels;", "not a GPU)"]);
+        assert_eq!(wrap_name("cpu", SUB_CHARS, 3), ["cpu"]);
+        let long = wrap_name("a very long processor name (with many many words of details that go on and on)", 12, 3);
+        assert_eq!(long.len(), 3);
+        assert!(long.iter().all(|l| l.chars().count() <= 12), "{long:?}");
+        assert!(long[2].ends_with('…'), "{long:?}");
+        // In the chart: every line of the name is there, and the lane is tall enough for them.
+        let mut devs = devices();
+        devs[1] = DeviceProfile { name: name.to_string(), ..devs[1].clone() };
+        let t = texts(&timeline_svg(&sample(), &devs));
+        for l in wrap_name(name, SUB_CHARS, 3) {
+            assert!(t.contains(&l), "{l} missing in {t:?}");
+        }
+    }
+
+    #[test]
+    fn a_short_evaluation_in_one_line() {
+        use EventKind::*;
+        let events = vec![
+            ev("x", 1, 2, 0, Some(1), 0, Transfer, 0, 20, 8 << 10),
+            ev("exp", 2, 2, 1, None, 0, Compute, 20, 60, 8 << 10),
+            ev("mul", 3, 2, 1, None, 0, Compute, 60, 90, 8 << 10),
+            ev("exp", 2, 2, 1, None, 1, Compute, 90, 120, 8 << 10),
+            ev("sum", 4, 3, 0, None, 0, Compute, 150, 160, 8),
+            ev("sum", 4, 3, 0, None, 0, Merge, 160, 170, 8),
+        ];
+        let e = EvalTrace { eval: 1, cell: 3, start: us(0), end: us(310), pieces: 2, events, plans: vec![], stages: vec![] };
+        let line = compact_line(&e, &devices(), "`:bach trace last` draws its timeline");
+        assert_eq!(line.plain, "Bach: 310.0 µs · cpu: sum · gpu 0: exp, mul · 1 copy (8.0 KiB) · `:bach trace last` draws its timeline");
+        assert!(!line.plain.contains('\n'));
+        // Each op in the colour it has in the charts, its time on hover.
+        let svg = timeline_svg(&e, &devices());
+        for op in ["exp", "mul", "sum"] {
+            let in_chart = assign_colors(&[op])[0];
+            assert!(line.html.contains(&format!("background:{}\"></span>&#8201;{op}<", hex(in_chart))), "{op} in {}", line.html);
+            assert!(svg.contains(&hex(in_chart)));
+        }
+        assert!(line.html.contains("title=\"exp on gpu 0: 70.0 µs\""), "{}", line.html);
+        let nothing = EvalTrace { events: vec![], ..e };
+        assert!(compact_line(&nothing, &devices(), "").plain.contains("nothing ran"));
     }
 
     #[test]

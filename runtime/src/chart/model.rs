@@ -5,8 +5,8 @@ use super::*;
 
 pub(super) struct Lane {
     pub(super) label: String,
-    /// Device name under the label.
-    pub(super) sub: String,
+    /// Device name under the label, wrapped to the label column ([`wrap_name`]).
+    pub(super) sub: Vec<String>,
     /// Said inside the lane when nothing ran there.
     pub(super) empty: &'static str,
     pub(super) tracks: usize,
@@ -207,14 +207,14 @@ impl<'a> Model<'a> {
         for id in ids {
             let name = names.name(id);
             let label = if id == CPU { name } else { format!("{name} compute") };
-            let sub = devices.iter().find(|d| d.id == id).map(|d| d.name.clone()).unwrap_or_default();
+            let sub = devices.iter().find(|d| d.id == id).map(|d| wrap_name(&d.name, SUB_CHARS, 3)).unwrap_or_default();
             compute.insert(id, lanes.len());
             lanes.push(Lane { label, sub, empty: "idle", tracks: 0, top: 0.0, height: 0.0 });
         }
         let h2d = lanes.len();
-        lanes.push(Lane { label: "host→device".into(), sub: String::new(), empty: "nothing moved to a device", tracks: 0, top: 0.0, height: 0.0 });
+        lanes.push(Lane { label: "host→device".into(), sub: Vec::new(), empty: "nothing moved to a device", tracks: 0, top: 0.0, height: 0.0 });
         let d2h = lanes.len();
-        lanes.push(Lane { label: "device→host".into(), sub: String::new(), empty: "nothing moved back to the host", tracks: 0, top: 0.0, height: 0.0 });
+        lanes.push(Lane { label: "device→host".into(), sub: Vec::new(), empty: "nothing moved back to the host", tracks: 0, top: 0.0, height: 0.0 });
 
         // Ops, in order of first appearance; colours keyed by name.
         let mut op_index: HashMap<&str, usize> = HashMap::new();
@@ -324,7 +324,8 @@ impl<'a> Model<'a> {
         for (lane, e) in lanes.iter_mut().zip(&ends) {
             lane.tracks = e.len();
             lane.top = top;
-            lane.height = lane_height(e.len());
+            // Tall enough for its label and the device name under it.
+            lane.height = lane_height(e.len()).max(LABEL_LINE * (1 + lane.sub.len()) as f64);
             top += lane.height;
         }
 
@@ -352,11 +353,11 @@ impl<'a> Model<'a> {
                 (Some(a), Some(b)) => format!("Cells {a}–{b}"),
                 _ => "No cells".into(),
             };
-            format!("{cells}: {} evaluation{} · {} busy · {} pieces · {moved}", self.evals.len(), if self.evals.len() == 1 { "" } else { "s" }, fmt_dur(busy), group(pieces as u64))
+            format!("{cells}: {} evaluation{} · {} busy · {} · {moved}", self.evals.len(), if self.evals.len() == 1 { "" } else { "s" }, fmt_dur(busy), fmt_pieces(pieces))
         } else {
             let ev = self.evals[0];
             let wall = self.spans[0].1 - self.spans[0].0;
-            format!("Evaluation {} (cell {}): {} wall · {} pieces · {moved}", ev.eval, ev.cell, fmt_dur(wall), group(pieces as u64))
+            format!("Evaluation {} (cell {}): {} wall · {} · {moved}", ev.eval, ev.cell, fmt_dur(wall), fmt_pieces(pieces))
         }
     }
 

@@ -31,6 +31,46 @@ pub fn short_name(name: &str) -> &str {
     name.split(" (").next().unwrap_or(name)
 }
 
+/// A device name on lines of at most `n` characters, at most `lines` of them (the last one cut
+/// with `…`): the short name first, its parenthesised details from a line of their own
+/// ("emulated accelerator", "(host memory, CPU kernels;", "not a GPU)").
+pub(super) fn wrap_name(name: &str, n: usize, lines: usize) -> Vec<String> {
+    let (head, details) = match name.find(" (") {
+        Some(at) => (&name[..at], Some(&name[at + 1..])),
+        None => (name, None),
+    };
+    let mut out = Vec::new();
+    for part in std::iter::once(head).chain(details) {
+        let mut line = String::new();
+        for word in part.split_whitespace() {
+            if !line.is_empty() && line.chars().count() + 1 + word.chars().count() > n {
+                out.push(std::mem::take(&mut line));
+            }
+            if !line.is_empty() {
+                line.push(' ');
+            }
+            line.push_str(word);
+        }
+        if !line.is_empty() {
+            out.push(line);
+        }
+    }
+    let cut = out.len() > lines;
+    out.truncate(lines);
+    for l in out.iter_mut() {
+        *l = truncate(l, n);
+    }
+    if let Some(last) = out.last_mut().filter(|_| cut) {
+        if last.chars().count() >= n {
+            last.pop();
+        }
+        if !last.ends_with('…') {
+            last.push('…');
+        }
+    }
+    out
+}
+
 pub(super) fn truncate(s: &str, n: usize) -> String {
     if s.chars().count() <= n {
         s.to_string()
@@ -44,6 +84,11 @@ pub(super) fn truncate(s: &str, n: usize) -> String {
 /// Width of `text` at `size` (plotters' size, before its 1/1.24), roughly, in pixels.
 pub(super) fn text_px(text: &str, size: u32) -> f64 {
     text.chars().count() as f64 * size as f64 / 1.24 * 0.58
+}
+
+/// "1 piece", "1,024 pieces".
+pub(super) fn fmt_pieces(n: usize) -> String {
+    format!("{} piece{}", group(n as u64), if n == 1 { "" } else { "s" })
 }
 
 /// "cell 3", "cells 2, 5", "cells 1, 2, 3, 4 +6".

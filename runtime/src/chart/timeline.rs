@@ -153,12 +153,13 @@ pub(super) fn draw_timeline(m: &Model) -> DrawResult<String> {
             let cy = fy(lane.top + lane.height / 2.0);
             let lx = px0 - 10;
             let bold = (FONT, 17).into_font().style(FontStyle::Bold).color(&BLACK);
-            if lane.sub.is_empty() {
-                root.draw(&Text::new(clean(&lane.label), (lx, cy.round() as i32), bold.pos(Pos::new(HPos::Right, VPos::Center))))?;
-            } else {
-                root.draw(&Text::new(clean(&lane.label), (lx, (cy - 9.0).round() as i32), bold.pos(Pos::new(HPos::Right, VPos::Center))))?;
-                let small = (FONT, 17).into_font().color(&grey).pos(Pos::new(HPos::Right, VPos::Center));
-                root.draw(&Text::new(clean(&truncate(&lane.sub, 26)), (lx, (cy + 10.0).round() as i32), small))?;
+            // The label, then the device name's lines under it, centred on the lane as a block.
+            let first = cy - LABEL_LINE * lane.sub.len() as f64 / 2.0;
+            root.draw(&Text::new(clean(&lane.label), (lx, first.round() as i32), bold.pos(Pos::new(HPos::Right, VPos::Center))))?;
+            let small = (FONT, 17).into_font().color(&grey).pos(Pos::new(HPos::Right, VPos::Center));
+            for (k, line) in lane.sub.iter().enumerate() {
+                let y = first + LABEL_LINE * (k + 1) as f64;
+                root.draw(&Text::new(clean(line), (lx, y.round() as i32), small.clone()))?;
             }
             if lane.tracks == 0 {
                 let note = (FONT, 17).into_font().style(FontStyle::Italic).color(&grey).pos(Pos::new(HPos::Left, VPos::Center));

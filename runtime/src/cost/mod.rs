@@ -13,7 +13,7 @@ mod h100;
 mod table;
 
 pub use file::{host_name, profile_dir, profile_key, saved_profile_path};
-pub use table::{seconds, PATHS};
+pub use table::{parse_seconds, seconds, PATHS};
 
 use std::fmt;
 use std::str::FromStr;

@@ -190,6 +190,13 @@ fn number(value: &str, unit: Unit) -> Result<f64, String> {
     Ok(n * scale)
 }
 
+/// Seconds as a person writes them: `5ms`, `20 us`, `0.1`.
+pub fn parse_seconds(value: &str) -> Result<f64, String> {
+    let s = number(value, Unit::Seconds)?;
+    check(s, false)?;
+    Ok(s)
+}
+
 fn size(value: &str) -> Result<usize, String> {
     let b = crate::units::parse_bytes(value)? as usize;
     if b == 0 {
