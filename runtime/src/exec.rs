@@ -46,6 +46,10 @@ pub(crate) struct Env<'s> {
     pub cell: u64,
     /// Pieces done, told to the progress hook.
     pub progress: crate::progress::Tracker,
+    /// When the evaluation was asked for, before its planning: the trace's start, so that its
+    /// wall time is what the user waited (the planning shows as overhead before the first
+    /// event).
+    pub began: std::time::Duration,
 }
 
 impl Env<'_> {
@@ -65,7 +69,7 @@ pub(crate) fn execute(env: &Env<'_>, eval: u64, planned: &Arc<Plan>, part: &Grap
     let plan: &Plan = planned;
     let mut plans = vec![planned.clone()];
     let epoch = env.epoch();
-    let start = epoch.elapsed();
+    let start = env.began;
     let mut events = Vec::new();
     let mut store = Store { host: values, device: HashMap::new() };
     // Values already resident on an accelerator (kept there by an earlier evaluation).

@@ -455,6 +455,7 @@ impl Session {
     }
 
     fn evaluate_where(&self, targets: &[&Lazy], keep_on_device: bool) -> Result<Vec<Value>> {
+        let began = self.epoch.elapsed();
         let (part, mut values, keys) = self.extract(targets, keep_on_device)?;
         if let Some(p) = part.nodes.iter().zip(&values).find(|(n, v)| n.op.kind() == OpKind::Source && v.is_none()) {
             return Err(BachError::invalid(p.0.op.name(), format!("#{} is a placeholder for planning: it has no data to compute with", p.0.id)));
@@ -465,7 +466,7 @@ impl Session {
             let plan = plan::plan(&part, &cfg.cost, &self.devices.profiles(), cfg.policy, cfg.memory_cap)?;
             let eval = self.evals.fetch_add(1, Ordering::SeqCst) + 1;
             let progress = crate::progress::Tracker::new(eval, plan.total_pieces());
-            let env = exec::Env { devices: &self.devices, epoch: self.epoch, interrupt: &self.interrupt, cost: &cfg.cost, cell: self.cell(), progress };
+            let env = exec::Env { devices: &self.devices, epoch: self.epoch, interrupt: &self.interrupt, cost: &cfg.cost, cell: self.cell(), progress, began };
             let (result, record) = exec::execute(&env, eval, &Arc::new(plan), &part, &mut values);
             self.trace().push(record);
             // Keep what was computed, even when a later stage failed or was interrupted.

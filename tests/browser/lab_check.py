@@ -8,7 +8,7 @@
 It (1) opens a notebook in JupyterLab and runs it there, on a cold kernel (no standby): the
 first cell must show the start-up line, then "Rust started in"; the timeline chart must be
 inline SVG with its hover titles, as wide as the output area at most, its text at least 11 px
-as shown; a 3 s evaluation must show its progress line while it runs; a panic must stop "run
+as shown; a short evaluation must show its one-line form; a 3 s evaluation must show its progress line while it runs; a panic must stop "run
 all" and read as an error at its cell (no "panicked", no paths into the kernelspec); (2) opens a notebook executed by nbclient (untrusted, so Lab sanitizes its HTML): the
 chart must still show, as an image; (3) with --tour, opens notebooks/tour.ipynb (outputs
 cleared) as a new user would and runs all of it: every cell must run, in order, and only the
@@ -29,12 +29,15 @@ from selenium.webdriver.chrome.options import Options
 
 CELLS = [
     ":bach devices",
-    "let n = 1 << 16;\nlet price = Array::<f64>::random_uniform(n, 10.0, 50.0, 1);\n"
+    # Every evaluation gets its full timeline (this one takes about 2 ms: one line by default).
+    ":bach chart full\nlet n = 1 << 16;\nlet price = Array::<f64>::random_uniform(n, 10.0, 50.0, 1);\n"
     "let strike = Array::<f64>::full(n, 30.0);\nlet d = (&price / &strike).ln().erf() * 3.0 + 3.0;\n&price * &d",
     "1 + 1",
     # About 3 s of pieces: a progress line while it runs.
     "let pg = Array::random_uniform(1 << 22, 0.0, 1.0, 3);\nlet mut pc = pg.clone();\n"
     "for _ in 0..300 { pc = (&pc * 0.5 + 0.25).sqrt(); }\npc.sum().to_scalar()?",
+    # Back to the default: an evaluation under 5 ms is one line.
+    ":bach chart auto\nlet tiny = Array::<f64>::ones(16) * 3.0;\ntiny.sum()",
     "let v: Vec<f64> = vec![1.0];\nv[3]",
     "price.len()",
 ]
@@ -128,6 +131,9 @@ def main():
         d.save_screenshot(str(out / "live.png"))
         print("live: prompts", prompts, "inline svg (titles, width, area width)", svg, "errors", [e[:60] for e in errors])
         assert svg and svg[0] > 10 and svg[1] <= svg[2] + 1, "the chart is inline, with hover titles, within the output area"
+        compact = js(d, f"const e = {page}.querySelector('.bach-compact'); return e && [e.getBoundingClientRect().height, e.querySelectorAll('[title]').length, e.innerText]")
+        print("live: the one-line form (height px, hover marks, text)", compact)
+        assert compact and compact[0] < 45 and compact[1] >= 3 and "mul" in compact[2] and "sum" in compact[2], "a short evaluation is one line, its ops hoverable"
         assert any("index out of bounds" in e for e in errors), "the panic is an error"
         assert any("Panic in cell [" in e and "line 2" in e for e in errors), "placed at its cell's line"
         assert not any("panicked" in e or "/kernels/bach/" in e for e in errors), f"errors a user can act on: {errors}"
