@@ -455,6 +455,8 @@ impl Engine for EvcxrEngine {
         if rust.trim().is_empty() {
             return Ok(None);
         }
+        // The next kernel's standby waits until no cell has run for a while.
+        let _running = crate::standby::CellRunning::new();
         self.cells += 1;
         let mut marked = question_mark::mark_end(&rust);
         // A cell adding a dependency: evcxr checks the `:dep` with a manifest holding it alone,

@@ -122,8 +122,9 @@ fn run_kernel(connection_file: &Path) -> Result<(), String> {
     let home = Home::locate();
     let build = fresh_build_dir()?;
     // Once this kernel is ready, a standby starts for the next kernel (standby.rs).
-    let engine = evcxr_engine::EvcxrEngine::start_then(home, build, Some(Box::new(standby::spawn)))?;
+    let engine = evcxr_engine::EvcxrEngine::start_then(home, build, Some(Box::new(standby::spawn_when_quiet)))?;
     let r = server::run(connection_file, Box::new(engine), server::Watch::Parent);
+    standby::spawn_if_wanted();
     remove_scratch();
     r
 }
@@ -164,10 +165,12 @@ fn serve_as_standby(listener: std::os::unix::net::UnixListener, idle: std::time:
         return Err("the launcher went away before the hand-over".into());
     }
     eprintln!("bach-kernel: serving {} for process {}", adopted.connection_file.display(), adopted.launcher);
-    standby::spawn();
+    standby::spawn_when_quiet();
     // The kernel ends when the launcher does: its end closes the socket.
     let until = standby::launcher_gone(&adopted).map_err(|e| format!("cannot watch the launcher: {e}"))?;
-    server::run(&adopted.connection_file, Box::new(engine), server::Watch::Until(until))
+    let r = server::run(&adopted.connection_file, Box::new(engine), server::Watch::Until(until));
+    standby::spawn_if_wanted();
+    r
 }
 
 /// Compile the prelude once into the installed home's `warm/` template.

@@ -4,11 +4,26 @@ a temporary prefix, with JUPYTER_PATH pointing there."""
 import os
 import pathlib
 import subprocess
+import time
 
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 KERNEL_BIN = ROOT / "target" / "release" / "bach-kernel"
+
+
+def standbys_of(prefix):
+    """Processes running `bach-kernel standby` from the kernel installed under `prefix`."""
+    exe = f"{prefix}/share/jupyter/kernels/bach/bach-kernel"
+    found = []
+    for d in pathlib.Path("/proc").iterdir():
+        try:
+            argv = (d / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if len(argv) > 1 and argv[0].decode(errors="replace") == exe and argv[1] == b"standby":
+            found.append(d.name)
+    return found
 
 
 @pytest.fixture(scope="session")
@@ -27,6 +42,15 @@ def jupyter_path(tmp_path_factory):
     # test turns it on for its own kernels.
     os.environ["BACH_KERNEL_STANDBY"] = "0"
     yield path
+    # Uninstalling stops the standbys the standby tests left waiting (0.66 GB each).
+    subprocess.run([str(KERNEL_BIN), "uninstall", "--prefix", str(prefix)], check=True, timeout=60)
+    # A standby still starting exits once its start is over (up to a minute on a busy machine).
+    for _ in range(240):
+        left = standbys_of(prefix)
+        if not left:
+            break
+        time.sleep(0.25)
+    assert not left, f"uninstall left standby kernels waiting: {left}"
     if old is None:
         os.environ.pop("JUPYTER_PATH", None)
     else:
