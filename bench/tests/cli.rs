@@ -134,7 +134,8 @@ fn a_cost_model_file_round_trips_and_moves_the_plan() {
 
 #[test]
 fn compare_on_the_cpu_prints_modes_and_ratio() {
-    let o = bench(&["compare", "haversine", "--log2", "12", "--device", "cpu", "--repeat", "1"]);
+    let chart = std::env::temp_dir().join(format!("bach-bench-timeline-{}.svg", std::process::id()));
+    let o = bench(&["compare", "haversine", "--log2", "12", "--device", "cpu", "--repeat", "1", "--timeline", chart.to_str().unwrap()]);
     let (out, err) = text(&o);
     assert!(o.status.success(), "{err}");
     let lines: Vec<&str> = out.lines().collect();
@@ -144,4 +145,8 @@ fn compare_on_the_cpu_prints_modes_and_ratio() {
     assert!(bach["max_rel_diff_vs_cpu"].as_f64().unwrap() <= 1e-9);
     assert_eq!(bach["plan"]["transfers"], 0);
     assert!(lines[2].starts_with("ratio cpu/bach = "), "{out}");
+    // --timeline: bach's last run as a chart, its ops named.
+    let svg = std::fs::read_to_string(&chart).expect("--timeline writes the chart");
+    assert!(svg.starts_with("<svg") && svg.contains("asin"), "{}", &svg[..svg.len().min(300)]);
+    let _ = std::fs::remove_file(chart);
 }

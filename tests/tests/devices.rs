@@ -94,8 +94,9 @@ fn values_cross_between_memories_before_the_stages_that_need_them() {
     assert!(transfers.iter().all(|t| t.bytes == (n * 8) as u64));
     assert!(last.events.iter().any(|e| e.kind == EventKind::Compute && e.device == DeviceId(1)));
 
-    // The same program on an all-CPU session gives the same numbers.
-    let cpu = Session::new();
+    // The same program on an all-CPU session gives the same numbers (the CPU only: on a GPU
+    // host `Session::new()` would place `dev_scale`, whose kernel is a dummy, on the GPU).
+    let cpu = Session::with_devices(Devices::select(bach_runtime::DeviceChoice::Cpu).unwrap());
     let x2 = cpu.source(host(n, |i| i as f64), "x");
     let y2 = on_dev.call(&[&x2, &x2]).unwrap();
     let z2 = on_cpu.call(&[&y2, &x2]).unwrap();

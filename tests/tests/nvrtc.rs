@@ -130,7 +130,13 @@ fn gpu_user_kernel_runs_in_pieces_and_is_timed_by_the_gpu() {
     assert_eq!(plan.step_of(z.id()).unwrap().device, DeviceId(1), "{plan}");
     let out = z.eval().unwrap();
     let want = &x * 4.0 + &b * 3.0;
-    assert_eq!(out.array::<f64>().unwrap(), &want.into_shared());
+    // Within a few ulps, not exactly: NVRTC contracts `a * x + b` into one fused multiply-add,
+    // which rounds once where the CPU's separate multiply and add round twice
+    // (9.091999999999999 against 9.092 on an H100).
+    let got = out.array::<f64>().unwrap();
+    assert_eq!(got.shape(), want.shape());
+    let worst = got.iter().zip(want.iter()).map(|(g, w)| (g - w).abs() / (f64::EPSILON * w.abs().max(1.0))).fold(0.0, f64::max);
+    assert!(worst <= 4.0, "GPU and CPU results differ by {worst:.1} ulps (at most 4 allowed)");
     let trace = s.trace();
     let eval = trace.last().unwrap();
     let on_gpu = |k: EventKind| eval.events.iter().filter(|e| e.kind == k && (e.device == DeviceId(1) || e.to == Some(DeviceId(1)))).count();

@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# run.sh of the GPU bundle (install/gpu_bundle.sh writes it as target/gpu-bundle/run.sh): on a
+# GPU host with the NVIDIA driver and NVRTC/cuBLAS (a CUDA 13 toolkit, or pip's
+# nvidia-cuda-nvrtc and nvidia-cublas wheels), no Rust toolchain. Runs the CUDA tests with
+# BACH_REQUIRE_CUDA=1 (a missing GPU fails them), then the benchmarks, into one log:
+#
+#   bash run.sh [RESULTS_DIR]       # default: results-<date>/ beside run.sh
+#
+# RESULTS_DIR/gpu-bundle.log has everything; benchmarks' JSON lines, timeline charts (SVG) and
+# the calibrated CUDA cost profile lie beside it. BACH_CUDA_LIB=DIR names the directory with
+# libnvrtc.so.13 and libcublas.so.13 when it is not found. BENCH=0 runs the tests only.
+set -uo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+results="${1:-$here/results-$(date +%Y%m%d-%H%M%S)}"
+mkdir -p "$results"
+results="$(cd "$results" && pwd)"
+log="$results/gpu-bundle.log"
+exec > >(tee "$log") 2>&1
+
+echo "bach GPU bundle, commit $(cat "$here/COMMIT" 2>/dev/null || echo unknown), $(date -u '+%Y-%m-%d %H:%M:%S UTC') on $(hostname)"
+echo "results: $results"
+
+# The driver's own libcuda must be the one loaded: never a toolkit's compat/libcuda.so.1, which
+# with a newer driver makes every call fail with CUDA_ERROR_SYSTEM_DRIVER_MISMATCH.
+if ! ldconfig -p 2>/dev/null | grep -q 'libcuda\.so\.1 '; then
+    echo "run.sh: no NVIDIA driver library (libcuda.so.1) on this host: this bundle needs a GPU host" >&2
+    exit 1
+fi
+if command -v nvidia-smi >/dev/null; then
+    nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
+fi
+case "${LD_LIBRARY_PATH:-}" in
+*compat*)
+    echo "run.sh: LD_LIBRARY_PATH has a compat/ directory ($LD_LIBRARY_PATH): removing it (its libcuda does not match the driver)"
+    LD_LIBRARY_PATH="$(tr ':' '\n' <<<"$LD_LIBRARY_PATH" | grep -v compat | paste -sd: -)"
+    ;;
+esac
+
+# NVRTC and cuBLAS: BACH_CUDA_LIB, a CUDA toolkit's targets/x86_64-linux/lib, or pip's
+# nvidia/cu13/lib (and the per-library wheels' lib directories).
+lib_dirs=()
+add_dir() {
+    local d="$1"
+    [ -d "$d" ] || return 0
+    case "$d" in */compat | */compat/*) return 0 ;; esac
+    for have in "${lib_dirs[@]}"; do [ "$have" = "$d" ] && return 0; done
+    lib_dirs+=("$d")
+}
+[ -n "${BACH_CUDA_LIB:-}" ] && add_dir "$BACH_CUDA_LIB"
+for root in "${CUDA_HOME:-}" "${CUDA_PATH:-}" /usr/local/cuda /usr/local/cuda-13* /opt/cuda; do
+    [ -n "$root" ] && add_dir "$root/targets/x86_64-linux/lib"
+done
+for py in python3 python; do
+    command -v "$py" >/dev/null || continue
+    site=$("$py" -c 'import site, sys; print("\n".join(site.getsitepackages() + [site.getusersitepackages()]))' 2>/dev/null) || continue
+    while read -r s; do
+        add_dir "$s/nvidia/cu13/lib"
+        for d in "$s"/nvidia/*/lib; do add_dir "$d"; done
+    done <<<"$site"
+done
+found() { for d in "${lib_dirs[@]}"; do ls "$d"/"$1"* >/dev/null 2>&1 && { echo "$d"; return 0; }; done; return 1; }
+nvrtc_dir=$(found libnvrtc.so.13) || { echo "run.sh: no libnvrtc.so.13 (install the CUDA 13 toolkit or 'pip install nvidia-cuda-nvrtc==13.0.*', or set BACH_CUDA_LIB)" >&2; exit 1; }
+cublas_dir=$(found libcublas.so.13) || { echo "run.sh: no libcublas.so.13 (install the CUDA 13 toolkit or 'pip install nvidia-cublas', or set BACH_CUDA_LIB)" >&2; exit 1; }
+export LD_LIBRARY_PATH="$nvrtc_dir:$cublas_dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+echo "NVRTC from $nvrtc_dir; cuBLAS from $cublas_dir"
+export BACH_REQUIRE_CUDA=1 BACH_REQUIRE_NVRTC=1 RUST_BACKTRACE=1
+# Profiles calibrated here go to the results, not the user's cache.
+export BACH_PROFILE_DIR="$results/profiles"
+
+failed=()
+step() {
+    local name="$1"
+    shift
+    echo
+    echo "==== $name: $* ===="
+    local t0=$SECONDS
+    if "$@"; then
+        echo "==== $name: passed in $((SECONDS - t0)) s ===="
+    else
+        echo "==== $name: FAILED (exit $?) after $((SECONDS - t0)) s ===="
+        failed+=("$name")
+    fi
+}
+
+t="$here/tests"
+step "conformance (device conformance suite on CUDA)" "$t/conformance"
+step "ops_equivalence (every op on CUDA against ndarray)" "$t/ops_equivalence"
+step "nvrtc (kernels compiled and run on the GPU)" "$t/nvrtc" --include-ignored
+step "devices (memories and transfers, BACH_DEVICE=cuda)" env BACH_DEVICE=cuda "$t/devices"
+
+if [ "${BENCH:-1}" != 0 ]; then
+    b="$here/bin/bach-bench"
+    step "bandwidth (copy engines, launches)" "$b" bandwidth
+    bench() {
+        local name="$1"
+        shift
+        step "$name" "$b" "$@" --device cuda --timeline "$results/timeline-$name.svg"
+    }
+    bench black-scholes-27 compare black-scholes --log2 27
+    bench black-scholes-22-8MiB compare black-scholes --log2 22 --memory 8MiB
+    bench haversine-24 compare haversine --log2 24
+    bench haversine-27 compare haversine --log2 27
+    bench haversine-28-2GiB compare haversine --log2 28 --memory 2GiB
+    # The cost model measured on this host, then its predictions beside the measured times.
+    step "calibrate (CUDA cost profile)" "$b" calibrate --device cuda --out "$results/profile-cuda.json"
+    for w in black-scholes haversine; do
+        for k in 16 20 24; do
+            step "residuals $w 2^$k" "$b" run "$w" --log2 "$k" --mode bach --device cuda --repeat 5 --json
+        done
+    done
+fi
+
+echo
+if [ ${#failed[@]} -eq 0 ]; then
+    echo "run.sh: all passed. Log: $log"
+else
+    echo "run.sh: ${#failed[@]} failed: ${failed[*]}. Log: $log"
+    exit 1
+fi
