@@ -7,17 +7,19 @@
 //! | family | program | fits |
 //! |---|---|---|
 //! | alloc | `linspace(n)` | per_call, per_element |
-//! | elementwise | `x` (in the device's memory) then 4 or 16 of `* x`, `+ c`, `/ x`, `- x` | per_call, per_element (what an op adds to a stage) |
-//! | math | `x` then 4 or 16 of exp, ln, sqrt, sin, erf, asin | the same |
+//! | elementwise | `x` (in the device's memory) then 4 or 16 of `* x`, `+ c`, `/ x`, `- x` | per_call, per_element (what an op adds to a stage: the difference of the two chains, per op) |
+//! | math | `x` then 4 or 16 of exp, ln, sqrt, sin, erf, asin | the same, per op of weight 1 (an `exp`; each function's weight in `elementwise.rs`) |
+//! | stage | the 4-op chains less their ops | per_call (per stage), per_element (per element it reads in or writes out) |
 //! | reduce | `linspace(n).sum()` | per_call, per_element |
 //! | product | `full(r, 64) . full(64, 64)` | per_call, per_flop |
 //! | layout (CPU) | `full(n/64, 64).t()` | per_call, per_element |
 //! | closure (CPU) | `linspace(n).mapv(|x| x * 1.5)` | per_call, per_element |
 //!
 //! Each program's time is the sum of its stages' measured times (planning excluded), the
-//! median of three runs after a warm-up (the model predicts typical runs, not lucky ones). What the families measured earlier predict for the rest of a
-//! program (the `linspace` feeding a chain) is subtracted, then `per_call + per_element * n`
-//! is fitted by least squares on relative error, so small sizes count as much as large ones.
+//! median of three runs after a warm-up (the model predicts typical runs, not lucky ones). What
+//! the rows fitted earlier predict for the rest of a program (the stage's own cost, the
+//! `linspace` feeding a sum) is subtracted, then `per_call + per_element * n` is fitted by
+//! least squares on relative error, so small sizes count as much as large ones.
 //! Copies to and from an accelerator are timed through its own `copy_in`/`copy_out` (host
 //! arrays: pageable memory) at 64 KiB to 64 MiB and fitted as `latency + bytes / bandwidth`;
 //! a CUDA device's pinned rates are the ones it measured as it opened. The `other` family
@@ -54,7 +56,8 @@ pub struct Fitted {
     pub after: (f64, f64),
     /// Programs timed for it.
     pub points: usize,
-    /// Largest |fitted - measured| / measured over those programs.
+    /// Largest |fitted - measured| / measured over those programs (NaN: too few points, so
+    /// the row kept its figures).
     pub max_error: f64,
 }
 
@@ -99,34 +102,53 @@ pub fn calibrate_session(session: &Arc<Session>, save_to: Option<&std::path::Pat
         let fit = |what: Family, points: Vec<Point>, rows: &mut Vec<Fitted>, model: &mut CostModel| {
             let r = model.op_rate(what, profile.kind);
             let old = if what == Family::Product { (r.per_call, r.per_flop) } else { (r.per_call, r.per_element) };
-            let (a, b, max_error) = fit_line(&points);
+            // Too few points to fit a line: the row keeps its figures.
+            let (a, b, max_error) = if points.len() >= 2 { fit_line(&points) } else { (old.0, old.1, f64::NAN) };
             let row = |param: &str| format!("{}.{}.{param}", what.name(), profile.kind.name());
             model.set(&row("per_call"), &format!("{a:e}")).expect("a known path");
             model.set(&row(if what == Family::Product { "per_flop" } else { "per_element" }), &format!("{b:e}")).expect("a known path");
             rows.push(Fitted { what: what.name().into(), device: name.clone(), kind: profile.kind, before: old, after: (a, b), points: points.len(), max_error });
         };
 
-        let alloc: Vec<Point> =
-            SIZES.iter().map(|&n| Ok(Point { calls: 1.0, work: n as f64, seconds: on.time(|| Array::<f64>::linspace(0.1, 0.9, n))? })).collect::<crate::Result<_>>()?;
-        fit(Family::Alloc, alloc, &mut rows, &mut model);
-        let linspace = |model: &CostModel, n: usize| model.op_rate(Family::Alloc, profile.kind).seconds(bach_runtime::Work { elements: n as f64, flops: 0.0 });
-
-        let mut arith = Vec::new();
-        let mut math = Vec::new();
+        // Chains of 4 and 16 ops over the same input: what one op adds is their difference
+        // per op; what the stage costs whatever its ops (its start, the elements it reads
+        // and writes) is the short chain less its ops.
+        let (mut arith, mut math, mut stage) = (Vec::new(), Vec::new(), Vec::new());
         for &n in &SIZES {
             // The input in the device's memory, as a workload's would be.
             let x = on.input(n)?;
-            for &k in &CHAINS {
-                arith.push(Point { calls: k as f64, work: (k * n) as f64, seconds: on.time(|| chain(&x, k, false))? });
-                math.push(Point { calls: k as f64, work: (k * n) as f64, seconds: on.time(|| chain(&x, k, true))? });
+            for (is_math, ops) in [(false, &mut arith), (true, &mut math)] {
+                let short = on.time(|| chain(&x, CHAINS[0], is_math))?;
+                let long = on.time(|| chain(&x, CHAINS[1], is_math))?;
+                // Per op of weight 1 (the math functions' weights differ).
+                // A difference lost in the noise (a loaded machine, the smallest sizes) is left
+                // out rather than fitted as nearly nothing.
+                let per_op = (long.seconds - short.seconds) / (chain_weight(CHAINS[1], is_math) - chain_weight(CHAINS[0], is_math));
+                if per_op > 0.0 {
+                    ops.push(Point { calls: 1.0, work: n as f64, seconds: per_op });
+                    let base = short.seconds - chain_weight(CHAINS[0], is_math) * per_op;
+                    let (stages, streamed) = short.stages();
+                    if base > 0.0 {
+                        stage.push(Point { calls: stages, work: streamed, seconds: base });
+                    }
+                }
             }
         }
         fit(Family::Elementwise, arith, &mut rows, &mut model);
         fit(Family::Math, math, &mut rows, &mut model);
+        fit(Family::Stage, stage, &mut rows, &mut model);
+
+        // The other programs: what is left once the stage's own cost (just fitted) is taken off.
+        let alloc: Vec<Point> = SIZES
+            .iter()
+            .map(|&n| Ok(Point { calls: 1.0, work: n as f64, seconds: on.time(|| Array::<f64>::linspace(0.1, 0.9, n))?.ops_seconds(&model) }))
+            .collect::<crate::Result<_>>()?;
+        fit(Family::Alloc, alloc, &mut rows, &mut model);
+        let linspace = |model: &CostModel, n: usize| model.op_rate(Family::Alloc, profile.kind).seconds(bach_runtime::Work { elements: n as f64, flops: 0.0 });
 
         let reduce: Vec<Point> = SIZES
             .iter()
-            .map(|&n| Ok(Point { calls: 1.0, work: n as f64, seconds: on.time(|| Array::<f64>::linspace(0.1, 0.9, n).sum())? - linspace(&model, n) }))
+            .map(|&n| Ok(Point { calls: 1.0, work: n as f64, seconds: on.time(|| Array::<f64>::linspace(0.1, 0.9, n).sum())?.ops_seconds(&model) - linspace(&model, n) }))
             .collect::<crate::Result<_>>()?;
         fit(Family::Reduce, reduce, &mut rows, &mut model);
 
@@ -134,19 +156,21 @@ pub fn calibrate_session(session: &Arc<Session>, save_to: Option<&std::path::Pat
         for r in [1usize << 8, 1 << 11, 1 << 14] {
             let t = on.time(|| Array::<f64>::full((r, 64), 1.5).dot(&Array::full((64, 64), 0.5)).expect("inner dimensions agree"))?;
             let alloc = linspace(&model, r * 64) + linspace(&model, 64 * 64);
-            product.push(Point { calls: 1.0, work: 2.0 * (r * 64 * 64) as f64, seconds: t - alloc });
+            product.push(Point { calls: 1.0, work: 2.0 * (r * 64 * 64) as f64, seconds: t.ops_seconds(&model) - alloc });
         }
         fit(Family::Product, product, &mut rows, &mut model);
 
         if profile.id == CPU {
             let layout: Vec<Point> = SIZES
                 .iter()
-                .map(|&n| Ok(Point { calls: 1.0, work: n as f64, seconds: on.time(|| Array::<f64>::full((n / 64, 64), 1.5).t())? - linspace(&model, n) }))
+                .map(|&n| Ok(Point { calls: 1.0, work: n as f64, seconds: on.time(|| Array::<f64>::full((n / 64, 64), 1.5).t())?.ops_seconds(&model) - linspace(&model, n) }))
                 .collect::<crate::Result<_>>()?;
             fit(Family::Layout, layout, &mut rows, &mut model);
             let closure: Vec<Point> = SIZES
                 .iter()
-                .map(|&n| Ok(Point { calls: 1.0, work: n as f64, seconds: on.time(|| Array::<f64>::linspace(0.1, 0.9, n).mapv(|x| x * 1.5))? - linspace(&model, n) }))
+                .map(|&n| {
+                    Ok(Point { calls: 1.0, work: n as f64, seconds: on.time(|| Array::<f64>::linspace(0.1, 0.9, n).mapv(|x| x * 1.5))?.ops_seconds(&model) - linspace(&model, n) })
+                })
                 .collect::<crate::Result<_>>()?;
             fit(Family::Closure, closure, &mut rows, &mut model);
         } else {
@@ -190,6 +214,21 @@ pub fn calibrate_session(session: &Arc<Session>, save_to: Option<&std::path::Pat
     };
     session.update_config(|c| c.cost = model.clone());
     Ok(Calibration { model, rows, seconds, saved })
+}
+
+/// The math chain's functions by weight (`exp` = 1, as `MATH_WEIGHTS` in `elementwise.rs`),
+/// over the values the chain gives them, measured the same way: exp 1.0, ln 0.88, sqrt 0.25,
+/// sin 2.0 (over [0.7, 1.2]), erf 1.56 (over [0.65, 0.93], where it takes no random branches),
+/// asin 2.0.
+const CHAIN_MATH_WEIGHTS: [f64; 6] = [1.0, 0.88, 0.25, 2.0, 1.56, 2.0];
+
+/// The summed weight of the first `k` ops of a chain ([`chain`]).
+fn chain_weight(k: usize, math: bool) -> f64 {
+    if math {
+        (0..k).map(|i| CHAIN_MATH_WEIGHTS[i % 6]).sum()
+    } else {
+        k as f64
+    }
 }
 
 /// `k` elementwise ops over `x` (values in 0.5..1.5), as numerical code mixes them: a cycle of
@@ -259,24 +298,27 @@ struct Bench<'s> {
 }
 
 impl Bench<'_> {
-    /// `n` values from 0.5 to 1.5 in the device's memory: a host array for the CPU, made and
-    /// kept in the accelerator's memory for an accelerator.
+    /// `n` values from 0.5 to 1.5 in random order in the device's memory (made and kept there
+    /// for an accelerator). Random, as a workload's inputs are: over sorted values (a
+    /// `linspace`) the math functions' branches are all predicted and they run about twice
+    /// as fast as they do in Black-Scholes or Haversine.
     fn input(&self, n: usize) -> crate::Result<Array<f64>> {
         bach_runtime::with_session(self.session, || {
+            let x = Array::<f64>::random_uniform(n, 0.5, 1.5, 7);
             if self.accelerator {
-                let x = Array::<f64>::linspace(0.5, 1.5, n);
                 x.eval_on_device()?;
-                Ok(x)
             } else {
-                Ok(Array::from_array(ndarray::Array1::linspace(0.5, 1.5, n)))
+                x.eval()?;
             }
+            Ok(x)
         })
     }
 
     /// Seconds the stages of `program`'s evaluation took: the median of [`RUNS`] after a warm-up.
     /// On an accelerator the result stays there (no copy out).
-    fn time(&self, program: impl Fn() -> Array<f64>) -> crate::Result<f64> {
+    fn time(&self, program: impl Fn() -> Array<f64>) -> crate::Result<Timed> {
         let mut times = Vec::with_capacity(RUNS);
+        let mut plan = None;
         for run in 0..=RUNS {
             let seconds = bach_runtime::with_session(self.session, || -> crate::Result<f64> {
                 let a = program();
@@ -286,13 +328,31 @@ impl Bench<'_> {
                     a.eval()?;
                 }
                 let trace = self.session.trace();
+                plan = trace.last().and_then(|e| e.plans.last().cloned());
                 Ok(trace.last().map_or(0.0, |e| e.stages.iter().map(|s| s.actual_s()).sum()))
             })?;
             if run > 0 {
                 times.push(seconds);
             }
         }
-        Ok(median(times))
+        Ok(Timed { seconds: median(times), plan })
+    }
+}
+
+/// A timed program: the median seconds of its stages, and the plan they ran.
+struct Timed {
+    seconds: f64,
+    plan: Option<Arc<bach_runtime::Plan>>,
+}
+
+impl Timed {
+    /// (stages, elements they streamed): the work of the cost model's `stage` row.
+    fn stages(&self) -> (f64, f64) {
+        self.plan.as_ref().map_or((1.0, 0.0), |p| (p.stages.len() as f64, (0..p.stages.len()).map(|s| p.stage_streamed_elements(s)).sum::<usize>() as f64))
+    }
+    /// The seconds left for the ops once `model`'s estimate of the stages' own cost is taken off.
+    fn ops_seconds(&self, model: &CostModel) -> f64 {
+        self.seconds - self.plan.as_ref().map_or(0.0, |p| (0..p.stages.len()).map(|s| p.stage_overhead_seconds(s, model)).sum())
     }
 }
 
@@ -339,12 +399,12 @@ impl fmt::Display for Calibration {
             };
             writeln!(
                 f,
-                "  {:<12} {:<30} {:>22} {:>30} {:>8.0}%",
+                "  {:<12} {:<30} {:>22} {:>30} {:>9}",
                 r.what,
                 crate::notebook::truncate(&r.device, 30),
                 format!("{} ({})", seconds(r.after.0), seconds(r.before.0)),
                 format!("{second} ({before_second})"),
-                r.max_error * 100.0
+                if r.max_error.is_nan() { "kept".to_string() } else { format!("{:.0}%", r.max_error * 100.0) }
             )?;
         }
         writeln!(f, "  other: not measured (ops with kernels of their own keep their figures)")?;

@@ -117,13 +117,15 @@ pub(crate) fn execute(env: &Env<'_>, eval: u64, planned: &Arc<Plan>, part: &Grap
 }
 
 /// Stage `s` of `plan` (`None`: the copies at the end) as it ran on `device`: the cost
-/// model's seconds for its ops there and the copies planned for it, beside the time it took.
+/// model's seconds for its ops there, the stage's own overhead and the copies planned for it,
+/// beside the time it took.
 fn stage_time(env: &Env<'_>, plan: &Plan, s: Option<usize>, device: DeviceId, start: Duration, end: Duration) -> StageTime {
     let steps: &[usize] = s.map_or(&[], |s| &plan.stages[s].steps);
     let ops_s: f64 = steps.iter().map(|&st| if device == CPU { plan.steps[st].cpu_s } else { plan.steps[st].accelerator_s }).filter(|t| t.is_finite()).sum();
     let copies_s: f64 = plan.transfers.iter().filter(|t| t.stage == s).map(|t| plan.transfer_seconds(t, env.cost)).sum();
+    let overhead_s = s.map_or(0.0, |s| plan.stage_overhead_seconds(s, env.cost));
     let elements = steps.iter().map(|&st| plan.steps[st].meta.len()).max().unwrap_or(0);
-    StageTime { stage: s, device, ops: steps.iter().map(|&st| plan.steps[st].op.clone()).collect(), elements, predicted_s: ops_s + copies_s, start, end }
+    StageTime { stage: s, device, ops: steps.iter().map(|&st| plan.steps[st].op.clone()).collect(), elements, predicted_s: ops_s + copies_s + overhead_s, start, end }
 }
 
 fn device_of<'e>(env: &Env<'e>, id: DeviceId) -> Result<&'e Arc<dyn Device>> {

@@ -164,6 +164,7 @@ impl EvalTrace {
                 });
                 t += secs;
             }
+            t += plan.stage_overhead_seconds(s, cost);
             t = t.max(streamed_end);
             let predicted_s = t - begin;
             stages.push(StageTime {

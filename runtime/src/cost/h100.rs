@@ -12,8 +12,9 @@
 //! | CUDA product | 20 us + 20 fs/flop | cuBLAS DGEMM at about 50 TFLOP/s |
 //! | CPU elementwise (16 threads) | 5 us + 166 ps/element | Black-Scholes 2^24 from host arrays: 0.092 s for 33 ops over 2^24 elements |
 //!
-//! Rows without a measurement there (CPU reduce, product, alloc, layout, closure; CUDA alloc
-//! and layout) use the defaults' per-thread rates for 16 threads or the CUDA elementwise rate.
+//! Rows without a measurement there (CPU reduce, product, alloc, layout, closure, stage; CUDA
+//! alloc and layout) use the defaults' per-thread rates for 16 threads or the CUDA elementwise
+//! rate; the CUDA stage row is an estimate (20 us per stage, device memory at 3 TB/s).
 
 use super::{CopyRate, CopyRow, CostModel, Direction, Family, MemoryKind, OpRate, OpRow};
 use crate::profile::DeviceKind;
@@ -33,6 +34,9 @@ pub(super) fn cuda_rows() -> (Vec<OpRow>, Vec<CopyRow>) {
         (Family::Layout, rate(3.4e-6, 10.9e-12, 0.0)),
         (Family::Closure, rate(3.4e-6, 10.9e-12, 0.0)),
         (Family::Other, rate(3.4e-6, 10.9e-12, 0.0)),
+        // Per stage: its pieces' bookkeeping; per element streamed: device memory at about
+        // 3 TB/s (8-byte values). Not measured there: an estimate.
+        (Family::Stage, rate(20e-6, 2.7e-12, 0.0)),
     ];
     let copy = |direction, memory, latency: f64, bandwidth: f64| CopyRow { device: DeviceKind::Cuda, direction, memory, rate: CopyRate { latency, bandwidth } };
     let copies = vec![

@@ -43,10 +43,15 @@ pub enum Family {
     Closure,
     /// Anything else: the default row.
     Other,
+    /// Not an op: what a stage costs beyond its ops. `per_call` once per stage (dispatch,
+    /// pieces, merging), `per_element` per element the stage streams: the values it reads from
+    /// outside and the values it writes out (fresh memory touched, caches filled and spilled).
+    /// On a CPU this is most of a cheap op's cost at large sizes.
+    Stage,
 }
 
 impl Family {
-    pub const ALL: [Family; 8] = [Family::Elementwise, Family::Math, Family::Reduce, Family::Product, Family::Alloc, Family::Layout, Family::Closure, Family::Other];
+    pub const ALL: [Family; 9] = [Family::Elementwise, Family::Math, Family::Reduce, Family::Product, Family::Alloc, Family::Layout, Family::Closure, Family::Other, Family::Stage];
     pub fn name(self) -> &'static str {
         match self {
             Family::Elementwise => "elementwise",
@@ -57,6 +62,7 @@ impl Family {
             Family::Layout => "layout",
             Family::Closure => "closure",
             Family::Other => "other",
+            Family::Stage => "stage",
         }
     }
 }
@@ -197,18 +203,21 @@ impl Default for CostModel {
 }
 
 /// Seconds per element of ops of each family on one CPU thread (f64, ndarray, measured on
-/// the 2-core development machine: an `exp` 4.5 ns, an add 1 ns, a sum 0.4 ns, and
-/// Black-Scholes' 33 ops at 2.7 ns each on one core of the H100 host).
-const CPU_THREAD_SECONDS_PER_ELEMENT: [(Family, f64, f64); 8] = [
+/// the 2-core development machine: an `exp` 4.5 ns (`math` is per op of weight 1, an
+/// `exp`), an add 1 ns, a sum 0.4 ns, and Black-Scholes' 33 ops at 2.7 ns each on one core
+/// of the H100 host). A stage streams an element in or out for 0.5 ns (in cache) to 2.4 ns
+/// (32 MiB values, fresh pages) per thread.
+const CPU_THREAD_SECONDS_PER_ELEMENT: [(Family, f64, f64); 9] = [
     // (family, per element, per flop)
     (Family::Elementwise, 1.0e-9, 0.0),
-    (Family::Math, 6.0e-9, 0.0),
+    (Family::Math, 4.5e-9, 0.0),
     (Family::Reduce, 0.5e-9, 0.0),
     (Family::Product, 0.0, 1.0 / 8e9),
     (Family::Alloc, 0.5e-9, 0.0),
     (Family::Layout, 1.0e-9, 0.0),
     (Family::Closure, 3.0e-9, 0.0),
     (Family::Other, 2.5e-9, 0.0),
+    (Family::Stage, 1.0e-9, 0.0),
 ];
 
 impl CostModel {
@@ -285,6 +294,17 @@ impl CostModel {
     /// Seconds of one run of an op of `family` over `args` into `result` on `device`.
     pub fn op_seconds(&self, family: Family, args: &[Meta], result: &Meta, device: &DeviceProfile) -> f64 {
         self.op_rate(family, device.kind).seconds(Work::of(family, args, result))
+    }
+
+    /// [`CostModel::op_seconds`] for an op whose elements cost `weight` times its family's on
+    /// CPU kernels (the CPU and the emulated accelerator; a GPU's elementwise kernels wait on
+    /// memory, not on the function).
+    pub fn weighted_op_seconds(&self, family: Family, weight: f64, args: &[Meta], result: &Meta, device: &DeviceProfile) -> f64 {
+        let mut rate = self.op_rate(family, device.kind);
+        if device.kind != DeviceKind::Cuda {
+            rate.per_element *= weight;
+        }
+        rate.seconds(Work::of(family, args, result))
     }
 
     /// The rates of copies `direction` between the host's `memory` and a device of `kind`.

@@ -9,7 +9,8 @@ use crate::units::bytes;
 
 /// The settable paths, for help texts and errors.
 pub const PATHS: &str = "\
-  <family>.<device>.<per_call|per_element|per_flop>   family: elementwise, reduce, product, alloc, layout, closure, other
+  <family>.<device>.<per_call|per_element|per_flop>   family: elementwise, math, reduce, product, alloc, layout, closure, other,
+                                                     or stage (what a stage adds: per stage, per element it reads in or writes out)
                                                      device: cpu, cuda, emulated, accelerator (= cuda and emulated)
   transfer.<h2d|d2h>[.<pageable|pinned>][.<cuda|emulated>].<latency|bandwidth>   (default: pageable, every accelerator)
   planner.<cpu_piece_bytes|accelerator_piece_bytes|accelerator_memory_fraction>
@@ -110,7 +111,10 @@ impl CostModel {
         if let Some(m) = &self.measured_on {
             let _ = writeln!(w, "measured on {m}: plans made with it elsewhere are predictions for that machine");
         }
-        let _ = writeln!(w, "op time = per_call + per_element * elements + per_flop * flops");
+        let _ = writeln!(
+            w,
+            "op time = per_call + per_element * elements + per_flop * flops; a stage adds its `stage` row: per_call + per_element * elements it reads in and writes out"
+        );
         let _ = writeln!(w, "  {:<12} {:<9} {:>10} {:>12} {:>10}", "family", "device", "per_call", "per_element", "per_flop");
         for f in Family::ALL {
             for r in self.ops.iter().filter(|r| r.family == f && kinds.contains(&r.device)) {

@@ -198,6 +198,30 @@ impl Plan {
     pub fn total_pieces(&self) -> usize {
         self.stages.iter().map(|s| s.pieces).sum()
     }
+    /// The cost model's seconds for stage `s` beyond its ops (the `stage` row of its device):
+    /// once per stage, plus each element it streams, that is each element of the values it
+    /// reads from outside the stage and of the values it writes out.
+    pub fn stage_overhead_seconds(&self, s: usize, cost: &CostModel) -> f64 {
+        let Some(device) = self.stages.get(s).and_then(|stage| self.devices.get(stage.device.0 as usize)) else { return 0.0 };
+        cost.op_rate(crate::cost::Family::Stage, device.kind).seconds(crate::cost::Work { elements: self.stage_streamed_elements(s) as f64, flops: 0.0 })
+    }
+    /// Elements stage `s` streams: those of the values it reads from outside the stage and of
+    /// the values it writes out.
+    pub fn stage_streamed_elements(&self, s: usize) -> usize {
+        let Some(stage) = self.stages.get(s) else { return 0 };
+        let inside: std::collections::HashSet<u64> = stage.steps.iter().map(|&st| self.steps[st].id).collect();
+        let mut read = std::collections::HashSet::new();
+        let mut elements = 0usize;
+        for &st in &stage.steps {
+            for &id in &self.steps[st].inputs {
+                if !inside.contains(&id) && read.insert(id) {
+                    let meta = self.step_of(id).map(|x| &x.meta).or_else(|| self.inputs.iter().find(|i| i.id == id).map(|i| &i.meta));
+                    elements += meta.map_or(0, Meta::len);
+                }
+            }
+        }
+        elements + stage.outputs.iter().filter_map(|&node| self.steps.iter().find(|st| st.node == node)).map(|st| st.meta.len()).sum::<usize>()
+    }
 }
 
 /// Plan the evaluation of `part`'s targets: four passes, each a function of what the ones
@@ -227,7 +251,10 @@ pub fn plan(part: &GraphPart, cost: &CostModel, devices: &[DeviceProfile], polic
     let predicted_for = cost.measured_on.clone().filter(|m| !here(m));
     let inputs =
         part.nodes.iter().filter_map(|n| n.materialized.map(|device| PlanInput { id: n.id, op: n.op.name().to_string(), meta: n.meta.clone(), cell: n.cell, device })).collect();
-    Ok(Plan { steps, inputs, stages, transfers, allocations: placed.allocations, devices: devices.to_vec(), policy, notes, predicted, predicted_for })
+    let mut plan = Plan { steps, inputs, stages, transfers, allocations: placed.allocations, devices: devices.to_vec(), policy, notes, predicted, predicted_for };
+    // Placement weighs ops and copies; what each stage adds comes once stages are known.
+    plan.predicted.compute_s += (0..plan.stages.len()).map(|s| plan.stage_overhead_seconds(s, cost)).sum::<f64>();
+    Ok(plan)
 }
 
 /// The bytes of a device's memory the planner may fill (`None`: host memory, not paged).
