@@ -121,7 +121,8 @@ pub(crate) fn execute(env: &Env<'_>, eval: u64, planned: &Arc<Plan>, part: &Grap
 /// beside the time it took.
 fn stage_time(env: &Env<'_>, plan: &Plan, s: Option<usize>, device: DeviceId, start: Duration, end: Duration) -> StageTime {
     let steps: &[usize] = s.map_or(&[], |s| &plan.stages[s].steps);
-    let ops_s: f64 = steps.iter().map(|&st| if device == CPU { plan.steps[st].cpu_s } else { plan.steps[st].accelerator_s }).filter(|t| t.is_finite()).sum();
+    let ops_s: f64 = steps.iter().map(|&st| if device == CPU { plan.steps[st].cpu_s } else { plan.steps[st].accelerator_s }).filter(|t| t.is_finite()).sum::<f64>()
+        / s.map_or(1.0, |s| plan.stage_parallel_pieces(s));
     let copies_s: f64 = plan.transfers.iter().filter(|t| t.stage == s).map(|t| plan.transfer_seconds(t, env.cost)).sum();
     let overhead_s = s.map_or(0.0, |s| plan.stage_overhead_seconds(s, env.cost));
     let elements = steps.iter().map(|&st| plan.steps[st].meta.len()).max().unwrap_or(0);

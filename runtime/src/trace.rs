@@ -148,7 +148,7 @@ impl EvalTrace {
             let streamed_end = h2d.max(d2h);
             for &st in &stage.steps {
                 let step = &plan.steps[st];
-                let secs = if step.estimate_s.is_finite() { step.estimate_s } else { 0.0 };
+                let secs = if step.estimate_s.is_finite() { step.estimate_s / plan.stage_parallel_pieces(s) } else { 0.0 };
                 events.push(Event {
                     eval: 0,
                     op: Arc::from(step.op.as_str()),

@@ -198,6 +198,16 @@ impl Plan {
     pub fn total_pieces(&self) -> usize {
         self.stages.iter().map(|s| s.pieces).sum()
     }
+    /// How many of stage `s`'s pieces run at once, by which its ops' seconds divide: the
+    /// emulated accelerator runs each piece's kernels on one host thread and its pieces on all
+    /// of them (its rates are one thread's: one piece, as calibration times it). The CPU's
+    /// rates already count all its threads; a GPU's kernels run one after another.
+    pub fn stage_parallel_pieces(&self, s: usize) -> f64 {
+        match self.stages.get(s).and_then(|stage| self.devices.get(stage.device.0 as usize).map(|d| (stage, d))) {
+            Some((stage, d)) if d.kind == DeviceKind::Emulated => stage.pieces.min(d.threads).max(1) as f64,
+            _ => 1.0,
+        }
+    }
     /// The cost model's seconds for stage `s` beyond its ops (the `stage` row of its device):
     /// once per stage, plus each element it streams, that is each element of the values it
     /// reads from outside the stage and of the values it writes out.
