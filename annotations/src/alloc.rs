@@ -110,9 +110,18 @@ enum Draw {
 
 fn random_node(name: &str, dtype: DType, shape: Vec<usize>, seed: u32, draw: Draw) -> Lazy {
     fn op<A: Real>(name: &str, seed: u32, draw: Draw) -> Arc<Annotation> {
+        // numpy's stream is one sequence, drawn on one thread whatever the machine: priced by
+        // the value, as measured on the 2-core development machine (uniform 4.5-6.9 ns,
+        // normal 17 ns a value, the evaluation included), not by the `alloc` row that parallel
+        // fills are fitted to.
+        let per_value = match draw {
+            Draw::Uniform { .. } => 5e-9,
+            Draw::Normal { .. } => 15e-9,
+        };
         oa_alloc(name)
             .unsplittable()
             .cpu_only("numpy-compatible MT19937 stream: generated on the host")
+            .estimate(move |_, result, _| 2e-6 + per_value * result.len() as f64)
             .cpu(move |ctx, _| {
                 let mut rs = RandomState::new(seed);
                 let v: Vec<A> = (0..ctx.meta.len())
