@@ -120,13 +120,14 @@ pub fn calibrate_session(session: &Arc<Session>, save_to: Option<&std::path::Pat
             for (is_math, ops) in [(false, &mut arith), (true, &mut math)] {
                 let short = on.time(|| chain(&x, CHAINS[0], is_math))?;
                 let long = on.time(|| chain(&x, CHAINS[1], is_math))?;
-                // Per op of weight 1 (the math functions' weights differ).
-                // A difference lost in the noise (a loaded machine, the smallest sizes) is left
-                // out rather than fitted as nearly nothing.
-                let per_op = (long.seconds - short.seconds) / (chain_weight(CHAINS[1], is_math) - chain_weight(CHAINS[0], is_math));
+                // Per op of weight 1 (the math functions' weights differ). A difference lost in
+                // the noise (a loaded machine, the smallest sizes) is left out rather than fitted
+                // as nearly nothing.
+                let short_weight = chain_weight(CHAINS[0], is_math);
+                let per_op = (long.seconds - short.seconds) / (chain_weight(CHAINS[1], is_math) - short_weight);
                 if per_op > 0.0 {
                     ops.push(Point { calls: 1.0, work: n as f64, seconds: per_op });
-                    let base = short.seconds - chain_weight(CHAINS[0], is_math) * per_op;
+                    let base = short.seconds - short_weight * per_op;
                     let (stages, streamed) = short.stages();
                     if base > 0.0 {
                         stage.push(Point { calls: stages, work: streamed, seconds: base });
@@ -348,7 +349,7 @@ struct Timed {
 impl Timed {
     /// (stages, elements they streamed): the work of the cost model's `stage` row.
     fn stages(&self) -> (f64, f64) {
-        self.plan.as_ref().map_or((1.0, 0.0), |p| (p.stages.len() as f64, (0..p.stages.len()).map(|s| p.stage_streamed_elements(s)).sum::<usize>() as f64))
+        self.plan.as_ref().map_or((1.0, 0.0), |p| (p.stages.len() as f64, p.stages.iter().map(|s| s.streamed_elements).sum::<usize>() as f64))
     }
     /// The seconds left for the ops once `model`'s estimate of the stages' own cost is taken off.
     fn ops_seconds(&self, model: &CostModel) -> f64 {

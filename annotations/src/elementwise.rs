@@ -67,7 +67,7 @@ pub(crate) fn zip2<T: Copy, U: Copy, R>(op: &str, a: ArrayViewD<'_, T>, b: Array
 /// the function's domain. In ns: sqrt 1.1, exp 4.5, ln 3.8, log2 3.4, log10 6.7, sin 12.3,
 /// cos 14.3, tan 9.7, asin/acos 13.0, atan 8.8, erf 19.9, powf 10.2. Over narrow ranges some
 /// are cheaper (erf over [0.65, 0.93] 7.0, sin over small angles 7.4).
-pub(crate) const MATH_WEIGHTS: &[(&str, f64)] = &[
+const MATH_WEIGHTS: &[(&str, f64)] = &[
     ("sqrt", 0.25),
     ("exp", 1.0),
     ("ln", 0.85),
@@ -84,7 +84,7 @@ pub(crate) const MATH_WEIGHTS: &[(&str, f64)] = &[
 ];
 
 /// The weight of a table row within its family (see [`MATH_WEIGHTS`]; 1 for the rest).
-pub(crate) fn weight_of(name: &str) -> f64 {
+fn weight_of(name: &str) -> f64 {
     MATH_WEIGHTS.iter().find(|(n, _)| *n == name).map_or(1.0, |&(_, w)| w)
 }
 

@@ -355,8 +355,19 @@ mod tests {
                 outputs: vec![29],
                 paged: true,
                 kept_on_device: vec![],
+                streamed_elements: 0,
             },
-            Stage { device: CPU, split_len: Some(1 << 20), piece_rows: 8192, pieces: 128, steps: vec![30], outputs: vec![30], paged: false, kept_on_device: vec![] },
+            Stage {
+                device: CPU,
+                split_len: Some(1 << 20),
+                piece_rows: 8192,
+                pieces: 128,
+                steps: vec![30],
+                outputs: vec![30],
+                paged: false,
+                kept_on_device: vec![],
+                streamed_elements: 0,
+            },
         ];
         let transfers = (1..=5)
             .map(|id| Transfer { node: 0, id, from: CPU, to: DeviceId(1), bytes: 8 << 20, stage: Some(0), streamed: true })

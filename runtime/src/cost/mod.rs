@@ -291,15 +291,10 @@ impl CostModel {
         find(family).or_else(|| find(Family::Other)).unwrap_or(OpRate { per_call: 0.0, per_element: 1e-9, per_flop: 0.0 })
     }
 
-    /// Seconds of one run of an op of `family` over `args` into `result` on `device`.
-    pub fn op_seconds(&self, family: Family, args: &[Meta], result: &Meta, device: &DeviceProfile) -> f64 {
-        self.op_rate(family, device.kind).seconds(Work::of(family, args, result))
-    }
-
-    /// [`CostModel::op_seconds`] for an op whose elements cost `weight` times its family's on
-    /// CPU kernels (the CPU and the emulated accelerator; a GPU's elementwise kernels wait on
-    /// memory, not on the function).
-    pub fn weighted_op_seconds(&self, family: Family, weight: f64, args: &[Meta], result: &Meta, device: &DeviceProfile) -> f64 {
+    /// Seconds of one run of an op of `family` over `args` into `result` on `device`, its
+    /// elements costing `weight` times its family's on CPU kernels (the CPU and the emulated
+    /// accelerator; a GPU's elementwise kernels wait on memory, not on the function).
+    pub fn op_seconds(&self, family: Family, weight: f64, args: &[Meta], result: &Meta, device: &DeviceProfile) -> f64 {
         let mut rate = self.op_rate(family, device.kind);
         if device.kind != DeviceKind::Cuda {
             rate.per_element *= weight;

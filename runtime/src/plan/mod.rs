@@ -137,6 +137,9 @@ pub struct Stage {
     /// Outputs merged and kept whole in the (accelerator) device's memory, for later stages
     /// there or because they were asked to stay; the others come back to the host.
     pub kept_on_device: Vec<usize>,
+    /// Elements the stage streams: those of the values it reads from outside it and of the
+    /// values it writes out (what the cost model's `stage` row prices per element).
+    pub streamed_elements: usize,
 }
 
 /// A copy of a value between devices.
@@ -209,16 +212,14 @@ impl Plan {
         }
     }
     /// The cost model's seconds for stage `s` beyond its ops (the `stage` row of its device):
-    /// once per stage, plus each element it streams, that is each element of the values it
-    /// reads from outside the stage and of the values it writes out.
+    /// once per stage, plus each element it streams ([`Stage::streamed_elements`]).
     pub fn stage_overhead_seconds(&self, s: usize, cost: &CostModel) -> f64 {
-        let Some(device) = self.stages.get(s).and_then(|stage| self.devices.get(stage.device.0 as usize)) else { return 0.0 };
-        cost.op_rate(crate::cost::Family::Stage, device.kind).seconds(crate::cost::Work { elements: self.stage_streamed_elements(s) as f64, flops: 0.0 })
+        let Some((stage, device)) = self.stages.get(s).and_then(|stage| self.devices.get(stage.device.0 as usize).map(|d| (stage, d))) else { return 0.0 };
+        cost.op_rate(crate::cost::Family::Stage, device.kind).seconds(crate::cost::Work { elements: stage.streamed_elements as f64, flops: 0.0 })
     }
-    /// Elements stage `s` streams: those of the values it reads from outside the stage and of
-    /// the values it writes out.
-    pub fn stage_streamed_elements(&self, s: usize) -> usize {
-        let Some(stage) = self.stages.get(s) else { return 0 };
+    /// Elements stage `s` streams, counted from its steps (see [`Stage::streamed_elements`]).
+    fn count_streamed_elements(&self, s: usize) -> usize {
+        let stage = &self.stages[s];
         let inside: std::collections::HashSet<u64> = stage.steps.iter().map(|&st| self.steps[st].id).collect();
         let mut read = std::collections::HashSet::new();
         let mut elements = 0usize;
@@ -263,7 +264,10 @@ pub fn plan(part: &GraphPart, cost: &CostModel, devices: &[DeviceProfile], polic
         part.nodes.iter().filter_map(|n| n.materialized.map(|device| PlanInput { id: n.id, op: n.op.name().to_string(), meta: n.meta.clone(), cell: n.cell, device })).collect();
     let mut plan = Plan { steps, inputs, stages, transfers, allocations: placed.allocations, devices: devices.to_vec(), policy, notes, predicted, predicted_for };
     // Placement weighs ops and copies; what each stage adds comes once stages are known.
-    plan.predicted.compute_s += (0..plan.stages.len()).map(|s| plan.stage_overhead_seconds(s, cost)).sum::<f64>();
+    for s in 0..plan.stages.len() {
+        plan.stages[s].streamed_elements = plan.count_streamed_elements(s);
+        plan.predicted.compute_s += plan.stage_overhead_seconds(s, cost);
+    }
     Ok(plan)
 }
 

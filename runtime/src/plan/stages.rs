@@ -41,7 +41,20 @@ pub(super) fn group(part: &GraphPart, consumers: &[Vec<usize>], placed: &Placeme
         }
         level[i] = lv;
         let new_stage = |stages: &mut Vec<(usize, Stage)>| {
-            stages.push((lv, Stage { device: device[i], split_len: split_len[i], piece_rows: 0, pieces: 1, steps: vec![], outputs: vec![], paged: false, kept_on_device: vec![] }));
+            stages.push((
+                lv,
+                Stage {
+                    device: device[i],
+                    split_len: split_len[i],
+                    piece_rows: 0,
+                    pieces: 1,
+                    steps: vec![],
+                    outputs: vec![],
+                    paged: false,
+                    kept_on_device: vec![],
+                    streamed_elements: 0,
+                },
+            ));
             stages.len() - 1
         };
         let s = match split_len[i] {
