@@ -11,7 +11,7 @@
 //! | math | `x` then 4 or 16 of exp, ln, sqrt, sin, erf, asin | the same, per op of weight 1 (an `exp`; each function's weight in `elementwise.rs`) |
 //! | stage | the 4-op chains less their ops | per_call (per stage), per_element (per element it reads in or writes out) |
 //! | reduce | `linspace(n).sum()` | per_call, per_element |
-//! | product | `full(r, 64) . full(64, 64)` | per_call, per_flop |
+//! | product | `full(r, 256) . full(256, 256)` | per_call, per_flop (less the result's elements at the row's per_element) |
 //! | layout (CPU) | `full(n/64, 64).t()` | per_call, per_element |
 //! | closure (CPU) | `linspace(n).mapv(|x| x * 1.5)` | per_call, per_element |
 //!
@@ -34,6 +34,8 @@ use bach_runtime::{CostModel, Device, DeviceKind, Direction, Family, MemoryKind,
 
 use crate::Array;
 
+/// The inner and outer size of the calibration's products.
+const PRODUCT_K: usize = 256;
 /// Elements of the programs (2^12 .. 2^22).
 const SIZES: [usize; 4] = [1 << 12, 1 << 16, 1 << 20, 1 << 22];
 /// Ops in a chain: two lengths, so that what one op adds to a stage is told apart from
@@ -153,11 +155,14 @@ pub fn calibrate_session(session: &Arc<Session>, save_to: Option<&std::path::Pat
             .collect::<crate::Result<_>>()?;
         fit(Family::Reduce, reduce, &mut rows, &mut model);
 
+        // Products as large as a GEMM runs at full speed (every dimension 256 or more); what
+        // writing the result costs (the row's per_element, not fitted) is subtracted.
         let mut product = Vec::new();
+        let per_result_element = model.op_rate(Family::Product, profile.kind).per_element;
         for r in [1usize << 8, 1 << 11, 1 << 14] {
-            let t = on.time(|| Array::<f64>::full((r, 64), 1.5).dot(&Array::full((64, 64), 0.5)).expect("inner dimensions agree"))?;
-            let alloc = linspace(&model, r * 64) + linspace(&model, 64 * 64);
-            product.push(Point { calls: 1.0, work: 2.0 * (r * 64 * 64) as f64, seconds: t.ops_seconds(&model) - alloc });
+            let t = on.time(|| Array::<f64>::full((r, PRODUCT_K), 1.5).dot(&Array::full((PRODUCT_K, PRODUCT_K), 0.5)).expect("inner dimensions agree"))?;
+            let others = linspace(&model, r * PRODUCT_K) + linspace(&model, PRODUCT_K * PRODUCT_K) + per_result_element * (r * PRODUCT_K) as f64;
+            product.push(Point { calls: 1.0, work: 2.0 * (r * PRODUCT_K * PRODUCT_K) as f64, seconds: t.ops_seconds(&model) - others });
         }
         fit(Family::Product, product, &mut rows, &mut model);
 

@@ -311,7 +311,7 @@ struct PlanSummary {
 }
 
 #[derive(Serialize, Debug, Clone, PartialEq)]
-struct StageSeconds {
+pub(crate) struct StageSeconds {
     stage: String,
     device: String,
     predicted_seconds: f64,
@@ -332,16 +332,7 @@ fn plan_summary(session: &Session) -> Option<PlanSummary> {
         h2d_bytes: copies.iter().filter(|ev| ev.to.is_some_and(|t| t != CPU)).map(|ev| ev.bytes).sum(),
         d2h_bytes: copies.iter().filter(|ev| ev.to == Some(CPU)).map(|ev| ev.bytes).sum(),
         notes: plan.notes.clone(),
-        stage_times: e
-            .stages
-            .iter()
-            .map(|st| StageSeconds {
-                stage: st.label(),
-                device: plan.devices.get(st.device.0 as usize).map_or_else(String::new, |d| d.name.clone()),
-                predicted_seconds: st.predicted_s,
-                seconds: st.actual_s(),
-            })
-            .collect(),
+        stage_times: stage_seconds(e),
     })
 }
 
@@ -351,6 +342,26 @@ pub(crate) fn last_eval(session: &Session) -> Option<u64> {
 }
 
 /// The cost model's seconds for the session's evaluations after evaluation `after`.
+/// Each stage of evaluation `e`: the cost model's seconds beside the measured ones.
+fn stage_seconds(e: &bach_runtime::trace::EvalTrace) -> Vec<StageSeconds> {
+    let Some(plan) = e.plan() else { return vec![] };
+    e.stages
+        .iter()
+        .map(|st| StageSeconds {
+            stage: st.label(),
+            device: plan.devices.get(st.device.0 as usize).map_or_else(String::new, |d| d.name.clone()),
+            predicted_seconds: st.predicted_s,
+            seconds: st.actual_s(),
+        })
+        .collect()
+}
+
+/// The stages of the evaluations after `after` (one run of a workload that evaluates more
+/// than once), predicted beside measured.
+pub(crate) fn stage_times_since(session: &Session, after: Option<u64>) -> Vec<StageSeconds> {
+    session.trace().evals().filter(|e| after.is_none_or(|a| e.eval > a)).flat_map(stage_seconds).collect()
+}
+
 pub(crate) fn predicted_since(session: &Session, after: Option<u64>) -> f64 {
     session.trace().evals().filter(|e| after.is_none_or(|a| e.eval > a)).map(|e| e.predicted_s()).sum()
 }

@@ -323,6 +323,9 @@ pub struct Record {
     /// bach: the cost model's seconds for the evaluations of one run.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub predicted_seconds: Option<f64>,
+    /// bach: each stage of the last run's evaluations, predicted beside measured.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub stage_times: Vec<crate::StageSeconds>,
     pub runs: usize,
     pub figures: BTreeMap<String, f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -339,6 +342,7 @@ pub fn run(w: Workload, log2: u32, seed: Option<u32>, modes: &[&'static str], re
     let mut times: Vec<Vec<f64>> = vec![vec![]; modes.len()];
     let mut outputs: Vec<Outputs> = vec![Outputs::default(); modes.len()];
     let mut predicted = None;
+    let mut stage_times = vec![];
     for round in 0..=repeat {
         for (m, mode) in modes.iter().enumerate() {
             let before = session.as_deref().and_then(crate::last_eval);
@@ -351,6 +355,7 @@ pub fn run(w: Workload, log2: u32, seed: Option<u32>, modes: &[&'static str], re
                 times[m].push(t0.elapsed().as_secs_f64());
                 if *mode == "bach" {
                     predicted = session.as_deref().map(|s| crate::predicted_since(s, before));
+                    stage_times = session.as_deref().map(|s| crate::stage_times_since(s, before)).unwrap_or_default();
                 }
             }
             outputs[m] = out;
@@ -376,6 +381,7 @@ pub fn run(w: Workload, log2: u32, seed: Option<u32>, modes: &[&'static str], re
             inputs: inputs_text.clone(),
             seconds: t[t.len() / 2],
             predicted_seconds: predicted.filter(|_| *mode == "bach"),
+            stage_times: if *mode == "bach" { stage_times.clone() } else { vec![] },
             runs: t.len(),
             figures: outputs[m].figures.clone(),
             device: (*mode == "bach").then(|| session.as_ref().map(|s| s.devices().report().trim_end().lines().collect::<Vec<_>>().join("; "))).flatten(),

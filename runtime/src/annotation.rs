@@ -48,6 +48,8 @@ pub type CpuKernel = Arc<dyn Fn(&OpCtx<'_>, &[ValueRef<'_>]) -> Result<Value> + 
 pub type ShapeRule = Arc<dyn Fn(&[Meta]) -> Result<Meta> + Send + Sync>;
 /// Estimated seconds to run the op once over whole values on a device.
 pub type Estimator = Arc<dyn Fn(&[Meta], &Meta, &DeviceProfile) -> f64 + Send + Sync>;
+/// An op's work in the units the cost model's table prices (see [`AnnotationBuilder::work`]).
+pub type WorkRule = Arc<dyn Fn(&[Meta], &Meta) -> crate::cost::Work + Send + Sync>;
 /// Seconds to move an argument of this meta between the host and a device (the paper's
 /// transfer estimator); without one the cost model's bandwidth is used.
 pub type TransferEstimator = Arc<dyn Fn(&Meta, &DeviceProfile) -> f64 + Send + Sync>;
@@ -137,6 +139,7 @@ pub struct Annotation {
     pub(crate) splittable: bool,
     pub(crate) shape: ShapeRule,
     pub(crate) estimator: Option<Estimator>,
+    pub(crate) work: Option<WorkRule>,
     pub(crate) transfer_estimator: Option<TransferEstimator>,
     pub(crate) cpu_only_reason: Option<String>,
     pub(crate) elementwise: bool,
@@ -204,6 +207,14 @@ impl Annotation {
     pub fn estimate(&self, args: &[Meta], result: &Meta, device: &DeviceProfile) -> Option<f64> {
         self.estimator.as_ref().map(|e| e(args, result, device))
     }
+    /// What one run over `args` into `result` does, as the table prices it: the annotation's
+    /// own rule, else its family's ([`crate::cost::Work::of`]).
+    pub fn work(&self, args: &[Meta], result: &Meta) -> crate::cost::Work {
+        match &self.work {
+            Some(rule) => rule(args, result),
+            None => crate::cost::Work::of(self.family(), args, result),
+        }
+    }
     /// The annotation's estimate of moving an argument of `meta` to or from `device`.
     pub fn estimate_transfer(&self, meta: &Meta, device: &DeviceProfile) -> Option<f64> {
         self.transfer_estimator.as_ref().map(|e| e(meta, device))
@@ -270,6 +281,7 @@ impl AnnotationBuilder {
                 splittable: true,
                 shape: Arc::new(|args: &[Meta]| args.first().cloned().ok_or_else(|| BachError::invalid("shape", "no argument to take the shape from"))),
                 estimator: None,
+                work: None,
                 transfer_estimator: None,
                 cpu_only_reason: None,
                 elementwise: false,
@@ -343,6 +355,13 @@ impl AnnotationBuilder {
     /// Cost estimator: seconds for one whole run on a device.
     pub fn estimate(mut self, f: impl Fn(&[Meta], &Meta, &DeviceProfile) -> f64 + Send + Sync + 'static) -> Self {
         self.a.estimator = Some(Arc::new(f));
+        self
+    }
+    /// The op's work for its family's row of the cost model (elements, flops), where the
+    /// family's own rule does not fit (an ML op whose products are not one `dot`): unlike an
+    /// estimator's seconds, the table's rates are calibrated per machine and per device.
+    pub fn work(mut self, f: impl Fn(&[Meta], &Meta) -> crate::cost::Work + Send + Sync + 'static) -> Self {
+        self.a.work = Some(Arc::new(f));
         self
     }
     /// Transfer estimator: seconds to move one argument of this meta between the host and a

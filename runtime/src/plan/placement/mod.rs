@@ -120,7 +120,7 @@ pub(crate) fn policy(p: Policy) -> &'static dyn PlacementPolicy {
 pub(crate) fn estimate(part: &GraphPart, i: usize, device: &DeviceProfile, cost: &CostModel) -> f64 {
     let node = &part.nodes[i];
     let args: Vec<Meta> = node.inputs.iter().map(|&u| part.nodes[u].meta.clone()).collect();
-    node.op.estimate(&args, &node.meta, device).unwrap_or_else(|| cost.op_seconds(node.op.family(), node.op.weight(), &args, &node.meta, device))
+    node.op.estimate(&args, &node.meta, device).unwrap_or_else(|| cost.op_seconds(node.op.family(), node.op.weight(), node.op.work(&args, &node.meta), device))
 }
 
 /// State the problem: where each node must be, or that it is free, and what everything costs.
