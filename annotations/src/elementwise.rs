@@ -55,9 +55,36 @@ pub(crate) fn zip2<T: Copy, U: Copy, R>(op: &str, a: ArrayViewD<'_, T>, b: Array
     if let Some(c) = scalar(&a) {
         return Ok(b.mapv(|y| f(c, y)));
     }
+    // A matrix and a row vector (`x - mean` over samples x features), either way round.
+    if let (Some(m), Some(v)) = (a.as_slice(), b.as_slice()) {
+        if let Some(out) = rows_with_vector(a.shape(), m, b.shape(), v, &f) {
+            return Ok(out);
+        }
+    }
+    if let (Some(v), Some(m)) = (a.as_slice(), b.as_slice()) {
+        if let Some(out) = rows_with_vector(b.shape(), m, a.shape(), v, |y, x| f(x, y)) {
+            return Ok(out);
+        }
+    }
     let shape = broadcast_shape(op, &[a.shape(), b.shape()])?;
     let (a, b) = (a.broadcast(shape.clone()).expect("checked"), b.broadcast(shape).expect("checked"));
     Ok(Zip::from(&a).and(&b).map_collect(|&x, &y| f(x, y)))
+}
+
+/// `f(row element, vector element)` over the rows of a standard-layout `rows x cols` matrix
+/// `m` and a vector `v` of `cols` (shape `[cols]` or `[1, cols]`), row by row over slices;
+/// `None` when the shapes are not that case. ndarray's broadcast `Zip` walks narrow rows
+/// slowly: 13 features, a piece in cache, 1.7 ns an element against 0.45 here.
+fn rows_with_vector<M: Copy, V: Copy, R>(m_shape: &[usize], m: &[M], v_shape: &[usize], v: &[V], f: impl Fn(M, V) -> R) -> Option<ArrayD<R>> {
+    let &[rows, cols] = m_shape else { return None };
+    if cols == 0 || !(v_shape == [cols] || v_shape == [1, cols]) {
+        return None;
+    }
+    let mut out = Vec::with_capacity(rows * cols);
+    for row in m.chunks_exact(cols) {
+        out.extend(row.iter().zip(v).map(|(&x, &y)| f(x, y)));
+    }
+    Some(ArrayD::from_shape_vec(IxDyn(&[rows, cols]), out).expect("rows x cols elements"))
 }
 
 /// Ops that cost tens of cycles per element on a CPU: the cost model's `math` family (the
@@ -631,6 +658,29 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn a_matrix_and_a_row_vector_zip_as_broadcasting_does() {
+        let m = ndarray::Array2::from_shape_fn((5, 3), |(i, j)| (i * 3 + j) as f64 * 0.5 - 2.0).into_dyn();
+        let v = ndarray::arr1(&[1.5, -0.25, 4.0]).into_dyn();
+        let v2 = v.clone().into_shape_with_order(IxDyn(&[1, 3])).unwrap();
+        let want = |a: &ArrayD<f64>, b: &ArrayD<f64>| {
+            let shape = broadcast_shape("t", &[a.shape(), b.shape()]).unwrap();
+            Zip::from(&a.broadcast(shape.clone()).unwrap()).and(&b.broadcast(shape).unwrap()).map_collect(|&x, &y| x / y - x)
+        };
+        for vec in [&v, &v2] {
+            assert_eq!(zip2("t", m.view(), vec.view(), |x, y| x / y - x).unwrap(), want(&m, vec));
+            assert_eq!(zip2("t", vec.view(), m.view(), |x, y| x / y - x).unwrap(), want(vec, &m));
+        }
+        // Not that case: a column vector, a transposed (not standard-layout) matrix, empty rows.
+        let col = ndarray::arr2(&[[1.0], [2.0], [3.0], [4.0], [5.0]]).into_dyn();
+        assert_eq!(zip2("t", m.view(), col.view(), |x, y| x - y).unwrap(), &m - &col);
+        let t = m.t().to_owned().reversed_axes();
+        assert_eq!(zip2("t", t.view(), v.view(), |x, y| x * y).unwrap(), &m * &v);
+        let empty = ArrayD::<f64>::zeros(IxDyn(&[4, 0]));
+        assert_eq!(zip2("t", empty.view(), ArrayD::<f64>::zeros(IxDyn(&[0])).view(), |x, y| x + y).unwrap().shape(), &[4, 0]);
+        assert!(zip2("t", m.view(), ndarray::arr1(&[1.0, 2.0]).into_dyn().view(), |x, y| x + y).is_err());
     }
 
     #[test]
