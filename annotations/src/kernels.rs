@@ -32,7 +32,7 @@ use std::sync::{Arc, LazyLock};
 
 use bach_runtime::{AcceleratorKernel, Annotation, DType, Fusable, FusedExpr, Launch};
 
-use crate::{alloc, elementwise, linalg, reduce};
+use crate::{alloc, elementwise, linalg, ml, reduce};
 
 /// The float dtypes: every arithmetic and math op has an f64 and an f32 kernel.
 pub(crate) const FLOATS: [DType; 2] = [DType::F64, DType::F32];
@@ -338,19 +338,26 @@ pub(crate) fn catalog() -> Vec<(Arc<Annotation>, Vec<DType>)> {
     c.extend(alloc::catalog());
     c.extend(reduce::catalog().into_iter().map(|op| (op, FLOATS.to_vec())));
     c.extend(linalg::products().into_iter().map(|op| (op, FLOATS.to_vec())));
+    c.push((ml::gram_op(), vec![DType::F64]));
+    c.push((ml::knn_vote_op(5), vec![DType::F64]));
     c
+}
+
+/// Whether a launch goes to the device's BLAS (no source of ours).
+fn blas(launch: &Launch) -> bool {
+    matches!(launch, Launch::Gemm | Launch::Gram)
 }
 
 /// Every kernel the library can launch from source: (the function the device launches, its
 /// entry plus dtype suffix; the accelerator slot). One entry per function (sources repeat per
-/// family). `Launch::Gemm` slots (`dot`: the device's cuBLAS) have no source and are not
-/// listed.
+/// family). `Launch::Gemm` and `Launch::Gram` slots (`dot`, `gram`: the device's cuBLAS)
+/// have no source and are not listed.
 pub fn all() -> Vec<(String, AcceleratorKernel)> {
     let mut seen = HashSet::new();
     let mut out = Vec::new();
     for (op, dtypes) in catalog() {
         let Some(k) = op.accelerator() else { continue };
-        if k.launch == Launch::Gemm {
+        if blas(&k.launch) {
             continue;
         }
         for d in dtypes {
@@ -412,7 +419,14 @@ mod tests {
                 v
             }
             Launch::Reduce { .. } => vec![U64.into(), U64.into(), format!("const {}*", t(args[0])), format!("{}*", t(out))],
-            Launch::Gemm => vec![],
+            Launch::Rows { params } => {
+                let mut v = vec![U64.to_string(), U64.to_string()];
+                v.extend(args.iter().map(|&a| format!("const {}*", t(a))));
+                v.push(format!("{}*", t(out)));
+                v.extend(params.iter().map(|_| "double".to_string()));
+                v
+            }
+            Launch::Gemm | Launch::Gram => vec![],
         }
     }
 
@@ -431,7 +445,7 @@ mod tests {
         }
         fn run(&self, op: &Annotation, ctx: &OpCtx<'_>, args: &[ValueRef<'_>]) -> Result<Value> {
             let k = op.accelerator().unwrap_or_else(|| panic!("{} ran on the device without an accelerator slot", op.name()));
-            if k.launch != Launch::Gemm {
+            if !blas(&k.launch) {
                 let arg_types: Vec<DType> = args.iter().map(ValueRef::dtype).collect();
                 let suffix = if op.kind() == OpKind::Alloc { ctx.meta.dtype } else { arg_types[0] };
                 let name = format!("{}_{suffix}", k.entry);
@@ -562,6 +576,12 @@ mod tests {
             labels.cast::<f64>().eval().unwrap();
             labels.cast::<f32>().eval().unwrap();
             where_(&labels.cast::<f64>().gt(0.0), &labels, -1i64).eval().unwrap();
+            // The ML library's own kernels: X^T X and the k-nearest vote.
+            let x = Array::<f64>::from_shape_vec([6, 2], vec![0.0, 0.0, 0.1, 0.0, 0.0, 0.2, 5.0, 5.0, 5.1, 5.0, 5.0, 5.2]).unwrap();
+            let y = Array::from_vec(vec![0i64, 0, 0, 1, 1, 1]);
+            crate::ml::TruncatedSvd::params(1).fit(&x).unwrap().squared_singular_values.eval().unwrap();
+            let knn = crate::ml::KNeighborsClassifier::params(3).fit(&x, &y).unwrap();
+            assert_eq!(knn.predict(&x).unwrap().to_array().unwrap().iter().copied().collect::<Vec<i64>>(), vec![0, 0, 0, 1, 1, 1]);
         });
         let launched = dev.launched.lock().unwrap().clone();
         let problems = dev.problems.lock().unwrap().clone();
@@ -585,15 +605,15 @@ mod tests {
     fn every_catalogued_entry_is_defined_for_each_dtype() {
         for (op, dtypes) in catalog() {
             let k = op.accelerator().unwrap_or_else(|| panic!("{} has no accelerator slot", op.name()));
-            if k.launch == Launch::Gemm {
-                assert_eq!(k.entry, "gemm");
+            if blas(&k.launch) {
+                assert!(k.entry == "gemm" || k.entry == "gram", "{}", k.entry);
                 continue;
             }
             for d in dtypes {
                 let name = format!("{}_{d}", k.entry);
                 let sig = signature(&k.source, &name).unwrap_or_else(|| panic!("{}: {name} missing", op.name()));
                 let launch_params = match &k.launch {
-                    Launch::Elementwise { params } | Launch::Fill { params } => params.len(),
+                    Launch::Elementwise { params } | Launch::Fill { params } | Launch::Rows { params } => params.len(),
                     _ => 0,
                 };
                 let doubles = sig.iter().rev().take_while(|p| *p == "double").count();
@@ -616,7 +636,7 @@ mod tests {
             assert!(names.contains(&format!("{}_bool", row.name).as_str()));
         }
         let sources: BTreeSet<&str> = all.iter().map(|(_, k)| k.source.as_str()).collect();
-        assert_eq!(sources.len(), 8, "one source per family");
+        assert_eq!(sources.len(), 9, "one source per family, and the vote's");
         for (name, k) in &all {
             assert!(signature(&k.source, name).is_some(), "{name}");
         }

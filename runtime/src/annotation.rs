@@ -115,6 +115,13 @@ pub enum Launch {
     /// A matrix product through the device's BLAS (cuBLAS): no source; the device reads the
     /// shapes of the two arguments (vector/matrix, the four cases of `dot`).
     Gemm,
+    /// `X^T X` of the one `n x d` argument (f64 or f32) through the device's BLAS: no source.
+    Gram,
+    /// `entry(u64 rows, u64 cols, const T_0* a_0, const T_1* a_1, ..., T_out* out, double
+    /// params...)`: one thread per row of argument 0 (its piece, rows x cols; a 1-D piece is
+    /// rows x 1), grid-stride; the other arguments whole; the result has `rows` rows. For ops
+    /// that keep state of their own along a row (the k-nearest vote).
+    Rows { params: Vec<f64> },
 }
 
 /// What kind of node an annotation makes.
@@ -192,7 +199,7 @@ impl Annotation {
         }
         match (self.kind, self.accelerator.as_ref().map(|k| &k.launch)) {
             (OpKind::Alloc, _) => Family::Alloc,
-            (_, Some(Launch::Gemm)) => Family::Product,
+            (_, Some(Launch::Gemm | Launch::Gram)) => Family::Product,
             (_, Some(Launch::Reduce { .. })) => Family::Reduce,
             _ if self.elementwise => Family::Elementwise,
             _ => Family::Other,

@@ -491,6 +491,43 @@ fn integers() {
 }
 
 // -------------------------------------------------------------------------------------------
+// The ML library's own kernels
+// -------------------------------------------------------------------------------------------
+
+#[test]
+fn gram_is_x_transposed_times_x() {
+    each_session(|ctx| {
+        for (k, shape) in [[997usize, 13], [300, 64], [1, 1], [0, 5], [5, 0]].iter().enumerate() {
+            let x: ArrayD<f64> = input(700 + k as u64, shape, -3.0, 3.0, false);
+            let x2 = x.clone().into_dimensionality::<ndarray::Ix2>().unwrap();
+            let want = x2.t().dot(&x2).into_dyn();
+            let got = ev(&bach::ml::gram(&lazy(&x)).unwrap());
+            // Each entry is a sum of n products; its rounding is n ulps of the sum of their sizes.
+            let scale = x2.t().mapv(f64::abs).dot(&x2.mapv(f64::abs));
+            assert_eq!(got.shape(), want.shape(), "gram {shape:?} ({ctx})");
+            for ((g, w), s) in got.iter().zip(&want).zip(&scale) {
+                assert!((g - w).abs() <= 1e-14 * shape[0].max(1) as f64 * s, "gram {shape:?} ({ctx}): {g} vs {w}");
+            }
+        }
+    });
+}
+
+#[test]
+fn knn_vote_of_given_distances() {
+    each_session(|ctx| {
+        for (rows, cols, k) in [(997usize, 61usize, 5usize), (64, 200, 1), (33, 40, 32), (10, 7, 7)] {
+            // Few distinct distances (ties), NaN and infinities among them; labels with ties.
+            let raw = mixed_vec(800 + rows as u64, rows * cols, 0.0, 4.0, true);
+            let d2 = ndarray::Array2::from_shape_vec((rows, cols), raw.iter().map(|v| if v.is_finite() { v.floor() } else { *v }).collect()).unwrap();
+            let labels = ndarray::Array1::from_shape_fn(cols, |j| ((j * 37) % 5) as i64 - 2);
+            let want = bach::ml::numerics::knn_vote(d2.view(), labels.view(), k).into_dyn();
+            let got = ev(&bach::ml::knn_vote(&lazy(&d2.into_dyn()), &Array::from_array(labels.into_dyn()), k).unwrap());
+            assert_eq!(got, want, "knn_vote {rows} x {cols}, k = {k} ({ctx})");
+        }
+    });
+}
+
+// -------------------------------------------------------------------------------------------
 // Reductions
 // -------------------------------------------------------------------------------------------
 

@@ -5,8 +5,10 @@
 //! Each estimator is built from annotated ops: the products are `dot` (matrixmultiply on the
 //! CPU, cuBLAS on CUDA), means and norms are reductions, centring and scaling are elementwise
 //! ops, and what has no library op is an annotation here with its CPU kernel from
-//! `numerics.rs`: the symmetric eigen problem (`symmetric_eigen`), the k-nearest vote
-//! (`knn_vote`, split by rows) and DBSCAN's neighbourhoods and labels (`dbscan`). A fitted
+//! `numerics.rs`: `X^T X` (`gram`; cuBLAS on CUDA), the symmetric eigen problem
+//! (`symmetric_eigen`, host only), the k-nearest vote (`knn_vote`, split by rows; a CUDA
+//! kernel of its own, [`KNN_VOTE_SOURCE`]) and DBSCAN's neighbourhoods and labels (`dbscan`,
+//! host only). A fitted
 //! model is lazy arrays (means, scales, components, the training set), values like any other:
 //! they live where they were computed and move when a reader needs them elsewhere. `fit` ops
 //! are unsplittable; `transform` and `predict` split by rows.
@@ -21,7 +23,7 @@ pub mod numerics;
 
 use std::sync::{Arc, LazyLock};
 
-use bach_runtime::{oa, split, Annotation, BachError, DType, DeviceKind, Family, Meta, Result, Value, Work};
+use bach_runtime::{oa, split, Annotation, BachError, DType, DeviceKind, Family, Launch, Meta, Result, Value, Work};
 use ndarray::Axis;
 
 use crate::array::Array;
@@ -125,12 +127,12 @@ fn eigen_op() -> Arc<Annotation> {
 /// block's product by the GEMM, the blocks' products summed. One op rather than
 /// `x.t().dot(x)`, whose product would be split along the transposed matrix's `d` rows into
 /// matrix-vector products each streaming all of `x`.
-fn gram_op() -> Arc<Annotation> {
+pub(crate) fn gram_op() -> Arc<Annotation> {
     static OP: LazyLock<Arc<Annotation>> = LazyLock::new(|| {
         oa("gram")
             .family(Family::Product)
             .unsplittable()
-            .cpu_only("X^T X runs on the host (its cuBLAS call is not written yet)")
+            .accelerator_launch("gram", "", Launch::Gram)
             .shape(|m: &[Meta]| match m[0].shape.as_slice() {
                 [_, d] if m[0].dtype == DType::F64 => Ok(Meta::new(DType::F64, [*d, *d])),
                 s => Err(BachError::shape("gram", format!("expects a 2-d f64 array, got {} {s:?}", m[0].dtype))),
@@ -158,6 +160,24 @@ fn gram_op() -> Arc<Annotation> {
             .build()
     });
     Arc::clone(&OP)
+}
+
+/// `X^T X` of an `n x d` f64 matrix, `d x d` (lazy; cuBLAS on CUDA), as Pca and TruncatedSvd
+/// use it.
+pub fn gram(x: &Array<f64>) -> Result<Array<f64>> {
+    x.call(&gram_op(), &[])
+}
+
+/// The k-nearest vote of [`FittedKNeighbors::predict`] over given distances (lazy, split by
+/// rows): for each row of `d2` (queries x training points; only the order matters), the most
+/// frequent of the `k` nearest training points' `labels`, ties in distance to the smaller
+/// index and in the vote to the smaller label, NaN as +infinity.
+pub fn knn_vote(d2: &Array<f64>, labels: &Array<i64>, k: usize) -> Result<Array<i64>> {
+    let t = labels.shape().first().copied().unwrap_or(0);
+    if k == 0 || k > t {
+        return Err(BachError::invalid("knn_vote", format!("k must be in 1..={t}, not {k}")));
+    }
+    d2.call(&knn_vote_op(k), &[labels.lazy()])
 }
 
 /// The top `k` eigenpairs of the symmetric matrix `m` (lazy): eigenvalues `(d,)` (all of
@@ -198,7 +218,7 @@ impl Pca {
         }
         let mean = x.mean_axis(Axis(0))?;
         let centred = x.try_sub(&mean)?;
-        let cov = centred.call::<f64>(&gram_op(), &[])?.try_div((n - 1) as f64)?;
+        let cov = gram(&centred)?.try_div((n - 1) as f64)?;
         let (variances, components) = eigen(&cov, self.n_components)?;
         Ok(FittedPca { mean, components, variances, n_components: self.n_components })
     }
@@ -242,8 +262,7 @@ impl TruncatedSvd {
     }
     pub fn fit(&self, x: &Array<f64>) -> Result<FittedTruncatedSvd> {
         components_of("TruncatedSvd", x, self.n_components)?;
-        let gram: Array<f64> = x.call(&gram_op(), &[])?;
-        let (values, components) = eigen(&gram, self.n_components)?;
+        let (values, components) = eigen(&gram(x)?, self.n_components)?;
         Ok(FittedTruncatedSvd { components, squared_singular_values: values, n_components: self.n_components })
     }
     /// `fit(x)` then `transform(x)`.
@@ -304,24 +323,72 @@ impl KNeighborsClassifier {
     }
 }
 
-fn knn_vote_op(k: usize) -> Arc<Annotation> {
-    oa("knn_vote")
-        .family(Family::Other)
-        .args([split::rows(), split::broadcast()])
-        .cpu_only("the k-nearest vote runs on the host (its CUDA kernel is not written yet)")
-        .shape(|m: &[Meta]| match (m[0].shape.as_slice(), m[1].shape.as_slice()) {
-            ([_, t], [u]) if t == u && m[1].dtype == DType::I64 => Ok(Meta::new(DType::I64, [m[0].shape[0]])),
-            (a, b) => Err(BachError::shape("knn_vote", format!("distances {a:?} and labels {b:?} (i64) do not match"))),
-        })
-        // A partial selection and a vote per row, per distance: 0.47-0.65 ns on two threads
-        // for k = 5, 2.3 ns for k = 15 (measured here), as `other` elements.
-        .weight(0.1 + 0.12 * k as f64)
-        .cpu(move |_, args| {
-            let d2 = as2(args[0].array::<f64>("knn_vote")?, "knn_vote")?;
-            let y = as1(args[1].array::<i64>("knn_vote")?, "knn_vote")?;
-            Ok(Value::from(numerics::knn_vote(d2, y, k).into_dyn()))
-        })
-        .build()
+/// The largest `k` the CUDA vote keeps in registers; above it the vote runs on the host.
+pub const KNN_GPU_MAX_K: usize = 32;
+
+/// [`Launch::Rows`] kernel of the k-nearest vote, `knn_vote_f64(rows, cols, d2, labels, out,
+/// k)`: one thread per query row keeps its k nearest training points sorted by (distance,
+/// index), as the CPU's bounded buffer does (NaN as +infinity; an equal distance never
+/// displaces an earlier index), then the most frequent label, ties to the smallest: the same
+/// rules, so the same labels, as [`numerics::knn_vote`].
+pub const KNN_VOTE_SOURCE: &str = r#"// bach: the k-nearest vote (annotations/src/ml/mod.rs), one thread per query row
+#define BACH_KNN_MAX_K 32
+extern "C" __global__ void knn_vote_f64(unsigned long long rows, unsigned long long cols, const double* d2, const long long* labels, long long* out, double k_param) {
+    const int k = (int)k_param;
+    for (unsigned long long r = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x; r < rows; r += (unsigned long long)gridDim.x * blockDim.x) {
+        double best_d[BACH_KNN_MAX_K];
+        unsigned long long best_j[BACH_KNN_MAX_K];
+        int m = 0;
+        const double* row = d2 + r * cols;
+        for (unsigned long long j = 0; j < cols; ++j) {
+            double d = row[j];
+            if (d != d) d = __longlong_as_double(0x7ff0000000000000LL);
+            if (m == k) {
+                if (d >= best_d[k - 1]) continue;
+                --m;
+            }
+            int at = m;
+            while (at > 0 && best_d[at - 1] > d) {
+                best_d[at] = best_d[at - 1];
+                best_j[at] = best_j[at - 1];
+                --at;
+            }
+            best_d[at] = d;
+            best_j[at] = j;
+            ++m;
+        }
+        long long winner = 0;
+        int winner_count = 0;
+        for (int a = 0; a < m; ++a) {
+            const long long label = labels[best_j[a]];
+            int count = 0;
+            for (int b = 0; b < m; ++b) count += labels[best_j[b]] == label;
+            if (count > winner_count || (count == winner_count && label < winner)) {
+                winner = label;
+                winner_count = count;
+            }
+        }
+        out[r] = winner;
+    }
+}
+"#;
+
+pub(crate) fn knn_vote_op(k: usize) -> Arc<Annotation> {
+    let b = oa("knn_vote").family(Family::Other).args([split::rows(), split::broadcast()]).accelerator_launch("knn_vote", KNN_VOTE_SOURCE, Launch::Rows { params: vec![k as f64] });
+    let b = if k > KNN_GPU_MAX_K { b.cpu_only(format!("the k-nearest vote for k = {k} runs on the host (its CUDA kernel keeps at most {KNN_GPU_MAX_K})")) } else { b };
+    b.shape(|m: &[Meta]| match (m[0].shape.as_slice(), m[1].shape.as_slice()) {
+        ([_, t], [u]) if t == u && m[1].dtype == DType::I64 => Ok(Meta::new(DType::I64, [m[0].shape[0]])),
+        (a, b) => Err(BachError::shape("knn_vote", format!("distances {a:?} and labels {b:?} (i64) do not match"))),
+    })
+    // A partial selection and a vote per row, per distance: 0.47-0.65 ns on two threads
+    // for k = 5, 2.3 ns for k = 15 (measured here), as `other` elements.
+    .weight(0.1 + 0.12 * k as f64)
+    .cpu(move |_, args| {
+        let d2 = as2(args[0].array::<f64>("knn_vote")?, "knn_vote")?;
+        let y = as1(args[1].array::<i64>("knn_vote")?, "knn_vote")?;
+        Ok(Value::from(numerics::knn_vote(d2, y, k).into_dyn()))
+    })
+    .build()
 }
 
 impl FittedKNeighbors {
@@ -339,7 +406,7 @@ impl FittedKNeighbors {
     /// The majority label of each row's k nearest training rows (ties: the smallest label).
     pub fn predict(&self, q: &Array<f64>) -> Result<Array<i64>> {
         let d2 = self.squared_distances(q)?;
-        d2.call(&knn_vote_op(self.k), &[self.y.lazy()])
+        knn_vote(&d2, &self.y, self.k)
     }
 }
 

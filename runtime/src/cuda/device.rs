@@ -249,6 +249,106 @@ impl CudaDevice {
         self.launch(at, &kernel.source, &fname, grid, REDUCE_BLOCK, &kargs, inputs, out, out_meta, span)
     }
 
+    /// A [`Launch::Rows`] kernel: one thread per row of the first argument's piece.
+    fn rows(&self, at: At<'_>, kernel: &AcceleratorKernel, ctx: &OpCtx<'_>, inputs: &[Input<'_>], params: &[f64], span: (Tag, EventKind)) -> Result<Value> {
+        let first = inputs.first().ok_or_else(|| at.invalid("a row kernel needs an argument"))?;
+        let rows = first.meta.shape.first().copied().unwrap_or(1);
+        let cols: usize = first.meta.shape.iter().skip(1).product();
+        let mut out_shape = ctx.meta.shape.clone();
+        match out_shape.first_mut() {
+            Some(r) => *r = rows,
+            None => return Err(at.invalid("a row kernel's result needs rows")),
+        }
+        let out_meta = Meta::new(ctx.meta.dtype, out_shape);
+        let fname = format!("{}_{}", kernel.entry, suffix(first.meta.dtype, at)?);
+        let out = self.gpu.pool.alloc(out_meta.bytes(), at)?;
+        let mut kargs = vec![KArg::U64(rows as u64), KArg::U64(cols as u64)];
+        kargs.extend(inputs.iter().map(|i| KArg::U64(i.ptr)));
+        kargs.push(KArg::U64(out.ptr));
+        kargs.extend(params.iter().map(|&p| KArg::F64(p)));
+        let grid = if rows == 0 { 0 } else { blocks_for(rows as u64, self.gpu.sms) };
+        self.launch(at, &kernel.source, &fname, grid, BLOCK, &kargs, inputs, out, out_meta, span)
+    }
+
+    /// `X^T X` through cuBLAS: the row-major `n x d` X is the column-major `d x n` A, and
+    /// `A A^T` (`d x d`, symmetric) reads the same either way.
+    fn gram(&self, at: At<'_>, inputs: &[Input<'_>], span: (Tag, EventKind)) -> Result<Value> {
+        let [x] = inputs else { return Err(at.invalid("X^T X takes one argument")) };
+        let dtype = x.meta.dtype;
+        let &[n, d] = x.meta.shape.as_slice() else { return Err(at.invalid(format!("X^T X of a {}-d array", x.meta.ndim()))) };
+        if !matches!(dtype, DType::F64 | DType::F32) {
+            return Err(BachError::dtype(at.op, "f64 or f32", dtype));
+        }
+        let out_meta = Meta::new(dtype, [d, d]);
+        let out = self.gpu.pool.alloc(out_meta.bytes(), at)?;
+        self.wait_for(Lane::Compute, x.buf, at)?;
+        out.touch(Lane::Compute);
+        let stream = self.gpu.stream(Lane::Compute).cu_stream();
+        let start = self.gpu.begin(Lane::Compute).map_err(|e| at.cuda("cuEventRecord", e))?;
+        let (di, ni) = (d as i64, n as i64);
+        let handles = self.gpu.blas.lock().unwrap_or_else(PoisonError::into_inner);
+        // SAFETY: x holds n * d and out d * d elements of dtype; the handle runs on the compute
+        // stream, after x's ready event.
+        let status = unsafe {
+            match dtype {
+                DType::F64 if n > 0 && d > 0 => {
+                    let (one, zero, a) = (1.0f64, 0.0f64, x.ptr as *const f64);
+                    blas::cublasDgemm_v2_64(
+                        handles.host,
+                        cublasOperation_t::CUBLAS_OP_N,
+                        cublasOperation_t::CUBLAS_OP_T,
+                        di,
+                        di,
+                        ni,
+                        &one,
+                        a,
+                        di,
+                        a,
+                        di,
+                        &zero,
+                        out.ptr as *mut f64,
+                        di,
+                    )
+                }
+                DType::F32 if n > 0 && d > 0 => {
+                    let (one, zero, a) = (1.0f32, 0.0f32, x.ptr as *const f32);
+                    blas::cublasSgemm_v2_64(
+                        handles.host,
+                        cublasOperation_t::CUBLAS_OP_N,
+                        cublasOperation_t::CUBLAS_OP_T,
+                        di,
+                        di,
+                        ni,
+                        &one,
+                        a,
+                        di,
+                        a,
+                        di,
+                        &zero,
+                        out.ptr as *mut f32,
+                        di,
+                    )
+                }
+                _ => blas::cublasStatus_t::CUBLAS_STATUS_SUCCESS,
+            }
+        };
+        drop(handles);
+        match status {
+            blas::cublasStatus_t::CUBLAS_STATUS_SUCCESS => {}
+            blas::cublasStatus_t::CUBLAS_STATUS_ALLOC_FAILED => {
+                return Err(BachError::DeviceOutOfMemory { device: at.device.to_string(), detail: format!("cuBLAS could not allocate its workspace for `{}`", at.op) })
+            }
+            s => return Err(at.fail(format!("cuBLAS (X^T X of {n} x {d}): {s:?}"))),
+        }
+        if n == 0 && d > 0 {
+            // No rows: the sum of no products.
+            // SAFETY: the output block holds out_meta.bytes() bytes.
+            unsafe { result::memset_d8_async(out.ptr, 0, out_meta.bytes(), stream) }.map_err(|e| at.cuda("cuMemsetD8Async", e))?;
+        }
+        let end = self.gpu.end(Lane::Compute, Some(span), start).map_err(|e| at.cuda("cuEventRecord", e))?;
+        Ok(self.value(out, out_meta, end, Lane::Compute))
+    }
+
     /// The four cases of `dot` through cuBLAS (row-major data, column-major BLAS).
     fn gemm(&self, at: At<'_>, inputs: &[Input<'_>], span: (Tag, EventKind)) -> Result<Value> {
         let [l, r] = inputs else { return Err(at.invalid("a product takes two arguments")) };
@@ -614,6 +714,8 @@ impl Device for CudaDevice {
                 Launch::Fill { params } => self.fill(at, kernel, ctx, params, span),
                 Launch::Reduce { axis } => self.reduce(at, kernel, ctx, &inputs, *axis, span),
                 Launch::Gemm => self.gemm(at, &inputs, span),
+                Launch::Gram => self.gram(at, &inputs, span),
+                Launch::Rows { params } => self.rows(at, kernel, ctx, &inputs, params, span),
             }
         })
     }
