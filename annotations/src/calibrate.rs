@@ -110,9 +110,6 @@ pub fn calibrate_session(session: &Arc<Session>, save_to: Option<&std::path::Pat
             let old = if what == Family::Product { (r.per_call, r.per_flop) } else { (r.per_call, r.per_element) };
             // Too few points to fit a line: the row keeps its figures.
             let (a, b, max_error) = if points.len() >= 2 { fit_line(&points) } else { (old.0, old.1, f64::NAN) };
-            if std::env::var_os("BACH_CAL_DEBUG").is_some() {
-                eprintln!("{} {:?}", what.name(), points.iter().map(|p| (p.calls, p.work, p.seconds)).collect::<Vec<_>>());
-            }
             let row = |param: &str| format!("{}.{}.{param}", what.name(), profile.kind.name());
             model.set(&row("per_call"), &format!("{a:e}")).expect("a known path");
             model.set(&row(if what == Family::Product { "per_flop" } else { "per_element" }), &format!("{b:e}")).expect("a known path");
