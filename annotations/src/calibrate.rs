@@ -9,9 +9,9 @@
 //! | alloc | `linspace(n)` | per_call, per_element |
 //! | elementwise | `x` (in the device's memory) then 4 or 16 of `* x`, `+ c`, `/ x`, `- x` | per_call, per_element (what an op adds to a stage: the difference of the two chains, per op) |
 //! | math | `x` then 4 or 16 of exp, ln, sqrt, sin, erf, asin | the same, per op of weight 1 (an `exp`; each function's weight in `elementwise.rs`) |
-//! | stage | the 4-op chains less their ops | per_call (per stage), per_element (per element it reads in or writes out) |
+//! | stage | the 4-op arithmetic chain less its ops, and one op over 16 elements | per_call (per stage), per_element (per element it reads in or writes out) |
 //! | reduce | `linspace(n).sum()` | per_call, per_element |
-//! | product | `full(r, 256) . full(256, 256)` | per_call, per_flop (less the result's elements at the row's per_element) |
+//! | product | `full(r, 256) . full(256, 256)`, and `8 x 8` | per_call, per_flop (less the result's elements at the row's per_element) |
 //! | layout (CPU) | `full(n/64, 64).t()` | per_call, per_element |
 //! | closure (CPU) | `x` then 4 or 16 of `mapv(|v| v * 0.75 + 0.25)` | per_call, per_element (the difference of the two chains, per closure) |
 //!
@@ -35,6 +35,8 @@ use bach_runtime::{CostModel, Device, DeviceKind, Direction, Family, MemoryKind,
 
 use crate::Array;
 
+/// Elements of the one-op stage that measures what a stage costs whatever its size.
+const TINY: usize = 16;
 /// The inner and outer size of the calibration's products.
 const PRODUCT_K: usize = 256;
 /// Elements of the programs (2^12 .. 2^22).
@@ -133,14 +135,22 @@ pub fn calibrate_session(session: &Arc<Session>, save_to: Option<&std::path::Pat
                 let per_op = (long.seconds - short.seconds) / (chain_weight(CHAINS[1], is_math) - short_weight);
                 if per_op > 0.0 {
                     ops.push(Point { calls: 1.0, work: n as f64, seconds: per_op });
+                    // What the stage adds, from the arithmetic chain only: beside the math
+                    // chain's ops it is a small difference of large times.
                     let base = short.seconds - short_weight * per_op;
                     let (stages, streamed) = short.stages();
-                    if base > 0.0 {
+                    if base > 0.0 && !is_math {
                         stage.push(Point { calls: stages, work: streamed, seconds: base });
                     }
                 }
             }
         }
+        // A stage of one op over a few elements: almost all of it is what any stage costs
+        // (its dispatch, its events), which the chains above hardly show.
+        let tiny = on.input(TINY)?;
+        let one_op = on.time(|| chain(&tiny, 1, false))?;
+        let (stages, streamed) = one_op.stages();
+        stage.push(Point { calls: stages, work: streamed, seconds: one_op.seconds });
         fit(Family::Elementwise, arith, &mut rows, &mut model);
         fit(Family::Math, math, &mut rows, &mut model);
         fit(Family::Stage, stage, &mut rows, &mut model);
@@ -168,6 +178,11 @@ pub fn calibrate_session(session: &Arc<Session>, save_to: Option<&std::path::Pat
             let others = linspace(&model, r * PRODUCT_K) + linspace(&model, PRODUCT_K * PRODUCT_K) + per_result_element * (r * PRODUCT_K) as f64;
             product.push(Point { calls: 1.0, work: 2.0 * (r * PRODUCT_K * PRODUCT_K) as f64, seconds: t.ops_seconds(&model) - others });
         }
+        // And an 8 x 8 product: what any product costs (its dispatch), which the large ones
+        // hide.
+        let t = on.time(|| Array::<f64>::full((8, 8), 1.5).dot(&Array::full((8, 8), 0.5)).expect("inner dimensions agree"))?;
+        let others = 2.0 * linspace(&model, 64) + per_result_element * 64.0;
+        product.push(Point { calls: 1.0, work: 2.0 * 512.0 * bach_runtime::cost::product_inefficiency(8), seconds: t.ops_seconds(&model) - others });
         fit(Family::Product, product, &mut rows, &mut model);
 
         if profile.id == CPU {

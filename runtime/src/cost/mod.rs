@@ -84,7 +84,7 @@ impl FromStr for Family {
 #[derive(Clone, Copy, Debug, PartialEq, Default)]
 pub struct Work {
     /// Elements of its iteration space: the largest of its arguments and its result (for
-    /// products, the result's elements: each is written once, whatever the inner size).
+    /// products and layout ops, the result's elements: each is written once).
     pub elements: f64,
     /// Floating-point operations beyond one per element. Products: `2 m k n`, times up to 8
     /// when a dimension is under 64 (a GEMM's kernel blocks are half empty, its packing and
@@ -112,7 +112,12 @@ impl Work {
             let flops = 2.0 * result.len() as f64 * k as f64 * product_inefficiency(m.min(n).min(k));
             return Work { elements: result.len() as f64, flops };
         }
-        let elements = args.iter().map(Meta::len).chain([result.len()]).max().unwrap_or(0) as f64;
+        // Layout ops (transposes, slices, gathers) copy their result, however large their
+        // argument: a slice of two rows of a 65 x 64 matrix is two rows' work.
+        let elements = match family {
+            Family::Layout => result.len(),
+            _ => args.iter().map(Meta::len).chain([result.len()]).max().unwrap_or(0),
+        } as f64;
         let flops = 0.0;
         Work { elements, flops }
     }
@@ -360,6 +365,7 @@ mod tests {
         assert_eq!(Work::of(Family::Product, &[m(&[5]), m(&[5])], &m(&[])).flops, 2.0 * 5.0 * 8.0);
         assert_eq!(Work::of(Family::Elementwise, &[m(&[10]), m(&[1])], &m(&[10])), Work { elements: 10.0, flops: 0.0 });
         assert_eq!(Work::of(Family::Reduce, &[m(&[10, 4])], &m(&[4])).elements, 40.0);
+        assert_eq!(Work::of(Family::Layout, &[m(&[65, 64])], &m(&[2, 64])).elements, 128.0);
     }
 
     #[test]

@@ -138,7 +138,9 @@ pub struct Stage {
     /// there or because they were asked to stay; the others come back to the host.
     pub kept_on_device: Vec<usize>,
     /// Elements the stage streams: those of the values it reads from outside it and of the
-    /// values it writes out (what the cost model's `stage` row prices per element).
+    /// values it writes out (what the cost model's `stage` row prices per element); none for
+    /// a stage of whole values (no pieces are cut or written back: its op reads what it needs,
+    /// a slice of two rows two rows, and its own cost prices that).
     pub streamed_elements: usize,
 }
 
@@ -220,6 +222,9 @@ impl Plan {
     /// Elements stage `s` streams, counted from its steps (see [`Stage::streamed_elements`]).
     fn count_streamed_elements(&self, s: usize) -> usize {
         let stage = &self.stages[s];
+        if stage.split_len.is_none() {
+            return 0;
+        }
         let inside: std::collections::HashSet<u64> = stage.steps.iter().map(|&st| self.steps[st].id).collect();
         let mut read = std::collections::HashSet::new();
         let mut elements = 0usize;
