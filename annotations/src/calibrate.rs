@@ -9,7 +9,7 @@
 //! | alloc | `linspace(n)` | per_call, per_element |
 //! | elementwise | `x` (in the device's memory) then 4 or 16 of `* x`, `+ c`, `/ x`, `- x` | per_call, per_element (what an op adds to a stage: the difference of the two chains, per op) |
 //! | math | `x` then 4 or 16 of exp, ln, sqrt, sin, erf, asin | the same, per op of weight 1 (an `exp`; each function's weight in `elementwise.rs`) |
-//! | stage | the 4-op arithmetic chain less its ops, and one op over 16 elements | per_call (per stage), per_element (per element it reads in or writes out) |
+//! | stage | the 4-op chains less their ops, and one op over 16 elements | per_call (per stage), per_element (per element it reads in or writes out) |
 //! | reduce | `linspace(n).sum()` | per_call, per_element |
 //! | product | `full(r, 256) . full(256, 256)`, and `8 x 8` | per_call, per_flop (less the result's elements at the row's per_element) |
 //! | layout (CPU) | `full(n/64, 64).t()` | per_call, per_element |
@@ -135,11 +135,11 @@ pub fn calibrate_session(session: &Arc<Session>, save_to: Option<&std::path::Pat
                 let per_op = (long.seconds - short.seconds) / (chain_weight(CHAINS[1], is_math) - short_weight);
                 if per_op > 0.0 {
                     ops.push(Point { calls: 1.0, work: n as f64, seconds: per_op });
-                    // What the stage adds, from the arithmetic chain only: beside the math
-                    // chain's ops it is a small difference of large times.
+                    // What the stage adds, from both chains: streaming is hidden behind math
+                    // more than behind arithmetic, and workloads mix the two.
                     let base = short.seconds - short_weight * per_op;
                     let (stages, streamed) = short.stages();
-                    if base > 0.0 && !is_math {
+                    if base > 0.0 {
                         stage.push(Point { calls: stages, work: streamed, seconds: base });
                     }
                 }
