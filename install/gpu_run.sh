@@ -101,6 +101,13 @@ if [ "${BENCH:-1}" != 0 ]; then
     bench haversine-24 compare haversine --log2 24
     bench haversine-27 compare haversine --log2 27
     bench haversine-28-2GiB compare haversine --log2 28 --memory 2GiB
+    # The ML workloads (#12), bach beside the eager CPU code, at the sizes of the GPU targets
+    # (scikit-learn on the H100 host: DBSCAN 2^14 x 256 in 0.643 s, TruncatedSVD (arpack)
+    # 2^18 x 512 in 6.57 s): X^T X and the products on the GPU, the eigen solver and DBSCAN's
+    # neighbourhoods on the host.
+    bench tsvd-18 compare tsvd --log2 18 --repeat 3
+    bench dbscan-14 compare dbscan --log2 14 --repeat 3
+    bench pca-knn-13 compare pca-knn --log2 13 --repeat 3
     # The cost model measured on this host, then its predictions beside the measured times.
     step "calibrate (CUDA cost profile)" "$b" calibrate --device cuda --out "$results/profile-cuda.json"
     for w in black-scholes haversine; do

@@ -482,6 +482,17 @@ fn main() -> ExitCode {
     }
 }
 
+/// `--timeline FILE`: the timeline of bach's last evaluation, where each op and copy ran (the
+/// GPU bundle keeps one per benchmark beside its log).
+fn write_timeline(args: &Args, session: Option<&Session>) -> Result<(), String> {
+    if let (Some(path), Some(session)) = (&args.timeline, session) {
+        let trace = session.trace();
+        let eval = trace.last().ok_or("--timeline: bach did not run")?;
+        std::fs::write(path, bach_runtime::chart::timeline_svg(eval, &session.devices().profiles())).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    }
+    Ok(())
+}
+
 /// `run`/`compare` of an ML/CSV workload (`ml.rs`): modes cpu and bach.
 fn run_ml(args: &Args) -> Result<(), String> {
     let w = args.ml.expect("an ML workload");
@@ -493,7 +504,8 @@ fn run_ml(args: &Args) -> Result<(), String> {
         _ => return Err(format!("`plan` takes black-scholes or haversine, not {}", w.name())),
     };
     let session = if modes.contains(&"bach") { Some(bach_session(device_choice(args.device, args.memory)?, args)?) } else { None };
-    ml::run(w, args.log2, args.explicit_seed, &modes, args.repeat, session, args.dump.as_deref())
+    ml::run(w, args.log2, args.explicit_seed, &modes, args.repeat, session.clone(), args.dump.as_deref())?;
+    write_timeline(args, session.as_deref())
 }
 
 /// `sweep`: the bach session as `run` makes it, then [`sweep::run`].
@@ -626,13 +638,7 @@ fn run(args: &Args) -> Result<(), String> {
             println!("ratio gpu/bach = {:.2}", g / seconds["bach"]);
         }
     }
-    // The timeline of bach's last run: where each op and copy ran (the GPU bundle keeps one
-    // per benchmark beside its log).
-    if let (Some(path), Some(session)) = (&args.timeline, setup.session.as_deref()) {
-        let trace = session.trace();
-        let eval = trace.last().ok_or("--timeline: bach did not run")?;
-        std::fs::write(path, bach_runtime::chart::timeline_svg(eval, &session.devices().profiles())).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-    }
+    write_timeline(args, setup.session.as_deref())?;
     if let Some(dir) = &args.dump {
         std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
         for (name, col) in setup.cols.iter().chain(outputs[0].iter()) {
