@@ -132,7 +132,7 @@ pub fn calibrate_session(session: &Arc<Session>, save_to: Option<&std::path::Pat
                 // the noise (a loaded machine, the smallest sizes) is left out rather than fitted
                 // as nearly nothing.
                 let short_weight = chain_weight(CHAINS[0], is_math);
-                let per_op = (long.seconds - short.seconds) / (chain_weight(CHAINS[1], is_math) - short_weight);
+                let per_op = per_op(&short, &long, short_weight, chain_weight(CHAINS[1], is_math));
                 if per_op > 0.0 {
                     ops.push(Point { calls: 1.0, work: n as f64, seconds: per_op });
                     // What the stage adds, from both chains: streaming is hidden behind math
@@ -171,18 +171,18 @@ pub fn calibrate_session(session: &Arc<Session>, save_to: Option<&std::path::Pat
 
         // Products as large as a GEMM runs at full speed (every dimension 256 or more); what
         // writing the result costs (the row's per_element, not fitted) is subtracted.
+        // And an 8 x 8 product: what any product costs (its dispatch), which the large ones
+        // hide. Each is `(r x k) . (k x k)`, its flops and result elements as the model counts
+        // them.
         let mut product = Vec::new();
         let per_result_element = model.op_rate(Family::Product, profile.kind).per_element;
-        for r in [1usize << 8, 1 << 11, 1 << 14] {
-            let t = on.time(|| Array::<f64>::full((r, PRODUCT_K), 1.5).dot(&Array::full((PRODUCT_K, PRODUCT_K), 0.5)).expect("inner dimensions agree"))?;
-            let others = linspace(&model, r * PRODUCT_K) + linspace(&model, PRODUCT_K * PRODUCT_K) + per_result_element * (r * PRODUCT_K) as f64;
-            product.push(Point { calls: 1.0, work: 2.0 * (r * PRODUCT_K * PRODUCT_K) as f64, seconds: t.ops_seconds(&model) - others });
+        for (r, k) in [(1usize << 8, PRODUCT_K), (1 << 11, PRODUCT_K), (1 << 14, PRODUCT_K), (8, 8)] {
+            let t = on.time(|| Array::<f64>::full((r, k), 1.5).dot(&Array::full((k, k), 0.5)).expect("inner dimensions agree"))?;
+            let m = |rows: usize, cols: usize| bach_runtime::Meta::new(bach_runtime::DType::F64, [rows, cols]);
+            let work = bach_runtime::Work::of(Family::Product, &[m(r, k), m(k, k)], &m(r, k));
+            let others = linspace(&model, r * k) + linspace(&model, k * k) + per_result_element * work.elements;
+            product.push(Point { calls: 1.0, work: work.flops, seconds: t.ops_seconds(&model) - others });
         }
-        // And an 8 x 8 product: what any product costs (its dispatch), which the large ones
-        // hide.
-        let t = on.time(|| Array::<f64>::full((8, 8), 1.5).dot(&Array::full((8, 8), 0.5)).expect("inner dimensions agree"))?;
-        let others = 2.0 * linspace(&model, 64) + per_result_element * 64.0;
-        product.push(Point { calls: 1.0, work: 2.0 * 512.0 * bach_runtime::cost::product_inefficiency(8), seconds: t.ops_seconds(&model) - others });
         fit(Family::Product, product, &mut rows, &mut model);
 
         if profile.id == CPU {
@@ -198,7 +198,7 @@ pub fn calibrate_session(session: &Arc<Session>, save_to: Option<&std::path::Pat
                 let x = on.input(n)?;
                 let short = on.time(|| closure_chain(&x, CHAINS[0]))?;
                 let long = on.time(|| closure_chain(&x, CHAINS[1]))?;
-                let per_op = (long.seconds - short.seconds) / (CHAINS[1] - CHAINS[0]) as f64;
+                let per_op = per_op(&short, &long, CHAINS[0] as f64, CHAINS[1] as f64);
                 if per_op > 0.0 {
                     closure.push(Point { calls: 1.0, work: n as f64, seconds: per_op });
                 }
@@ -284,6 +284,12 @@ fn chain(x: &Array<f64>, k: usize, math: bool) -> Array<f64> {
         };
     }
     y
+}
+
+/// What one op of weight 1 adds to a chain: the difference of a chain of ops weighing `short`
+/// and one weighing `long`, per unit of weight.
+fn per_op(short: &Timed, long: &Timed, short_weight: f64, long_weight: f64) -> f64 {
+    (long.seconds - short.seconds) / (long_weight - short_weight)
 }
 
 /// `k` Rust closures over `x` (`mapv`), one after another.

@@ -56,13 +56,8 @@ pub(crate) fn zip2<T: Copy, U: Copy, R>(op: &str, a: ArrayViewD<'_, T>, b: Array
         return Ok(b.mapv(|y| f(c, y)));
     }
     // A matrix and a row vector (`x - mean` over samples x features), either way round.
-    if let (Some(m), Some(v)) = (a.as_slice(), b.as_slice()) {
-        if let Some(out) = rows_with_vector(a.shape(), m, b.shape(), v, &f) {
-            return Ok(out);
-        }
-    }
-    if let (Some(v), Some(m)) = (a.as_slice(), b.as_slice()) {
-        if let Some(out) = rows_with_vector(b.shape(), m, a.shape(), v, |y, x| f(x, y)) {
+    if let (Some(sa), Some(sb)) = (a.as_slice(), b.as_slice()) {
+        if let Some(out) = rows_with_vector(a.shape(), sa, b.shape(), sb, &f).or_else(|| rows_with_vector(b.shape(), sb, a.shape(), sa, |y, x| f(x, y))) {
             return Ok(out);
         }
     }

@@ -341,7 +341,6 @@ pub(crate) fn last_eval(session: &Session) -> Option<u64> {
     session.trace().last().map(|e| e.eval)
 }
 
-/// The cost model's seconds for the session's evaluations after evaluation `after`.
 /// Each stage of evaluation `e`: the cost model's seconds beside the measured ones.
 fn stage_seconds(e: &bach_runtime::trace::EvalTrace) -> Vec<StageSeconds> {
     let Some(plan) = e.plan() else { return vec![] };
@@ -362,6 +361,7 @@ pub(crate) fn stage_times_since(session: &Session, after: Option<u64>) -> Vec<St
     session.trace().evals().filter(|e| after.is_none_or(|a| e.eval > a)).flat_map(stage_seconds).collect()
 }
 
+/// The cost model's seconds for the session's evaluations after evaluation `after`.
 pub(crate) fn predicted_since(session: &Session, after: Option<u64>) -> f64 {
     session.trace().evals().filter(|e| after.is_none_or(|a| e.eval > a)).map(|e| e.predicted_s()).sum()
 }

@@ -454,3 +454,15 @@ impl Dbscan {
         x.call(&op, &[])
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_vote_kernel_keeps_as_many_neighbours_as_the_host_allows() {
+        assert!(KNN_VOTE_SOURCE.contains(&format!("#define BACH_KNN_MAX_K {KNN_GPU_MAX_K}\n")));
+        assert!(knn_vote_op(KNN_GPU_MAX_K).cpu_only_reason().is_none());
+        assert!(knn_vote_op(KNN_GPU_MAX_K + 1).cpu_only_reason().is_some());
+    }
+}

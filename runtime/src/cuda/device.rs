@@ -25,7 +25,7 @@ use rayon::prelude::*;
 use super::fuse::{self, Expr};
 use super::gpu::Gpu;
 use super::memory::{Block, Lane, Staging};
-use super::shapes::{blocks_for, broadcast_shape, gemm_plan, index_map, piece_shape, reduce_geometry, GemmPlan, Which, BLOCK, REDUCE_BLOCK};
+use super::shapes::{blocks_for, broadcast_shape, gemm_plan, gram_plan, index_map, piece_shape, reduce_geometry, GemmPlan, Which, BLOCK, REDUCE_BLOCK};
 use super::At;
 use crate::annotation::{AcceleratorKernel, Annotation, Fusable, Launch, OpCtx, OpKind};
 use crate::device::{panic_text, Device, DeviceId, DeviceKind, DeviceProfile, DeviceSpan, MemoryUse, PendingCopy, PendingWrite, Tag};
@@ -270,86 +270,18 @@ impl CudaDevice {
         self.launch(at, &kernel.source, &fname, grid, BLOCK, &kargs, inputs, out, out_meta, span)
     }
 
-    /// `X^T X` through cuBLAS: the row-major `n x d` X is the column-major `d x n` A, and
-    /// `A A^T` (`d x d`, symmetric) reads the same either way.
+    /// `X^T X` through cuBLAS ([`gram_plan`]).
     fn gram(&self, at: At<'_>, inputs: &[Input<'_>], span: (Tag, EventKind)) -> Result<Value> {
         let [x] = inputs else { return Err(at.invalid("X^T X takes one argument")) };
         let dtype = x.meta.dtype;
-        let &[n, d] = x.meta.shape.as_slice() else { return Err(at.invalid(format!("X^T X of a {}-d array", x.meta.ndim()))) };
         if !matches!(dtype, DType::F64 | DType::F32) {
             return Err(BachError::dtype(at.op, "f64 or f32", dtype));
         }
-        let out_meta = Meta::new(dtype, [d, d]);
-        let out = self.gpu.pool.alloc(out_meta.bytes(), at)?;
-        self.wait_for(Lane::Compute, x.buf, at)?;
-        out.touch(Lane::Compute);
-        let stream = self.gpu.stream(Lane::Compute).cu_stream();
-        let start = self.gpu.begin(Lane::Compute).map_err(|e| at.cuda("cuEventRecord", e))?;
-        let (di, ni) = (d as i64, n as i64);
-        let handles = self.gpu.blas.lock().unwrap_or_else(PoisonError::into_inner);
-        // SAFETY: x holds n * d and out d * d elements of dtype; the handle runs on the compute
-        // stream, after x's ready event.
-        let status = unsafe {
-            match dtype {
-                DType::F64 if n > 0 && d > 0 => {
-                    let (one, zero, a) = (1.0f64, 0.0f64, x.ptr as *const f64);
-                    blas::cublasDgemm_v2_64(
-                        handles.host,
-                        cublasOperation_t::CUBLAS_OP_N,
-                        cublasOperation_t::CUBLAS_OP_T,
-                        di,
-                        di,
-                        ni,
-                        &one,
-                        a,
-                        di,
-                        a,
-                        di,
-                        &zero,
-                        out.ptr as *mut f64,
-                        di,
-                    )
-                }
-                DType::F32 if n > 0 && d > 0 => {
-                    let (one, zero, a) = (1.0f32, 0.0f32, x.ptr as *const f32);
-                    blas::cublasSgemm_v2_64(
-                        handles.host,
-                        cublasOperation_t::CUBLAS_OP_N,
-                        cublasOperation_t::CUBLAS_OP_T,
-                        di,
-                        di,
-                        ni,
-                        &one,
-                        a,
-                        di,
-                        a,
-                        di,
-                        &zero,
-                        out.ptr as *mut f32,
-                        di,
-                    )
-                }
-                _ => blas::cublasStatus_t::CUBLAS_STATUS_SUCCESS,
-            }
-        };
-        drop(handles);
-        match status {
-            blas::cublasStatus_t::CUBLAS_STATUS_SUCCESS => {}
-            blas::cublasStatus_t::CUBLAS_STATUS_ALLOC_FAILED => {
-                return Err(BachError::DeviceOutOfMemory { device: at.device.to_string(), detail: format!("cuBLAS could not allocate its workspace for `{}`", at.op) })
-            }
-            s => return Err(at.fail(format!("cuBLAS (X^T X of {n} x {d}): {s:?}"))),
-        }
-        if n == 0 && d > 0 {
-            // No rows: the sum of no products.
-            // SAFETY: the output block holds out_meta.bytes() bytes.
-            unsafe { result::memset_d8_async(out.ptr, 0, out_meta.bytes(), stream) }.map_err(|e| at.cuda("cuMemsetD8Async", e))?;
-        }
-        let end = self.gpu.end(Lane::Compute, Some(span), start).map_err(|e| at.cuda("cuEventRecord", e))?;
-        Ok(self.value(out, out_meta, end, Lane::Compute))
+        let (plan, out_shape) = gram_plan(&x.meta.shape).map_err(|e| at.invalid(e))?;
+        self.blas_product(at, inputs, dtype, plan, out_shape, span)
     }
 
-    /// The four cases of `dot` through cuBLAS (row-major data, column-major BLAS).
+    /// The four cases of `dot` through cuBLAS ([`gemm_plan`]).
     fn gemm(&self, at: At<'_>, inputs: &[Input<'_>], span: (Tag, EventKind)) -> Result<Value> {
         let [l, r] = inputs else { return Err(at.invalid("a product takes two arguments")) };
         let dtype = l.meta.dtype;
@@ -357,6 +289,12 @@ impl CudaDevice {
             return Err(BachError::dtype(at.op, "two f64 or two f32 arrays", format!("{} and {}", dtype, r.meta.dtype)));
         }
         let (plan, out_shape) = gemm_plan(&l.meta.shape, &r.meta.shape).map_err(|e| at.invalid(e))?;
+        self.blas_product(at, inputs, dtype, plan, out_shape, span)
+    }
+
+    /// Run a product `plan` (row-major data, column-major BLAS) over `inputs` (its `Which::Left`
+    /// and `Which::Right`) into a new `out_shape` array of `dtype` (f64 or f32).
+    fn blas_product(&self, at: At<'_>, inputs: &[Input<'_>], dtype: DType, plan: GemmPlan, out_shape: Vec<usize>, span: (Tag, EventKind)) -> Result<Value> {
         let out_meta = Meta::new(dtype, out_shape);
         let out = self.gpu.pool.alloc(out_meta.bytes(), at)?;
         for i in inputs {
@@ -365,7 +303,7 @@ impl CudaDevice {
         out.touch(Lane::Compute);
         let stream = self.gpu.stream(Lane::Compute).cu_stream();
         let start = self.gpu.begin(Lane::Compute).map_err(|e| at.cuda("cuEventRecord", e))?;
-        let ptr = |w: Which| if w == Which::Left { l.ptr } else { r.ptr };
+        let ptr = |w: Which| inputs[usize::from(w == Which::Right)].ptr;
         let op = |t: bool| if t { cublasOperation_t::CUBLAS_OP_T } else { cublasOperation_t::CUBLAS_OP_N };
         let handles = self.gpu.blas.lock().unwrap_or_else(PoisonError::into_inner);
         macro_rules! blas_calls {
@@ -379,7 +317,7 @@ impl CudaDevice {
                     match plan {
                         GemmPlan::Dot { k } => blas::$dot(handles.device, k, p(Which::Left), 1, p(Which::Right), 1, o),
                         GemmPlan::Gemv { trans, m, n, ld, matrix, vector } => blas::$gemv(handles.host, op(trans), m, n, &one, p(matrix), ld, p(vector), 1, &zero, o, 1),
-                        GemmPlan::Gemm { m, n, k, a, lda, b, ldb } => blas::$gemm(handles.host, op(false), op(false), m, n, k, &one, p(a), lda, p(b), ldb, &zero, o, m.max(1)),
+                        GemmPlan::Gemm { m, n, k, a, lda, ta, b, ldb, tb } => blas::$gemm(handles.host, op(ta), op(tb), m, n, k, &one, p(a), lda, p(b), ldb, &zero, o, m.max(1)),
                         GemmPlan::Zeros | GemmPlan::Empty => blas::cublasStatus_t::CUBLAS_STATUS_SUCCESS,
                     }
                 }

@@ -128,8 +128,9 @@ pub(super) enum GemmPlan {
     /// `y = op(M) x` with M column-major `m x n`, leading dimension `ld`; `op` transposes when
     /// `trans` (cuBLAS gemv).
     Gemv { trans: bool, m: i64, n: i64, ld: i64, matrix: Which, vector: Which },
-    /// `C = A B`, column-major: C `m x n` (leading dimension m), A `m x k`, B `k x n`.
-    Gemm { m: i64, n: i64, k: i64, a: Which, lda: i64, b: Which, ldb: i64 },
+    /// `C = op(A) op(B)`, column-major: C `m x n` (leading dimension m), op(A) `m x k`, op(B)
+    /// `k x n`; `ta`/`tb` transpose A/B (stored `k x m`/`n x k`).
+    Gemm { m: i64, n: i64, k: i64, a: Which, lda: i64, ta: bool, b: Which, ldb: i64, tb: bool },
     /// The shared dimension is empty: the result is zeros.
     Zeros,
     /// The result has no elements.
@@ -146,17 +147,33 @@ pub(super) fn gemm_plan(left: &[usize], right: &[usize]) -> Result<(GemmPlan, Ve
         // [k] · [k, m]: the row-major matrix is a column-major m x k one; y = M x.
         (&[k], &[l, m]) if k == l => (GemmPlan::Gemv { trans: false, m: m as i64, n: k as i64, ld: m.max(1) as i64, matrix: Which::Right, vector: Which::Left }, vec![m], k),
         // [n, k] · [k, m] = C row-major n x m = C^T column-major m x n = right^T left^T.
-        (&[n, k], &[l, m]) if k == l => {
-            (GemmPlan::Gemm { m: m as i64, n: n as i64, k: k as i64, a: Which::Right, lda: m.max(1) as i64, b: Which::Left, ldb: k.max(1) as i64 }, vec![n, m], k)
-        }
+        (&[n, k], &[l, m]) if k == l => (
+            GemmPlan::Gemm { m: m as i64, n: n as i64, k: k as i64, a: Which::Right, lda: m.max(1) as i64, ta: false, b: Which::Left, ldb: k.max(1) as i64, tb: false },
+            vec![n, m],
+            k,
+        ),
         _ => return Err(mismatch()),
     };
+    Ok(empty_or_zeros(plan, out, k))
+}
+
+/// The plan and the output shape for `X^T X` of a row-major `n x d` X: X is the column-major
+/// `d x n` A, and `A A^T` (`d x d`, symmetric) reads the same in either order.
+pub(super) fn gram_plan(x: &[usize]) -> Result<(GemmPlan, Vec<usize>), String> {
+    let &[n, d] = x else { return Err(format!("X^T X of a {}-d array", x.len())) };
+    let ld = d.max(1) as i64;
+    let plan = GemmPlan::Gemm { m: d as i64, n: d as i64, k: n as i64, a: Which::Left, lda: ld, ta: false, b: Which::Left, ldb: ld, tb: true };
+    Ok(empty_or_zeros(plan, vec![d, d], n))
+}
+
+/// `plan`, unless its result `out` has no elements or its shared dimension `k` is empty.
+fn empty_or_zeros(plan: GemmPlan, out: Vec<usize>, k: usize) -> (GemmPlan, Vec<usize>) {
     let len: usize = out.iter().product();
-    Ok(match () {
+    match () {
         _ if len == 0 => (GemmPlan::Empty, out),
         _ if k == 0 => (GemmPlan::Zeros, out),
         _ => (plan, out),
-    })
+    }
 }
 
 #[cfg(test)]
@@ -271,13 +288,15 @@ mod tests {
                     }
                 }
             }
-            GemmPlan::Gemm { m, n, k, a, lda, b, ldb } => {
+            GemmPlan::Gemm { m, n, k, a, lda, ta, b, ldb, tb } => {
                 let (a, b) = (pick(a), pick(b));
                 let (m, n, k, lda, ldb) = (m as usize, n as usize, k as usize, lda as usize, ldb as usize);
+                let op_a = |i: usize, p: usize| if ta { a[p + i * lda] } else { a[i + p * lda] };
+                let op_b = |p: usize, j: usize| if tb { b[j + p * ldb] } else { b[p + j * ldb] };
                 assert_eq!(out.len(), m * n);
                 for j in 0..n {
                     for i in 0..m {
-                        out[i + j * m] = (0..k).map(|p| a[i + p * lda] * b[p + j * ldb]).sum();
+                        out[i + j * m] = (0..k).map(|p| op_a(i, p) * op_b(p, j)).sum();
                     }
                 }
             }
@@ -328,6 +347,20 @@ mod tests {
             }
         }
         assert!(gemm_plan(&[3, 5], &[4]).is_err());
+        // X^T X: the same interpreter, the one argument on both sides.
+        for xs in [[7usize, 3], [1, 4], [4, 1], [0, 3], [5, 0]] {
+            let x: Vec<f64> = (0..xs[0] * xs[1]).map(|i| (i as f64 * 0.53).sin()).collect();
+            let (plan, out) = gram_plan(&xs).unwrap();
+            assert_eq!(out, [xs[1], xs[1]]);
+            let got = run_plan(&plan, &x, &[], xs[1] * xs[1]);
+            let xt: Vec<f64> = (0..xs[1] * xs[0]).map(|i| x[(i % xs[0]) * xs[1] + i / xs[0]]).collect();
+            let want = naive(&xt, &[xs[1], xs[0]], &x, &xs);
+            for (g, w) in got.iter().zip(&want) {
+                assert!((g - w).abs() < 1e-12, "gram {xs:?}: {got:?} vs {want:?} ({plan:?})");
+            }
+            assert_eq!(got.len(), want.len());
+        }
+        assert!(gram_plan(&[3]).is_err());
         assert!(gemm_plan(&[3], &[4, 5]).is_err());
         assert!(gemm_plan(&[2, 2, 2], &[2]).is_err());
     }
