@@ -110,8 +110,12 @@ pub fn calibrate_session(session: &Arc<Session>, save_to: Option<&std::path::Pat
             points.retain(|p| p.seconds > 0.0);
             let r = model.op_rate(what, profile.kind);
             let old = if what == Family::Product { (r.per_call, r.per_flop) } else { (r.per_call, r.per_element) };
-            // Too few points to fit a line: the row keeps its figures.
-            let (a, b, max_error) = if points.len() >= 2 { fit_line(&points) } else { (old.0, old.1, f64::NAN) };
+            // Too few points to fit a line, or points that do not rise with their work (noise:
+            // no op of these families is free per element): the row keeps its figures.
+            let (a, b, max_error) = match (points.len() >= 2).then(|| fit_line(&points)) {
+                Some((a, b, e)) if b > 0.0 => (a, b, e),
+                _ => (old.0, old.1, f64::NAN),
+            };
             let row = |param: &str| format!("{}.{}.{param}", what.name(), profile.kind.name());
             model.set(&row("per_call"), &format!("{a:e}")).expect("a known path");
             model.set(&row(if what == Family::Product { "per_flop" } else { "per_element" }), &format!("{b:e}")).expect("a known path");
