@@ -340,6 +340,7 @@ pub(crate) fn catalog() -> Vec<(Arc<Annotation>, Vec<DType>)> {
     c.extend(linalg::products().into_iter().map(|op| (op, FLOATS.to_vec())));
     c.push((ml::gram_op(), vec![DType::F64]));
     c.push((ml::knn_vote_op(5), vec![DType::F64]));
+    c.push((ml::radius_op(1.0), vec![DType::F64]));
     c
 }
 
@@ -421,6 +422,13 @@ mod tests {
             Launch::Reduce { .. } => vec![U64.into(), U64.into(), format!("const {}*", t(args[0])), format!("{}*", t(out))],
             Launch::Rows { params } => {
                 let mut v = vec![U64.to_string(), U64.to_string()];
+                v.extend(args.iter().map(|&a| format!("const {}*", t(a))));
+                v.push(format!("{}*", t(out)));
+                v.extend(params.iter().map(|_| "double".to_string()));
+                v
+            }
+            Launch::Cross { params } => {
+                let mut v = vec![U64.to_string(), U64.to_string(), U64.to_string(), format!("const {}*", t(args[0]))];
                 v.extend(args.iter().map(|&a| format!("const {}*", t(a))));
                 v.push(format!("{}*", t(out)));
                 v.extend(params.iter().map(|_| "double".to_string()));
@@ -576,12 +584,14 @@ mod tests {
             labels.cast::<f64>().eval().unwrap();
             labels.cast::<f32>().eval().unwrap();
             where_(&labels.cast::<f64>().gt(0.0), &labels, -1i64).eval().unwrap();
-            // The ML library's own kernels: X^T X and the k-nearest vote.
+            // The ML library's own kernels: X^T X, the k-nearest vote, DBSCAN's neighbourhoods.
             let x = Array::<f64>::from_shape_vec([6, 2], vec![0.0, 0.0, 0.1, 0.0, 0.0, 0.2, 5.0, 5.0, 5.1, 5.0, 5.0, 5.2]).unwrap();
             let y = Array::from_vec(vec![0i64, 0, 0, 1, 1, 1]);
             crate::ml::TruncatedSvd::params(1).fit(&x).unwrap().squared_singular_values.eval().unwrap();
             let knn = crate::ml::KNeighborsClassifier::params(3).fit(&x, &y).unwrap();
             assert_eq!(knn.predict(&x).unwrap().to_array().unwrap().iter().copied().collect::<Vec<i64>>(), vec![0, 0, 0, 1, 1, 1]);
+            let labels = crate::ml::Dbscan::params(0.5, 2).fit_predict(&x).unwrap();
+            assert_eq!(labels.to_array().unwrap().iter().copied().collect::<Vec<i64>>(), vec![0, 0, 0, 1, 1, 1]);
         });
         let launched = dev.launched.lock().unwrap().clone();
         let problems = dev.problems.lock().unwrap().clone();
@@ -613,7 +623,7 @@ mod tests {
                 let name = format!("{}_{d}", k.entry);
                 let sig = signature(&k.source, &name).unwrap_or_else(|| panic!("{}: {name} missing", op.name()));
                 let launch_params = match &k.launch {
-                    Launch::Elementwise { params } | Launch::Fill { params } | Launch::Rows { params } => params.len(),
+                    Launch::Elementwise { params } | Launch::Fill { params } | Launch::Rows { params } | Launch::Cross { params } => params.len(),
                     _ => 0,
                 };
                 let doubles = sig.iter().rev().take_while(|p| *p == "double").count();
@@ -636,7 +646,7 @@ mod tests {
             assert!(names.contains(&format!("{}_bool", row.name).as_str()));
         }
         let sources: BTreeSet<&str> = all.iter().map(|(_, k)| k.source.as_str()).collect();
-        assert_eq!(sources.len(), 9, "one source per family, and the vote's");
+        assert_eq!(sources.len(), 10, "one source per family, the vote's and the neighbourhoods'");
         for (name, k) in &all {
             assert!(signature(&k.source, name).is_some(), "{name}");
         }

@@ -170,8 +170,8 @@ pub fn cpu(w: Workload, inp: &Inputs) -> Result<Outputs, String> {
             let mean = x.mean_axis(Axis(0)).expect("rows");
             let std = x.std_axis(Axis(0), 0.0).mapv(|s| if s == 0.0 { 1.0 } else { s });
             let scaled = (&x - &mean) / &std;
-            let neighbours = numerics::radius_neighbours(scaled.view(), 16.0);
-            let labels = numerics::dbscan_labels(&neighbours, min_samples(inp.n)).into_dyn();
+            let neighbours = numerics::radius_bits(scaled.view(), numerics::row_sq_norms(scaled.view()).view(), 16.0);
+            let labels = numerics::dbscan_labels(neighbours.view(), min_samples(inp.n)).into_dyn();
             let (c, noise) = clusters_and_noise(&labels);
             out.figures.insert("clusters".into(), c);
             out.figures.insert("noise".into(), noise);

@@ -122,6 +122,16 @@ pub enum Launch {
     /// rows x 1), grid-stride; the other arguments whole; the result has `rows` rows. For ops
     /// that keep state of their own along a row (the k-nearest vote).
     Rows { params: Vec<f64> },
+    /// A product with an epilogue, for ops over all pairs of rows (distances, neighbourhoods)
+    /// that must not hold every pair at once: the device's BLAS computes `C = A_0 · A_1^T`
+    /// (argument 0's piece, `rows x k`; argument 1 whole, `cols x k`; both f64 or both f32)
+    /// a block of rows at a time into scratch memory, and after each block runs
+    /// `entry(u64 rows, u64 cols, u64 first, const T* c, const T_0* a_0, const T_1* a_1, ...,
+    /// T_out* out, double params...)`: `c` the block's `rows x cols` products, row-major;
+    /// `first` the block's first row in the piece; the argument pointers and `out` (the
+    /// piece's result) as for [`Launch::Rows`], whole. Grid-stride: the kernel maps its own
+    /// work onto the threads (about one per element of `c` are launched).
+    Cross { params: Vec<f64> },
 }
 
 /// What kind of node an annotation makes.
@@ -199,7 +209,7 @@ impl Annotation {
         }
         match (self.kind, self.accelerator.as_ref().map(|k| &k.launch)) {
             (OpKind::Alloc, _) => Family::Alloc,
-            (_, Some(Launch::Gemm | Launch::Gram)) => Family::Product,
+            (_, Some(Launch::Gemm | Launch::Gram | Launch::Cross { .. })) => Family::Product,
             (_, Some(Launch::Reduce { .. })) => Family::Reduce,
             _ if self.elementwise => Family::Elementwise,
             _ => Family::Other,

@@ -123,3 +123,67 @@ fn the_cuda_knn_vote_gives_the_cpu_vote() {
     assert!(cases >= 30, "{cases} cases");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `radius_bits_f64` over the rows in blocks of `block_rows` (as the device's cross launch
+/// cuts them), each block launched as `grid` blocks of `block` threads.
+const RADIUS_MAIN: &str = r#"
+int main(int argc, char** argv) {
+    unsigned long long rows = strtoull(argv[3], 0, 10), block_rows = strtoull(argv[4], 0, 10);
+    double eps2 = atof(argv[5]);
+    unsigned long long words = (rows + 63) / 64;
+    std::vector<double> c(rows * rows), sq(rows);
+    std::vector<long long> out(rows * words, -999);
+    FILE* f = fopen(argv[1], "rb");
+    if (fread(c.data(), 8, rows * rows, f) != rows * rows || fread(sq.data(), 8, rows, f) != rows) return 2;
+    fclose(f);
+    gridDim.x = atoi(argv[6]);
+    blockDim.x = atoi(argv[7]);
+    for (unsigned long long first = 0; first < rows; first += block_rows) {
+        unsigned long long r = rows - first < block_rows ? rows - first : block_rows;
+        for (blockIdx.x = 0; blockIdx.x < gridDim.x; ++blockIdx.x)
+            for (threadIdx.x = 0; threadIdx.x < blockDim.x; ++threadIdx.x)
+                radius_bits_f64(r, rows, first, c.data() + first * rows, nullptr, nullptr, sq.data(), out.data(), eps2);
+    }
+    FILE* o = fopen(argv[2], "wb");
+    fwrite(out.data(), 8, rows * words, o);
+    fclose(o);
+    return 0;
+}
+"#;
+
+#[test]
+fn the_cuda_neighbourhood_bits_give_the_cpu_bits() {
+    let Some(cxx) = cxx("the_cuda_neighbourhood_bits_give_the_cpu_bits") else { return };
+    let dir = std::env::temp_dir().join(format!("bach-kernels-on-host-radius-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let exe = build(&cxx, &dir, bach::ml::RADIUS_BITS_SOURCE, RADIUS_MAIN);
+    let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+    for (n, d, eps, block_rows) in [(150usize, 3usize, 0.3f64, 64usize), (64, 2, 0.5, 64), (129, 4, 0.45, 50), (5, 2, 0.0, 2), (1, 3, 1.0, 1), (300, 2, 0.2, 1000)] {
+        // Points in a few clumps; eps kept away from every distance (checked) so that the
+        // order of the products' sums cannot move a neighbour.
+        let x = Array2::from_shape_fn((n, d), |(i, _)| (i % 5) as f64 * 0.7 + rng.below(1 << 20) as f64 / (1u64 << 20) as f64 * 0.5);
+        let c = x.dot(&x.t());
+        let sq = bach::ml::numerics::row_sq_norms(x.view());
+        let margin = (0..n)
+            .flat_map(|i| (0..n).map(move |j| (i, j)))
+            .filter(|(i, j)| i != j)
+            .map(|(i, j)| ((sq[i] + sq[j] - 2.0 * c[[i, j]]) - eps * eps).abs())
+            .fold(f64::INFINITY, f64::min);
+        assert!(margin > 1e-9, "points too near the boundary: {margin:e}");
+        let want = bach::ml::numerics::radius_bits(x.view(), sq.view(), eps);
+        let input = dir.join("in.bin");
+        let mut bytes: Vec<u8> = c.iter().flat_map(|v| v.to_le_bytes()).collect();
+        bytes.extend(sq.iter().flat_map(|v| v.to_le_bytes()));
+        std::fs::write(&input, bytes).unwrap();
+        let output = dir.join("out.bin");
+        // Fewer threads than words: the grid-stride loop takes the rest.
+        let status =
+            Command::new(&exe).arg(&input).arg(&output).args([n.to_string(), block_rows.to_string(), format!("{:e}", eps * eps), "3".into(), "4".into()]).status().unwrap();
+        assert!(status.success(), "the kernel's host build failed: {status}");
+        let got: Vec<i64> = std::fs::read(&output).unwrap().chunks_exact(8).map(|c| i64::from_le_bytes(c.try_into().unwrap())).collect();
+        assert_eq!(got, want.iter().copied().collect::<Vec<i64>>(), "{n} points in {d}-d, eps {eps}, blocks of {block_rows} rows");
+        let neighbours: usize = got.iter().map(|w| w.count_ones() as usize).sum();
+        assert!(n < 100 || (neighbours > 2 * n && neighbours < n * n / 2), "{n} points, {neighbours} neighbour pairs: not a telling case");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -1247,3 +1247,31 @@ fn non_standard_layouts() {
         assert_sum(&format!("1-d reversed sum ({ctx})"), x.sum().to_scalar().unwrap(), &want.iter().copied().collect::<Vec<_>>());
     });
 }
+
+#[test]
+fn dbscan_neighbourhoods_and_labels() {
+    each_session(|ctx| {
+        // Blobs of 2-d points around 7 centres, spread so that some points are noise; eps
+        // away from every pair's distance (checked), so rounding cannot move a neighbour.
+        for (k, n) in [997usize, 130, 64, 1].into_iter().enumerate() {
+            let raw = mixed_vec(900 + k as u64, 2 * n, -1.0, 1.0, false);
+            let x = ndarray::Array2::from_shape_fn((n, 2), |(i, c)| raw[2 * i + c] * 0.8 + ((i % 7) as f64) * if c == 0 { 3.0 } else { -2.0 });
+            let eps = 0.35;
+            let margin = x.rows().into_iter().flat_map(|a| x.rows().into_iter().map(move |b| ((&a - &b).mapv(|v| v * v).sum() - eps * eps).abs())).fold(f64::INFINITY, f64::min);
+            assert!(margin > 1e-9, "test points too near the boundary: {margin:e}");
+            let sq = bach::ml::numerics::row_sq_norms(x.view());
+            let want_bits = bach::ml::numerics::radius_bits(x.view(), sq.view(), eps);
+            let min_samples = if n > 500 { 16 } else { 3 };
+            let want = bach::ml::numerics::dbscan_labels(want_bits.view(), min_samples).into_dyn();
+            let lazy_x = lazy(&x.into_dyn());
+            let got_bits = ev(&bach::ml::radius_neighbours(&lazy_x, eps).unwrap());
+            assert_eq!(got_bits, want_bits.into_dyn(), "radius_neighbours of {n} points ({ctx})");
+            let got = ev(&bach::ml::Dbscan::params(eps, min_samples).fit_predict(&lazy_x).unwrap());
+            assert_eq!(got, want, "Dbscan of {n} points ({ctx})");
+            if n > 100 {
+                let noise = want.iter().filter(|&&l| l == -1).count();
+                assert!(noise > 0 && noise < n / 4 && want.iter().any(|&l| l >= 6), "{ctx}: clusters and some noise expected, got {want}");
+            }
+        }
+    });
+}

@@ -7,8 +7,9 @@
 //! ops, and what has no library op is an annotation here with its CPU kernel from
 //! `numerics.rs`: `X^T X` (`gram`; cuBLAS on CUDA), the symmetric eigen problem
 //! (`symmetric_eigen`, host only), the k-nearest vote (`knn_vote`, split by rows; a CUDA
-//! kernel of its own, [`KNN_VOTE_SOURCE`]) and DBSCAN's neighbourhoods and labels (`dbscan`,
-//! host only). A fitted
+//! kernel of its own, [`KNN_VOTE_SOURCE`]), DBSCAN's neighbourhoods as a bit matrix
+//! (`radius_neighbours`; on CUDA cuBLAS's cross products and [`RADIUS_BITS_SOURCE`]) and
+//! their labelling (`dbscan_labels`, host only). A fitted
 //! model is lazy arrays (means, scales, components, the training set), values like any other:
 //! they live where they were computed and move when a reader needs them elsewhere. `fit` ops
 //! are unsplittable; `transform` and `predict` split by rows.
@@ -425,34 +426,97 @@ impl Dbscan {
     pub fn params(eps: f64, min_samples: usize) -> Dbscan {
         Dbscan { eps, min_samples }
     }
-    /// Cluster labels (`-1`: noise), unsplittable: the neighbourhoods need every point.
+    /// Cluster labels (`-1`: noise), unsplittable: the neighbourhoods need every point. Two
+    /// ops: the neighbourhoods ([`radius_neighbours`], on the GPU a cross product) and the
+    /// labelling (`dbscan_labels`, on the host).
     pub fn fit_predict(&self, x: &Array<f64>) -> Result<Array<i64>> {
-        matrix("Dbscan", x)?;
         if self.eps.is_nan() || self.eps <= 0.0 || self.min_samples == 0 {
             return Err(BachError::invalid("Dbscan", format!("eps must be > 0 and min_samples >= 1 (got {} and {})", self.eps, self.min_samples)));
         }
-        let (eps, min_samples) = (self.eps, self.min_samples);
-        let op = oa("dbscan")
-            .family(Family::Product)
-            .unsplittable()
-            .cpu_only("DBSCAN's neighbourhoods and labels run on the host (their CUDA kernels are not written yet)")
-            .shape(move |m: &[Meta]| Ok(Meta::new(DType::I64, [m[0].shape[0]])))
-            // The neighbourhoods are a product's worth of flops over the upper triangle (`n^2 d`,
-            // at its inefficiency for small d) and a comparison per pair (1.4 ns on two threads
-            // here: 0.3 of a product's result element); the labelling (linear in the
-            // neighbourhoods' sizes) is left out.
-            .work(|args, _| {
-                let (n, d) = (args[0].shape[0] as f64, args[0].shape[1]);
-                Work { elements: 0.3 * n * n, flops: n * n * d as f64 * bach_runtime::cost::product_inefficiency(d) }
-            })
-            .cpu(move |_, args| {
-                let x = as2(args[0].array::<f64>("dbscan")?, "dbscan")?;
-                let neighbours = numerics::radius_neighbours(x, eps);
-                Ok(Value::from(numerics::dbscan_labels(&neighbours, min_samples).into_dyn()))
-            })
-            .build();
-        x.call(&op, &[])
+        matrix("Dbscan", x)?;
+        let bits = radius_neighbours(x, self.eps)?;
+        bits.call(&dbscan_labels_op(self.min_samples), &[])
     }
+}
+
+/// The neighbourhoods of the points `x` (rows) within Euclidean distance `eps`, themselves
+/// included, as a bit matrix (lazy, unsplittable): `n x ceil(n / 64)` i64 words, bit `j % 64`
+/// of word `j / 64` of row `i` set when point `j` is a neighbour of point `i`
+/// ([`numerics::radius_bits`], [`numerics::neighbour_lists`] gives lists). On the CPU each pair
+/// is computed once, tiled; on CUDA the cross products `X X^T` come from cuBLAS a block of rows
+/// at a time, and [`RADIUS_BITS_SOURCE`] turns each block into words.
+pub fn radius_neighbours(x: &Array<f64>, eps: f64) -> Result<Array<i64>> {
+    matrix("radius_neighbours", x)?;
+    if eps.is_nan() || eps < 0.0 {
+        return Err(BachError::invalid("radius_neighbours", format!("eps must be >= 0, not {eps}")));
+    }
+    let sq = (x * x).sum_axis(Axis(1))?;
+    x.call(&radius_op(eps), &[x.lazy(), sq.lazy()])
+}
+
+/// [`Launch::Cross`] kernel of [`radius_neighbours`], `radius_bits_f64(rows, cols, first, c,
+/// x, x, sq, out, eps2)`: one thread per 64-bit word of the block's rows, each comparing 64
+/// of its row's squared distances `(-2 c + sq_i) + sq_j` (the CPU's expansion) with `eps^2`;
+/// a point is its own neighbour. The op is unsplittable, so the block's rows are the rows of
+/// the whole value and `sq` indexes both sides.
+pub const RADIUS_BITS_SOURCE: &str = r#"// bach: DBSCAN's neighbourhoods as bits (annotations/src/ml/mod.rs), one thread per word
+extern "C" __global__ void radius_bits_f64(unsigned long long rows, unsigned long long cols, unsigned long long first, const double* c, const double* x, const double* x_again, const double* sq, long long* out, double eps2) {
+    const unsigned long long words = (cols + 63) / 64;
+    for (unsigned long long t = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x; t < rows * words; t += (unsigned long long)gridDim.x * blockDim.x) {
+        const unsigned long long r = t / words, w = t % words, i = first + r;
+        const double* ci = c + r * cols;
+        const double si = sq[i];
+        const unsigned long long j0 = w * 64, j1 = j0 + 64 < cols ? j0 + 64 : cols;
+        unsigned long long bits = 0;
+        for (unsigned long long j = j0; j < j1; ++j) {
+            const double d2 = (-2.0 * ci[j] + si) + sq[j];
+            if (d2 <= eps2 || j == i) bits |= 1ULL << (j - j0);
+        }
+        out[i * words + w] = (long long)bits;
+    }
+}
+"#;
+
+pub(crate) fn radius_op(eps: f64) -> Arc<Annotation> {
+    oa("radius_neighbours")
+        .unsplittable()
+        .args([split::unsplittable(), split::unsplittable(), split::unsplittable()])
+        .accelerator_launch("radius_bits", RADIUS_BITS_SOURCE, Launch::Cross { params: vec![eps * eps] })
+        .shape(|m: &[Meta]| match (m[0].shape.as_slice(), m[2].shape.as_slice()) {
+            ([n, _], [k]) if n == k && m[0].dtype == DType::F64 && m[1] == m[0] => Ok(Meta::new(DType::I64, [*n, n.div_ceil(64)])),
+            (a, b) => Err(BachError::shape("radius_neighbours", format!("points {a:?} ({}) and their squared norms {b:?} do not match", m[0].dtype))),
+        })
+        // A product's worth of flops over the upper triangle (`n^2 d`, at its inefficiency for
+        // small d) and a comparison per pair (1.4 ns on two threads here: 0.3 of a product's
+        // result element).
+        .work(|args, _| {
+            let (n, d) = (args[0].shape[0] as f64, args[0].shape[1]);
+            Work { elements: 0.3 * n * n, flops: n * n * d as f64 * bach_runtime::cost::product_inefficiency(d) }
+        })
+        .cpu(move |_, args| {
+            let x = as2(args[0].array::<f64>("radius_neighbours")?, "radius_neighbours")?;
+            let sq = as1(args[2].array::<f64>("radius_neighbours")?, "radius_neighbours")?;
+            Ok(Value::from(numerics::radius_bits(x, sq, eps).into_dyn()))
+        })
+        .build()
+}
+
+fn dbscan_labels_op(min_samples: usize) -> Arc<Annotation> {
+    oa("dbscan_labels")
+        .family(Family::Other)
+        .unsplittable()
+        .cpu_only("DBSCAN's labelling walks the neighbourhoods point by point in scikit-learn's order: on the host")
+        .shape(|m: &[Meta]| match m[0].shape.as_slice() {
+            [n, w] if m[0].dtype == DType::I64 && *w == n.div_ceil(64) => Ok(Meta::new(DType::I64, [*n])),
+            s => Err(BachError::shape("dbscan_labels", format!("expects neighbourhoods as n x ceil(n/64) i64 words, got {} {s:?}", m[0].dtype))),
+        })
+        // A word's popcount and at most one masked read per core point's word.
+        .weight(0.1)
+        .cpu(move |_, args| {
+            let bits = as2(args[0].array::<i64>("dbscan_labels")?, "dbscan_labels")?;
+            Ok(Value::from(numerics::dbscan_labels(bits, min_samples).into_dyn()))
+        })
+        .build()
 }
 
 #[cfg(test)]

@@ -18,14 +18,16 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use cudarc::cublas::sys::{self as blas, cublasOperation_t};
 use cudarc::driver::result;
-use cudarc::driver::{CudaEvent, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaEvent, CudaFunction, LaunchConfig, PushKernelArg};
 use ndarray::{Array, CowArray, IxDyn};
 use rayon::prelude::*;
 
 use super::fuse::{self, Expr};
 use super::gpu::Gpu;
 use super::memory::{Block, Lane, Staging};
-use super::shapes::{blocks_for, broadcast_shape, gemm_plan, gram_plan, index_map, piece_shape, reduce_geometry, GemmPlan, Which, BLOCK, REDUCE_BLOCK};
+use super::shapes::{
+    blocks_for, broadcast_shape, cross_block_rows, cross_plan, gemm_plan, gram_plan, index_map, piece_shape, reduce_geometry, GemmPlan, Which, BLOCK, REDUCE_BLOCK,
+};
 use super::At;
 use crate::annotation::{AcceleratorKernel, Annotation, Fusable, Launch, OpCtx, OpKind};
 use crate::device::{panic_text, Device, DeviceId, DeviceKind, DeviceProfile, DeviceSpan, MemoryUse, PendingCopy, PendingWrite, Tag};
@@ -53,6 +55,9 @@ fn fuse_on() -> bool {
 /// flight while the drain thread copies earlier ones out.
 const CHUNK_OUT: usize = 16 << 20;
 const OUT_IN_FLIGHT: usize = 4;
+/// Scratch memory for the products of one block of a [`Launch::Cross`] op: 2048 rows of
+/// 16384 f64 products (DBSCAN's neighbourhoods at 2^14 points in 8 blocks).
+const CROSS_SCRATCH: usize = 256 << 20;
 
 /// Memory of one value (or of several row pieces of one) on the GPU.
 pub(super) struct CudaBuffer {
@@ -179,23 +184,31 @@ impl CudaDevice {
         }
         out.touch(Lane::Compute);
         let start = self.gpu.begin(Lane::Compute).map_err(|e| at.cuda("cuEventRecord", e))?;
-        if grid > 0 {
-            let stream = self.gpu.stream(Lane::Compute);
-            let mut b = stream.launch_builder(&f);
-            for k in kargs {
-                match k {
-                    KArg::U64(v) => b.arg(v),
-                    KArg::F64(v) => b.arg(v),
-                };
-            }
-            let cfg = LaunchConfig { grid_dim: (grid, 1, 1), block_dim: (block, 1, 1), shared_mem_bytes: 0 };
-            // SAFETY: the parameters follow the op's `Launch` convention; every pointer is a
-            // live block of the sizes the convention implies, kept alive (and not reused)
-            // until the work queued on it has finished.
-            unsafe { b.launch(cfg) }.map_err(|e| at.cuda(&format!("launching `{fname}`"), e))?;
-        }
+        self.queue_kernel(at, &f, fname, grid, block, kargs)?;
         let end = self.gpu.end(Lane::Compute, Some(span), start).map_err(|e| at.cuda("cuEventRecord", e))?;
         Ok(self.value(out, out_meta, end, Lane::Compute))
+    }
+
+    /// Queue `f` (`fname`) on the compute stream, `grid` blocks of `block` threads (none when
+    /// `grid` is 0); the caller has made it wait for its inputs and touched its blocks.
+    fn queue_kernel(&self, at: At<'_>, f: &CudaFunction, fname: &str, grid: u32, block: u32, kargs: &[KArg]) -> Result<()> {
+        if grid == 0 {
+            return Ok(());
+        }
+        let stream = self.gpu.stream(Lane::Compute);
+        let mut b = stream.launch_builder(f);
+        for k in kargs {
+            match k {
+                KArg::U64(v) => b.arg(v),
+                KArg::F64(v) => b.arg(v),
+            };
+        }
+        let cfg = LaunchConfig { grid_dim: (grid, 1, 1), block_dim: (block, 1, 1), shared_mem_bytes: 0 };
+        // SAFETY: the parameters follow the op's `Launch` convention; every pointer is a live
+        // block of the sizes the convention implies, kept alive (and not reused) until the work
+        // queued on it has finished.
+        unsafe { b.launch(cfg) }.map_err(|e| at.cuda(&format!("launching `{fname}`"), e))?;
+        Ok(())
     }
 
     fn elementwise(&self, at: At<'_>, kernel: &AcceleratorKernel, ctx: &OpCtx<'_>, inputs: &[Input<'_>], params: &[f64], span: (Tag, EventKind)) -> Result<Value> {
@@ -301,20 +314,30 @@ impl CudaDevice {
             self.wait_for(Lane::Compute, i.buf, at)?;
         }
         out.touch(Lane::Compute);
-        let stream = self.gpu.stream(Lane::Compute).cu_stream();
         let start = self.gpu.begin(Lane::Compute).map_err(|e| at.cuda("cuEventRecord", e))?;
-        let ptr = |w: Which| inputs[usize::from(w == Which::Right)].ptr;
+        let (left, right) = (inputs.first().map_or(0, |i| i.ptr), inputs.get(1).map_or(0, |i| i.ptr));
+        self.blas_into(at, [left, right], dtype, &plan, out.ptr, out_meta.bytes())?;
+        let end = self.gpu.end(Lane::Compute, Some(span), start).map_err(|e| at.cuda("cuEventRecord", e))?;
+        Ok(self.value(out, out_meta, end, Lane::Compute))
+    }
+
+    /// Queue a product `plan` on the compute stream: `ptrs` the `Which::Left` and
+    /// `Which::Right` operands, into the `out_bytes` bytes at `out` (zeroed for
+    /// `GemmPlan::Zeros`). The caller has made the stream wait for the operands.
+    fn blas_into(&self, at: At<'_>, ptrs: [u64; 2], dtype: DType, plan: &GemmPlan, out: u64, out_bytes: usize) -> Result<()> {
+        let stream = self.gpu.stream(Lane::Compute).cu_stream();
+        let ptr = |w: Which| ptrs[usize::from(w == Which::Right)];
         let op = |t: bool| if t { cublasOperation_t::CUBLAS_OP_T } else { cublasOperation_t::CUBLAS_OP_N };
         let handles = self.gpu.blas.lock().unwrap_or_else(PoisonError::into_inner);
         macro_rules! blas_calls {
             ($t:ty, $dot:ident, $gemv:ident, $gemm:ident) => {{
                 let (one, zero): ($t, $t) = (1.0, 0.0);
-                let o = out.ptr as *mut $t;
+                let o = out as *mut $t;
                 let p = |w: Which| ptr(w) as *const $t;
                 // SAFETY: the pointers are live blocks of the shapes the plan was made from;
                 // the handles run on the compute stream, after the inputs' ready events.
                 unsafe {
-                    match plan {
+                    match *plan {
                         GemmPlan::Dot { k } => blas::$dot(handles.device, k, p(Which::Left), 1, p(Which::Right), 1, o),
                         GemmPlan::Gemv { trans, m, n, ld, matrix, vector } => blas::$gemv(handles.host, op(trans), m, n, &one, p(matrix), ld, p(vector), 1, &zero, o, 1),
                         GemmPlan::Gemm { m, n, k, a, lda, ta, b, ldb, tb } => blas::$gemm(handles.host, op(ta), op(tb), m, n, k, &one, p(a), lda, p(b), ldb, &zero, o, m.max(1)),
@@ -335,9 +358,56 @@ impl CudaDevice {
             }
             s => return Err(at.fail(format!("cuBLAS ({plan:?}): {s:?}"))),
         }
-        if plan == GemmPlan::Zeros {
-            // SAFETY: the output block holds out_meta.bytes() bytes.
-            unsafe { result::memset_d8_async(out.ptr, 0, out_meta.bytes(), stream) }.map_err(|e| at.cuda("cuMemsetD8Async", e))?;
+        if *plan == GemmPlan::Zeros {
+            // SAFETY: the output holds out_bytes bytes.
+            unsafe { result::memset_d8_async(out, 0, out_bytes, stream) }.map_err(|e| at.cuda("cuMemsetD8Async", e))?;
+        }
+        Ok(())
+    }
+
+    /// A [`Launch::Cross`] op: `C = A_0 · A_1^T` by cuBLAS a block of rows at a time into one
+    /// scratch block ([`CROSS_SCRATCH`]), each block followed by the op's kernel over it.
+    fn cross(&self, at: At<'_>, kernel: &AcceleratorKernel, ctx: &OpCtx<'_>, inputs: &[Input<'_>], params: &[f64], span: (Tag, EventKind)) -> Result<Value> {
+        let [a, b, ..] = inputs else { return Err(at.invalid("a cross product takes two arguments (then any its kernel reads)")) };
+        let dtype = a.meta.dtype;
+        if b.meta.dtype != dtype || !matches!(dtype, DType::F64 | DType::F32) {
+            return Err(BachError::dtype(at.op, "two f64 or two f32 arrays", format!("{} and {}", dtype, b.meta.dtype)));
+        }
+        let (&[rows, k], &[cols, kb]) = (a.meta.shape.as_slice(), b.meta.shape.as_slice()) else {
+            return Err(at.invalid(format!("a cross product of shapes {:?} and {:?}: both must be matrices", a.meta.shape, b.meta.shape)));
+        };
+        if k != kb {
+            return Err(at.invalid(format!("a cross product of {rows} x {k} and {cols} x {kb}: the rows differ in length")));
+        }
+        let mut out_shape = ctx.meta.shape.clone();
+        match out_shape.first_mut() {
+            Some(r) => *r = rows,
+            None => return Err(at.invalid("a cross product's result needs rows")),
+        }
+        let out_meta = Meta::new(ctx.meta.dtype, out_shape);
+        let fname = format!("{}_{}", kernel.entry, suffix(dtype, at)?);
+        let f = self.gpu.function(&kernel.source, &fname).map_err(|e| at.fail(format!("kernel `{fname}`: {e}")))?;
+        let elem = dtype.size_of();
+        let block_rows = cross_block_rows(rows, cols, elem, CROSS_SCRATCH);
+        let out = self.gpu.pool.alloc(out_meta.bytes(), at)?;
+        let scratch = self.gpu.pool.alloc(if rows * cols == 0 { 0 } else { block_rows * cols * elem }, at)?;
+        for i in inputs {
+            self.wait_for(Lane::Compute, i.buf, at)?;
+        }
+        out.touch(Lane::Compute);
+        scratch.touch(Lane::Compute);
+        let start = self.gpu.begin(Lane::Compute).map_err(|e| at.cuda("cuEventRecord", e))?;
+        if cols > 0 {
+            for first in (0..rows).step_by(block_rows) {
+                let r = block_rows.min(rows - first);
+                let (plan, _) = cross_plan(r, cols, k);
+                self.blas_into(at, [a.ptr + (first * k * elem) as u64, b.ptr], dtype, &plan, scratch.ptr, r * cols * elem)?;
+                let mut kargs = vec![KArg::U64(r as u64), KArg::U64(cols as u64), KArg::U64(first as u64), KArg::U64(scratch.ptr)];
+                kargs.extend(inputs.iter().map(|i| KArg::U64(i.ptr)));
+                kargs.push(KArg::U64(out.ptr));
+                kargs.extend(params.iter().map(|&p| KArg::F64(p)));
+                self.queue_kernel(at, &f, &fname, blocks_for((r * cols) as u64, self.gpu.sms), BLOCK, &kargs)?;
+            }
         }
         let end = self.gpu.end(Lane::Compute, Some(span), start).map_err(|e| at.cuda("cuEventRecord", e))?;
         Ok(self.value(out, out_meta, end, Lane::Compute))
@@ -654,6 +724,7 @@ impl Device for CudaDevice {
                 Launch::Gemm => self.gemm(at, &inputs, span),
                 Launch::Gram => self.gram(at, &inputs, span),
                 Launch::Rows { params } => self.rows(at, kernel, ctx, &inputs, params, span),
+                Launch::Cross { params } => self.cross(at, kernel, ctx, &inputs, params, span),
             }
         })
     }

@@ -166,6 +166,22 @@ pub(super) fn gram_plan(x: &[usize]) -> Result<(GemmPlan, Vec<usize>), String> {
     Ok(empty_or_zeros(plan, vec![d, d], n))
 }
 
+/// The plan and the shape of `C = A · B^T` for row-major `A` (`rows x k`, `Which::Left`) and
+/// `B` (`cols x k`, `Which::Right`): C row-major `rows x cols` is the column-major `cols x
+/// rows` `B A^T`, where B is stored as the column-major `k x cols` (transposed) and A as the
+/// column-major `k x rows` (as it is).
+pub(super) fn cross_plan(rows: usize, cols: usize, k: usize) -> (GemmPlan, Vec<usize>) {
+    let ld = k.max(1) as i64;
+    let plan = GemmPlan::Gemm { m: cols as i64, n: rows as i64, k: k as i64, a: Which::Right, lda: ld, ta: true, b: Which::Left, ldb: ld, tb: false };
+    empty_or_zeros(plan, vec![rows, cols], k)
+}
+
+/// Rows per block of a [`crate::Launch::Cross`] product: as many `cols`-wide rows of
+/// `elem`-byte products as fit in `scratch` bytes, at least one, at most `rows`.
+pub(super) fn cross_block_rows(rows: usize, cols: usize, elem: usize, scratch: usize) -> usize {
+    (scratch / (cols * elem).max(1)).clamp(1, rows.max(1))
+}
+
 /// `plan`, unless its result `out` has no elements or its shared dimension `k` is empty.
 fn empty_or_zeros(plan: GemmPlan, out: Vec<usize>, k: usize) -> (GemmPlan, Vec<usize>) {
     let len: usize = out.iter().product();
@@ -363,5 +379,31 @@ mod tests {
         assert!(gram_plan(&[3]).is_err());
         assert!(gemm_plan(&[3], &[4, 5]).is_err());
         assert!(gemm_plan(&[2, 2, 2], &[2]).is_err());
+    }
+
+    #[test]
+    fn cross_plans_compute_a_times_b_transposed() {
+        for (rows, cols, k) in [(3usize, 5usize, 4usize), (1, 7, 2), (6, 1, 3), (4, 4, 1), (2, 3, 0), (0, 3, 2), (3, 0, 2)] {
+            let a: Vec<f64> = (0..rows * k).map(|i| (i as f64 * 0.37).sin()).collect();
+            let b: Vec<f64> = (0..cols * k).map(|i| (i as f64 * 0.91).cos()).collect();
+            let (plan, out) = cross_plan(rows, cols, k);
+            assert_eq!(out, [rows, cols]);
+            let got = run_plan(&plan, &a, &b, rows * cols);
+            let bt: Vec<f64> = (0..k * cols).map(|i| b[(i % cols) * k + i / cols]).collect();
+            let want = naive(&a, &[rows, k], &bt, &[k, cols]);
+            assert_eq!(got.len(), want.len());
+            for (g, w) in got.iter().zip(&want) {
+                assert!((g - w).abs() < 1e-12, "cross {rows} x {cols} x {k}: {got:?} vs {want:?} ({plan:?})");
+            }
+        }
+    }
+
+    #[test]
+    fn cross_blocks_fit_their_scratch() {
+        assert_eq!(cross_block_rows(1 << 14, 1 << 14, 8, 256 << 20), 2048);
+        assert_eq!(cross_block_rows(100, 10, 8, 1 << 20), 100);
+        assert_eq!(cross_block_rows(100, 1 << 30, 8, 1 << 20), 1);
+        assert_eq!(cross_block_rows(0, 5, 8, 1 << 20), 1);
+        assert_eq!(cross_block_rows(5, 0, 8, 1 << 20), 5);
     }
 }
