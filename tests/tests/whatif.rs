@@ -84,3 +84,26 @@ fn evaluations_record_predicted_and_actual_per_stage() {
         assert!((e.predicted_s() - e.stages.iter().map(|s| s.predicted_s).sum::<f64>()).abs() < 1e-15);
     });
 }
+
+/// DBSCAN at the size of its GPU target (2^14 points x 256): under the H100 profile, the
+/// neighbourhoods (a cross product) are planned on the GPU and their bits come back for the
+/// labelling, which stays on the host and says why. Nothing is evaluated.
+#[test]
+fn on_an_h100_dbscan_neighbourhoods_go_to_the_gpu_and_the_labelling_stays_home() {
+    let s = Session::new();
+    with_session(&s, || {
+        let x = Array::from_array(ndarray::Array2::<f64>::zeros((1 << 14, 256)));
+        let labels = bach::ml::Dbscan::params(16.0, 4).fit_predict(&x).unwrap();
+        let w = bach::whatif_profile(&labels, "h100").unwrap();
+        let step = |op: &str| w.changed.steps.iter().find(|st| st.op == op).unwrap_or_else(|| panic!("no {op} in {}", w.changed));
+        let radius = step("radius_neighbours");
+        assert!(radius.device != CPU && radius.accelerator_s < radius.cpu_s / 10.0, "{}", w.changed);
+        let walk = step("dbscan_labels");
+        assert!(walk.device == CPU && walk.accelerator_s.is_infinite(), "{}", w.changed);
+        assert!(w.changed.to_string().contains("on the host"), "{}", w.changed);
+        if std::env::var_os("BACH_SHOW_PLAN").is_some() {
+            eprintln!("{}", w.changed);
+        }
+        assert_eq!(s.trace().evals().count(), 0);
+    });
+}
