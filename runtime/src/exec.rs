@@ -310,6 +310,8 @@ fn run_stage(env: &Env<'_>, eval: u64, plan: &Plan, s: usize, stage: &Stage, par
     // is had whole on the stage's device first.
     let mut streamed_in: HashMap<usize, Value> = HashMap::new();
     let mut whole: HashMap<usize, Value> = HashMap::new();
+    // A value the plan copies whole here (a later stage on this device reads it too).
+    let copied_whole = |u: usize| plan.transfers.iter().any(|t| t.node == u && t.stage == Some(s) && t.to == dev_id && !t.streamed);
     for &i in &nodes {
         for (k, &u) in part.nodes[i].inputs.iter().enumerate() {
             if pos[u].is_some() || whole.contains_key(&u) || streamed_in.contains_key(&u) {
@@ -320,7 +322,7 @@ fn run_stage(env: &Env<'_>, eval: u64, plan: &Plan, s: usize, stage: &Stage, par
                 Some(v) => {
                     whole.insert(u, v);
                 }
-                None if accel && split && part.nodes[i].arg_splits[k].splittable() && store.host[u].is_some() => {
+                None if accel && split && part.nodes[i].arg_splits[k].splittable() && store.host[u].is_some() && !copied_whole(u) => {
                     streamed_in.insert(u, store.host[u].clone().expect("checked"));
                 }
                 None => {

@@ -120,3 +120,36 @@ fn a_device_list_must_start_with_the_cpu() {
     let (_, dev) = session_with_second_memory();
     assert!(Devices::new(vec![dev], vec![]).is_err());
 }
+
+/// A value that a split stage on the device reads, and a later stage there reads whole, is
+/// copied in once, whole, before the first (not streamed in pieces and copied again).
+#[test]
+fn a_value_read_by_two_stages_on_the_device_is_copied_in_once() {
+    let (s, dev) = session_with_second_memory();
+    s.update_config(|c| c.cost.accelerator_piece_bytes = 64 << 10);
+    let n = 100_000;
+    let x = s.source(host(n, |i| i as f64), "x");
+    let y = scale("dev_scale", 2.0, true).call(&[&x, &x]).unwrap(); // 3x, split by rows
+    let both = oa("dev_dot")
+        .unsplittable()
+        .args([split::unsplittable(), split::unsplittable()])
+        .accelerator("dev_dot", "/* test */")
+        .shape(|_| Ok(bach_runtime::Meta::new(bach_runtime::DType::F64, [])))
+        .cpu(|_, args| {
+            let (a, b) = (args[0].array::<f64>("dot")?, args[1].array::<f64>("dot")?);
+            Ok(Value::from(ndarray::arr0(a.iter().zip(b.iter()).map(|(a, b)| a * b).sum::<f64>()).into_dyn()))
+        })
+        .build();
+    let d = both.call(&[&x, &y]).unwrap(); // sum 3 i^2, x whole
+    let plan = s.plan(&[&d]).unwrap();
+    assert!(plan.steps.iter().all(|st| st.device == DeviceId(1)), "{plan}");
+    assert!(plan.stages[0].split_len.is_some() && plan.stages[1].split_len.is_none(), "a split stage, then a whole one: {plan}");
+    let ins: Vec<_> = plan.transfers.iter().filter(|t| t.to == DeviceId(1)).collect();
+    assert!(ins.len() == 1 && !ins[0].streamed && ins[0].stage == Some(0), "x copied whole once, before stage 0: {plan}");
+    let got = s.evaluate(&[&d]).unwrap()[0].array::<f64>().unwrap().iter().copied().next().unwrap();
+    assert_eq!(got, (0..n).map(|i| 3.0 * (i * i) as f64).sum::<f64>());
+    assert_eq!(dev.copies_in.load(Ordering::SeqCst), 1, "{plan}");
+    let trace = s.trace();
+    let copies: Vec<_> = trace.last().unwrap().events.iter().filter(|e| e.kind == EventKind::Transfer && e.to == Some(DeviceId(1))).collect();
+    assert_eq!(copies.len(), 1, "{copies:?}");
+}

@@ -107,3 +107,20 @@ fn on_an_h100_dbscan_neighbourhoods_go_to_the_gpu_and_the_labelling_stays_home()
         assert_eq!(s.trace().evals().count(), 0);
     });
 }
+
+/// TruncatedSvd at the size of its GPU target (2^18 x 512, 1 GiB): under the H100 profile X
+/// goes to the GPU once for `X^T X`, and `X V` reads that copy rather than streaming X again.
+#[test]
+fn on_an_h100_tsvd_copies_its_gigabyte_in_once() {
+    let s = Session::new();
+    with_session(&s, || {
+        let x = Array::from_array(ndarray::Array2::<f64>::zeros((1 << 18, 512)));
+        let (_, t) = bach::ml::TruncatedSvd::params(2).fit_transform(&x).unwrap();
+        let w = bach::whatif_profile(&t, "h100").unwrap();
+        let gram = w.changed.steps.iter().find(|st| st.op == "gram").unwrap();
+        assert!(gram.device != CPU, "{}", w.changed);
+        let x_in: Vec<_> = w.changed.transfers.iter().filter(|t| t.id == x.lazy().id() && t.to != CPU).collect();
+        assert_eq!(x_in.len(), 1, "{}", w.changed);
+        assert_eq!(s.trace().evals().count(), 0);
+    });
+}

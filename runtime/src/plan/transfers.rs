@@ -1,5 +1,6 @@
 //! Pass 4, transfers: where each value is whole after its stage, and the copies that get it
-//! where it is read. Split arguments of an accelerator stage stream in piece by piece; outputs
+//! where it is read. Split arguments of an accelerator stage stream in piece by piece (unless
+//! a later stage on that device reads them too: then they are copied whole once); outputs
 //! needed on the host stream out; a non-paged accelerator stage keeps on the device the
 //! outputs later stages there read (rows, or single pieces: partials merge on the host).
 
@@ -21,6 +22,12 @@ pub(super) fn insert(
     let mut on_host: Vec<bool> = part.nodes.iter().map(|n| n.materialized == Some(CPU)).collect();
     let mut on_dev: Vec<Option<DeviceId>> = part.nodes.iter().map(|n| n.materialized.filter(|&d| d != CPU)).collect();
     let mut transfers: Vec<Transfer> = Vec::new();
+    // Per stage: its device and the values from outside it that it reads.
+    let stages_after: Vec<(usize, DeviceId, Vec<usize>)> = stages
+        .iter()
+        .enumerate()
+        .map(|(s, stage)| (s, stage.device, stage.steps.iter().flat_map(|&st| part.nodes[steps[st].node].inputs.iter().copied()).filter(|&u| stage_node[u] != Some(s)).collect()))
+        .collect();
     for (s, stage) in stages.iter_mut().enumerate() {
         let accel = stage.device != CPU;
         for &st in &stage.steps {
@@ -36,10 +43,17 @@ pub(super) fn insert(
                         transfers.push(Transfer { node: u, id: part.nodes[u].id, from, to: CPU, bytes: part.nodes[u].meta.bytes(), stage: Some(s), streamed: false });
                     }
                 } else if on_dev[u] != Some(stage.device) {
-                    let streamed = split;
+                    // A value a later stage here reads too is copied whole once (and stays), not
+                    // streamed now and copied again then; unless this stage is paged (it does
+                    // not fit whole).
+                    let read_later_here = stages_after.iter().any(|&(s2, d, ref reads)| s2 > s && d == stage.device && reads.contains(&u));
+                    let streamed = split && (stage.paged || !read_later_here);
                     let exists = transfers.iter().any(|t| t.node == u && t.to == stage.device && (if streamed { t.stage == Some(s) } else { !t.streamed }));
                     if !exists {
                         transfers.push(Transfer { node: u, id: part.nodes[u].id, from: CPU, to: stage.device, bytes: part.nodes[u].meta.bytes(), stage: Some(s), streamed });
+                    }
+                    if !streamed {
+                        on_dev[u] = Some(stage.device);
                     }
                 }
             }
