@@ -412,8 +412,8 @@ fn dbscan_ndarray(x: &Array2<f64>, min_samples: usize) -> Array1<i64> {
     let mean = x.mean_axis(Axis(0)).unwrap();
     let std = x.std_axis(Axis(0), 0.0).mapv(|s| if s == 0.0 { 1.0 } else { s });
     let scaled = (x - &mean) / &std;
-    let neighbours = numerics::radius_neighbours(scaled.view(), EPS);
-    numerics::dbscan_labels(&neighbours, min_samples)
+    let neighbours = numerics::radius_bits(scaled.view(), numerics::row_sq_norms(scaled.view()).view(), EPS);
+    numerics::dbscan_labels(neighbours.view(), min_samples)
 }
 """
 DB_BACH = """
