@@ -11,6 +11,7 @@ use ndarray::{ArrayD, ArrayViewD, IxDyn, Zip};
 use crate::array::{Array, Operand};
 use crate::kernels::{self, Row};
 use crate::real::Real;
+use crate::simd;
 
 /// numpy's broadcasting: the result shape of `shapes`, or a shape error naming `op`.
 pub(crate) fn broadcast_shape(op: &str, shapes: &[&[usize]]) -> Result<Vec<usize>> {
@@ -86,20 +87,21 @@ fn rows_with_vector<M: Copy, V: Copy, R>(m_shape: &[usize], m: &[M], v_shape: &[
 /// rest of the tables are `elementwise`, a few cycles each), and what an element of each costs
 /// beside an `exp` (1) on a CPU. Measured on the 2-core development machine: f64, one thread,
 /// 2^20 values in random order (branches are then taken as in a workload), over [-3, 3] or
-/// the function's domain. In ns: sqrt 1.1, exp 4.5, ln 3.8, log2 3.4, log10 6.7, sin 12.3,
-/// cos 14.3, tan 9.7, asin/acos 13.0, atan 8.8, erf 19.9, powf 10.2. Over narrow ranges some
-/// are cheaper (erf over [0.65, 0.93] 7.0, sin over small angles 7.4).
+/// the function's domain. In ns: sqrt 1.1, exp 4.5, ln 3.8, log2 3.4, log10 6.7, tan 9.7,
+/// atan 8.8, erf 19.9, powf 10.2; sin 7.9, cos 8.2, asin/acos 7.1 four lanes at a time
+/// (`simd.rs`; the C library's took 12.3, 14.3 and 13.0). Over narrow ranges some are
+/// cheaper (erf over [0.65, 0.93] 7.0).
 const MATH_WEIGHTS: &[(&str, f64)] = &[
     ("sqrt", 0.25),
     ("exp", 1.0),
     ("ln", 0.85),
     ("log2", 0.75),
     ("log10", 1.5),
-    ("sin", 2.7),
-    ("cos", 3.2),
+    ("sin", 1.75),
+    ("cos", 1.8),
     ("tan", 2.2),
-    ("asin", 2.9),
-    ("acos", 2.9),
+    ("asin", 1.6),
+    ("acos", 1.6),
     ("atan", 2.0),
     ("erf", 4.4),
     ("powf", 2.3),
@@ -134,7 +136,10 @@ macro_rules! unary {
                 d => Err(BachError::dtype($name, "f64 or f32", d)),
             })
             .cpu(|_, args| match &args[0] {
-                ValueRef::F64(a) => Ok(Value::from(a.mapv(|$x: f64| $body))),
+                ValueRef::F64(a) => Ok(Value::from(match simd::unary_f64($name) {
+                    Some(op) => simd::map(a.view(), &op, |$x: f64| $body),
+                    None => a.mapv(|$x: f64| $body),
+                })),
                 ValueRef::F32(a) => Ok(Value::from(a.mapv(|$x: f32| $body))),
                 v => Err(BachError::dtype($name, "f64 or f32", v.dtype())),
             })

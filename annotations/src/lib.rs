@@ -30,6 +30,7 @@ mod npy;
 pub mod random;
 mod real;
 mod reduce;
+mod simd;
 pub mod sweep;
 mod whatif;
 
