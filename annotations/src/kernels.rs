@@ -341,18 +341,20 @@ pub(crate) fn catalog() -> Vec<(Arc<Annotation>, Vec<DType>)> {
     c.push((ml::gram_op(), vec![DType::F64]));
     c.push((ml::knn_vote_op(5), vec![DType::F64]));
     c.push((ml::radius_op(1.0), vec![DType::F64]));
+    c.push((ml::eigen_op(), vec![DType::F64]));
     c
 }
 
 /// Whether a launch goes to the device's BLAS (no source of ours).
 fn blas(launch: &Launch) -> bool {
-    matches!(launch, Launch::Gemm | Launch::Gram)
+    matches!(launch, Launch::Gemm | Launch::Gram | Launch::SymmetricEigen)
 }
 
 /// Every kernel the library can launch from source: (the function the device launches, its
 /// entry plus dtype suffix; the accelerator slot). One entry per function (sources repeat per
-/// family). `Launch::Gemm` and `Launch::Gram` slots (`dot`, `gram`: the device's cuBLAS)
-/// have no source and are not listed.
+/// family). `Launch::Gemm`, `Launch::Gram` and `Launch::SymmetricEigen` slots (`dot`,
+/// `gram`: the device's cuBLAS; `symmetric_eigen`: its cuSOLVER) have no source and are not
+/// listed.
 pub fn all() -> Vec<(String, AcceleratorKernel)> {
     let mut seen = HashSet::new();
     let mut out = Vec::new();
@@ -434,7 +436,7 @@ mod tests {
                 v.extend(params.iter().map(|_| "double".to_string()));
                 v
             }
-            Launch::Gemm | Launch::Gram => vec![],
+            Launch::Gemm | Launch::Gram | Launch::SymmetricEigen => vec![],
         }
     }
 
@@ -616,7 +618,7 @@ mod tests {
         for (op, dtypes) in catalog() {
             let k = op.accelerator().unwrap_or_else(|| panic!("{} has no accelerator slot", op.name()));
             if blas(&k.launch) {
-                assert!(k.entry == "gemm" || k.entry == "gram", "{}", k.entry);
+                assert!(["gemm", "gram", "symmetric_eigen"].contains(&k.entry.as_str()), "{}", k.entry);
                 continue;
             }
             for d in dtypes {

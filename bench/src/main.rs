@@ -726,6 +726,14 @@ fn calibrate(args: &Args) -> Result<(), String> {
 
 /// `plan`: the workload's plan as one JSON line; nothing runs and no input is made.
 fn plan(args: &Args) -> Result<(), String> {
+    if let Some(w) = args.ml {
+        // It planned Black-Scholes instead, silently, before.
+        return Err(format!(
+            "`plan` plans the elementwise workloads (black-scholes, haversine) from placeholders; for {} run it (`run {} --log2 N --profile ...` prints its stages predicted and measured), or `:bach whatif` in a notebook",
+            w.name(),
+            w.name()
+        ));
+    }
     let n = 1usize << args.log2;
     let w = args.workload;
     let session = bach_session(device_choice(args.device, args.memory)?, args)?;

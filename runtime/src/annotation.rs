@@ -132,6 +132,12 @@ pub enum Launch {
     /// piece's result) as for [`Launch::Rows`], whole. Grid-stride: the kernel maps its own
     /// work onto the threads (about one per element of `c` are launched).
     Cross { params: Vec<f64> },
+    /// The symmetric eigen problem of the one `d x d` f64 argument (its lower triangle, as
+    /// numpy's `eigh`) through the device's solver (cuSOLVER's `syevd`): no source. The result
+    /// is `(d + 1) x d`: row 0 the eigenvalues, descending; row `1 + i` the unit eigenvector of
+    /// eigenvalue `i`, its largest-magnitude entry (the first of equals) positive; all NaN when
+    /// the lower triangle holds a NaN or an infinity.
+    SymmetricEigen,
 }
 
 /// What kind of node an annotation makes.

@@ -187,3 +187,70 @@ fn the_cuda_neighbourhood_bits_give_the_cpu_bits() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `bach_eigen_check` over the matrix, then `bach_eigen_order` over syevd's outputs, each as
+/// `grid` blocks of `block` threads.
+const EIGEN_MAIN: &str = r#"
+int main(int argc, char** argv) {
+    unsigned long long d = strtoull(argv[3], 0, 10);
+    std::vector<double> a(d * d), w(d), v(d * d), out((d + 1) * d, -999.0);
+    FILE* f = fopen(argv[1], "rb");
+    if (fread(a.data(), 8, d * d, f) != d * d || fread(w.data(), 8, d, f) != d || fread(v.data(), 8, d * d, f) != d * d) return 2;
+    fclose(f);
+    int flags[2] = {0, 0};
+    gridDim.x = atoi(argv[4]);
+    blockDim.x = atoi(argv[5]);
+    for (blockIdx.x = 0; blockIdx.x < gridDim.x; ++blockIdx.x)
+        for (threadIdx.x = 0; threadIdx.x < blockDim.x; ++threadIdx.x)
+            bach_eigen_check(d, a.data(), flags);
+    for (blockIdx.x = 0; blockIdx.x < gridDim.x; ++blockIdx.x)
+        for (threadIdx.x = 0; threadIdx.x < blockDim.x; ++threadIdx.x)
+            bach_eigen_order(d, w.data(), v.data(), flags, out.data());
+    FILE* o = fopen(argv[2], "wb");
+    fwrite(out.data(), 8, (d + 1) * d, o);
+    fclose(o);
+    return 0;
+}
+"#;
+
+#[test]
+fn the_cuda_eigen_ordering_gives_the_cpu_layout() {
+    let Some(cxx) = cxx("the_cuda_eigen_ordering_gives_the_cpu_layout") else { return };
+    let dir = std::env::temp_dir().join(format!("bach-kernels-on-host-eigen-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let exe = build(&cxx, &dir, bach_runtime::cuda::EIGEN_SOURCE, EIGEN_MAIN);
+    let mut rng = Rng(0x1234_5678_9abc_def1);
+    for (d, poison) in [(6usize, None), (1, None), (9, Some((7usize, 2usize))), (9, Some((2, 7))), (4, Some((3, 3)))] {
+        let x = Array2::from_shape_fn((d + 3, d), |_| rng.below(1000) as f64 / 250.0 - 2.0);
+        let mut a = x.t().dot(&x);
+        if let Some((i, j)) = poison {
+            a[[i, j]] = if i == j { f64::INFINITY } else { f64::NAN };
+        }
+        let lower_poisoned = poison.is_some_and(|(i, j)| j <= i);
+        let clean = a.mapv(|v| if v.is_finite() { v } else { 0.0 });
+        // What syevd hands back: eigenvalues ascending, eigenvectors as the columns of a
+        // column-major matrix (each column contiguous), with whatever signs.
+        let (values, vectors) = bach::ml::numerics::symmetric_eigen(clean.view());
+        let w: Vec<f64> = values.iter().rev().copied().collect();
+        let mut v = Vec::with_capacity(d * d);
+        for c in 0..d {
+            let sign = if rng.below(2) == 0 { -1.0 } else { 1.0 };
+            v.extend(vectors.column(d - 1 - c).iter().map(|e| sign * e));
+        }
+        let input = dir.join("in.bin");
+        let bytes: Vec<u8> = a.iter().chain(&w).chain(&v).flat_map(|e| e.to_le_bytes()).collect();
+        std::fs::write(&input, bytes).unwrap();
+        let output = dir.join("out.bin");
+        let status = Command::new(&exe).arg(&input).arg(&output).args([d.to_string(), "2".into(), "3".into()]).status().unwrap();
+        assert!(status.success(), "the kernel's host build failed: {status}");
+        let got: Vec<f64> = std::fs::read(&output).unwrap().chunks_exact(8).map(|c| f64::from_le_bytes(c.try_into().unwrap())).collect();
+        if lower_poisoned {
+            assert!(got.iter().all(|e| e.is_nan()), "d = {d}, {poison:?}: {got:?}");
+            continue;
+        }
+        let mut want: Vec<f64> = values.to_vec();
+        want.extend(vectors.t().iter().copied());
+        assert_eq!(got, want, "d = {d}, {poison:?}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -1275,3 +1275,37 @@ fn dbscan_neighbourhoods_and_labels() {
         }
     });
 }
+
+#[test]
+fn symmetric_eigen_of_gram_matrices() {
+    each_session(|ctx| {
+        for (k, (n, d)) in [(300usize, 24usize), (50, 5), (7, 1), (0, 3)].into_iter().enumerate() {
+            let x: ArrayD<f64> = input(950 + k as u64, &[n, d], -2.0, 2.0, false);
+            let x2 = x.clone().into_dimensionality::<ndarray::Ix2>().unwrap();
+            let g = x2.t().dot(&x2);
+            let (values, vectors) = bach::ml::numerics::symmetric_eigen(g.view());
+            let got = ev(&bach::ml::symmetric_eigen(&lazy(&g.clone().into_dyn())).unwrap());
+            assert_eq!(got.shape(), &[d + 1, d], "{ctx}");
+            let top = values.iter().fold(0.0f64, |m, v| m.max(v.abs())).max(1e-300);
+            for (j, (&g_, &w)) in got.slice(ndarray::s![0, ..]).iter().zip(&values).enumerate() {
+                assert!((g_ - w).abs() <= 1e-11 * top, "eigenvalue {j} of {d} x {d} ({ctx}): {g_} vs {w}");
+            }
+            // Random Gram matrices have distinct eigenvalues: each vector is determined up to
+            // sign, and both sides sign it the same way.
+            for i in 0..d {
+                for (c, (&g_, &w)) in got.slice(ndarray::s![1 + i, ..]).iter().zip(vectors.column(i)).enumerate() {
+                    assert!((g_ - w).abs() <= 1e-8, "vector {i}, entry {c} of {d} x {d} ({ctx}): {g_} vs {w}");
+                }
+            }
+        }
+        // A NaN in the lower triangle: all NaN; one in the upper triangle is not read.
+        let mut m = ndarray::Array2::<f64>::eye(3);
+        m[[2, 0]] = f64::NAN;
+        let got = ev(&bach::ml::symmetric_eigen(&lazy(&m.clone().into_dyn())).unwrap());
+        assert!(got.iter().all(|v| v.is_nan()), "{ctx}: {got}");
+        m[[2, 0]] = 0.0;
+        m[[0, 2]] = f64::NAN;
+        let got = ev(&bach::ml::symmetric_eigen(&lazy(&m.into_dyn())).unwrap());
+        assert!(got.iter().all(|v| v.is_finite()) && got[[0, 0]] == 1.0, "{ctx}: {got}");
+    });
+}

@@ -6,7 +6,7 @@
 //! CPU, cuBLAS on CUDA), means and norms are reductions, centring and scaling are elementwise
 //! ops, and what has no library op is an annotation here with its CPU kernel from
 //! `numerics.rs`: `X^T X` (`gram`; cuBLAS on CUDA), the symmetric eigen problem
-//! (`symmetric_eigen`, host only), the k-nearest vote (`knn_vote`, split by rows; a CUDA
+//! (`symmetric_eigen`; cuSOLVER on CUDA), the k-nearest vote (`knn_vote`, split by rows; a CUDA
 //! kernel of its own, [`KNN_VOTE_SOURCE`]), DBSCAN's neighbourhoods as a bit matrix
 //! (`radius_neighbours`; on CUDA cuBLAS's cross products and [`RADIUS_BITS_SOURCE`]) and
 //! their labelling (`dbscan_labels`, host only). A fitted
@@ -91,23 +91,27 @@ impl FittedScaler {
 
 /// Eigen-decomposition of a symmetric `d x d` matrix as one `(d + 1) x d` array: row 0 the
 /// eigenvalues, descending; row `1 + i` eigenvector i (largest-magnitude entry positive).
-fn eigen_op() -> Arc<Annotation> {
+pub(crate) fn eigen_op() -> Arc<Annotation> {
     static OP: LazyLock<Arc<Annotation>> = LazyLock::new(|| {
         oa("symmetric_eigen")
             .family(Family::Other)
             .unsplittable()
-            .cpu_only("symmetric eigen solver: Householder + QL on the host (cuSOLVER's not yet)")
+            .accelerator_launch("symmetric_eigen", "", Launch::SymmetricEigen)
             .shape(|m: &[Meta]| match m[0].shape.as_slice() {
                 [a, b] if a == b && m[0].dtype == DType::F64 => Ok(Meta::new(DType::F64, [a + 1, *a])),
                 s => Err(BachError::shape("symmetric_eigen", format!("expects a square f64 matrix, got {} {s:?}", m[0].dtype))),
             })
             .estimate(|args, _, device| {
                 let d = args[0].shape[0] as f64;
-                // Tridiagonalisation and QL on one thread: 0.72 ns per d^3 at d = 512, 0.92 at
-                // 128 (measured here), whatever the thread count.
                 match device.kind {
+                    // Tridiagonalisation and QL on one thread: 0.72 ns per d^3 at d = 512, 0.92
+                    // at 128 (measured here), whatever the thread count.
                     DeviceKind::Cpu => 20e-6 + 0.75e-9 * d * d * d,
-                    _ => f64::INFINITY,
+                    // cuSOLVER's syevd: a fixed cost of launches and a stream synchronization,
+                    // and a d^3 term at a small fraction of the GPU's f64 rate (an estimate: not
+                    // yet measured on a GPU). The emulated accelerator runs the CPU kernel.
+                    DeviceKind::Cuda => 2e-3 + 0.05e-9 * d * d * d,
+                    _ => 20e-6 + 0.75e-9 * d * d * d,
                 }
             })
             .cpu(|_, args| {
@@ -181,10 +185,19 @@ pub fn knn_vote(d2: &Array<f64>, labels: &Array<i64>, k: usize) -> Result<Array<
     d2.call(&knn_vote_op(k), &[labels.lazy()])
 }
 
+/// The eigen-decomposition of the symmetric `d x d` matrix `m` (its lower triangle, as
+/// numpy's `eigh`), lazy: one `(d + 1) x d` array, row 0 the eigenvalues descending, row
+/// `1 + i` the unit eigenvector of eigenvalue `i`, its largest-magnitude entry positive (all
+/// NaN when the lower triangle holds a NaN or an infinity). Householder + QL on the CPU,
+/// cuSOLVER's `syevd` on CUDA.
+pub fn symmetric_eigen(m: &Array<f64>) -> Result<Array<f64>> {
+    m.call(&eigen_op(), &[])
+}
+
 /// The top `k` eigenpairs of the symmetric matrix `m` (lazy): eigenvalues `(d,)` (all of
 /// them, descending) and the top `k` eigenvectors as rows `(k, d)`.
 fn eigen(m: &Array<f64>, k: usize) -> Result<(Array<f64>, Array<f64>)> {
-    let e: Array<f64> = m.call(&eigen_op(), &[])?;
+    let e = symmetric_eigen(m)?;
     let values = e.slice_rows(0..1)?.sum_axis(Axis(0))?;
     let vectors = e.slice_rows(1..k + 1)?;
     Ok((values, vectors))

@@ -17,6 +17,7 @@ use std::mem::MaybeUninit;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use cudarc::cublas::sys::{self as blas, cublasOperation_t};
+use cudarc::cusolver::sys as solver_sys;
 use cudarc::driver::result;
 use cudarc::driver::{CudaEvent, CudaFunction, LaunchConfig, PushKernelArg};
 use ndarray::{Array, CowArray, IxDyn};
@@ -55,6 +56,44 @@ fn fuse_on() -> bool {
 /// flight while the drain thread copies earlier ones out.
 const CHUNK_OUT: usize = 16 << 20;
 const OUT_IN_FLIGHT: usize = 4;
+/// The device's own kernels around cuSOLVER's `syevd` ([`Launch::SymmetricEigen`]):
+/// `bach_eigen_check` flags a NaN or infinity in the lower triangle (`flags[1] = 1`; `syevd`
+/// would not say), `bach_eigen_order` writes the op's result from `syevd`'s ascending
+/// eigenvalues `w` and column-major eigenvectors `v`, one thread per result row: row 0 the
+/// values reversed, row `1 + i` column `d - 1 - i` with its first largest-magnitude entry made
+/// positive (the CPU's `canonical_signs`).
+pub const EIGEN_SOURCE: &str = r#"// bach: around cuSOLVER's syevd (runtime/src/cuda/device.rs)
+extern "C" __global__ void bach_eigen_check(unsigned long long d, const double* a, int* flags) {
+    for (unsigned long long t = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x; t < d * d; t += (unsigned long long)gridDim.x * blockDim.x) {
+        const double v = a[t];
+        if (t % d <= t / d && v - v != 0.0) flags[1] = 1;
+    }
+}
+extern "C" __global__ void bach_eigen_order(unsigned long long d, const double* w, const double* v, const int* flags, double* out) {
+    const double nan = __longlong_as_double(0x7ff8000000000000LL);
+    for (unsigned long long r = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x; r < d + 1; r += (unsigned long long)gridDim.x * blockDim.x) {
+        double* o = out + r * d;
+        if (flags[1]) {
+            for (unsigned long long j = 0; j < d; ++j) o[j] = nan;
+        } else if (r == 0) {
+            for (unsigned long long j = 0; j < d; ++j) o[j] = w[d - 1 - j];
+        } else {
+            const double* col = v + (d - r) * d;
+            double largest = 0.0, at = 0.0;
+            for (unsigned long long k = 0; k < d; ++k) {
+                const double x = col[k] < 0.0 ? -col[k] : col[k];
+                if (x > largest) {
+                    largest = x;
+                    at = col[k];
+                }
+            }
+            const double s = at < 0.0 ? -1.0 : 1.0;
+            for (unsigned long long k = 0; k < d; ++k) o[k] = s * col[k];
+        }
+    }
+}
+"#;
+
 /// Scratch memory for the products of one block of a [`Launch::Cross`] op: 2048 rows of
 /// 16384 f64 products (DBSCAN's neighbourhoods at 2^14 points in 8 blocks).
 const CROSS_SCRATCH: usize = 256 << 20;
@@ -412,6 +451,116 @@ impl CudaDevice {
         let end = self.gpu.end(Lane::Compute, Some(span), start).map_err(|e| at.cuda("cuEventRecord", e))?;
         Ok(self.value(out, out_meta, end, Lane::Compute))
     }
+
+    /// [`Launch::SymmetricEigen`]: the matrix copied (syevd overwrites it), checked for NaN
+    /// and infinities, solved by cuSOLVER's `syevd` (upper triangle of the column-major view:
+    /// the row-major lower triangle), then ordered and signed by [`EIGEN_SOURCE`]. The stream
+    /// is synchronized to read `syevd`'s status: a failure is an error at the op.
+    fn symmetric_eigen(&self, at: At<'_>, inputs: &[Input<'_>], span: (Tag, EventKind)) -> Result<Value> {
+        let [a] = inputs else { return Err(at.invalid("the symmetric eigen problem takes one argument")) };
+        if a.meta.dtype != DType::F64 {
+            return Err(BachError::dtype(at.op, "f64", a.meta.dtype));
+        }
+        let &[d, d2] = a.meta.shape.as_slice() else { return Err(at.invalid(format!("expects a square matrix, got shape {:?}", a.meta.shape))) };
+        if d != d2 {
+            return Err(at.invalid(format!("expects a square matrix, got shape {:?}", a.meta.shape)));
+        }
+        let n = i32::try_from(d).map_err(|_| at.invalid(format!("a {d} x {d} matrix is beyond cuSOLVER's 32-bit sizes")))?;
+        let out_meta = Meta::new(DType::F64, [d + 1, d]);
+        let out = self.gpu.pool.alloc(out_meta.bytes(), at)?;
+        let matrix = self.gpu.pool.alloc(d * d * 8, at)?;
+        let values = self.gpu.pool.alloc(d * 8, at)?;
+        let flags = self.gpu.pool.alloc(8, at)?;
+        let check = self.gpu.function(EIGEN_SOURCE, "bach_eigen_check").map_err(|e| at.fail(format!("kernel `bach_eigen_check`: {e}")))?;
+        let order = self.gpu.function(EIGEN_SOURCE, "bach_eigen_order").map_err(|e| at.fail(format!("kernel `bach_eigen_order`: {e}")))?;
+        for i in inputs {
+            self.wait_for(Lane::Compute, i.buf, at)?;
+        }
+        for b in [&out, &matrix, &values, &flags] {
+            b.touch(Lane::Compute);
+        }
+        let stream = self.gpu.stream(Lane::Compute).cu_stream();
+        let start = self.gpu.begin(Lane::Compute).map_err(|e| at.cuda("cuEventRecord", e))?;
+        let mut workspace = None;
+        if d > 0 {
+            // SAFETY: live blocks of the sizes given, on the compute stream.
+            unsafe {
+                result::memcpy_dtod_async(matrix.ptr, a.ptr, d * d * 8, stream).map_err(|e| at.cuda("cuMemcpyDtoDAsync", e))?;
+                result::memset_d8_async(flags.ptr, 0, 8, stream).map_err(|e| at.cuda("cuMemsetD8Async", e))?;
+            }
+            self.queue_kernel(at, &check, "bach_eigen_check", blocks_for((d * d) as u64, self.gpu.sms), BLOCK, &[KArg::U64(d as u64), KArg::U64(a.ptr), KArg::U64(flags.ptr)])?;
+            let guard = self.gpu.solver();
+            let Some(Ok(solver)) = guard.as_ref() else { return Err(at.fail("cuSOLVER is not available")) };
+            let (jobz, uplo) = (solver_sys::cusolverEigMode_t::CUSOLVER_EIG_MODE_VECTOR, solver_sys::cublasFillMode_t::CUBLAS_FILL_MODE_UPPER);
+            let mut lwork = 0i32;
+            // SAFETY: a live handle; the pointers are live blocks of d x d and d doubles.
+            let status = unsafe { solver_sys::cusolverDnDsyevd_bufferSize(solver.handle, jobz, uplo, n, matrix.ptr as *const f64, n.max(1), values.ptr as *const f64, &mut lwork) };
+            if status != solver_sys::cusolverStatus_t::CUSOLVER_STATUS_SUCCESS {
+                return Err(at.fail(format!("cuSOLVER's syevd workspace query: {status:?}")));
+            }
+            let work = self.gpu.pool.alloc(lwork.max(1) as usize * 8, at)?;
+            work.touch(Lane::Compute);
+            // SAFETY: as above, with a workspace of lwork doubles and the status int in flags.
+            let status = unsafe {
+                solver_sys::cusolverDnDsyevd(
+                    solver.handle,
+                    jobz,
+                    uplo,
+                    n,
+                    matrix.ptr as *mut f64,
+                    n.max(1),
+                    values.ptr as *mut f64,
+                    work.ptr as *mut f64,
+                    lwork,
+                    flags.ptr as *mut i32,
+                )
+            };
+            drop(guard);
+            match status {
+                solver_sys::cusolverStatus_t::CUSOLVER_STATUS_SUCCESS => {}
+                solver_sys::cusolverStatus_t::CUSOLVER_STATUS_ALLOC_FAILED => {
+                    return Err(BachError::DeviceOutOfMemory { device: at.device.to_string(), detail: format!("cuSOLVER could not allocate for `{}`", at.op) })
+                }
+                s => return Err(at.fail(format!("cuSOLVER's syevd: {s:?}"))),
+            }
+            workspace = Some(work);
+            let kargs = [KArg::U64(d as u64), KArg::U64(values.ptr), KArg::U64(matrix.ptr), KArg::U64(flags.ptr), KArg::U64(out.ptr)];
+            self.queue_kernel(at, &order, "bach_eigen_order", blocks_for(d as u64 + 1, self.gpu.sms), BLOCK, &kargs)?;
+        }
+        let end = self.gpu.end(Lane::Compute, Some(span), start).map_err(|e| at.cuda("cuEventRecord", e))?;
+        if d > 0 {
+            let mut status = [0i32; 2];
+            self.gpu.stream(Lane::Compute).synchronize().map_err(|e| at.cuda("waiting for cuSOLVER's syevd", e))?;
+            // SAFETY: flags holds two ints, written by the work just waited for.
+            unsafe { result::memcpy_dtoh_sync(&mut status, flags.ptr) }.map_err(|e| at.cuda("reading syevd's status", e))?;
+            if status[0] != 0 && status[1] == 0 {
+                return Err(at.fail(format!(
+                    "cuSOLVER's syevd did not converge (info {}: {} off-diagonal elements of an intermediate tridiagonal form did not converge to zero)",
+                    status[0], status[0]
+                )));
+            }
+        }
+        drop(workspace);
+        Ok(self.value(out, out_meta, end, Lane::Compute))
+    }
+
+    /// An op the device has no library for (here: no cuSOLVER): its arguments copied to the
+    /// host, its CPU kernel, the result copied back; said once per process, on stderr.
+    fn on_host(&self, at: At<'_>, op: &Annotation, ctx: &OpCtx<'_>, args: &[ValueRef<'_>], why: &str) -> Result<Value> {
+        static SAID: std::sync::Once = std::sync::Once::new();
+        SAID.call_once(|| eprintln!("bach: {why}; `{}` runs on the host", at.op));
+        let tag = Tag { node: ctx.node, piece: ctx.piece as u32 };
+        let host = args
+            .iter()
+            .map(|a| match a {
+                ValueRef::Device(_) => self.copy_out(a.clone(), tag)?.finish(),
+                other => Ok(other.to_value()),
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let views: Vec<ValueRef<'_>> = host.iter().map(Value::view).collect();
+        let result = op.run_cpu(ctx, &views)?;
+        self.copy_in(result.view(), tag)
+    }
 }
 
 /// What the drain thread made of a copy to the host.
@@ -713,6 +862,15 @@ impl Device for CudaDevice {
                 }
             }
             let args = args.iter().map(|a| self.realized(a, at)).collect::<Result<Vec<_>>>()?;
+            if kernel.launch == Launch::SymmetricEigen {
+                let missing = match self.gpu.solver().as_ref() {
+                    Some(Err(why)) => Some(why.clone()),
+                    _ => None,
+                };
+                if let Some(why) = missing {
+                    return self.on_host(at, op, ctx, &args, &why);
+                }
+            }
             let inputs = args.iter().map(|a| self.input(a, at)).collect::<Result<Vec<_>>>()?;
             let kind = if op.kind() == OpKind::Alloc { EventKind::Alloc } else { EventKind::Compute };
             let span = (Tag { node: ctx.node, piece: ctx.piece as u32 }, kind);
@@ -725,6 +883,7 @@ impl Device for CudaDevice {
                 Launch::Gram => self.gram(at, &inputs, span),
                 Launch::Rows { params } => self.rows(at, kernel, ctx, &inputs, params, span),
                 Launch::Cross { params } => self.cross(at, kernel, ctx, &inputs, params, span),
+                Launch::SymmetricEigen => self.symmetric_eigen(at, &inputs, span),
             }
         })
     }

@@ -13,6 +13,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use cudarc::cublas::{result as blas_result, sys as blas_sys};
+use cudarc::cusolver::sys as solver_sys;
 use cudarc::driver::result::{self, DriverError};
 use cudarc::driver::sys::{self, cudaError_enum, CUdevice_attribute, CUevent_flags};
 use cudarc::driver::{CudaContext, CudaEvent, CudaFunction, CudaModule, CudaStream, LaunchConfig, PushKernelArg};
@@ -74,6 +75,46 @@ impl Drop for Blas {
     }
 }
 
+/// A cuSOLVER dense handle on the compute stream (the symmetric eigen problem), made at first
+/// use: a GPU host without cuSOLVER runs everything else, and those ops on the host.
+pub(super) struct Solver {
+    pub handle: solver_sys::cusolverDnHandle_t,
+}
+
+// SAFETY: the handle is used under the GPU's mutex, one thread at a time.
+unsafe impl Send for Solver {}
+
+impl Solver {
+    fn new(stream: &CudaStream) -> Result<Solver, String> {
+        if !crate::device::catch_panics(|| unsafe { solver_sys::is_culib_present() }).unwrap_or(false) {
+            return Err("no cuSOLVER found (libcusolver): install the CUDA toolkit, or `pip install nvidia-cusolver` (the CUDA 13 line) and add its `nvidia/cu13/lib` directory to LD_LIBRARY_PATH".into());
+        }
+        let mut handle = std::ptr::null_mut();
+        // SAFETY: a fresh handle on a live stream of the current context.
+        unsafe {
+            let status = solver_sys::cusolverDnCreate(&mut handle);
+            if status != solver_sys::cusolverStatus_t::CUSOLVER_STATUS_SUCCESS {
+                return Err(format!("cuSOLVER could not start: {status:?}"));
+            }
+            let solver = Solver { handle };
+            let status = solver_sys::cusolverDnSetStream(handle, stream.cu_stream() as _);
+            if status != solver_sys::cusolverStatus_t::CUSOLVER_STATUS_SUCCESS {
+                return Err(format!("cuSOLVER could not use the compute stream: {status:?}"));
+            }
+            Ok(solver)
+        }
+    }
+}
+
+impl Drop for Solver {
+    fn drop(&mut self) {
+        if !self.handle.is_null() {
+            // SAFETY: created by cusolverDnCreate, destroyed once.
+            let _ = unsafe { solver_sys::cusolverDnDestroy(self.handle) };
+        }
+    }
+}
+
 /// A kernel source compiled and loaded, with the functions looked up in it.
 struct Compiled {
     source: String,
@@ -118,6 +159,8 @@ pub(super) struct Gpu {
     pub pool: Arc<DevicePool>,
     pub staging: Arc<StagingPool>,
     pub blas: Mutex<Blas>,
+    /// cuSOLVER, made at first use ([`Gpu::solver`]); why not, when it cannot be.
+    solver: Mutex<Option<Result<Solver, String>>>,
     /// Host-to-device and device-to-host bytes per second, and whether they were measured.
     pub bandwidth: (f64, f64, bool),
     /// Every GPU of the machine, one line each, and the versions in use.
@@ -238,6 +281,7 @@ impl Gpu {
             total_memory: info.memory,
             streams,
             blas: Mutex::new(blas),
+            solver: Mutex::new(None),
             bandwidth: (25e9, 25e9, false),
             notes,
             modules: Mutex::new(HashMap::new()),
@@ -257,6 +301,17 @@ impl Gpu {
     }
 
     /// The function `name` of kernel `source`, compiled at first use.
+    /// The cuSOLVER handle (made on first use, on the compute stream), or why there is none.
+    pub fn solver(&self) -> MutexGuard<'_, Option<Result<Solver, String>>> {
+        let mut s = lock(&self.solver);
+        if s.is_none() {
+            let made =
+                self.ctx.bind_to_thread().map_err(|e| format!("binding the CUDA context: {}", describe(&e))).and_then(|()| Solver::new(&self.streams[Lane::Compute as usize]));
+            *s = Some(made);
+        }
+        s
+    }
+
     pub fn function(&self, source: &str, name: &str) -> Result<CudaFunction, String> {
         let key = (source.as_ptr() as usize, source.len(), name.to_string());
         if let Some((c, f)) = lock(&self.recent_functions).get(&key) {

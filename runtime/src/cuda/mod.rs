@@ -30,7 +30,7 @@ mod memory;
 mod nvrtc;
 mod shapes;
 
-pub use device::CudaDevice;
+pub use device::{CudaDevice, EIGEN_SOURCE};
 
 /// A GPU found by [`detect`], and notes for the user (every GPU listed, which one is used).
 pub struct Found {
