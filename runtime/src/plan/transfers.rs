@@ -22,10 +22,12 @@ pub(super) fn insert(
     let mut on_host: Vec<bool> = part.nodes.iter().map(|n| n.materialized == Some(CPU)).collect();
     let mut on_dev: Vec<Option<DeviceId>> = part.nodes.iter().map(|n| n.materialized.filter(|&d| d != CPU)).collect();
     let mut transfers: Vec<Transfer> = Vec::new();
-    // Per stage: its device and the values from outside it that it reads.
+    // Per stage that is not paged: its device and the values from outside it that it reads
+    // (a paged stage streams what it reads: it is not made to hold a value whole).
     let stages_after: Vec<(usize, DeviceId, Vec<usize>)> = stages
         .iter()
         .enumerate()
+        .filter(|(_, stage)| !stage.paged)
         .map(|(s, stage)| (s, stage.device, stage.steps.iter().flat_map(|&st| part.nodes[steps[st].node].inputs.iter().copied()).filter(|&u| stage_node[u] != Some(s)).collect()))
         .collect();
     for (s, stage) in stages.iter_mut().enumerate() {
