@@ -61,16 +61,9 @@ mod tests {
         (a.to_bits() as i64 - b.to_bits() as i64).abs() as f64
     }
 
-    fn uniform(n: usize, lo: f64, hi: f64, seed: u64) -> Vec<f64> {
-        let mut s = seed;
-        (0..n)
-            .map(|_| {
-                s ^= s << 13;
-                s ^= s >> 7;
-                s ^= s << 17;
-                lo + (hi - lo) * ((s >> 11) as f64 / (1u64 << 53) as f64)
-            })
-            .collect()
+    fn uniform(n: usize, lo: f64, hi: f64, seed: u32) -> Vec<f64> {
+        let mut rs = crate::random::RandomState::new(seed);
+        (0..n).map(|_| rs.uniform(lo, hi)).collect()
     }
 
     /// An op, its scalar function, and ranges to draw arguments from.
@@ -89,7 +82,7 @@ mod tests {
             let op = unary_f64(name).unwrap();
             for (k, &(lo, hi)) in ranges.iter().enumerate() {
                 // An odd length: the last elements go the scalar way.
-                let xs = Array1::from(uniform(200_003, lo, hi, 17 + k as u64)).into_dyn();
+                let xs = Array1::from(uniform(200_003, lo, hi, 17 + k as u32)).into_dyn();
                 let got = map(xs.view(), &op, scalar);
                 let worst = got.iter().zip(&xs).map(|(&g, &x)| (ulps(g, scalar(x)), x)).fold((0.0, 0.0), |a, b| if b.0 > a.0 { b } else { a });
                 assert!(worst.0 <= 2.0, "{name} over [{lo:e}, {hi:e}]: {} ulp at {:e}", worst.0, worst.1);

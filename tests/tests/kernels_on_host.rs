@@ -47,6 +47,16 @@ fn build(cxx: &str, dir: &Path, source: &str, main: &str) -> PathBuf {
     exe
 }
 
+/// Run a kernel's host build: `input` written to a file in `dir`, then `exe IN OUT args...`;
+/// its output file as 8-byte little-endian words.
+fn run_on_host(exe: &Path, dir: &Path, input: Vec<u8>, args: &[String]) -> Vec<[u8; 8]> {
+    let (inp, out) = (dir.join("in.bin"), dir.join("out.bin"));
+    std::fs::write(&inp, input).unwrap();
+    let status = Command::new(exe).arg(&inp).arg(&out).args(args).status().unwrap();
+    assert!(status.success(), "the kernel's host build failed: {status}");
+    std::fs::read(&out).unwrap().chunks_exact(8).map(|c| c.try_into().unwrap()).collect()
+}
+
 /// `knn_vote_f64` over every row, launched as `grid` blocks of `block` threads.
 const KNN_MAIN: &str = r#"
 int main(int argc, char** argv) {
@@ -106,15 +116,10 @@ fn the_cuda_knn_vote_gives_the_cpu_vote() {
                 });
                 let labels = Array1::from_shape_fn(cols, |_| rng.below(5) as i64 - 2);
                 let want = bach::ml::numerics::knn_vote(d2.view(), labels.view(), k);
-                let input = dir.join("in.bin");
                 let mut bytes: Vec<u8> = d2.iter().flat_map(|v| v.to_le_bytes()).collect();
                 bytes.extend(labels.iter().flat_map(|v| v.to_le_bytes()));
-                std::fs::write(&input, bytes).unwrap();
-                let output = dir.join("out.bin");
                 // Fewer threads than rows: the grid-stride loop takes the rest.
-                let status = Command::new(&exe).arg(&input).arg(&output).args([rows, cols, k, 3, 4].map(|v| v.to_string())).status().unwrap();
-                assert!(status.success(), "the kernel's host build failed: {status}");
-                let got: Vec<i64> = std::fs::read(&output).unwrap().chunks_exact(8).map(|c| i64::from_le_bytes(c.try_into().unwrap())).collect();
+                let got: Vec<i64> = run_on_host(&exe, &dir, bytes, &[rows, cols, k, 3, 4].map(|v| v.to_string())).into_iter().map(i64::from_le_bytes).collect();
                 assert_eq!(got, want.to_vec(), "{rows} x {cols}, k = {k}, {levels} levels");
                 cases += 1;
             }
@@ -171,16 +176,11 @@ fn the_cuda_neighbourhood_bits_give_the_cpu_bits() {
             .fold(f64::INFINITY, f64::min);
         assert!(margin > 1e-9, "points too near the boundary: {margin:e}");
         let want = bach::ml::numerics::radius_bits(x.view(), sq.view(), eps);
-        let input = dir.join("in.bin");
         let mut bytes: Vec<u8> = c.iter().flat_map(|v| v.to_le_bytes()).collect();
         bytes.extend(sq.iter().flat_map(|v| v.to_le_bytes()));
-        std::fs::write(&input, bytes).unwrap();
-        let output = dir.join("out.bin");
         // Fewer threads than words: the grid-stride loop takes the rest.
-        let status =
-            Command::new(&exe).arg(&input).arg(&output).args([n.to_string(), block_rows.to_string(), format!("{:e}", eps * eps), "3".into(), "4".into()]).status().unwrap();
-        assert!(status.success(), "the kernel's host build failed: {status}");
-        let got: Vec<i64> = std::fs::read(&output).unwrap().chunks_exact(8).map(|c| i64::from_le_bytes(c.try_into().unwrap())).collect();
+        let args = [n.to_string(), block_rows.to_string(), format!("{:e}", eps * eps), "3".into(), "4".into()];
+        let got: Vec<i64> = run_on_host(&exe, &dir, bytes, &args).into_iter().map(i64::from_le_bytes).collect();
         assert_eq!(got, want.iter().copied().collect::<Vec<i64>>(), "{n} points in {d}-d, eps {eps}, blocks of {block_rows} rows");
         let neighbours: usize = got.iter().map(|w| w.count_ones() as usize).sum();
         assert!(n < 100 || (neighbours > 2 * n && neighbours < n * n / 2), "{n} points, {neighbours} neighbour pairs: not a telling case");
@@ -237,13 +237,8 @@ fn the_cuda_eigen_ordering_gives_the_cpu_layout() {
             let sign = if rng.below(2) == 0 { -1.0 } else { 1.0 };
             v.extend(vectors.column(d - 1 - c).iter().map(|e| sign * e));
         }
-        let input = dir.join("in.bin");
         let bytes: Vec<u8> = a.iter().chain(&w).chain(&v).flat_map(|e| e.to_le_bytes()).collect();
-        std::fs::write(&input, bytes).unwrap();
-        let output = dir.join("out.bin");
-        let status = Command::new(&exe).arg(&input).arg(&output).args([d.to_string(), "2".into(), "3".into()]).status().unwrap();
-        assert!(status.success(), "the kernel's host build failed: {status}");
-        let got: Vec<f64> = std::fs::read(&output).unwrap().chunks_exact(8).map(|c| f64::from_le_bytes(c.try_into().unwrap())).collect();
+        let got: Vec<f64> = run_on_host(&exe, &dir, bytes, &[d.to_string(), "2".into(), "3".into()]).into_iter().map(f64::from_le_bytes).collect();
         if lower_poisoned {
             assert!(got.iter().all(|e| e.is_nan()), "d = {d}, {poison:?}: {got:?}");
             continue;

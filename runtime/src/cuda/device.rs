@@ -481,7 +481,6 @@ impl CudaDevice {
         }
         let stream = self.gpu.stream(Lane::Compute).cu_stream();
         let start = self.gpu.begin(Lane::Compute).map_err(|e| at.cuda("cuEventRecord", e))?;
-        let mut workspace = None;
         if d > 0 {
             // SAFETY: live blocks of the sizes given, on the compute stream.
             unsafe {
@@ -523,7 +522,6 @@ impl CudaDevice {
                 }
                 s => return Err(at.fail(format!("cuSOLVER's syevd: {s:?}"))),
             }
-            workspace = Some(work);
             let kargs = [KArg::U64(d as u64), KArg::U64(values.ptr), KArg::U64(matrix.ptr), KArg::U64(flags.ptr), KArg::U64(out.ptr)];
             self.queue_kernel(at, &order, "bach_eigen_order", blocks_for(d as u64 + 1, self.gpu.sms), BLOCK, &kargs)?;
         }
@@ -540,7 +538,6 @@ impl CudaDevice {
                 )));
             }
         }
-        drop(workspace);
         Ok(self.value(out, out_meta, end, Lane::Compute))
     }
 
