@@ -6,6 +6,7 @@
 #   bin/bach-bench              the workload harness
 #   tests/<name>                the CUDA-relevant test binaries of bach-tests
 #   run.sh                      what to run on the GPU host (one log, results beside it)
+#   targets.py                  the GPU targets of #12 and #16, tabulated from the results
 #
 # Then: copy target/gpu-bundle/ to the GPU host and run `bash run.sh` there (see README, "On a GPU").
 set -euo pipefail
@@ -40,6 +41,7 @@ for t in "${tests[@]}"; do
 done
 strip "$out/bin/"* "$out/tests/"*
 cp install/gpu_run.sh "$out/run.sh"
+cp install/gpu_targets.py "$out/targets.py"
 chmod +x "$out/run.sh"
 git rev-parse --short HEAD >"$out/COMMIT" 2>/dev/null || echo unknown >"$out/COMMIT"
 echo "gpu_bundle: wrote $out ($(du -sh "$out" | cut -f1)) from commit $(cat "$out/COMMIT"):"

@@ -90,21 +90,33 @@ step "devices (memories and transfers, BACH_DEVICE=cuda)" env BACH_DEVICE=cuda "
 
 if [ "${BENCH:-1}" != 0 ]; then
     b="$here/bin/bach-bench"
-    step "bandwidth (copy engines, launches)" "$b" bandwidth
+    # Each benchmark's output also goes to RESULTS_DIR/<name>.out, for targets.py.
+    to_file() {
+        local out="$1"
+        shift
+        "$@" 2>&1 | tee "$out"
+        return "${PIPESTATUS[0]}"
+    }
+    step "bandwidth (copy engines, launches)" to_file "$results/bandwidth.out" "$b" bandwidth
     bench() {
         local name="$1"
         shift
-        step "$name" "$b" "$@" --device cuda --timeline "$results/timeline-$name.svg"
+        step "$name" to_file "$results/$name.out" "$b" "$@" --device cuda --timeline "$results/timeline-$name.svg"
     }
     bench black-scholes-27 compare black-scholes --log2 27
     bench black-scholes-22-8MiB compare black-scholes --log2 22 --memory 8MiB
+    # The charts of shared/gpu-report at 2^26: inputs from the host, and made on the GPU
+    # (linspace where first used: no input copy, so the floor is the outputs' copy out).
+    bench black-scholes-26 compare black-scholes --log2 26
+    bench black-scholes-26-lazy compare black-scholes --log2 26 --inputs lazy
     bench haversine-24 compare haversine --log2 24
     bench haversine-27 compare haversine --log2 27
     bench haversine-28-2GiB compare haversine --log2 28 --memory 2GiB
     # The ML workloads (#12), bach beside the eager CPU code, at the sizes of the GPU targets
     # (scikit-learn on the H100 host: DBSCAN 2^14 x 256 in 0.643 s, TruncatedSVD (arpack)
-    # 2^18 x 512 in 6.57 s): X^T X and the products on the GPU, the eigen solver and DBSCAN's
-    # neighbourhoods on the host.
+    # 2^18 x 512 in 6.57 s): X^T X, the products, the eigen solver (cuSOLVER) and DBSCAN's
+    # neighbourhoods (cuBLAS and a kernel, Launch::Cross) on the GPU; DBSCAN's labelling on
+    # the host.
     bench tsvd-18 compare tsvd --log2 18 --repeat 3
     bench dbscan-14 compare dbscan --log2 14 --repeat 3
     bench pca-knn-13 compare pca-knn --log2 13 --repeat 3
@@ -115,6 +127,15 @@ if [ "${BENCH:-1}" != 0 ]; then
             step "residuals $w 2^$k" "$b" run "$w" --log2 "$k" --mode bach --device cuda --repeat 5 --json
         done
     done
+fi
+
+if [ "${BENCH:-1}" != 0 ]; then
+    echo
+    if command -v python3 >/dev/null; then
+        python3 "$here/targets.py" "$results" || echo "run.sh: targets.py failed (the benchmarks' output is in $results/*.out)"
+    else
+        echo "run.sh: no python3 here: the targets are not tabulated (read $results/*.out against README's GPU targets)"
+    fi
 fi
 
 echo

@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! bach-bench run <workload> --log2 N --mode cpu|bach|gpu [--device D] [--memory SIZE]
-//!                [--inputs random|reference] [--seed S] [--repeat R] [--json] [--dump DIR]
+//!                [--inputs random|reference|lazy] [--seed S] [--repeat R] [--json] [--dump DIR]
 //!                [--timeline FILE] (bach's last timeline as SVG)
 //! bach-bench compare <workload> --log2 N [--device D] [--memory SIZE] [--inputs ...] [--seed S] [--repeat R]
 //! bach-bench plan <workload> --log2 N [--policy P] [--profile h100|default|FILE] [--device D] [--memory SIZE]
@@ -40,7 +40,7 @@ use bach_runtime::trace::EventKind;
 use bach_runtime::{CostModel, DeviceChoice, DeviceKind, DeviceProfile, Devices, Meta, Policy, Session, CPU};
 use ndarray::Array1;
 use serde::Serialize;
-use workloads::{Columns, Workload};
+use workloads::{Columns, Inputs, Workload};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Mode {
@@ -95,7 +95,8 @@ struct Args {
     workload: Workload,
     log2: u32,
     mode: Mode,
-    seed: Option<u32>,
+    /// `--inputs` (and `--seed`) of the elementwise workloads.
+    inputs: Inputs,
     repeat: usize,
     json: bool,
     dump: Option<PathBuf>,
@@ -120,8 +121,8 @@ struct Args {
 
 const USAGE: &str = "usage:
   bach-bench run <black-scholes|haversine|crime-index|dbscan|pca-knn|tsvd> --log2 N --mode cpu|bach|gpu [--device auto|cpu|cuda|emulated[:SIZE]] [--memory SIZE]
-                 [--inputs random|reference] [--seed S] [--repeat R] [--json] [--dump DIR] [--timeline FILE]
-  bach-bench compare <black-scholes|haversine|crime-index|dbscan|pca-knn|tsvd> --log2 N [--device D] [--memory SIZE] [--inputs random|reference] [--seed S] [--repeat R] [--timeline FILE]
+                 [--inputs random|reference|lazy] [--seed S] [--repeat R] [--json] [--dump DIR] [--timeline FILE]
+  bach-bench compare <black-scholes|haversine|crime-index|dbscan|pca-knn|tsvd> --log2 N [--device D] [--memory SIZE] [--inputs random|reference|lazy] [--seed S] [--repeat R] [--timeline FILE]
              (--timeline FILE: bach's last run as a timeline chart, SVG)
   bach-bench plan <black-scholes|haversine> --log2 N [--policy P] [--profile h100|default|FILE] [--device D] [--memory SIZE]
   bach-bench cost [--profile h100|default|FILE] [--device D]   (the cost model as JSON: edit it, pass it back with --profile FILE)
@@ -166,7 +167,7 @@ fn parse(argv: &[String]) -> Result<Args, String> {
         workload,
         log2: 20,
         mode: Mode::Bach,
-        seed: Some(1),
+        inputs: Inputs::Random(1),
         repeat: 5,
         json: false,
         dump: None,
@@ -236,10 +237,12 @@ fn parse(argv: &[String]) -> Result<Args, String> {
     if a.memory == Some(0) {
         return Err("--memory 0: the accelerator needs some memory".into());
     }
-    a.seed = match inputs.as_str() {
-        "random" => Some(seed),
-        "reference" => None,
-        other => return Err(format!("--inputs {other}: expected random or reference")),
+    a.inputs = match inputs.as_str() {
+        "random" => Inputs::Random(seed),
+        "reference" => Inputs::Reference,
+        "lazy" if a.ml.is_some() => return Err("--inputs lazy: black-scholes and haversine only (the ML workloads read their own data)".into()),
+        "lazy" => Inputs::Lazy,
+        other => return Err(format!("--inputs {other}: expected random, reference or lazy")),
     };
     Ok(a)
 }
@@ -366,6 +369,39 @@ pub(crate) fn predicted_since(session: &Session, after: Option<u64>) -> f64 {
     session.trace().evals().filter(|e| after.is_none_or(|a| e.eval > a)).map(|e| e.predicted_s()).sum()
 }
 
+/// One category of [`bach_runtime::chart::time_breakdown`], as JSON.
+#[derive(Serialize)]
+struct Share {
+    key: String,
+    seconds: f64,
+    busy_seconds: f64,
+    events: usize,
+    bytes: u64,
+}
+
+/// The wall seconds of the session's last evaluation and where they went.
+fn last_breakdown(session: &Session) -> Option<(f64, Vec<Share>)> {
+    let trace = session.trace();
+    let eval = trace.last()?;
+    let shares = bach_runtime::chart::time_breakdown(eval, &session.devices().profiles())
+        .into_iter()
+        .map(|s| Share { key: s.key, seconds: s.seconds, busy_seconds: s.busy_seconds, events: s.events, bytes: s.bytes })
+        .collect();
+    Some((eval.actual_s(), shares))
+}
+
+/// `bach's last evaluation, 12.1 ms: compute:cpu 11.0 ms, overhead 1.1 ms; busy: ...`.
+fn breakdown_line(wall: f64, shares: &[Share]) -> String {
+    let ms = |s: f64| format!("{:.1} ms", s * 1e3);
+    let parts: Vec<String> = shares.iter().map(|s| format!("{} {}", s.key, ms(s.seconds))).collect();
+    let busy: Vec<String> = shares
+        .iter()
+        .filter(|s| s.key != "overhead")
+        .map(|s| format!("{} {} ({} events, {})", s.key, ms(s.busy_seconds), s.events, bach_runtime::units::bytes(s.bytes as usize)))
+        .collect();
+    format!("bach's last evaluation, {}: {}; busy: {}", ms(wall), parts.join(", "), busy.join(", "))
+}
+
 /// Names of the devices that computed something in the last bach run.
 fn ran_on(session: &Session) -> Vec<String> {
     let trace = session.trace();
@@ -396,6 +432,12 @@ struct Record {
     memory_cap_bytes: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     plan: Option<PlanSummary>,
+    /// bach: the wall time of its last evaluation, and where it went (the bar of
+    /// `:bach breakdown`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    last_evaluation_seconds: Option<f64>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    breakdown: Vec<Share>,
     #[serde(skip_serializing_if = "Option::is_none")]
     max_rel_diff_vs_cpu: Option<f64>,
     /// How the difference to cpu is measured and bounded.
@@ -407,6 +449,8 @@ struct Record {
 struct Setup<'g> {
     cols: Columns,
     lazy_inputs: BTreeMap<&'static str, bach::Array<f64>>,
+    /// `--inputs lazy`: bach makes its `n` inputs anew each run (`lazy_inputs` is empty).
+    made: Option<usize>,
     session: Option<Arc<Session>>,
     gpu: Option<gpu::Runner<'g>>,
 }
@@ -418,12 +462,18 @@ fn lazy_inputs(session: &Arc<Session>, cols: &Columns) -> BTreeMap<&'static str,
 
 /// One timed run of a mode: from inputs in memory to outputs on the host.
 fn run_once(w: Workload, mode: Mode, s: &mut Setup<'_>) -> Result<(f64, Columns), String> {
+    // Inputs bach makes itself: new graph nodes each run (outside the timed region; they are
+    // computed in it).
+    let made = match (mode, s.made, &s.session) {
+        (Mode::Bach, Some(n), Some(session)) => Some(bach_runtime::with_session(session, || w.lazy_inputs(n))),
+        _ => None,
+    };
     let t0 = Instant::now();
     let out: Columns = match mode {
         Mode::Cpu => w.cpu(&s.cols),
         Mode::Bach => {
             let session = s.session.as_ref().expect("a session for bach");
-            let out = bach_runtime::with_session(session, || w.bach(&s.lazy_inputs)).map_err(|e| e.to_string())?;
+            let out = bach_runtime::with_session(session, || w.bach(made.as_ref().unwrap_or(&s.lazy_inputs))).map_err(|e| e.to_string())?;
             let secs = t0.elapsed().as_secs_f64();
             // Conversion to Array1 for checking is outside the timed region.
             let cols = out.into_iter().map(|(k, v)| (k, v.into_owned().into_dimensionality().expect("1-d outputs"))).collect();
@@ -536,17 +586,18 @@ fn run(args: &Args) -> Result<(), String> {
     }
     let gpu = if modes.contains(&Mode::Gpu) { Some(gpu::Gpu::new()?) } else { None };
 
-    let cols = w.inputs(n, args.seed);
+    let cols = w.inputs(n, args.inputs);
+    let made = (args.inputs == Inputs::Lazy).then_some(n);
     let lazy_inputs = match &session {
-        Some(s) => lazy_inputs(s, &cols),
-        None => BTreeMap::new(),
+        Some(s) if made.is_none() => lazy_inputs(s, &cols),
+        _ => BTreeMap::new(),
     };
     let runner = match &gpu {
         Some(g) => Some(gpu::Runner::new(g, w, n)?),
         None => None,
     };
-    let mut setup = Setup { cols, lazy_inputs, session, gpu: runner };
-    let inputs = args.seed.map_or("reference".to_string(), |s| format!("random (seed {s})"));
+    let mut setup = Setup { cols, lazy_inputs, made, session, gpu: runner };
+    let inputs = args.inputs.describe();
 
     // Warm-up, then `repeat` timed runs with the modes interleaved.
     let mut times: Vec<Vec<f64>> = vec![vec![]; modes.len()];
@@ -582,6 +633,10 @@ fn run(args: &Args) -> Result<(), String> {
             _ => (against_cpu.then(|| max_rel_diff(&outputs[m], &outputs[0])), format!("|bach - cpu| / |cpu| <= {BACH_TOLERANCE:e}"), BACH_TOLERANCE),
         };
         let session = setup.session.as_deref().filter(|_| mode == Mode::Bach);
+        let (last_evaluation_seconds, breakdown) = match session.and_then(last_breakdown) {
+            Some((wall, shares)) => (Some(wall), shares),
+            None => (None, vec![]),
+        };
         let rec = Record {
             workload: w.name(),
             mode: mode.name(),
@@ -600,12 +655,18 @@ fn run(args: &Args) -> Result<(), String> {
             ran_on: session.map(ran_on),
             memory_cap_bytes: session.and_then(|s| s.config().memory_cap),
             plan: session.and_then(plan_summary),
+            last_evaluation_seconds,
+            breakdown,
             max_rel_diff_vs_cpu: diff,
             check: diff.map(|_| check),
         };
         seconds.insert(mode.name(), rec.seconds);
+        let said = rec.last_evaluation_seconds.map(|wall| breakdown_line(wall, &rec.breakdown));
         if args.json || args.command == Command::Compare {
             println!("{}", serde_json::to_string(&rec).expect("serialisable"));
+            if let Some(line) = said.filter(|_| !args.json) {
+                println!("{line}");
+            }
         } else {
             let plan = rec.plan.as_ref().map_or(String::new(), |p| {
                 format!(
@@ -625,6 +686,9 @@ fn run(args: &Args) -> Result<(), String> {
                 "{} {} n=2^{} ({} inputs): {:.4} s median of {} runs{predicted}, checksum {:.10e}, on {}{ran}{plan}",
                 rec.workload, rec.mode, rec.log2, rec.inputs, rec.seconds, rec.runs, rec.checksum, rec.device
             );
+            if let Some(line) = said {
+                println!("{line}");
+            }
         }
         if let Some(d) = diff {
             if d > tolerance {
@@ -868,9 +932,9 @@ mod tests {
     fn bach_runs_in_its_own_session_and_reports_its_plan() {
         let s = bach_session(DeviceChoice::Emulated(Some(4 << 20)), &args("run black-scholes --memory 4MiB").unwrap()).unwrap();
         let w = Workload::BlackScholes;
-        let cols = w.inputs(1 << 16, Some(3));
+        let cols = w.inputs(1 << 16, Inputs::Random(3));
         let lazy = lazy_inputs(&s, &cols);
-        let mut setup = Setup { cols, lazy_inputs: lazy, session: Some(s.clone()), gpu: None };
+        let mut setup = Setup { cols, lazy_inputs: lazy, made: None, session: Some(s.clone()), gpu: None };
         let (_, out) = run_once(w, Mode::Bach, &mut setup).unwrap();
         let want = w.cpu(&setup.cols);
         assert!(max_rel_diff(&out, &want) <= BACH_TOLERANCE);
@@ -878,6 +942,30 @@ mod tests {
         assert!(plan.stages >= 1 && plan.pieces >= 1, "{plan:?}");
         assert!(!ran_on(&s).is_empty());
         assert_eq!(bach_runtime::global().trace().evals().count(), 0, "nothing ran in the global session");
+    }
+
+    #[test]
+    fn inputs_bach_makes_where_first_used_agree_with_the_same_columns_in_memory() {
+        assert_eq!(args("run haversine --inputs lazy").unwrap().inputs, Inputs::Lazy);
+        assert_eq!(args("run haversine --inputs reference").unwrap().inputs, Inputs::Reference);
+        assert_eq!(args("run haversine --seed 4").unwrap().inputs, Inputs::Random(4));
+        assert!(args("run tsvd --inputs lazy").unwrap_err().contains("black-scholes and haversine only"));
+        assert!(args("run haversine --inputs nosuch").unwrap_err().contains("random, reference or lazy"));
+        let s = bach_session(DeviceChoice::Emulated(Some(64 << 10)), &args("run haversine --memory 64KiB --policy greedy").unwrap()).unwrap();
+        let (w, n) = (Workload::Haversine, (1 << 14) + 5);
+        let cols = w.inputs(n, Inputs::Lazy);
+        assert_eq!(cols["lon2"][0], std::f64::consts::PI, "every second column runs backwards");
+        let mut setup = Setup { cols, lazy_inputs: BTreeMap::new(), made: Some(n), session: Some(s.clone()), gpu: None };
+        for _ in 0..2 {
+            let (_, out) = run_once(w, Mode::Bach, &mut setup).unwrap();
+            assert!(max_rel_diff(&out, &w.cpu(&setup.cols)) <= BACH_TOLERANCE);
+        }
+        let (wall, shares) = last_breakdown(&s).expect("bach ran");
+        let total: f64 = shares.iter().map(|x| x.seconds).sum();
+        assert!((total - wall).abs() < 1e-9, "{total} vs {wall}");
+        let h2d: u64 = shares.iter().filter(|x| x.key == "h2d").map(|x| x.bytes).sum();
+        assert!(h2d < 1024, "the inputs were made on the accelerator, not copied in: {h2d} bytes in");
+        assert!(shares.iter().any(|x| x.key == "d2h" && x.bytes == n as u64 * 8), "{}", breakdown_line(wall, &shares));
     }
 
     #[test]

@@ -10,7 +10,8 @@ use std::sync::Arc;
 use bach::sweep::{Sweep, SweepResult};
 use bach_runtime::{BachError, DeviceKind, Session};
 
-use crate::{gpu, ml, workloads::Columns, Args};
+use crate::workloads::{Columns, Inputs};
+use crate::{gpu, ml, Args};
 
 /// Which workload a sweep runs.
 #[derive(Clone, Copy)]
@@ -69,7 +70,7 @@ pub fn run(args: &Args, target: Target, session: Option<Arc<Session>>, out: &Pat
     let gpu = if modes.iter().any(|m| m == "gpu") { Some(gpu::Gpu::new()?) } else { None };
     let session = session.ok_or("the sweep needs a bach session")?;
     let scratch = std::env::temp_dir().join(format!("bach-sweep-{}-{}", target.name(), std::process::id()));
-    let seed = args.seed;
+    let inputs = args.inputs;
 
     // The inputs of the last size asked for, shared by the modes (they run interleaved).
     let elementwise: RefCell<Option<ElementwiseInputs>> = RefCell::new(None);
@@ -78,8 +79,9 @@ pub fn run(args: &Args, target: Target, session: Option<Arc<Session>>, out: &Pat
         let mut c = elementwise.borrow_mut();
         if c.as_ref().is_none_or(|c| c.0 != k) {
             *c = None; // free the last size's inputs first
-            let cols = w.inputs(1 << k, seed);
-            let lazy = crate::lazy_inputs(&session, &cols);
+            let cols = w.inputs(1 << k, inputs);
+            // `--inputs lazy`: bach makes its inputs anew each run (below).
+            let lazy = if inputs == Inputs::Lazy { BTreeMap::new() } else { crate::lazy_inputs(&session, &cols) };
             *c = Some((k, cols, lazy));
         }
     };
@@ -106,7 +108,10 @@ pub fn run(args: &Args, target: Target, session: Option<Arc<Session>>, out: &Pat
                 make_elementwise(w, k);
                 let c = elementwise.borrow();
                 let lazy = &c.as_ref().expect("inputs").2;
-                bach_runtime::with_session(session, || bach::sweep::timed(|| w.bach(lazy)))
+                bach_runtime::with_session(session, || {
+                    let made = (inputs == Inputs::Lazy).then(|| w.lazy_inputs(1 << k));
+                    bach::sweep::timed(|| w.bach(made.as_ref().unwrap_or(lazy)))
+                })
             }),
             ("gpu", Target::Elementwise(w)) => {
                 let g = gpu.expect("a gpu");

@@ -9,6 +9,29 @@ use ndarray::{ArcArray, Array1, IxDyn};
 /// Named 1-D inputs or outputs, in a fixed order.
 pub type Columns = BTreeMap<&'static str, Array1<f64>>;
 
+/// Where a run's inputs come from (`--inputs`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Inputs {
+    /// The paper's all-constant reference inputs, in host memory.
+    Reference,
+    /// Uniform random inputs in each column's range (numpy's RandomState), in host memory.
+    Random(u32),
+    /// Evenly spaced columns over each input's range, in the other direction every second
+    /// column. bach makes them itself (`Array::linspace`), where they are first used: on an
+    /// accelerator no input is copied in. The other modes get the same columns in memory.
+    Lazy,
+}
+
+impl Inputs {
+    pub fn describe(self) -> String {
+        match self {
+            Inputs::Reference => "reference".into(),
+            Inputs::Random(seed) => format!("random (seed {seed})"),
+            Inputs::Lazy => "lazy (linspace, made by bach where first used)".into(),
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Workload {
     BlackScholes,
@@ -30,17 +53,38 @@ impl Workload {
         }
     }
 
-    /// Inputs: `None` for the all-constant reference inputs, `Some(seed)` for random ones.
-    pub fn inputs(self, n: usize, seed: Option<u32>) -> Columns {
-        let mut rs = seed.map(RandomState::new);
+    /// The input columns in host memory (for [`Inputs::Lazy`], the values bach makes).
+    pub fn inputs(self, n: usize, inputs: Inputs) -> Columns {
+        let mut rs = match inputs {
+            Inputs::Random(seed) => Some(RandomState::new(seed)),
+            _ => None,
+        };
         self.spec()
             .iter()
-            .map(|&(name, reference, lo, hi)| {
-                let col = match rs.as_mut() {
-                    None => Array1::from_elem(n, reference),
-                    Some(rs) => Array1::from_iter((0..n).map(|_| rs.uniform(lo, hi))),
+            .enumerate()
+            .map(|(i, &(name, reference, lo, hi))| {
+                let col = match (inputs, rs.as_mut()) {
+                    (Inputs::Lazy, _) => {
+                        let (start, end) = lazy_range(i, lo, hi);
+                        Array1::linspace(start, end, n)
+                    }
+                    (_, Some(rs)) => Array1::from_iter((0..n).map(|_| rs.uniform(lo, hi))),
+                    (_, None) => Array1::from_elem(n, reference),
                 };
                 (name, col)
+            })
+            .collect()
+    }
+
+    /// [`Inputs::Lazy`]: the input columns as lazy `linspace` arrays of the current session,
+    /// made where their first user runs.
+    pub fn lazy_inputs(self, n: usize) -> BTreeMap<&'static str, bach::Array<f64>> {
+        self.spec()
+            .iter()
+            .enumerate()
+            .map(|(i, &(name, _, lo, hi))| {
+                let (start, end) = lazy_range(i, lo, hi);
+                (name, bach::Array::linspace(start, end, n))
             })
             .collect()
     }
@@ -120,6 +164,16 @@ impl Workload {
         let handles: Vec<&dyn bach::AsLazy> = outputs.iter().map(|(_, a)| a as &dyn bach::AsLazy).collect();
         bach::evaluate(&handles)?;
         outputs.into_iter().map(|(name, a)| Ok((name, a.eval()?))).collect()
+    }
+}
+
+/// Column `i` of [`Inputs::Lazy`] runs from `lo` to `hi`, or back when `i` is odd (so that
+/// `price / strike` is not 1 everywhere).
+fn lazy_range(i: usize, lo: f64, hi: f64) -> (f64, f64) {
+    if i.is_multiple_of(2) {
+        (lo, hi)
+    } else {
+        (hi, lo)
     }
 }
 

@@ -1,6 +1,7 @@
 """Black-Scholes and Haversine from bach-bench, checked against an independent numpy/scipy
 implementation of the formulas in shared/workloads.md."""
 
+import json
 import os
 import pathlib
 import subprocess
@@ -76,6 +77,68 @@ def test_haversine_reference_values(tmp_path):
     np.testing.assert_allclose(d["distance"], 4839.959830633562, rtol=1e-13)
 
 
+@pytest.mark.parametrize("device", ["cpu", "emulated"])
+def test_black_scholes_on_inputs_bach_makes_matches_numpy(tmp_path, device):
+    # `--inputs lazy`: bach makes its inputs (linspace, where first used); the dump holds the
+    # columns the other modes get in memory, numpy's linspace.
+    out = tmp_path / "lazy"
+    cmd = [str(BENCH), "run", "black-scholes", "--log2", "14", "--mode", "bach", "--inputs", "lazy",
+           "--repeat", "1", "--device", device, "--memory", "64KiB", "--policy", "greedy", "--json", "--dump", str(out)]
+    r = subprocess.run(cmd, check=True, capture_output=True, text=True)
+    rec = json.loads(r.stdout.splitlines()[0])
+    assert rec["inputs"].startswith("lazy (linspace"), rec
+    shares = {s["key"]: s for s in rec["breakdown"]}
+    assert abs(sum(s["seconds"] for s in rec["breakdown"]) - rec["last_evaluation_seconds"]) < 1e-6, rec
+    if device == "emulated":
+        # Made on the accelerator where first used (paged through its 64 KiB): what comes
+        # in is a few scalars, not the 5 x 128 KiB of inputs; the outputs go out.
+        assert any("emulated" in d for d in rec["ran_on"]), rec
+        assert rec["plan"]["paged"] and rec["plan"]["h2d_bytes"] < 1024, rec["plan"]
+        assert shares["d2h"]["bytes"] == 2 * 2 ** 14 * 8, shares
+    else:
+        assert set(shares) <= {"compute:cpu", "alloc", "overhead"}, shares
+    d = {p.stem: np.load(p) for p in out.glob("*.npy")}
+    n = 2 ** 14
+    np.testing.assert_array_equal(d["price"], np.linspace(10.0, 50.0, n))
+    np.testing.assert_array_equal(d["strike"], np.linspace(50.0, 10.0, n))
+    call, put = black_scholes(d["price"], d["strike"], d["t"], d["rate"], d["vol"])
+    np.testing.assert_allclose(d["call"], call, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(d["put"], put, rtol=1e-12, atol=1e-12)
+
+
+def test_gpu_bundle_targets_read_the_benchmarks_output(tmp_path):
+    # install/gpu_targets.py (the bundle's targets.py) on real bach-bench output from here,
+    # plus the lines only a GPU host prints (copy rates, gpu/bach ratios), written by hand.
+    def bench(name, *args):
+        r = subprocess.run([str(BENCH), *args], check=True, capture_output=True, text=True)
+        (tmp_path / f"{name}.out").write_text(r.stdout)
+        return r.stdout
+
+    bench("black-scholes-27", "compare", "black-scholes", "--log2", "12", "--repeat", "1")
+    with open(tmp_path / "black-scholes-27.out", "a") as f:
+        f.write("ratio gpu/bach = 1.25\n")
+    (tmp_path / "haversine-24.out").write_text("ratio cpu/bach = 3.00\nratio gpu/bach = 0.42\n")
+    rate = '{"test":"%s","device":"x","memory":"pinned","bytes":%d,"seconds":1,"gb_per_s":%s,"runs":1}\n'
+    (tmp_path / "bandwidth.out").write_text(rate % ("h2d", 1 << 20, "10.0") + rate % ("h2d", 1 << 30, "50.0") + rate % ("d2h", 1 << 30, "40.0"))
+    lazy = bench("black-scholes-26-lazy", "compare", "black-scholes", "--log2", "12", "--repeat", "1", "--inputs", "lazy")
+    assert '"breakdown"' in lazy and '"last_evaluation_seconds"' in lazy
+    bench("dbscan-14", "compare", "dbscan", "--log2", "8", "--repeat", "1", "--device", "cpu")
+    r = subprocess.run(["python3", str(ROOT / "install" / "gpu_targets.py"), str(tmp_path)], check=True, capture_output=True, text=True)
+    rows = {line.split("  ")[0]: line for line in r.stdout.splitlines()}
+    verdict = lambda prefix: next(v for k, v in rows.items() if k.startswith(prefix)).split()[-1]
+    assert verdict("Black-Scholes 2^27: gpu/bach") == "met", r.stdout
+    assert verdict("Haversine 2^24: gpu/bach") == "MISSED", r.stdout
+    # A 2^12 run is far under 1.5x the floor of moving 2^27 inputs in at 50 GB/s (0.107 s).
+    assert "floor 107 ms" in rows[next(k for k in rows if "copy-engine floor" in k)], r.stdout
+    assert verdict("Black-Scholes 2^27: bach / copy-engine floor") == "met", r.stdout
+    # No device-to-host copies on the CPU: not measured, as are the benchmarks that did not run.
+    assert rows[next(k for k in rows if "inputs made on the GPU" in k)].endswith("not measured"), r.stdout
+    assert rows[next(k for k in rows if k.startswith("Haversine 2^28"))].endswith("not measured"), r.stdout
+    assert rows[next(k for k in rows if k.startswith("TruncatedSvd"))].endswith("not measured"), r.stdout
+    assert verdict("DBSCAN 2^14") in ("met", "MISSED"), r.stdout
+    assert "not measured" in r.stdout.splitlines()[-1]
+
+
 def test_bench_rejects_bad_arguments():
     r = subprocess.run([str(BENCH), "run", "nosuch", "--log2", "4"], capture_output=True, text=True)
     assert r.returncode == 2 and "unknown workload" in r.stderr
@@ -98,7 +161,6 @@ def run_ml(tmp_path, workload, log2, seed=None):
     if seed is not None:
         cmd += ["--seed", str(seed)]
     r = subprocess.run(cmd, check=True, capture_output=True, text=True)
-    import json
     record = json.loads(r.stdout.splitlines()[0])
     return {p.stem: np.load(p) for p in out.glob("*.npy")}, record, out
 

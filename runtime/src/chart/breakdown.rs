@@ -115,6 +115,50 @@ pub(super) fn attribute(eval: &EvalTrace) -> Vec<Share> {
         .collect()
 }
 
+/// One category's share of an evaluation, for text and JSON ([`super::time_breakdown`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct TimeShare {
+    /// `compute:<device>` (`compute:cpu`, `compute:gpu 0`, ...), `h2d`, `d2h`, `alloc`,
+    /// `merge` or `overhead`.
+    pub key: String,
+    /// As the chart's legend says it.
+    pub label: String,
+    /// Wall seconds attributed to it.
+    pub seconds: f64,
+    /// Seconds during which any of its events ran (may overlap other categories).
+    pub busy_seconds: f64,
+    pub events: usize,
+    /// Bytes its events produced or moved.
+    pub bytes: u64,
+}
+
+pub(super) fn shares(eval: &EvalTrace, devices: &[DeviceProfile]) -> Vec<TimeShare> {
+    let names = DeviceNames::new(devices);
+    let mut bytes: HashMap<Category, u64> = HashMap::new();
+    for e in &eval.events {
+        *bytes.entry(Category::of(e)).or_default() += e.bytes;
+    }
+    attribute(eval)
+        .into_iter()
+        .map(|s| TimeShare {
+            key: match s.category {
+                Category::Accelerator(d) => format!("compute:{}", names.name(d)),
+                Category::Cpu => "compute:cpu".into(),
+                Category::H2d => "h2d".into(),
+                Category::D2h => "d2h".into(),
+                Category::Alloc => "alloc".into(),
+                Category::Merge => "merge".into(),
+                Category::Overhead => "overhead".into(),
+            },
+            label: s.category.name(devices),
+            seconds: s.seconds,
+            busy_seconds: s.busy,
+            events: s.events,
+            bytes: bytes.get(&s.category).copied().unwrap_or(0),
+        })
+        .collect()
+}
+
 pub(super) fn render(evals: &[&EvalTrace], devices: &[DeviceProfile]) -> String {
     if evals.is_empty() {
         return notice("Time breakdown", "no evaluations yet");
@@ -230,6 +274,25 @@ mod tests {
         assert!((total - 1e-3).abs() < 1e-12, "{total}");
         let cpu = s.iter().find(|x| x.category == Category::Cpu).unwrap();
         assert!((cpu.busy - 200e-6).abs() < 1e-12, "busy is the union of its own events");
+    }
+
+    #[test]
+    fn the_shares_in_words_name_devices_and_count_bytes() {
+        use EventKind::*;
+        let devices = [DeviceProfile::cpu(), DeviceProfile::hypothetical_gpu("H100", 80 << 30)];
+        let mut copy_out = ev(Transfer, 1, Some(0), 600, 700);
+        copy_out.bytes = 1000;
+        let e = eval(vec![ev(Transfer, 0, Some(1), 100, 300), ev(Compute, 1, None, 200, 500), ev(Compute, 1, None, 250, 260), copy_out], 0, 1000);
+        let s = shares(&e, &devices);
+        let keys: Vec<&str> = s.iter().map(|x| x.key.as_str()).collect();
+        assert_eq!(keys, ["compute:gpu 0", "h2d", "d2h", "overhead"]);
+        let gpu = &s[0];
+        assert_eq!((gpu.events, gpu.bytes), (2, 16));
+        assert!((gpu.seconds - 300e-6).abs() < 1e-12 && (gpu.busy_seconds - 300e-6).abs() < 1e-12, "{gpu:?}");
+        assert!(gpu.label.contains("H100"), "{}", gpu.label);
+        assert_eq!((s[2].bytes, s[2].label.as_str()), (1000, "copies device→host"));
+        let total: f64 = s.iter().map(|x| x.seconds).sum();
+        assert!((total - e.actual_s()).abs() < 1e-12);
     }
 
     #[test]

@@ -46,6 +46,7 @@ use palette::*;
 use text::*;
 use timeline::*;
 
+pub use breakdown::TimeShare;
 pub use compact::CompactLine;
 pub use sweep::{sweep_svg, SweepSeries};
 pub use text::short_name;
@@ -104,6 +105,12 @@ pub fn labelled_timeline_svg(eval: &EvalTrace, devices: &[DeviceProfile], title:
 /// way, allocation, merge and runtime overhead (`:bach breakdown`).
 pub fn breakdown_svg(evals: &[&EvalTrace], devices: &[DeviceProfile]) -> String {
     breakdown::render(evals, devices)
+}
+
+/// The numbers behind one bar of [`breakdown_svg`]: where `eval`'s wall time went, most
+/// important category first. Each share's `seconds` add up to the wall time.
+pub fn time_breakdown(eval: &EvalTrace, devices: &[DeviceProfile]) -> Vec<TimeShare> {
+    breakdown::shares(eval, devices)
 }
 
 /// A plan as a graph: ops coloured by device, inputs, transfers with bytes, paged stages
