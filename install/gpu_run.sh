@@ -6,19 +6,38 @@
 #
 #   bash run.sh [RESULTS_DIR]       # default: results-<date>/ beside run.sh
 #
+# PARTS=tests,bench,large,ml,calibrate (the default: all) runs some of it, e.g. one part per
+# call where a command may run 10 minutes at most (each part takes 2-6 minutes on an H100
+# host; `large` is Haversine 2^27 and 2^28, whose single-threaded cpu mode takes 18 s and 33 s
+# a run). Parts run into the same RESULTS_DIR add up: the targets table reads every
+# benchmark's output there.
+#
 # RESULTS_DIR/gpu-bundle.log has everything; benchmarks' JSON lines, timeline charts (SVG) and
 # the calibrated CUDA cost profile lie beside it. BACH_CUDA_LIB=DIR names the directory with
 # libnvrtc.so.13 and libcublas.so.13 when it is not found. BENCH=0 runs the tests only.
 set -uo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
+parts="${PARTS:-tests,bench,large,ml,calibrate}"
+[ "${BENCH:-1}" = 0 ] && parts=tests
+for p in ${parts//,/ }; do
+    case "$p" in
+    tests | bench | large | ml | calibrate) ;;
+    *)
+        echo "run.sh: PARTS=$parts: unknown part $p (known: tests, bench, large, ml, calibrate)" >&2
+        exit 2
+        ;;
+    esac
+done
+part() { [[ ",$parts," == *",$1,"* ]]; }
 results="${1:-$here/results-$(date +%Y%m%d-%H%M%S)}"
 mkdir -p "$results"
 results="$(cd "$results" && pwd)"
 log="$results/gpu-bundle.log"
-exec > >(tee "$log") 2>&1
+exec > >(tee -a "$log") 2>&1
 
 echo "bach GPU bundle, commit $(cat "$here/COMMIT" 2>/dev/null || echo unknown), $(date -u '+%Y-%m-%d %H:%M:%S UTC') on $(hostname)"
 echo "results: $results"
+echo "parts: $parts"
 
 # The driver's own libcuda must be the one loaded: never a toolkit's compat/libcuda.so.1, which
 # with a newer driver makes every call fail with CUDA_ERROR_SYSTEM_DRIVER_MISMATCH.
@@ -82,13 +101,16 @@ step() {
     fi
 }
 
-t="$here/tests"
-step "conformance (device conformance suite on CUDA)" "$t/conformance"
-step "ops_equivalence (every op on CUDA against ndarray)" "$t/ops_equivalence"
-step "nvrtc (kernels compiled and run on the GPU)" "$t/nvrtc" --include-ignored
-step "devices (memories and transfers, BACH_DEVICE=cuda)" env BACH_DEVICE=cuda "$t/devices"
 
-if [ "${BENCH:-1}" != 0 ]; then
+t="$here/tests"
+if part tests; then
+    step "conformance (device conformance suite on CUDA)" "$t/conformance"
+    step "ops_equivalence (every op on CUDA against ndarray)" "$t/ops_equivalence"
+    step "nvrtc (kernels compiled and run on the GPU)" "$t/nvrtc" --include-ignored
+    step "devices (memories and transfers, BACH_DEVICE=cuda)" env BACH_DEVICE=cuda "$t/devices"
+fi
+
+if [ "$parts" != tests ]; then
     b="$here/bin/bach-bench"
     # Each benchmark's output also goes to RESULTS_DIR/<name>.out, for targets.py.
     to_file() {
@@ -97,21 +119,27 @@ if [ "${BENCH:-1}" != 0 ]; then
         "$@" 2>&1 | tee "$out"
         return "${PIPESTATUS[0]}"
     }
-    step "bandwidth (copy engines, launches)" to_file "$results/bandwidth.out" "$b" bandwidth
     bench() {
         local name="$1"
         shift
         step "$name" to_file "$results/$name.out" "$b" "$@" --device cuda --timeline "$results/timeline-$name.svg"
     }
-    bench black-scholes-27 compare black-scholes --log2 27
+fi
+if part bench; then
+    step "bandwidth (copy engines, launches)" to_file "$results/bandwidth.out" "$b" bandwidth
+    bench black-scholes-27 compare black-scholes --log2 27 --repeat 3
     bench black-scholes-22-8MiB compare black-scholes --log2 22 --memory 8MiB
     # The charts of shared/gpu-report at 2^26: inputs from the host, and made on the GPU
     # (linspace where first used: no input copy, so the floor is the outputs' copy out).
-    bench black-scholes-26 compare black-scholes --log2 26
-    bench black-scholes-26-lazy compare black-scholes --log2 26 --inputs lazy
+    bench black-scholes-26 compare black-scholes --log2 26 --repeat 3
+    bench black-scholes-26-lazy compare black-scholes --log2 26 --inputs lazy --repeat 3
     bench haversine-24 compare haversine --log2 24
-    bench haversine-27 compare haversine --log2 27
-    bench haversine-28-2GiB compare haversine --log2 28 --memory 2GiB
+fi
+if part large; then
+    bench haversine-27 compare haversine --log2 27 --repeat 3
+    bench haversine-28-2GiB compare haversine --log2 28 --memory 2GiB --repeat 3
+fi
+if part ml; then
     # The ML workloads (#12), bach beside the eager CPU code, at the sizes of the GPU targets
     # (scikit-learn on the H100 host: DBSCAN 2^14 x 256 in 0.643 s, TruncatedSVD (arpack)
     # 2^18 x 512 in 6.57 s): X^T X, the products, the eigen solver (cuSOLVER) and DBSCAN's
@@ -120,6 +148,8 @@ if [ "${BENCH:-1}" != 0 ]; then
     bench tsvd-18 compare tsvd --log2 18 --repeat 3
     bench dbscan-14 compare dbscan --log2 14 --repeat 3
     bench pca-knn-13 compare pca-knn --log2 13 --repeat 3
+fi
+if part calibrate; then
     # The cost model measured on this host, then its predictions beside the measured times.
     step "calibrate (CUDA cost profile)" "$b" calibrate --device cuda --out "$results/profile-cuda.json"
     for w in black-scholes haversine; do
@@ -129,7 +159,7 @@ if [ "${BENCH:-1}" != 0 ]; then
     done
 fi
 
-if [ "${BENCH:-1}" != 0 ]; then
+if [ "$parts" != tests ]; then
     echo
     if command -v python3 >/dev/null; then
         python3 "$here/targets.py" "$results" || echo "run.sh: targets.py failed (the benchmarks' output is in $results/*.out)"

@@ -139,6 +139,20 @@ def test_gpu_bundle_targets_read_the_benchmarks_output(tmp_path):
     assert "not measured" in r.stdout.splitlines()[-1]
 
 
+def test_gpu_bundle_run_says_what_is_wrong(tmp_path):
+    # install/gpu_run.sh (the bundle's run.sh): a wrong part is refused before anything runs;
+    # on a host without the NVIDIA driver it stops with the reason.
+    run_sh = ROOT / "install" / "gpu_run.sh"
+    r = subprocess.run(["bash", str(run_sh), str(tmp_path / "a")], env={**os.environ, "PARTS": "bench,nosuch"}, capture_output=True, text=True)
+    assert r.returncode == 2 and "unknown part nosuch" in r.stderr, r.stderr
+    has_driver = "libcuda.so.1 " in subprocess.run(["ldconfig", "-p"], capture_output=True, text=True).stdout
+    if not has_driver:
+        r = subprocess.run(["bash", str(run_sh), str(tmp_path / "b")], env={**os.environ, "PARTS": "ml"}, capture_output=True, text=True)
+        assert r.returncode == 1, r.stdout + r.stderr
+        log = (tmp_path / "b" / "gpu-bundle.log").read_text()
+        assert "parts: ml" in log and "this bundle needs a GPU host" in log, log
+
+
 def test_bench_rejects_bad_arguments():
     r = subprocess.run([str(BENCH), "run", "nosuch", "--log2", "4"], capture_output=True, text=True)
     assert r.returncode == 2 and "unknown workload" in r.stderr
