@@ -139,12 +139,19 @@ fn compare_on_the_cpu_prints_modes_and_ratio() {
     let (out, err) = text(&o);
     assert!(o.status.success(), "{err}");
     let lines: Vec<&str> = out.lines().collect();
-    assert_eq!(lines.len(), 3, "{out}");
+    assert_eq!(lines.len(), 4, "{out}");
     let bach: serde_json::Value = serde_json::from_str(lines[1]).unwrap();
     assert_eq!(bach["mode"], "bach");
     assert!(bach["max_rel_diff_vs_cpu"].as_f64().unwrap() <= 1e-9);
     assert_eq!(bach["plan"]["transfers"], 0);
-    assert!(lines[2].starts_with("ratio cpu/bach = "), "{out}");
+    // Where bach's last evaluation went: in the JSON, and in words.
+    let shares = bach["breakdown"].as_array().expect("a breakdown");
+    assert!(shares.iter().any(|s| s["key"] == "compute:cpu" && s["events"].as_u64().unwrap() > 0), "{bach}");
+    let wall = bach["last_evaluation_seconds"].as_f64().unwrap();
+    let total: f64 = shares.iter().map(|s| s["seconds"].as_f64().unwrap()).sum();
+    assert!((total - wall).abs() < 1e-6, "{total} vs {wall}");
+    assert!(lines[2].starts_with("bach's last evaluation, ") && lines[2].contains("compute:cpu"), "{out}");
+    assert!(lines[3].starts_with("ratio cpu/bach = "), "{out}");
     // --timeline: bach's last run as a chart, its ops named.
     let svg = std::fs::read_to_string(&chart).expect("--timeline writes the chart");
     assert!(svg.starts_with("<svg") && svg.contains("asin"), "{}", &svg[..svg.len().min(300)]);
