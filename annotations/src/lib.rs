@@ -75,5 +75,5 @@ impl Explanation {
 pub mod prelude {
     pub use crate::{evaluate, where_, Array, Array1, Array2, ArrayD, Device, Real};
     pub use bach_runtime::{BachError, Plan};
-    pub use ndarray::Axis;
+    pub use ndarray::{s, Axis, NewAxis};
 }

@@ -1,11 +1,11 @@
-//! Products, transposition and row selection.
+//! Products, transposition, slicing and row selection.
 
 use std::ops::Range;
 use std::sync::{Arc, LazyLock};
 
 use bach_runtime::split::{self, Partials};
 use bach_runtime::{oa, Annotation, BachError, Element, Family, Launch, Meta, Result, Value, ValueRef};
-use ndarray::{ArrayViewD, Axis, Ix1, Ix2};
+use ndarray::{ArrayViewD, Axis, Ix1, Ix2, IxDyn, SliceArg, SliceInfoElem};
 
 use crate::array::Array;
 use crate::real::Real;
@@ -139,6 +139,37 @@ impl<A: Element> Array<A> {
         self.call(&slice_rows_op(range), &[])
     }
 
+    /// ndarray's `slice`: `x.slice(s![1..5, ..])`, `s![.., 2]` (an index drops its axis),
+    /// `s![..;2, -3..]` (steps; negative indices count from the end), `s![.., NewAxis]`. A
+    /// lazy op (a copy when evaluated, on the CPU). A slice that does not fit the shape
+    /// panics at this line with the reason, as ndarray's does; [`Array::try_slice`] returns
+    /// it as an error.
+    #[track_caller]
+    pub fn slice<I: SliceArg<IxDyn>>(&self, info: I) -> Array<A> {
+        self.try_slice(info).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// [`Array::slice`], with a slice that does not fit the shape as an error.
+    pub fn try_slice<I: SliceArg<IxDyn>>(&self, info: I) -> Result<Array<A>> {
+        let elems = info.as_ref().to_vec();
+        let shape = sliced_shape(self.shape(), &elems).map_err(|why| BachError::invalid("slice", format!("{} of shape {:?}: {why}", describe(&elems), self.shape())))?;
+        self.call(&slice_op(elems, shape), &[])
+    }
+
+    /// Row `index` of a matrix (ndarray's `row`): a 1-d array. Panics at this line when the
+    /// array is not 2-d or the row is past its end.
+    #[track_caller]
+    pub fn row(&self, index: usize) -> Array<A> {
+        self.try_slice(&[SliceInfoElem::Index(index as isize), SliceInfoElem::from(..)][..]).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// Column `index` of a matrix (ndarray's `column`): a 1-d array. Panics at this line when
+    /// the array is not 2-d or the column is past its end.
+    #[track_caller]
+    pub fn column(&self, index: usize) -> Array<A> {
+        self.try_slice(&[SliceInfoElem::from(..), SliceInfoElem::Index(index as isize)][..]).unwrap_or_else(|e| panic!("{e}"))
+    }
+
     /// A new axis of length 1 at `axis` (ndarray's `insert_axis`).
     pub fn insert_axis(&self, axis: Axis) -> Result<Array<A>> {
         let at = axis.index();
@@ -166,6 +197,88 @@ fn slice_rows_op(range: Range<usize>) -> Arc<Annotation> {
         .build()
 }
 
+/// `s![..]` as written: `0..3, .., 2, ..;2, NewAxis`.
+fn describe(elems: &[SliceInfoElem]) -> String {
+    let one = |e: &SliceInfoElem| match *e {
+        SliceInfoElem::Index(i) => i.to_string(),
+        SliceInfoElem::NewAxis => "NewAxis".into(),
+        SliceInfoElem::Slice { start, end, step } => {
+            let start = if start == 0 { String::new() } else { start.to_string() };
+            let end = end.map_or(String::new(), |e| e.to_string());
+            let step = if step == 1 { String::new() } else { format!(";{step}") };
+            format!("{start}..{end}{step}")
+        }
+    };
+    format!("s![{}]", elems.iter().map(one).collect::<Vec<_>>().join(", "))
+}
+
+/// The shape `elems` cut from `shape`, by ndarray's rules (`slice` on a dynamic-dimensional
+/// array), or why ndarray would panic: one element per axis (`NewAxis` aside), indices and
+/// slice ends within the axis (negative ones counted from its end), no zero step.
+pub(crate) fn sliced_shape(shape: &[usize], elems: &[SliceInfoElem]) -> std::result::Result<Vec<usize>, String> {
+    let axes = elems.iter().filter(|e| !e.is_new_axis()).count();
+    if axes != shape.len() {
+        return Err(format!("{axes} axes sliced, the array has {}", shape.len()));
+    }
+    // ndarray's abs_index, refusing what would go past the start.
+    let absolute = |len: usize, i: isize, what: &str| -> std::result::Result<usize, String> {
+        if i >= 0 {
+            Ok(i as usize)
+        } else if i.unsigned_abs() <= len {
+            Ok(len - i.unsigned_abs())
+        } else {
+            Err(format!("{what} {i} is before the start of an axis of length {len}"))
+        }
+    };
+    let mut out = Vec::with_capacity(elems.len());
+    let mut axis = 0;
+    for e in elems {
+        match *e {
+            SliceInfoElem::NewAxis => out.push(1),
+            SliceInfoElem::Index(i) => {
+                let len = shape[axis];
+                let at = absolute(len, i, "index")?;
+                if at >= len {
+                    return Err(format!("index {i} is past the end of axis {axis} of length {len}"));
+                }
+                axis += 1;
+            }
+            SliceInfoElem::Slice { start, end, step } => {
+                let len = shape[axis];
+                let from = absolute(len, start, "slice start")?;
+                let to = absolute(len, end.unwrap_or(len as isize), "slice end")?.max(from);
+                if from > len || to > len {
+                    return Err(format!("slice {}..{} is past the end of axis {axis} of length {len}", start, end.map_or(String::new(), |e| e.to_string())));
+                }
+                if step == 0 {
+                    return Err("a slice's step must not be zero".into());
+                }
+                out.push((to - from).div_ceil(step.unsigned_abs()));
+                axis += 1;
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn slice_op(elems: Vec<SliceInfoElem>, shape: Vec<usize>) -> Arc<Annotation> {
+    oa("slice")
+        .family(Family::Layout)
+        .unsplittable()
+        .shape(move |m: &[Meta]| Ok(Meta::new(m[0].dtype, shape.clone())))
+        .cpu(move |_, args| {
+            let e = &elems[..];
+            Ok(match &args[0] {
+                ValueRef::F64(a) => Value::from(a.slice(e).to_owned()),
+                ValueRef::F32(a) => Value::from(a.slice(e).to_owned()),
+                ValueRef::I64(a) => Value::from(a.slice(e).to_owned()),
+                ValueRef::Bool(a) => Value::from(a.slice(e).to_owned()),
+                ValueRef::Opaque(_) | ValueRef::Device(_) => return Err(BachError::dtype("slice", "host array", "opaque or device value")),
+            })
+        })
+        .build()
+}
+
 fn insert_axis_op(at: usize, ndim: usize) -> Arc<Annotation> {
     let b = oa("insert_axis")
         .family(Family::Layout)
@@ -188,5 +301,86 @@ fn insert_axis_op(at: usize, ndim: usize) -> Arc<Annotation> {
         b.unsplittable().build()
     } else {
         b.build()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ndarray::{s, NewAxis, SliceInfoElem as E};
+    use proptest::prelude::*;
+
+    fn cube() -> ndarray::ArrayD<f64> {
+        ndarray::ArrayD::from_shape_fn(IxDyn(&[4, 5, 6]), |i| (i[0] * 100 + i[1] * 10 + i[2]) as f64)
+    }
+
+    #[test]
+    fn slices_cut_what_ndarray_cuts() {
+        let a = cube();
+        let x = Array::from_array(a.clone());
+        let cases: Vec<Vec<E>> = vec![
+            s![.., .., ..].as_ref().to_vec(),
+            s![1..3, .., 2].as_ref().to_vec(),
+            s![..;2, -2.., ..;-1].as_ref().to_vec(),
+            s![-1, NewAxis, 1..1, ..].as_ref().to_vec(),
+            // An end before the start: empty, as in ndarray.
+            vec![E::Slice { start: 3, end: Some(1), step: 1 }, E::from(..), E::Index(5)],
+            s![.., 4, -6].as_ref().to_vec(),
+            s![1..;3, -4..-1;2, NewAxis, 2].as_ref().to_vec(),
+        ];
+        for e in cases {
+            let want = a.slice(&e[..]).to_owned();
+            let got = x.slice(&e[..]).eval().unwrap();
+            assert_eq!(got.shape(), want.shape(), "{}", describe(&e));
+            assert_eq!(got.view(), want.view(), "{}", describe(&e));
+        }
+        // s! itself, and rows and columns of a matrix.
+        let m = Array::from_array(ndarray::Array2::from_shape_fn((3, 4), |(i, j)| (i * 4 + j) as f64));
+        assert_eq!(m.slice(s![1.., ..;3]).to_array2().unwrap(), ndarray::array![[4.0, 7.0], [8.0, 11.0]]);
+        assert_eq!(m.row(2).to_array1().unwrap(), ndarray::array![8.0, 9.0, 10.0, 11.0]);
+        assert_eq!(m.column(1).to_array1().unwrap(), ndarray::array![1.0, 5.0, 9.0]);
+        let flags = Array::from_array(ndarray::array![[true, false], [false, false]]);
+        assert_eq!(flags.column(0).to_array1().unwrap(), ndarray::array![true, false]);
+    }
+
+    #[test]
+    fn a_slice_that_does_not_fit_says_why_at_the_call() {
+        let x = Array::from_array(cube());
+        let err = |e: &[E]| x.try_slice(e).expect_err("an error").to_string();
+        assert!(err(s![.., ..].as_ref()).contains("2 axes sliced, the array has 3"), "{}", err(s![.., ..].as_ref()));
+        assert!(err(s![4, .., ..].as_ref()).contains("index 4 is past the end of axis 0 of length 4"));
+        assert!(err(s![-5, .., ..].as_ref()).contains("index -5 is before the start of an axis of length 4"));
+        assert!(err(s![.., 2..9, ..].as_ref()).contains("slice 2..9 is past the end of axis 1 of length 5"));
+        let zero_step = [E::from(..), E::Slice { start: 0, end: None, step: 0 }, E::from(..)];
+        assert!(err(&zero_step).contains("step must not be zero"));
+        assert!(err(s![.., 1, 7].as_ref()).contains("s![.., 1, 7] of shape [4, 5, 6]"), "{}", err(s![.., 1, 7].as_ref()));
+        let v = Array::from_array(ndarray::array![1.0, 2.0]);
+        let panic = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| v.row(0))).expect_err("a 1-d array has no rows");
+        assert!(panic.downcast_ref::<String>().unwrap().contains("2 axes sliced, the array has 1"));
+    }
+
+    fn elem(len: usize) -> impl Strategy<Value = E> {
+        let l = len as isize + 2;
+        prop_oneof![
+            (-l..l).prop_map(E::Index),
+            (-l..l, proptest::option::of(-l..l), prop_oneof![Just(1isize), Just(-1), Just(2), Just(-3), Just(0)]).prop_map(|(start, end, step)| E::Slice { start, end, step }),
+            Just(E::NewAxis),
+        ]
+    }
+
+    proptest! {
+        /// Independent of the rules written above: whatever ndarray cuts, the shape agrees;
+        /// whatever ndarray refuses (panics on), `sliced_shape` refuses.
+        #[test]
+        fn the_shape_rules_are_ndarrays(shape in proptest::collection::vec(0usize..5, 1..4), picks in proptest::collection::vec(elem(4), 1..5)) {
+            let a = ndarray::ArrayD::<u8>::zeros(IxDyn(&shape));
+            let ours = sliced_shape(&shape, &picks);
+            let theirs = std::panic::catch_unwind(|| a.slice(&picks[..]).shape().to_vec());
+            match (ours, theirs) {
+                (Ok(o), Ok(t)) => prop_assert_eq!(o, t),
+                (Err(_), Err(_)) => {}
+                (o, t) => prop_assert!(false, "{:?} on {:?}: ours {:?}, ndarray {:?}", picks, shape, o, t.map_err(|_| "panicked")),
+            }
+        }
     }
 }

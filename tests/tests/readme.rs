@@ -27,6 +27,24 @@ fn readme_lazy_arrays_example() -> Result<(), BachError> {
 }
 
 #[test]
+fn readme_slicing_example() -> Result<(), BachError> {
+    let plain = ndarray::Array2::from_shape_fn((6, 5), |(i, j)| (10 * i + j) as f64);
+    let m = Array::from_array(plain.clone());
+    assert_eq!(m.slice(s![1..5, ..;2]).to_array2()?, plain.slice(ndarray::s![1..5, ..;2]));
+    assert_eq!(m.slice(s![.., 3]).to_array1()?, plain.column(3));
+    let tail = m.slice(s![-3.., NewAxis, ..]).to_array()?;
+    assert_eq!(tail.shape(), &[3, 1, 5]);
+    assert_eq!(tail, plain.slice(ndarray::s![-3.., ndarray::NewAxis, ..]).into_dyn());
+    assert_eq!(m.row(2).to_array1()?, plain.row(2));
+    assert_eq!(m.column(4).to_array1()?, plain.column(4));
+    // Lazy: composed with the rest before anything runs.
+    let total = (&m.column(0) * 2.0).sum();
+    assert!(!total.is_evaluated());
+    assert_eq!(total.to_scalar()?, 2.0 * plain.column(0).sum());
+    Ok(())
+}
+
+#[test]
 fn readme_shape_mismatch_example() {
     let a = Array::<f64>::zeros(3);
     let b = Array::<f64>::zeros(4);
