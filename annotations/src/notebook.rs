@@ -287,8 +287,8 @@ fn last_eval(s: &Session) -> Option<u64> {
 
 impl<A: Element> Array<A> {
     /// How evcxr shows a lazy array that ends a cell: it is evaluated; its timeline chart
-    /// goes out as its own display, and a summary (shape, dtype, where it ran, first values)
-    /// is the cell's result. An evaluation error ends the cell with that error.
+    /// goes out as its own display, and a summary (shape, dtype, where it ran) with the
+    /// values as ndarray prints them ([`values_text`]) is the cell's result. An evaluation error ends the cell with that error.
     pub fn evcxr_display(&self) {
         show_lazy(self.lazy());
     }
@@ -306,17 +306,7 @@ fn show_lazy(lazy: &Lazy) {
     };
     let secs = started.elapsed().as_secs_f64();
     let computed = show_evaluation(&s, before);
-    fn firsts<T: std::fmt::Display>(a: &ndarray::ArcArray<T, ndarray::IxDyn>) -> Vec<String> {
-        a.iter().take(8).map(|x| format!("{x}")).collect()
-    }
-    let first = match &value {
-        Value::F64(a) => firsts(a),
-        Value::F32(a) => firsts(a),
-        Value::I64(a) => firsts(a),
-        Value::Bool(a) => firsts(a),
-        _ => vec![],
-    };
-    let more = if lazy.meta().len() > 8 { ", ..." } else { "" };
+    let values = values_text(&value);
     let how = if computed { format!("computed in {}", bach_runtime::cost::seconds(secs)) } else { "cached".to_string() };
     let lives = match lazy.location() {
         Some(dev) if dev != bach_runtime::CPU => {
@@ -326,10 +316,23 @@ fn show_lazy(lazy: &Lazy) {
         _ => "on the host".to_string(),
     };
     let head = format!("bach::Array {} #{} ({how}, {lives})", lazy.meta(), lazy.id());
-    let plain = format!("{head}\n[{}{more}]", first.join(", "));
-    let html = format!("<div><code>{}</code><br><code>[{}{more}]</code></div>", html_escape(&head), html_escape(&first.join(", ")));
+    let plain = format!("{head}\n{values}");
+    let html = format!("<div><code>{}</code><pre style=\"margin: 0.2em 0 0 0\">{}</pre></div>", html_escape(&head), html_escape(&values));
     println!("EVCXR_BEGIN_CONTENT text/plain\n{plain}\nEVCXR_END_CONTENT");
     println!("EVCXR_BEGIN_CONTENT text/html\n{html}\nEVCXR_END_CONTENT");
+}
+
+/// A value's elements as ndarray's `Display` prints them, so as a user's `println!("{a}")`
+/// would: rows of a matrix on lines of their own, and an array of 500 elements or more cut
+/// to its first and last few along each long axis (`...`).
+fn values_text(value: &Value) -> String {
+    match value {
+        Value::F64(a) => a.to_string(),
+        Value::F32(a) => a.to_string(),
+        Value::I64(a) => a.to_string(),
+        Value::Bool(a) => a.to_string(),
+        _ => String::new(),
+    }
 }
 
 /// `:bach plan <expr>`: the plan for a value, without running it.
@@ -620,6 +623,21 @@ mod tests {
         assert_eq!(parsed, serde_json::Value::Object(want));
         assert!(!json_object(&fields).contains('\n'), "one line, so the kernel can find it on stdout");
         assert_eq!(json_object(&[]), "{}");
+    }
+
+    #[test]
+    fn values_show_as_ndarray_prints_them() {
+        let m = Value::from(ndarray::array![[1.5, 2.0], [3.0, 4.25]].into_dyn());
+        assert_eq!(values_text(&m), "[[1.5, 2],\n [3, 4.25]]");
+        assert_eq!(values_text(&Value::from(ndarray::arr0(0.1 + 0.2).into_dyn())), "0.30000000000000004", "a scalar in full");
+        assert_eq!(values_text(&Value::from(ndarray::array![true, false].into_dyn())), "[true, false]");
+        // Large: the first and last few of each long axis, not a megabyte of text.
+        let big = Value::from(ndarray::Array::from_shape_fn((1000, 4), |(i, j)| (i * 4 + j) as i64).into_dyn());
+        let text = values_text(&big);
+        assert!(text.starts_with("[[0, 1, 2, 3],\n [4, 5, 6, 7],") && text.contains("...,") && text.ends_with("[3996, 3997, 3998, 3999]]"), "{text}");
+        assert!(text.lines().count() < 15, "{text}");
+        let long = Value::from(ndarray::Array1::<f64>::zeros(1 << 20).into_dyn());
+        assert!(values_text(&long).len() < 100, "{}", values_text(&long));
     }
 
     #[test]
