@@ -297,8 +297,10 @@ impl<A: Element> Array<A> {
     }
 }
 
+/// The value, or a panic with the error's text at the caller's line (the infallible
+/// ndarray-style methods; their `try_` twins return the error).
 #[track_caller]
-fn or_panic<T>(r: Result<T>) -> T {
+pub(crate) fn or_panic<T>(r: Result<T>) -> T {
     r.unwrap_or_else(|e| panic!("{e}"))
 }
 

@@ -100,9 +100,13 @@ fn product_meta(a: &Meta, b: &Meta) -> Result<Meta> {
 }
 
 impl<A: Real> Array<A> {
-    /// Matrix/vector product, as ndarray's `dot`: an error at this line when the inner
-    /// dimensions differ.
-    pub fn dot(&self, rhs: &Array<A>) -> Result<Array<A>> {
+    /// Matrix/vector product, as ndarray's `dot`: panics at this line when the inner
+    /// dimensions differ; [`Array::try_dot`] returns it as an error.
+    #[track_caller]
+    pub fn dot(&self, rhs: &Array<A>) -> Array<A> {
+        self.try_dot(rhs).unwrap_or_else(|e| panic!("{e}"))
+    }
+    pub fn try_dot(&self, rhs: &Array<A>) -> Result<Array<A>> {
         let (op, _) = product(self.meta(), rhs.meta())?;
         self.call(&op, &[rhs.lazy()])
     }

@@ -9,6 +9,7 @@ use bach_runtime::{oa, Annotation, BachError, DType, Launch, Meta, Result, Value
 use ndarray::{s, Array1, ArrayD, ArrayView2, ArrayViewD, Axis, Ix2, IxDyn};
 
 use crate::array::Array;
+use crate::elementwise::or_panic;
 use crate::kernels;
 use crate::real::Real;
 
@@ -227,8 +228,13 @@ impl<A: Real> Array<A> {
     pub fn sum(&self) -> Array<A> {
         self.reduce(Reducer::Sum, None).expect("sum accepts 1-d and 2-d arrays")
     }
-    /// Sums along `axis`.
-    pub fn sum_axis(&self, axis: Axis) -> Result<Array<A>> {
+    /// Sums along `axis` (ndarray's `sum_axis`): panics at this line when the array has no
+    /// such axis; [`Array::try_sum_axis`] returns it as an error.
+    #[track_caller]
+    pub fn sum_axis(&self, axis: Axis) -> Array<A> {
+        or_panic(self.try_sum_axis(axis))
+    }
+    pub fn try_sum_axis(&self, axis: Axis) -> Result<Array<A>> {
         self.reduce(Reducer::Sum, Some(axis))
     }
     /// Smallest element (NaN if any is NaN); an error for an empty array.
@@ -238,10 +244,21 @@ impl<A: Real> Array<A> {
     pub fn max(&self) -> Result<Array<A>> {
         self.reduce(Reducer::Max, None)
     }
-    pub fn min_axis(&self, axis: Axis) -> Result<Array<A>> {
+    /// Smallest elements along `axis`; panics at this line when the array has no such axis
+    /// or the axis is empty ([`Array::try_min_axis`] returns it as an error).
+    #[track_caller]
+    pub fn min_axis(&self, axis: Axis) -> Array<A> {
+        or_panic(self.try_min_axis(axis))
+    }
+    pub fn try_min_axis(&self, axis: Axis) -> Result<Array<A>> {
         self.reduce(Reducer::Min, Some(axis))
     }
-    pub fn max_axis(&self, axis: Axis) -> Result<Array<A>> {
+    /// Largest elements along `axis`; as [`Array::min_axis`].
+    #[track_caller]
+    pub fn max_axis(&self, axis: Axis) -> Array<A> {
+        or_panic(self.try_max_axis(axis))
+    }
+    pub fn try_max_axis(&self, axis: Axis) -> Result<Array<A>> {
         self.reduce(Reducer::Max, Some(axis))
     }
     /// Mean of all elements; an error for an empty array.
@@ -251,16 +268,24 @@ impl<A: Real> Array<A> {
         }
         self.sum().try_div(A::of(self.len() as f64))
     }
+    /// Means along `axis`; an error for an empty axis (ndarray: `None`), so `.unwrap()` reads
+    /// as it does with ndarray.
     pub fn mean_axis(&self, axis: Axis) -> Result<Array<A>> {
-        let s = self.sum_axis(axis)?;
+        let s = self.try_sum_axis(axis)?;
         let n = self.shape()[axis.index()];
         if n == 0 {
             return Err(BachError::EmptyReduction { op: "mean_axis".into() });
         }
         s.try_div(A::of(n as f64))
     }
-    /// Variance with `ddof` degrees of freedom (0: population), two passes like numpy.
-    pub fn var(&self, ddof: A) -> Result<Array<A>> {
+    /// Variance with `ddof` degrees of freedom (0: population), two passes like numpy, as a
+    /// 0-d array (ndarray's `var`): panics at this line when `ddof` leaves no degrees of
+    /// freedom; [`Array::try_var`] returns it as an error.
+    #[track_caller]
+    pub fn var(&self, ddof: A) -> Array<A> {
+        or_panic(self.try_var(ddof))
+    }
+    pub fn try_var(&self, ddof: A) -> Result<Array<A>> {
         let n = A::of(self.len() as f64);
         if n - ddof <= A::zero() {
             return Err(BachError::EmptyReduction { op: "var".into() });
@@ -268,11 +293,22 @@ impl<A: Real> Array<A> {
         let d = self.try_sub(self.mean()?)?;
         (&d * &d).sum().try_div(n - ddof)
     }
-    pub fn std(&self, ddof: A) -> Result<Array<A>> {
-        Ok(self.var(ddof)?.sqrt())
+    /// Standard deviation; as [`Array::var`].
+    #[track_caller]
+    pub fn std(&self, ddof: A) -> Array<A> {
+        or_panic(self.try_std(ddof))
     }
-    /// Variance along `axis` with `ddof` degrees of freedom.
-    pub fn var_axis(&self, axis: Axis, ddof: A) -> Result<Array<A>> {
+    pub fn try_std(&self, ddof: A) -> Result<Array<A>> {
+        Ok(self.try_var(ddof)?.sqrt())
+    }
+    /// Variance along `axis` with `ddof` degrees of freedom (ndarray's `var_axis`): panics at
+    /// this line when the array has no such axis or `ddof` leaves no degrees of freedom;
+    /// [`Array::try_var_axis`] returns it as an error.
+    #[track_caller]
+    pub fn var_axis(&self, axis: Axis, ddof: A) -> Array<A> {
+        or_panic(self.try_var_axis(axis, ddof))
+    }
+    pub fn try_var_axis(&self, axis: Axis, ddof: A) -> Result<Array<A>> {
         let n = A::of(*self.shape().get(axis.index()).ok_or_else(|| BachError::invalid("var_axis", format!("no axis {}", axis.index())))? as f64);
         if n - ddof <= A::zero() {
             return Err(BachError::EmptyReduction { op: "var_axis".into() });
@@ -282,10 +318,15 @@ impl<A: Real> Array<A> {
             m = m.insert_axis(Axis(1))?;
         }
         let d = self.try_sub(m)?;
-        (&d * &d).sum_axis(axis)?.try_div(n - ddof)
+        (&d * &d).try_sum_axis(axis)?.try_div(n - ddof)
     }
-    pub fn std_axis(&self, axis: Axis, ddof: A) -> Result<Array<A>> {
-        Ok(self.var_axis(axis, ddof)?.sqrt())
+    /// Standard deviations along `axis`; as [`Array::var_axis`].
+    #[track_caller]
+    pub fn std_axis(&self, axis: Axis, ddof: A) -> Array<A> {
+        or_panic(self.try_std_axis(axis, ddof))
+    }
+    pub fn try_std_axis(&self, axis: Axis, ddof: A) -> Result<Array<A>> {
+        Ok(self.try_var_axis(axis, ddof)?.sqrt())
     }
 }
 

@@ -578,7 +578,7 @@ fn check_whole_reductions<A: E>() {
             assert_sum(&what("sum"), sum.to_scalar().unwrap(), &xs);
             if xs.is_empty() {
                 assert_eq!(sum.to_scalar().unwrap(), A::zero(), "{}", what("sum of empty"));
-                for (op, r) in [("min", lx.min()), ("max", lx.max()), ("mean", lx.mean()), ("var", lx.var(A::zero())), ("std", lx.std(A::zero()))] {
+                for (op, r) in [("min", lx.min()), ("max", lx.max()), ("mean", lx.mean()), ("var", lx.try_var(A::zero())), ("std", lx.try_std(A::zero()))] {
                     match r {
                         Err(BachError::EmptyReduction { .. }) => {}
                         Err(e) => panic!("{}: wrong error {e:?}", what(op)),
@@ -593,14 +593,14 @@ fn check_whole_reductions<A: E>() {
             assert_eq!(lx.max().unwrap().to_scalar().unwrap().to_f64_(), max, "{}", what("max"));
             assert_rel(&what("mean"), lx.mean().unwrap().to_scalar().unwrap(), ref_mean(&xs));
             let var = ref_var(&xs, 0.0);
-            let got_var = lx.var(A::zero()).unwrap().to_scalar().unwrap();
+            let got_var = lx.var(A::zero()).to_scalar().unwrap();
             assert!(close(got_var.to_f64_(), var, A::TOL, 1e-300), "{}: got {got_var:?}, want {var}", what("var(0)"));
-            let got_std = lx.std(A::zero()).unwrap().to_scalar().unwrap();
+            let got_std = lx.std(A::zero()).to_scalar().unwrap();
             assert!(close(got_std.to_f64_(), var.sqrt(), A::TOL, 1e-300), "{}: got {got_std:?}, want {}", what("std(0)"), var.sqrt());
             if xs.len() > 1 {
-                assert_rel(&what("var(1)"), lx.var(A::one()).unwrap().to_scalar().unwrap(), ref_var(&xs, 1.0));
+                assert_rel(&what("var(1)"), lx.var(A::one()).to_scalar().unwrap(), ref_var(&xs, 1.0));
             } else {
-                assert!(matches!(lx.var(A::one()), Err(BachError::EmptyReduction { .. })), "{}", what("var(1) of one element"));
+                assert!(matches!(lx.try_var(A::one()), Err(BachError::EmptyReduction { .. })), "{}", what("var(1) of one element"));
             }
         }
     });
@@ -625,28 +625,28 @@ fn check_axis_reductions<A: E>() {
             for (axis, lanes) in [(0usize, &cols), (1, &rws)] {
                 let what = |op: &str| format!("{op}(Axis({axis})) {shape:?} ({ctx})");
                 let n_along = shape[axis];
-                let s = ev(&lx.sum_axis(Axis(axis)).unwrap());
+                let s = ev(&lx.sum_axis(Axis(axis)));
                 assert_eq!(s.shape(), &[lanes.len()], "{}", what("sum_axis shape"));
                 for (j, lane) in lanes.iter().enumerate() {
                     assert_sum(&format!("{} lane {j}", what("sum_axis")), s[[j]], lane);
                 }
                 if n_along == 0 {
                     for (op, r) in [
-                        ("min_axis", lx.min_axis(Axis(axis))),
-                        ("max_axis", lx.max_axis(Axis(axis))),
+                        ("min_axis", lx.try_min_axis(Axis(axis))),
+                        ("max_axis", lx.try_max_axis(Axis(axis))),
                         ("mean_axis", lx.mean_axis(Axis(axis))),
-                        ("var_axis", lx.var_axis(Axis(axis), A::zero())),
-                        ("std_axis", lx.std_axis(Axis(axis), A::zero())),
+                        ("var_axis", lx.try_var_axis(Axis(axis), A::zero())),
+                        ("std_axis", lx.try_std_axis(Axis(axis), A::zero())),
                     ] {
                         assert!(matches!(r, Err(BachError::EmptyReduction { .. })), "{}: {:?}", what(op), r.map(|v| v.to_array()));
                     }
                     continue;
                 }
-                let mn = ev(&lx.min_axis(Axis(axis)).unwrap());
-                let mx = ev(&lx.max_axis(Axis(axis)).unwrap());
+                let mn = ev(&lx.min_axis(Axis(axis)));
+                let mx = ev(&lx.max_axis(Axis(axis)));
                 let me = ev(&lx.mean_axis(Axis(axis)).unwrap());
-                let va = ev(&lx.var_axis(Axis(axis), A::zero()).unwrap());
-                let sd = ev(&lx.std_axis(Axis(axis), A::zero()).unwrap());
+                let va = ev(&lx.var_axis(Axis(axis), A::zero()));
+                let sd = ev(&lx.std_axis(Axis(axis), A::zero()));
                 for (name, a) in [("min_axis", &mn), ("max_axis", &mx), ("mean_axis", &me), ("var_axis", &va), ("std_axis", &sd)] {
                     assert_eq!(a.shape(), &[lanes.len()], "{}", what(name));
                 }
@@ -660,26 +660,26 @@ fn check_axis_reductions<A: E>() {
                     assert!(close(sd[[j]].to_f64_(), v.sqrt(), A::TOL, 1e-300), "{}: got {:?}, want {}", lw("std_axis"), sd[[j]], v.sqrt());
                 }
                 if n_along > 1 {
-                    let v1 = ev(&lx.var_axis(Axis(axis), A::one()).unwrap());
+                    let v1 = ev(&lx.var_axis(Axis(axis), A::one()));
                     for (j, lane) in lanes.iter().enumerate() {
                         assert_rel(&format!("{} lane {j}", what("var_axis ddof 1")), v1[[j]], ref_var(lane, 1.0));
                     }
                 }
             }
             // An axis the array does not have.
-            assert!(lx.sum_axis(Axis(2)).is_err(), "sum_axis(Axis(2)) of 2-d ({ctx})");
+            assert!(lx.try_sum_axis(Axis(2)).is_err(), "sum_axis(Axis(2)) of 2-d ({ctx})");
         }
         // 1-d arrays: Axis(0) reduces everything, Axis(1) is an error.
         let x: ArrayD<A> = input(850, &[N], -1.0, 3.0, false);
         let xs: Vec<f64> = f64s(&x).collect();
         let lx = lazy(&x);
-        let s = lx.sum_axis(Axis(0)).unwrap();
+        let s = lx.sum_axis(Axis(0));
         assert_eq!(s.shape(), &[] as &[usize]);
         assert_sum(&format!("1-d sum_axis(0) ({ctx})"), s.to_scalar().unwrap(), &xs);
         assert_rel(&format!("1-d mean_axis(0) ({ctx})"), lx.mean_axis(Axis(0)).unwrap().to_scalar().unwrap(), ref_mean(&xs));
-        assert_eq!(lx.max_axis(Axis(0)).unwrap().to_scalar().unwrap().to_f64_(), xs.iter().copied().fold(f64::NEG_INFINITY, f64::max));
-        assert!(lx.sum_axis(Axis(1)).is_err());
-        assert!(lx.min_axis(Axis(1)).is_err());
+        assert_eq!(lx.max_axis(Axis(0)).to_scalar().unwrap().to_f64_(), xs.iter().copied().fold(f64::NEG_INFINITY, f64::max));
+        assert!(lx.try_sum_axis(Axis(1)).is_err());
+        assert!(lx.try_min_axis(Axis(1)).is_err());
     });
 }
 
@@ -702,7 +702,7 @@ fn reductions_of_a_lazy_chain() {
         let ry = x.mapv(|v| (v * 2.0 + 1.0).sqrt());
         let ys: Vec<f64> = ry.iter().copied().collect();
         assert_sum(&format!("sum of chain ({ctx})"), y.sum().to_scalar().unwrap(), &ys);
-        let s0 = ev(&y.sum_axis(Axis(0)).unwrap());
+        let s0 = ev(&y.sum_axis(Axis(0)));
         for (j, c) in columns(&ry).iter().enumerate() {
             assert_sum(&format!("sum_axis0 of chain, col {j} ({ctx})"), s0[[j]], c);
         }
@@ -735,7 +735,7 @@ fn nan_propagates_through_reductions() {
         }
         let x = Array::from_array(a.clone());
         for (axis, nan_lanes) in [(0, vec![0, 100, 7]), (1, vec![0, 996, 500])] {
-            for (name, r) in [("min_axis", x.min_axis(Axis(axis))), ("max_axis", x.max_axis(Axis(axis))), ("sum_axis", x.sum_axis(Axis(axis)))] {
+            for (name, r) in [("min_axis", x.try_min_axis(Axis(axis))), ("max_axis", x.try_max_axis(Axis(axis))), ("sum_axis", x.try_sum_axis(Axis(axis)))] {
                 let got = ev(&r.unwrap());
                 for (j, g) in got.iter().enumerate() {
                     assert_eq!(g.is_nan(), nan_lanes.contains(&j), "{name}(Axis({axis})) lane {j}: {g} ({ctx})");
@@ -788,7 +788,7 @@ fn check_dot<A: E>() {
         // 1-d . 1-d
         for k in [N, 1, 0] {
             let (a, b): (ArrayD<A>, ArrayD<A>) = (input(1000, &[k], -1.0, 1.0, false), input(1001, &[k], -1.0, 1.0, false));
-            let got = ev(&lazy(&a).dot(&lazy(&b)).unwrap());
+            let got = ev(&lazy(&a).dot(&lazy(&b)));
             let want = ndarray::arr0(as1(f(&a)).dot(&as1(f(&b)))).into_dyn();
             let scale = ndarray::arr0(as1(abs(&a)).dot(&as1(abs(&b)))).into_dyn();
             assert_product(&format!("dot [{k}].[{k}] ({ctx})"), &got, &want, &scale);
@@ -801,12 +801,12 @@ fn check_dot<A: E>() {
             let u: ArrayD<A> = input(1103, &[n], -1.0, 1.0, false);
             let (la, lb, lv, lu) = (lazy(&a), lazy(&b), lazy(&v), lazy(&u));
             let c = |what: String, got: Array<A>, want: ArrayD<f64>, scale: ArrayD<f64>| assert_product(&what, &ev(&got), &want, &scale);
-            c(format!("matmul [{n},{k}].[{k},{m}] ({ctx})"), la.dot(&lb).unwrap(), as2(f(&a)).dot(&as2(f(&b))).into_dyn(), as2(abs(&a)).dot(&as2(abs(&b))).into_dyn());
-            c(format!("matvec [{n},{k}].[{k}] ({ctx})"), la.dot(&lv).unwrap(), as2(f(&a)).dot(&as1(f(&v))).into_dyn(), as2(abs(&a)).dot(&as1(abs(&v))).into_dyn());
-            c(format!("vecmat [{n}].[{n},{k}] ({ctx})"), lu.dot(&la).unwrap(), as1(f(&u)).dot(&as2(f(&a))).into_dyn(), as1(abs(&u)).dot(&as2(abs(&a))).into_dyn());
+            c(format!("matmul [{n},{k}].[{k},{m}] ({ctx})"), la.dot(&lb), as2(f(&a)).dot(&as2(f(&b))).into_dyn(), as2(abs(&a)).dot(&as2(abs(&b))).into_dyn());
+            c(format!("matvec [{n},{k}].[{k}] ({ctx})"), la.dot(&lv), as2(f(&a)).dot(&as1(f(&v))).into_dyn(), as2(abs(&a)).dot(&as1(abs(&v))).into_dyn());
+            c(format!("vecmat [{n}].[{n},{k}] ({ctx})"), lu.dot(&la), as1(f(&u)).dot(&as2(f(&a))).into_dyn(), as1(abs(&u)).dot(&as2(abs(&a))).into_dyn());
             // Inner dimensions that differ are an error at the call.
-            assert!(la.dot(&la.t()).is_ok(), "[{n},{k}] . its transpose");
-            match lb.dot(&la) {
+            assert!(la.try_dot(&la.t()).is_ok(), "[{n},{k}] . its transpose");
+            match lb.try_dot(&la) {
                 Ok(_) => assert_eq!(m, n, "[{k},{m}].[{n},{k}] accepted"),
                 Err(e) => assert!(m != n && matches!(e, BachError::Shape { .. }), "[{k},{m}].[{n},{k}]: {e:?}"),
             }
@@ -814,7 +814,7 @@ fn check_dot<A: E>() {
         // A product of lazy intermediates: (x*2).(y+1) with x, y computed in pieces.
         let x: ArrayD<A> = input(1200, &[20_011], -1.0, 1.0, false);
         let y: ArrayD<A> = input(1201, &[20_011, 3], -1.0, 1.0, false);
-        let got = ev(&(&lazy(&x) * A::of(2.0)).dot(&(&lazy(&y) + A::of(1.0))).unwrap());
+        let got = ev(&(&lazy(&x) * A::of(2.0)).dot(&(&lazy(&y) + A::of(1.0))));
         let xs = x.mapv(|v| (v * A::of(2.0)).to_f64_());
         let ys = y.mapv(|v| (v + A::of(1.0)).to_f64_());
         let want = as1(xs.clone()).dot(&as2(ys.clone())).into_dyn();
@@ -836,11 +836,11 @@ fn dot_f32() {
 fn shape_errors_of_products_are_at_the_call() {
     let a = Array::from_array(ndarray::Array2::<f64>::zeros((3, 4)));
     let b = Array::from_array(ndarray::Array2::<f64>::zeros((3, 4)));
-    assert!(matches!(a.dot(&b), Err(BachError::Shape { .. })));
+    assert!(matches!(a.try_dot(&b), Err(BachError::Shape { .. })));
     let v = Array::from_vec(vec![1.0; 3]);
-    assert!(matches!(a.dot(&v), Err(BachError::Shape { .. })));
-    assert!(matches!(v.dot(&Array::from_vec(vec![1.0; 4])), Err(BachError::Shape { .. })));
-    assert!(a.dot(&b.t()).is_ok());
+    assert!(matches!(a.try_dot(&v), Err(BachError::Shape { .. })));
+    assert!(matches!(v.try_dot(&Array::from_vec(vec![1.0; 4])), Err(BachError::Shape { .. })));
+    assert!(a.try_dot(&b.t()).is_ok());
 }
 
 #[test]
@@ -1187,8 +1187,8 @@ fn array_api_basics() {
     for r in [z.sum(), z.min().unwrap(), z.max().unwrap(), z.mean().unwrap()] {
         assert_eq!(r.to_scalar().unwrap(), 2.5);
     }
-    assert_eq!(z.var(0.0).unwrap().to_scalar().unwrap(), 0.0);
-    assert!(z.sum_axis(Axis(0)).is_err());
+    assert_eq!(z.var(0.0).to_scalar().unwrap(), 0.0);
+    assert!(z.try_sum_axis(Axis(0)).is_err());
 }
 
 #[test]
@@ -1222,17 +1222,17 @@ fn non_standard_layouts() {
             let all: Vec<f64> = want.iter().copied().collect();
             assert_sum(&what("sum"), x.sum().to_scalar().unwrap(), &all);
             let wc = columns(&want);
-            let s0 = ev(&x.sum_axis(Axis(0)).unwrap());
-            let m0 = ev(&x.min_axis(Axis(0)).unwrap());
+            let s0 = ev(&x.sum_axis(Axis(0)));
+            let m0 = ev(&x.min_axis(Axis(0)));
             for (j, col) in wc.iter().enumerate() {
                 assert_sum(&what("sum_axis(0)"), s0[[j]], col);
                 assert_eq!(m0[[j]], col.iter().copied().fold(f64::INFINITY, f64::min), "{}", what("min_axis(0)"));
             }
-            let s1 = ev(&x.sum_axis(Axis(1)).unwrap());
+            let s1 = ev(&x.sum_axis(Axis(1)));
             for (i, row) in rows(&want).iter().enumerate() {
                 assert_sum(&what("sum_axis(1)"), s1[[i]], row);
             }
-            let got = ev(&x.dot(&Array::from_array(w.clone())).unwrap());
+            let got = ev(&x.dot(&Array::from_array(w.clone())));
             let want_mv = want.clone().into_dimensionality::<ndarray::Ix2>().unwrap().dot(&w).into_dyn();
             let scale = want.mapv(f64::abs).into_dimensionality::<ndarray::Ix2>().unwrap().dot(&w.mapv(f64::abs)).into_dyn();
             assert_product(&what("matvec"), &got, &want_mv, &scale);

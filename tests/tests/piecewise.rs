@@ -44,8 +44,8 @@ fn run_chain(session: &Arc<Session>, x: &ArrayD<f64>, y: &ArrayD<f64>) -> Output
         // A second stage that needs the merged reduction.
         let centred = &w - &sum;
         let two_d = x.ndim() == 2;
-        let sum0 = two_d.then(|| w.sum_axis(Axis(0)).unwrap());
-        let sum1 = two_d.then(|| w.sum_axis(Axis(1)).unwrap());
+        let sum0 = two_d.then(|| w.sum_axis(Axis(0)));
+        let sum1 = two_d.then(|| w.sum_axis(Axis(1)));
         let min = (!x.is_empty()).then(|| z.min().unwrap());
         let max = (!x.is_empty()).then(|| w.max().unwrap());
 
@@ -184,9 +184,9 @@ proptest! {
         let b = nd(&[k, m], uniform_vec(seed + 1, k * m, -1.0, 1.0));
         let run = |bytes: usize| with_session(&session_with_pieces(bytes), || {
             let (la, lb) = (Array::from_array(a.clone()), Array::from_array(b.clone()));
-            let vm = (&la * 2.0).dot(&(&lb - 0.5)).unwrap().to_array().unwrap();
-            let mv = (&lb - 0.5).dot(&Array::from_vec(vec![1.0; m])).unwrap().to_array().unwrap();
-            let vv = la.dot(&la).unwrap().to_scalar().unwrap();
+            let vm = (&la * 2.0).dot(&(&lb - 0.5)).to_array().unwrap();
+            let mv = (&lb - 0.5).dot(&Array::from_vec(vec![1.0; m])).to_array().unwrap();
+            let vv = la.dot(&la).to_scalar().unwrap();
             (vm, mv, vv)
         });
         let (vm, mv, vv) = run(piece_bytes);

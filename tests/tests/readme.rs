@@ -45,6 +45,29 @@ fn readme_slicing_example() -> Result<(), BachError> {
 }
 
 #[test]
+fn ndarray_style_reductions_and_products_read_as_ndarray() {
+    // The same lines as with ndarray: no `?` after sum_axis, var/std, dot.
+    let plain = ndarray::Array2::from_shape_fn((50, 3), |(i, j)| ((i * 7 + j * 3) % 11) as f64);
+    let x = Array::from_array(plain.clone());
+    let z = (&x - &x.mean_axis(Axis(0)).unwrap()) / &x.std_axis(Axis(0), 0.0);
+    let want = (&plain - &plain.mean_axis(Axis(0)).unwrap()) / &plain.std_axis(Axis(0), 0.0);
+    let got = z.to_array2().unwrap();
+    assert!(got.iter().zip(&want).all(|(a, b)| (a - b).abs() <= 1e-12 * b.abs().max(1.0)), "{got} vs {want}");
+    let g = x.t().dot(&x);
+    assert_eq!(g.to_array2().unwrap(), plain.t().dot(&plain));
+    assert_eq!(x.sum_axis(Axis(1)).to_array1().unwrap(), plain.sum_axis(Axis(1)));
+    assert!((x.var(1.0).to_scalar().unwrap() - plain.var(1.0)).abs() < 1e-12 * plain.var(1.0));
+    // A mistake panics at its line with the reason, as ndarray's do; the try_ twins return it.
+    let p = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| x.dot(&x))).expect_err("[50, 3] . [50, 3]");
+    let msg = p.downcast_ref::<String>().cloned().unwrap_or_default();
+    assert!(msg.contains("dot") && msg.contains("[50, 3]"), "{msg}");
+    assert!(matches!(x.try_dot(&x), Err(BachError::Shape { .. })));
+    let p = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| x.sum_axis(Axis(2)))).expect_err("no axis 2");
+    assert!(p.downcast_ref::<String>().is_some_and(|m| m.contains("axis")), "{:?}", p.downcast_ref::<String>());
+    assert!(x.try_var_axis(Axis(0), 50.0).is_err());
+}
+
+#[test]
 fn readme_shape_mismatch_example() {
     let a = Array::<f64>::zeros(3);
     let b = Array::<f64>::zeros(4);

@@ -294,7 +294,7 @@ fn mixing_sessions_is_an_error() {
     let y = with_session(&s2, || Array::from_vec(vec![3.0, 4.0]));
     assert!(matches!(x.try_add(&y), Err(E::SessionMismatch { .. })));
     assert!(matches!(y.try_sub(&x), Err(E::SessionMismatch { .. })));
-    assert!(matches!(x.dot(&y), Err(E::SessionMismatch { .. })));
+    assert!(matches!(x.try_dot(&y), Err(E::SessionMismatch { .. })));
     let p = catch_unwind(AssertUnwindSafe(|| &x * &y)).expect_err("operator panics");
     assert!(panic_text(p).contains("different Bach sessions"));
     assert!(matches!(bach::evaluate(&[&x, &y]), Err(E::SessionMismatch { .. })));

@@ -68,7 +68,7 @@ impl StandardScaler {
     pub fn fit(&self, x: &Array<f64>) -> Result<FittedScaler> {
         matrix("StandardScaler", x)?;
         let mean = x.mean_axis(Axis(0))?;
-        let std = x.std_axis(Axis(0), 0.0)?;
+        let std = x.try_std_axis(Axis(0), 0.0)?;
         let scale = where_(&std.equal(0.0), 1.0, &std);
         Ok(FittedScaler { mean, scale })
     }
@@ -198,7 +198,7 @@ pub fn symmetric_eigen(m: &Array<f64>) -> Result<Array<f64>> {
 /// them, descending) and the top `k` eigenvectors as rows `(k, d)`.
 fn eigen(m: &Array<f64>, k: usize) -> Result<(Array<f64>, Array<f64>)> {
     let e = symmetric_eigen(m)?;
-    let values = e.slice_rows(0..1)?.sum_axis(Axis(0))?;
+    let values = e.slice_rows(0..1)?.try_sum_axis(Axis(0))?;
     let vectors = e.slice_rows(1..k + 1)?;
     Ok((values, vectors))
 }
@@ -242,7 +242,7 @@ impl FittedPca {
     /// `(x - mean) components^T`: `(n, n_components)`.
     pub fn transform(&self, x: &Array<f64>) -> Result<Array<f64>> {
         matrix("Pca.transform", x)?;
-        x.try_sub(&self.mean)?.dot(&self.components.t())
+        x.try_sub(&self.mean)?.try_dot(&self.components.t())
     }
     /// Each component's share of the total variance (evaluates the fit).
     pub fn explained_variance_ratio(&self) -> Result<Vec<f64>> {
@@ -291,7 +291,7 @@ impl FittedTruncatedSvd {
     /// `x V` = U * Sigma for the data it was fitted on: `(n, n_components)`.
     pub fn transform(&self, x: &Array<f64>) -> Result<Array<f64>> {
         matrix("TruncatedSvd.transform", x)?;
-        x.dot(&self.components.t())
+        x.try_dot(&self.components.t())
     }
     /// The top singular values (evaluates the fit).
     pub fn singular_values(&self) -> Result<Vec<f64>> {
@@ -332,7 +332,7 @@ impl KNeighborsClassifier {
         if self.k == 0 || self.k > n {
             return Err(BachError::invalid("KNeighborsClassifier", format!("k must be in 1..={n}, not {}", self.k)));
         }
-        let sq_norms = (x * x).sum_axis(Axis(1))?;
+        let sq_norms = (x * x).try_sum_axis(Axis(1))?;
         Ok(FittedKNeighbors { x: x.clone(), y: y.clone(), sq_norms, k: self.k })
     }
 }
@@ -413,8 +413,8 @@ impl FittedKNeighbors {
         if self.x.shape()[1] != d {
             return Err(BachError::shape("KNeighborsClassifier.predict", format!("fitted on {} features, got {d}", self.x.shape()[1])));
         }
-        let q_norms = (q * q).sum_axis(Axis(1))?.insert_axis(Axis(1))?;
-        let cross = q.dot(&self.x.t())?;
+        let q_norms = (q * q).try_sum_axis(Axis(1))?.insert_axis(Axis(1))?;
+        let cross = q.try_dot(&self.x.t())?;
         Ok((&q_norms - &(&cross * 2.0)).try_add(&self.sq_norms)?.maximum(0.0))
     }
     /// The majority label of each row's k nearest training rows (ties: the smallest label).
@@ -463,7 +463,7 @@ pub fn radius_neighbours(x: &Array<f64>, eps: f64) -> Result<Array<i64>> {
     if eps.is_nan() || eps < 0.0 {
         return Err(BachError::invalid("radius_neighbours", format!("eps must be >= 0, not {eps}")));
     }
-    let sq = (x * x).sum_axis(Axis(1))?;
+    let sq = (x * x).try_sum_axis(Axis(1))?;
     x.call(&radius_op(eps), &[x.lazy(), sq.lazy()])
 }
 
