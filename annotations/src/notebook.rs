@@ -322,17 +322,55 @@ fn show_lazy(lazy: &Lazy) {
     println!("EVCXR_BEGIN_CONTENT text/html\n{html}\nEVCXR_END_CONTENT");
 }
 
-/// A value's elements as ndarray's `Display` prints them, so as a user's `println!("{a}")`
-/// would: rows of a matrix on lines of their own, and an array of 500 elements or more cut
-/// to its first and last few along each long axis (`...`).
+/// A value's elements laid out as ndarray's `Display` lays them out, so as a user's
+/// `println!("{a}")` would: rows of a matrix on lines of their own, and an array of 500
+/// elements or more cut to its first and last few along each long axis (`...`). Floats are
+/// written as Python writes them ([`Shown`]).
 fn values_text(value: &Value) -> String {
     match value {
-        Value::F64(a) => a.to_string(),
-        Value::F32(a) => a.to_string(),
+        Value::F64(a) => shown(a),
+        Value::F32(a) => shown(a),
         Value::I64(a) => a.to_string(),
         Value::Bool(a) => a.to_string(),
         _ => String::new(),
     }
+}
+
+/// A float as Python's `repr` writes it: the shortest text that reads back the same number,
+/// in positional notation from 1e-4 up to 1e16 and in scientific notation beyond
+/// (`2.5757174171303632e-14`, not `0.000000000000025757174171303632`).
+#[repr(transparent)]
+struct Shown<T>(T);
+
+macro_rules! shown_float {
+    ($t:ty) => {
+        impl std::fmt::Display for Shown<$t> {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                let (x, a) = (self.0, self.0.abs());
+                if x == 0.0 || !x.is_finite() || (1e-4..1e16).contains(&a) {
+                    write!(f, "{x}")
+                } else {
+                    write!(f, "{x:e}")
+                }
+            }
+        }
+    };
+}
+shown_float!(f64);
+shown_float!(f32);
+
+/// `a` laid out by ndarray with its elements as [`Shown`], without copying a standard-layout
+/// array (a display of a 1 GiB result costs no second GiB).
+fn shown<T: Clone>(a: &ndarray::ArcArray<T, ndarray::IxDyn>) -> String
+where
+    Shown<T>: std::fmt::Display,
+{
+    let standard = a.as_standard_layout();
+    let Some(elements) = standard.as_slice() else { return String::new() };
+    // SAFETY: Shown<T> is repr(transparent) over T (same size, alignment and validity), and
+    // the slice borrows `standard`, which outlives the view.
+    let wrapped: &[Shown<T>] = unsafe { std::slice::from_raw_parts(elements.as_ptr().cast(), elements.len()) };
+    ndarray::ArrayViewD::from_shape(a.raw_dim(), wrapped).map_or_else(|_| String::new(), |v| v.to_string())
 }
 
 /// `:bach plan <expr>`: the plan for a value, without running it.
@@ -630,6 +668,14 @@ mod tests {
         let m = Value::from(ndarray::array![[1.5, 2.0], [3.0, 4.25]].into_dyn());
         assert_eq!(values_text(&m), "[[1.5, 2],\n [3, 4.25]]");
         assert_eq!(values_text(&Value::from(ndarray::arr0(0.1 + 0.2).into_dyn())), "0.30000000000000004", "a scalar in full");
+        // Python's repr: positional from 1e-4 to 1e16, scientific beyond.
+        let floats = Value::from(ndarray::array![2.5757174171303632e-14, -1e-4, 0.0, 12345.5, 1e16, -3e300, f64::NAN, f64::INFINITY].into_dyn());
+        assert_eq!(values_text(&floats), "[2.5757174171303632e-14, -0.0001, 0, 12345.5, 1e16, -3e300, NaN, inf]");
+        let single = Value::from(ndarray::array![[1e-7f32, 0.5], [3.25, 7e20]].into_dyn());
+        assert_eq!(values_text(&single), "[[1e-7, 0.5],\n [3.25, 7e20]]");
+        // A transposed (not standard layout) value lays out as its logical order.
+        let t = Value::from(ndarray::array![[1.0, 2.0], [3.0, 4.0]].reversed_axes().into_dyn());
+        assert_eq!(values_text(&t), "[[1, 3],\n [2, 4]]");
         assert_eq!(values_text(&Value::from(ndarray::array![true, false].into_dyn())), "[true, false]");
         // Large: the first and last few of each long axis, not a megabyte of text.
         let big = Value::from(ndarray::Array::from_shape_fn((1000, 4), |(i, j)| (i * 4 + j) as i64).into_dyn());
