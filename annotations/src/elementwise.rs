@@ -90,7 +90,10 @@ fn rows_with_vector<M: Copy, V: Copy, R>(m_shape: &[usize], m: &[M], v_shape: &[
 /// the function's domain. In ns: sqrt 1.1, exp 4.5, ln 3.8, log2 3.4, log10 6.7, tan 9.7,
 /// atan 8.8, erf 19.9, powf 10.2; sin 7.9, cos 8.2, asin/acos 7.1 four lanes at a time
 /// (`simd.rs`; the C library's took 12.3, 14.3 and 13.0). Over narrow ranges some are
-/// cheaper (erf over [0.65, 0.93] 7.0).
+/// cheaper (erf over [0.65, 0.93] 7.0). The rest beside an `exp` in one run (2^20 values,
+/// the other cores busy): tanh 2.2, sinh 1.8, cosh 1.3, exp_m1 2.1, ln_1p 2.0 (over (0, 50]),
+/// cbrt 2.9, exp2 0.4, floor and ceil 1.1 (a library call without SSE4.1); round, trunc,
+/// recip and signum cost what a multiplication does (the `elementwise` family).
 const MATH_WEIGHTS: &[(&str, f64)] = &[
     ("sqrt", 0.25),
     ("exp", 1.0),
@@ -105,6 +108,15 @@ const MATH_WEIGHTS: &[(&str, f64)] = &[
     ("atan", 2.0),
     ("erf", 4.4),
     ("powf", 2.3),
+    ("tanh", 2.2),
+    ("sinh", 1.8),
+    ("cosh", 1.3),
+    ("exp_m1", 2.1),
+    ("ln_1p", 2.0),
+    ("cbrt", 2.9),
+    ("exp2", 0.4),
+    ("floor", 1.1),
+    ("ceil", 1.1),
 ];
 
 /// The weight of a table row within its family (see [`MATH_WEIGHTS`]; 1 for the rest).
@@ -227,6 +239,23 @@ unary_table! {
     erf => "erf", |x| Real::erf(x), "erf(x)";
     abs => "abs", |x| x.abs(), "fabs(x)";
     neg => "neg", |x| -x, "-x";
+    tanh => "tanh", |x| x.tanh(), "tanh(x)";
+    sinh => "sinh", |x| x.sinh(), "sinh(x)";
+    cosh => "cosh", |x| x.cosh(), "cosh(x)";
+    exp_m1 => "exp_m1", |x| x.exp_m1(), "expm1(x)";
+    ln_1p => "ln_1p", |x| x.ln_1p(), "log1p(x)";
+    cbrt => "cbrt", |x| x.cbrt(), "cbrt(x)";
+    exp2 => "exp2", |x| x.exp2(), "exp2(x)";
+    floor => "floor", |x| x.floor(), "floor(x)";
+    ceil => "ceil", |x| x.ceil(), "ceil(x)";
+    // Halves away from zero, as Rust's `round` and C's (not numpy's half to even).
+    round => "round", |x| x.round(), "round(x)";
+    trunc => "trunc", |x| x.trunc(), "trunc(x)";
+    recip => "recip", |x| x.recip(), "1 / x";
+    // NaN stays NaN; +0 gives 1 and -0 gives -1 (1 / -0 is -inf), as Rust's `signum`. No
+    // library call: `copysign(1, x)` is ambiguous in CUDA C++ and a float literal would be a
+    // double in the f32 kernel.
+    signum => "signum", |x| x.signum(), "(x != x) ? x : ((x < 0 || 1 / x < 0) ? -1 : 1)";
 }
 
 fn unary_op(name: &str) -> Arc<Annotation> {

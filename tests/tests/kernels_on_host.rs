@@ -249,3 +249,84 @@ fn the_cuda_eigen_ordering_gives_the_cpu_layout() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Every unary op's generated kernel (`unary_source`, f64 and f32) against the CPU's Rust
+/// function over signed zeros, halves, infinities, NaN, subnormals and a spread of values:
+/// the C expressions (`signum` of -0, `round` of halves, `recip`) and the `f`-suffixed f32
+/// calls. Bit for bit where the op is exact; within 2 ulp where the host's C library and
+/// Rust's may round differently (the GPU's own accuracy is the GPU bundle's to check).
+#[test]
+fn the_cuda_unary_kernels_give_the_cpu_results() {
+    let Some(cxx) = cxx("the_cuda_unary_kernels_give_the_cpu_results") else { return };
+    type Case = (&'static str, fn(f64) -> f64, fn(f32) -> f32, bool);
+    let cases: Vec<Case> = vec![
+        ("sqrt", f64::sqrt, f32::sqrt, true),
+        ("exp", f64::exp, f32::exp, false),
+        ("ln", f64::ln, f32::ln, false),
+        ("abs", f64::abs, f32::abs, true),
+        ("neg", |x| -x, |x| -x, true),
+        ("tanh", f64::tanh, f32::tanh, false),
+        ("sinh", f64::sinh, f32::sinh, false),
+        ("cosh", f64::cosh, f32::cosh, false),
+        ("exp_m1", f64::exp_m1, f32::exp_m1, false),
+        ("ln_1p", f64::ln_1p, f32::ln_1p, false),
+        ("cbrt", f64::cbrt, f32::cbrt, false),
+        ("exp2", f64::exp2, f32::exp2, false),
+        ("floor", f64::floor, f32::floor, true),
+        ("ceil", f64::ceil, f32::ceil, true),
+        ("round", f64::round, f32::round, true),
+        ("trunc", f64::trunc, f32::trunc, true),
+        ("recip", f64::recip, f32::recip, true),
+        ("signum", f64::signum, f32::signum, true),
+    ];
+    let mut calls = String::new();
+    for (k, (name, ..)) in cases.iter().enumerate() {
+        calls.push_str(&format!("    if (op == {k}) {{ {name}_f64(n, o64.data(), x64.data(), 1, n); {name}_f32(n, o32.data(), x32.data(), 1, n); }}\n"));
+    }
+    let main = format!(
+        r#"
+int main(int argc, char** argv) {{
+    int op = atoi(argv[3]);
+    unsigned long long n = strtoull(argv[4], 0, 10);
+    std::vector<double> x64(n), o64(n);
+    std::vector<float> x32(n), o32(n);
+    FILE* f = fopen(argv[1], "rb");
+    if (fread(x64.data(), 8, n, f) != n) return 2;
+    fclose(f);
+    for (unsigned long long i = 0; i < n; ++i) x32[i] = (float)x64[i];
+    gridDim.x = 1; blockDim.x = 1; blockIdx.x = 0; threadIdx.x = 0;
+{calls}
+    FILE* o = fopen(argv[2], "wb");
+    for (unsigned long long i = 0; i < n; ++i) {{ double w = (double)o32[i]; fwrite(&o64[i], 8, 1, o); fwrite(&w, 8, 1, o); }}
+    fclose(o);
+    return 0;
+}}
+"#
+    );
+    let dir = std::env::temp_dir().join(format!("bach-unary-on-host-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let exe = build(&cxx, &dir, &format!("#include <math.h>\n{}", bach::kernels::unary_source()), &main);
+    let mut xs: Vec<f64> =
+        vec![-0.0, 0.0, 0.5, -0.5, 1.5, -2.5, 2.5, 0.49999999999999994, f64::INFINITY, f64::NEG_INFINITY, f64::NAN, 1e300, -1e-300, 5e-324, 3.7, -3.7, 1e-3, 50.0, -1.0, 1.0];
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    xs.extend((0..200).map(|_| (rng.below(1 << 30) as f64 / (1u64 << 30) as f64 - 0.5) * 16.0));
+    let input: Vec<u8> = xs.iter().flat_map(|x| x.to_le_bytes()).collect();
+    let ulps = |a: f64, b: f64| if a.is_nan() && b.is_nan() || a == b { 0 } else { (a.to_bits() as i64).wrapping_sub(b.to_bits() as i64).unsigned_abs() };
+    let ulps32 = |a: f32, b: f32| if a.is_nan() && b.is_nan() || a == b { 0 } else { (a.to_bits() as i32).wrapping_sub(b.to_bits() as i32).unsigned_abs() as u64 };
+    for (k, &(name, f64_op, f32_op, exact)) in cases.iter().enumerate() {
+        let words = run_on_host(&exe, &dir, input.clone(), &[k.to_string(), xs.len().to_string()]);
+        for (i, &x) in xs.iter().enumerate() {
+            let (got64, got32) = (f64::from_le_bytes(words[2 * i]), f64::from_le_bytes(words[2 * i + 1]) as f32);
+            let (want64, want32) = (f64_op(x), f32_op(x as f32));
+            let same_bits = |g: f64, w: f64| g.to_bits() == w.to_bits() || (g.is_nan() && w.is_nan());
+            if exact {
+                assert!(same_bits(got64, want64), "{name}_f64({x:e}) = {got64:e}, the CPU gives {want64:e}");
+                assert!(same_bits(got32 as f64, want32 as f64), "{name}_f32({:e}) = {got32:e}, the CPU gives {want32:e}", x as f32);
+            } else {
+                assert!(ulps(got64, want64) <= 2, "{name}_f64({x:e}) = {got64:e}, the CPU gives {want64:e}");
+                assert!(ulps32(got32, want32) <= 2, "{name}_f32({:e}) = {got32:e}, the CPU gives {want32:e}", x as f32);
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -106,6 +106,13 @@ fn unary_cases<A: E>() -> Vec<UnaryCase<A>> {
         ("acos", |x| x.acos(), |v| v.acos()),
         ("atan", |x| x.atan(), |v| v.atan()),
         ("erf", |x| x.erf(), |v| v.ref_erf()),
+        ("tanh", |x| x.tanh(), |v| v.tanh()),
+        ("sinh", |x| x.sinh(), |v| v.sinh()),
+        ("cosh", |x| x.cosh(), |v| v.cosh()),
+        ("exp_m1", |x| x.exp_m1(), |v| v.exp_m1()),
+        ("ln_1p", |x| x.ln_1p(), |v| v.ln_1p()),
+        ("cbrt", |x| x.cbrt(), |v| v.cbrt()),
+        ("exp2", |x| x.exp2(), |v| v.exp2()),
         ("powi(3)", |x| x.powi(3), |v| v.powi(3)),
         ("powi(-2)", |x| x.powi(-2), |v| v.powi(-2)),
         ("powi(0)", |x| x.powi(0), |v| v.powi(0)),
@@ -115,7 +122,18 @@ fn unary_cases<A: E>() -> Vec<UnaryCase<A>> {
 
 /// Ops whose results must be bit-exact.
 fn exact_unary_cases<A: E>() -> Vec<UnaryCase<A>> {
-    vec![("abs", |x| x.abs(), |v| v.abs()), ("neg", |x| x.neg(), |v| -v), ("-x (operator)", |x| -x, |v| -v), ("-x (owned operator)", |x| -(x.clone()), |v| -v)]
+    vec![
+        ("abs", |x| x.abs(), |v| v.abs()),
+        ("neg", |x| x.neg(), |v| -v),
+        ("-x (operator)", |x| -x, |v| -v),
+        ("-x (owned operator)", |x| -(x.clone()), |v| -v),
+        ("floor", |x| x.floor(), |v| v.floor()),
+        ("ceil", |x| x.ceil(), |v| v.ceil()),
+        ("round", |x| x.round(), |v| v.round()),
+        ("trunc", |x| x.trunc(), |v| v.trunc()),
+        ("recip", |x| x.recip(), |v| v.recip()),
+        ("signum", |x| x.signum(), |v| v.signum()),
+    ]
 }
 
 fn check_unary<A: E>() {
