@@ -8,6 +8,7 @@ use bach_runtime::{oa, Annotation, BachError, Element, Family, Launch, Meta, Res
 use ndarray::{ArrayViewD, Axis, Ix1, Ix2, IxDyn, SliceArg, SliceInfoElem};
 
 use crate::array::Array;
+use crate::elementwise::or_panic;
 use crate::real::Real;
 
 pub(crate) fn as1<'a, A>(v: ArrayViewD<'a, A>, op: &str) -> Result<ndarray::ArrayView1<'a, A>> {
@@ -104,7 +105,7 @@ impl<A: Real> Array<A> {
     /// dimensions differ; [`Array::try_dot`] returns it as an error.
     #[track_caller]
     pub fn dot(&self, rhs: &Array<A>) -> Array<A> {
-        self.try_dot(rhs).unwrap_or_else(|e| panic!("{e}"))
+        or_panic(self.try_dot(rhs))
     }
     pub fn try_dot(&self, rhs: &Array<A>) -> Result<Array<A>> {
         let (op, _) = product(self.meta(), rhs.meta())?;
@@ -150,7 +151,7 @@ impl<A: Element> Array<A> {
     /// it as an error.
     #[track_caller]
     pub fn slice<I: SliceArg<IxDyn>>(&self, info: I) -> Array<A> {
-        self.try_slice(info).unwrap_or_else(|e| panic!("{e}"))
+        or_panic(self.try_slice(info))
     }
 
     /// [`Array::slice`], with a slice that does not fit the shape as an error.
@@ -164,14 +165,14 @@ impl<A: Element> Array<A> {
     /// array is not 2-d or the row is past its end.
     #[track_caller]
     pub fn row(&self, index: usize) -> Array<A> {
-        self.try_slice(&[SliceInfoElem::Index(index as isize), SliceInfoElem::from(..)][..]).unwrap_or_else(|e| panic!("{e}"))
+        or_panic(self.try_slice(&[SliceInfoElem::Index(index as isize), SliceInfoElem::from(..)][..]))
     }
 
     /// Column `index` of a matrix (ndarray's `column`): a 1-d array. Panics at this line when
     /// the array is not 2-d or the column is past its end.
     #[track_caller]
     pub fn column(&self, index: usize) -> Array<A> {
-        self.try_slice(&[SliceInfoElem::from(..), SliceInfoElem::Index(index as isize)][..]).unwrap_or_else(|e| panic!("{e}"))
+        or_panic(self.try_slice(&[SliceInfoElem::from(..), SliceInfoElem::Index(index as isize)][..]))
     }
 
     /// A new axis of length 1 at `axis` (ndarray's `insert_axis`).
