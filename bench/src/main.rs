@@ -36,6 +36,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Instant;
 
+use bach_runtime::chart::TimeShare;
 use bach_runtime::trace::EventKind;
 use bach_runtime::{CostModel, DeviceChoice, DeviceKind, DeviceProfile, Devices, Meta, Policy, Session, CPU};
 use ndarray::Array1;
@@ -369,29 +370,15 @@ pub(crate) fn predicted_since(session: &Session, after: Option<u64>) -> f64 {
     session.trace().evals().filter(|e| after.is_none_or(|a| e.eval > a)).map(|e| e.predicted_s()).sum()
 }
 
-/// One category of [`bach_runtime::chart::time_breakdown`], as JSON.
-#[derive(Serialize)]
-struct Share {
-    key: String,
-    seconds: f64,
-    busy_seconds: f64,
-    events: usize,
-    bytes: u64,
-}
-
 /// The wall seconds of the session's last evaluation and where they went.
-fn last_breakdown(session: &Session) -> Option<(f64, Vec<Share>)> {
+fn last_breakdown(session: &Session) -> Option<(f64, Vec<TimeShare>)> {
     let trace = session.trace();
     let eval = trace.last()?;
-    let shares = bach_runtime::chart::time_breakdown(eval, &session.devices().profiles())
-        .into_iter()
-        .map(|s| Share { key: s.key, seconds: s.seconds, busy_seconds: s.busy_seconds, events: s.events, bytes: s.bytes })
-        .collect();
-    Some((eval.actual_s(), shares))
+    Some((eval.actual_s(), bach_runtime::chart::time_breakdown(eval, &session.devices().profiles())))
 }
 
 /// `bach's last evaluation, 12.1 ms: compute:cpu 11.0 ms, overhead 1.1 ms; busy: ...`.
-fn breakdown_line(wall: f64, shares: &[Share]) -> String {
+fn breakdown_line(wall: f64, shares: &[TimeShare]) -> String {
     let ms = |s: f64| format!("{:.1} ms", s * 1e3);
     let parts: Vec<String> = shares.iter().map(|s| format!("{} {}", s.key, ms(s.seconds))).collect();
     let busy: Vec<String> = shares
@@ -437,7 +424,7 @@ struct Record {
     #[serde(skip_serializing_if = "Option::is_none")]
     last_evaluation_seconds: Option<f64>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    breakdown: Vec<Share>,
+    breakdown: Vec<TimeShare>,
     #[serde(skip_serializing_if = "Option::is_none")]
     max_rel_diff_vs_cpu: Option<f64>,
     /// How the difference to cpu is measured and bounded.

@@ -117,6 +117,7 @@ pub(super) fn attribute(eval: &EvalTrace) -> Vec<Share> {
 
 /// One category's share of an evaluation, for text and JSON ([`super::time_breakdown`]).
 #[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct TimeShare {
     /// `compute:<device>` (`compute:cpu`, `compute:gpu 0`, ...), `h2d`, `d2h`, `alloc`,
     /// `merge` or `overhead`.
