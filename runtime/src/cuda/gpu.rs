@@ -125,8 +125,9 @@ struct Compiled {
 /// Where a source text lies (address, length) and the function asked for in it.
 type SourceAt = (usize, usize, String);
 
-/// Something timed on the GPU: two events around it.
+/// Something timed on the GPU: two events around it, for the device (session) that queued it.
 struct Span {
+    owner: u64,
     tag: Tag,
     kind: EventKind,
     start: Arc<CudaEvent>,
@@ -404,15 +405,16 @@ impl Gpu {
         Ok(Arc::new(self.stream(lane).record_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?))
     }
 
-    /// A timing event on `lane` ending what `start` began; recorded as a span when tagged.
-    pub fn end(&self, lane: Lane, span: Option<(Tag, EventKind)>, start: Arc<CudaEvent>) -> Result<Arc<CudaEvent>, DriverError> {
+    /// A timing event on `lane` ending what `start` began; recorded as a span of `owner` (a
+    /// [`super::CudaDevice`]: one per session, several may share this GPU) when tagged.
+    pub fn end(&self, lane: Lane, owner: u64, span: Option<(Tag, EventKind)>, start: Arc<CudaEvent>) -> Result<Arc<CudaEvent>, DriverError> {
         let end = Arc::new(self.stream(lane).record_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?);
         if let Some((tag, kind)) = span {
             let mut tl = lock(&self.timeline);
             if tl.spans.len() >= MAX_SPANS {
                 tl.spans.drain(..MAX_SPANS / 2);
             }
-            tl.spans.push(Span { tag, kind, start, end: end.clone() });
+            tl.spans.push(Span { owner, tag, kind, start, end: end.clone() });
         }
         Ok(end)
     }
@@ -433,11 +435,14 @@ impl Gpu {
         }
     }
 
-    /// Wait for every stream; the spans timed since the last call, in host time.
-    pub fn synchronize(&self) -> Result<Vec<DeviceSpan>, String> {
+    /// Wait for every stream; `owner`'s spans timed since its last call, in host time. Other
+    /// owners' spans stay for their own call: sessions sharing the GPU (tests in parallel)
+    /// each see their own work on the GPU's clock.
+    pub fn synchronize(&self, owner: u64) -> Result<Vec<DeviceSpan>, String> {
         let synced: Result<(), DriverError> = self.streams.iter().try_for_each(|s| s.synchronize());
         let mut tl = lock(&self.timeline);
-        let spans = std::mem::take(&mut tl.spans);
+        let (spans, others): (Vec<Span>, Vec<Span>) = std::mem::take(&mut tl.spans).into_iter().partition(|s| s.owner == owner);
+        tl.spans = others;
         let recent: Vec<String> = tl.recent.drain(..).collect();
         if let Err(e) = synced {
             let ops = if recent.is_empty() { String::new() } else { format!(" (queued since the last synchronize: {})", recent.join(", ")) };

@@ -323,17 +323,20 @@ impl StagingPool {
     }
 
     /// Finished pending buffers become idle; returns idle buffers beyond the cap, to free.
+    ///
+    /// Only the oldest pending buffers are looked at, up to the first whose work is not done:
+    /// work queued on one stream finishes in order, so the rest are (nearly always) still
+    /// busy too. This keeps each `take` and `give_back` (one per 4 MiB chunk, under the
+    /// pool's lock) to a few event queries instead of one per buffer in flight (up to 64).
     fn reclaim(&self, st: &mut StagingState) -> Vec<HostBlock> {
-        let mut still = VecDeque::with_capacity(st.pending.len());
-        while let Some((b, e)) = st.pending.pop_front() {
-            if e.is_complete() {
-                st.idle_bytes += b.size;
-                st.idle.entry(b.size).or_default().push(b);
-            } else {
-                still.push_back((b, e));
+        while let Some((_, e)) = st.pending.front() {
+            if !e.is_complete() {
+                break;
             }
+            let (b, _) = st.pending.pop_front().expect("a front element");
+            st.idle_bytes += b.size;
+            st.idle.entry(b.size).or_default().push(b);
         }
-        st.pending = still;
         let mut excess = Vec::new();
         while st.idle_bytes > STAGING_IDLE_CAP {
             let Some(mut largest) = st.idle.last_entry() else { break };
