@@ -13,7 +13,7 @@ use bach::datasets::{train_test_indices, Blobs};
 use bach::ml::{numerics, Dbscan, KNeighborsClassifier, Pca, StandardScaler, TruncatedSvd};
 use bach::random::RandomState;
 use bach_runtime::Session;
-use ndarray::{s, Array1, Array2, ArrayD, Axis};
+use ndarray::{s, ArcArray, Array1, Array2, ArrayD, Axis, IxDyn};
 use serde::Serialize;
 
 /// The wine data (UCI, CC BY 4.0; see data/README.md), built into the harness so that the GPU
@@ -50,8 +50,10 @@ impl Workload {
 
 /// A workload's inputs: arrays in memory, and for Crime Index the CSV files they were written to.
 pub struct Inputs {
-    pub f64s: BTreeMap<String, ArrayD<f64>>,
-    pub i64s: BTreeMap<String, ArrayD<i64>>,
+    /// Shared (reference-counted) arrays: bach's timed runs take them by a clone that copies
+    /// nothing, as a notebook's `Array::from_array` of data it already holds would.
+    pub f64s: BTreeMap<String, ArcArray<f64, IxDyn>>,
+    pub i64s: BTreeMap<String, ArcArray<i64, IxDyn>>,
     pub files: BTreeMap<String, PathBuf>,
     /// Rows of the test set (PCA+kNN), or samples.
     pub n: usize,
@@ -85,16 +87,16 @@ pub fn inputs(w: Workload, log2: u32, seed: Option<u32>, dir: &Path) -> Result<I
                 let path = dir.join(format!("{name}.csv"));
                 write_column(&path, &col)?;
                 inp.files.insert(name.to_string(), path);
-                inp.f64s.insert(name.to_string(), col.into_dyn());
+                inp.f64s.insert(name.to_string(), col.into_dyn().into_shared());
             }
         }
         Workload::Dbscan => {
             let (x, _) = Blobs { n_samples: n, n_features: 256, centers: 32, cluster_std: 1.0, center_box: (-2.0, 2.0), seed: seed.unwrap_or(42) }.generate();
-            inp.f64s.insert("X".into(), x.into_dyn());
+            inp.f64s.insert("X".into(), x.into_dyn().into_shared());
         }
         Workload::Tsvd => {
             let (x, _) = Blobs { n_samples: n, n_features: 512, centers: 1, cluster_std: 1.0, center_box: (-10.0, 10.0), seed: seed.unwrap_or(7) }.generate();
-            inp.f64s.insert("X".into(), x.into_dyn());
+            inp.f64s.insert("X".into(), x.into_dyn().into_shared());
         }
         Workload::PcaKnn => {
             let (features, classes) = wine();
@@ -102,10 +104,10 @@ pub fn inputs(w: Workload, log2: u32, seed: Option<u32>, dir: &Path) -> Result<I
             // The test set doubled log2 times: row i is test row i mod 54.
             let rows: Vec<usize> = (0..test.len() << log2).map(|i| test[i % test.len()]).collect();
             inp.n = rows.len();
-            inp.f64s.insert("X_train".into(), features.select(Axis(0), &train).into_dyn());
-            inp.i64s.insert("y_train".into(), classes.select(Axis(0), &train).into_dyn());
-            inp.f64s.insert("X_test".into(), features.select(Axis(0), &rows).into_dyn());
-            inp.i64s.insert("y_test".into(), classes.select(Axis(0), &rows).into_dyn());
+            inp.f64s.insert("X_train".into(), features.select(Axis(0), &train).into_dyn().into_shared());
+            inp.i64s.insert("y_train".into(), classes.select(Axis(0), &train).into_dyn().into_shared());
+            inp.f64s.insert("X_test".into(), features.select(Axis(0), &rows).into_dyn().into_shared());
+            inp.i64s.insert("y_test".into(), classes.select(Axis(0), &rows).into_dyn().into_shared());
             let path = dir.join("wine.csv");
             std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
             std::fs::write(&path, WINE_CSV).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
@@ -214,7 +216,7 @@ pub fn cpu(w: Workload, inp: &Inputs) -> Result<Outputs, String> {
     Ok(out)
 }
 
-fn accuracy(predicted: &ArrayD<i64>, truth: &ArrayD<i64>) -> f64 {
+fn accuracy(predicted: &ArrayD<i64>, truth: &ArcArray<i64, IxDyn>) -> f64 {
     predicted.iter().zip(truth).filter(|(p, t)| p == t).count() as f64 / truth.len().max(1) as f64
 }
 
@@ -394,11 +396,11 @@ pub fn run(w: Workload, log2: u32, seed: Option<u32>, modes: &[&'static str], re
     }
     if let Some(dir) = dump {
         std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-        for (name, a) in inp.f64s.iter().chain(&outputs[0].f64s) {
-            bach::Array::from_shared(a.clone().into_shared()).write_npy(dir.join(format!("{name}.npy"))).map_err(|e| e.to_string())?;
+        for (name, a) in inp.f64s.iter().map(|(k, a)| (k, a.clone())).chain(outputs[0].f64s.iter().map(|(k, a)| (k, a.clone().into_shared()))) {
+            bach::Array::from_shared(a).write_npy(dir.join(format!("{name}.npy"))).map_err(|e| e.to_string())?;
         }
-        for (name, a) in inp.i64s.iter().chain(&outputs[0].i64s) {
-            bach::Array::from_shared(a.clone().into_shared()).write_npy(dir.join(format!("{name}.npy"))).map_err(|e| e.to_string())?;
+        for (name, a) in inp.i64s.iter().map(|(k, a)| (k, a.clone())).chain(outputs[0].i64s.iter().map(|(k, a)| (k, a.clone().into_shared()))) {
+            bach::Array::from_shared(a).write_npy(dir.join(format!("{name}.npy"))).map_err(|e| e.to_string())?;
         }
     } else {
         let _ = std::fs::remove_dir_all(&scratch);
