@@ -128,6 +128,10 @@ fi
 if part bench; then
     step "bandwidth (copy engines, launches)" to_file "$results/bandwidth.out" "$b" bandwidth
     bench black-scholes-27 compare black-scholes --log2 27 --repeat 3
+    # The copy in's other fill (BACH_CUDA_FILL=chunks: 4 MiB chunks, one core each, the
+    # default before stop 28) beside the default (all cores on each 16 MiB chunk), bach only.
+    step "black-scholes-27-fill-chunks" to_file "$results/black-scholes-27-fill-chunks.out" env BACH_CUDA_FILL=chunks "$b" run black-scholes --log2 27 --mode bach --device cuda --repeat 3 --json
+    step "black-scholes-27-fill-cores" to_file "$results/black-scholes-27-fill-cores.out" "$b" run black-scholes --log2 27 --mode bach --device cuda --repeat 3 --json
     bench black-scholes-22-8MiB compare black-scholes --log2 22 --memory 8MiB
     # The charts of shared/gpu-report at 2^26: inputs from the host, and made on the GPU
     # (linspace where first used: no input copy, so the floor is the outputs' copy out).

@@ -5,9 +5,8 @@
 //! wrote it; a stream that reads it first waits for that event (on the GPU, the host never
 //! blocks), so piece k+1's copy in, piece k's kernels and piece k-1's copy out overlap.
 //!
-//! Copies go through pinned staging buffers in chunks: a copy in is cut into 4 MiB chunks
-//! that the host's cores fill at once, each queued as soon as it is filled, while earlier
-//! ones cross the bus; a copy out keeps 16 MiB chunks in flight and queues the rest as
+//! Copies go through pinned staging buffers in chunks: a copy in is cut into 16 MiB chunks,
+//! each filled by all of the host's cores and queued while the next is filled; a copy out keeps 16 MiB chunks in flight and queues the rest as
 //! `PendingCopy::finish` drains them.
 //!
 //! Timing: timing events around every copy and kernel become [`DeviceSpan`]s at
@@ -37,19 +36,37 @@ use crate::error::{BachError, Result};
 use crate::trace::EventKind;
 use crate::value::{DType, DeviceBuffer, DeviceValue, HostRows, Meta, Value, ValueRef};
 
-/// Largest piece of one host-to-device copy through one staging buffer: a copy in is cut
-/// into chunks that the host's cores fill in parallel, each queued as soon as it is filled.
-/// Measured on an H200 host (16 cores), Black-Scholes 2^27 (copies of 21 MB a piece):
-/// 4 MiB chunks 0.35 s, 16 MiB 0.64 s (two cores fill a piece), 1.3 MiB (the piece spread
-/// over all 16 cores) 0.45 s.
-const CHUNK_IN: usize = 4 << 20;
+/// How a copy in fills its pinned staging buffers (`BACH_CUDA_FILL`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Fill {
+    /// Chunks of [`CHUNK_IN_CORES`] in order, each filled by all of the host's cores at once
+    /// (1 MiB parts) and then queued, so that one chunk crosses the bus while the next is
+    /// filled: the hand-written program's way (`bench/src/gpu.rs`), which on an H200 host ran
+    /// Black-Scholes 2^27 in 0.20-0.28 s where `Chunks` took 0.29-0.35 s. The default.
+    Cores,
+    /// Chunks of [`CHUNK_IN_CHUNKS`], each filled by one core, chunks in parallel: a copy of
+    /// one piece (21 MB in Black-Scholes 2^27) kept only 5 cores busy. Measured on an H200
+    /// host: 4 MiB chunks 0.29-0.35 s, 2 MiB 0.29 s, 8 MiB 0.34 s, 16 MiB 0.64 s.
+    Chunks,
+}
+const CHUNK_IN_CORES: usize = 16 << 20;
+const CHUNK_IN_CHUNKS: usize = 4 << 20;
 
 /// Tuning knobs read once from the environment (for measuring on a GPU host):
-/// `BACH_CUDA_CHUNK_IN` (bytes per filled chunk of a copy in) and `BACH_CUDA_FUSE=0` (launch
-/// every elementwise op alone).
+/// `BACH_CUDA_FILL=cores|chunks` ([`Fill`]), `BACH_CUDA_CHUNK_IN` (bytes per chunk of a copy
+/// in) and `BACH_CUDA_FUSE=0` (launch every elementwise op alone).
+fn fill() -> Fill {
+    static F: std::sync::LazyLock<Fill> = std::sync::LazyLock::new(|| if std::env::var("BACH_CUDA_FILL").as_deref() == Ok("chunks") { Fill::Chunks } else { Fill::Cores });
+    *F
+}
 fn chunk_in() -> usize {
-    static C: std::sync::LazyLock<usize> =
-        std::sync::LazyLock::new(|| std::env::var("BACH_CUDA_CHUNK_IN").ok().and_then(|v| crate::units::parse_bytes(&v).ok()).map_or(CHUNK_IN, |b| (b as usize).max(4096)));
+    static C: std::sync::LazyLock<usize> = std::sync::LazyLock::new(|| {
+        let default = match fill() {
+            Fill::Cores => CHUNK_IN_CORES,
+            Fill::Chunks => CHUNK_IN_CHUNKS,
+        };
+        std::env::var("BACH_CUDA_CHUNK_IN").ok().and_then(|v| crate::units::parse_bytes(&v).ok()).map_or(default, |b| (b as usize).max(4096))
+    });
     *C
 }
 fn fuse_on() -> bool {
@@ -911,17 +928,20 @@ impl Device for CudaDevice {
             let block = self.gpu.pool.alloc(bytes.len(), at)?;
             block.touch(Lane::H2d);
             let start = self.gpu.begin(Lane::H2d).map_err(|e| at.cuda("cuEventRecord", e))?;
-            // Each chunk: fill a staging buffer (one core), queue its DMA. Chunks are filled on
-            // all cores at once, so the host keeps up with the copy engine; their order on the
-            // stream does not matter (distinct bytes), the end event follows them all.
+            // Each chunk: fill a staging buffer, queue its DMA. Their order on the stream does
+            // not matter (distinct bytes); the end event follows them all.
             let dst = block.ptr;
             let chunk = chunk_in();
+            let mode = fill();
             let queue = |offset: usize| -> Result<()> {
                 self.gpu.ctx.bind_to_thread().map_err(|e| at.cuda("binding the CUDA context", e))?;
                 let part = &bytes[offset..(offset + chunk).min(bytes.len())];
                 let mut staging = self.gpu.staging.take(part.len(), at)?;
-                // SAFETY: equal lengths, distinct buffers.
-                unsafe { std::ptr::copy_nonoverlapping(part.as_ptr(), staging.bytes_mut(part.len()).as_mut_ptr(), part.len()) };
+                match mode {
+                    Fill::Cores => copy_bytes(part, uninit_bytes(staging.bytes_mut(part.len()))),
+                    // SAFETY: equal lengths, distinct buffers.
+                    Fill::Chunks => unsafe { std::ptr::copy_nonoverlapping(part.as_ptr(), staging.bytes_mut(part.len()).as_mut_ptr(), part.len()) },
+                }
                 let stream = self.gpu.stream(Lane::H2d).cu_stream();
                 // SAFETY: a pinned buffer (kept until the copy's event completes) into a live
                 // block of at least offset + part.len() bytes.
@@ -930,11 +950,11 @@ impl Device for CudaDevice {
                 Ok(())
             };
             let offsets: Vec<usize> = (0..bytes.len()).step_by(chunk).collect();
-            if offsets.len() > 1 {
+            if mode == Fill::Chunks && offsets.len() > 1 {
                 // A panic in a task reaches this thread, inside `guard`.
                 offsets.par_iter().try_for_each(|&o| queue(o))?;
-            } else if let Some(&o) = offsets.first() {
-                queue(o)?;
+            } else {
+                offsets.iter().try_for_each(|&o| queue(o))?;
             }
             let end = self.gpu.end(Lane::H2d, self.owner, Some((tag, EventKind::Transfer)), start).map_err(|e| at.cuda("cuEventRecord", e))?;
             Ok(self.value(block, meta, end, Lane::H2d))
