@@ -7,10 +7,10 @@
 #   bash run.sh [RESULTS_DIR]       # default: results-<date>/ beside run.sh
 #
 # PARTS=tests,bench,large,ml,calibrate (the default: all) runs some of it, e.g. one part per
-# call where a command may run 10 minutes at most (each part takes 2-6 minutes on an H100
-# host; `large` is Haversine 2^27 and 2^28, whose single-threaded cpu mode takes 18 s and 33 s
-# a run). Parts run into the same RESULTS_DIR add up: the targets table reads every
-# benchmark's output there.
+# call where a command may run 10 minutes at most. On an H200 host (stop 28): tests 17 s, ml
+# 28 s, calibrate 8 s; bench and large time bach beside the hand-written program only (no
+# single-threaded cpu mode): about a minute each, estimated from stop 28's runs. Parts run into the same RESULTS_DIR
+# add up: the targets table reads every benchmark's output there.
 #
 # RESULTS_DIR/gpu-bundle.log has everything; benchmarks' JSON lines, timeline charts (SVG) and
 # the calibrated CUDA cost profile lie beside it. BACH_CUDA_LIB=DIR names the directory with
@@ -124,24 +124,37 @@ if [ "$parts" != tests ]; then
         shift
         step "$name" to_file "$results/$name.out" "$b" "$@" --device cuda --timeline "$results/timeline-$name.svg"
     }
+    # The hand-written program, then bach, on the same inputs, into one output (targets.py
+    # reads gpu/bach and checks their checksums agree). No cpu mode: single-threaded, it took
+    # most of the bench part (17.5 s a run at Black-Scholes 2^27, 33 s at Haversine 2^28).
+    gpu_then_bach() {
+        local name="$1"
+        shift
+        "$b" run "$@" --mode gpu --device cuda --json &&
+            "$b" run "$@" --mode bach --device cuda --json --timeline "$results/timeline-$name.svg"
+    }
+    pair() {
+        local name="$1"
+        shift
+        step "$name" to_file "$results/$name.out" gpu_then_bach "$name" "$@"
+    }
 fi
 if part bench; then
     step "bandwidth (copy engines, launches)" to_file "$results/bandwidth.out" "$b" bandwidth
-    bench black-scholes-27 compare black-scholes --log2 27 --repeat 3
+    pair black-scholes-27 black-scholes --log2 27 --inputs reference --repeat 3
     # The copy in's other fill (BACH_CUDA_FILL=chunks: 4 MiB chunks, one core each, the
     # default before stop 28) beside the default (all cores on each 16 MiB chunk), bach only.
-    step "black-scholes-27-fill-chunks" to_file "$results/black-scholes-27-fill-chunks.out" env BACH_CUDA_FILL=chunks "$b" run black-scholes --log2 27 --mode bach --device cuda --repeat 3 --json
-    step "black-scholes-27-fill-cores" to_file "$results/black-scholes-27-fill-cores.out" "$b" run black-scholes --log2 27 --mode bach --device cuda --repeat 3 --json
-    bench black-scholes-22-8MiB compare black-scholes --log2 22 --memory 8MiB
-    # The charts of shared/gpu-report at 2^26: inputs from the host, and made on the GPU
+    step "black-scholes-27-fill-chunks" to_file "$results/black-scholes-27-fill-chunks.out" env BACH_CUDA_FILL=chunks "$b" run black-scholes --log2 27 --inputs reference --mode bach --device cuda --repeat 3 --json
+    pair black-scholes-22-8MiB black-scholes --log2 22 --memory 8MiB --inputs reference --repeat 5
+    # The charts of the first GPU report at 2^26: inputs from the host, and made on the GPU
     # (linspace where first used: no input copy, so the floor is the outputs' copy out).
-    bench black-scholes-26 compare black-scholes --log2 26 --repeat 3
-    bench black-scholes-26-lazy compare black-scholes --log2 26 --inputs lazy --repeat 3
-    bench haversine-24 compare haversine --log2 24
+    pair black-scholes-26 black-scholes --log2 26 --inputs reference --repeat 3
+    pair black-scholes-26-lazy black-scholes --log2 26 --inputs lazy --repeat 3
+    pair haversine-24 haversine --log2 24 --inputs reference --repeat 5
 fi
 if part large; then
-    bench haversine-27 compare haversine --log2 27 --repeat 3
-    bench haversine-28-2GiB compare haversine --log2 28 --memory 2GiB --repeat 3
+    pair haversine-27 haversine --log2 27 --inputs reference --repeat 3
+    pair haversine-28-2GiB haversine --log2 28 --memory 2GiB --inputs reference --repeat 3
 fi
 if part ml; then
     # The ML workloads (#12), bach beside the eager CPU code, at the sizes of the GPU targets

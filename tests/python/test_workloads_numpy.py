@@ -123,6 +123,10 @@ def test_gpu_bundle_targets_read_the_benchmarks_output(tmp_path):
     lazy = bench("black-scholes-26-lazy", "compare", "black-scholes", "--log2", "12", "--repeat", "1", "--inputs", "lazy")
     assert '"breakdown"' in lazy and '"last_evaluation_seconds"' in lazy
     bench("dbscan-14", "compare", "dbscan", "--log2", "8", "--repeat", "1", "--device", "cpu")
+    # run.sh's `pair`: a `run --mode gpu` record then a `run --mode bach` one, no ratio line.
+    rec = '{"workload":"haversine","mode":"%s","seconds":%s,"checksum":%s}\n'
+    (tmp_path / "haversine-28-2GiB.out").write_text(rec % ("gpu", "0.2", "123.5") + "some log line\n" + rec % ("bach", "0.25", "123.5"))
+    (tmp_path / "black-scholes-22-8MiB.out").write_text(rec % ("gpu", "0.02", "10.0") + rec % ("bach", "0.01", "10.5"))
     r = subprocess.run(["python3", str(ROOT / "install" / "gpu_targets.py"), str(tmp_path)], check=True, capture_output=True, text=True)
     rows = {line.split("  ")[0]: line for line in r.stdout.splitlines()}
     verdict = lambda prefix: next(v for k, v in rows.items() if k.startswith(prefix)).split()[-1]
@@ -133,7 +137,11 @@ def test_gpu_bundle_targets_read_the_benchmarks_output(tmp_path):
     assert verdict("Black-Scholes 2^27: bach / copy-engine floor") == "met", r.stdout
     # No device-to-host copies on the CPU: not measured, as are the benchmarks that did not run.
     assert rows[next(k for k in rows if "inputs made on the GPU" in k)].endswith("not measured"), r.stdout
-    assert rows[next(k for k in rows if k.startswith("Haversine 2^28"))].endswith("not measured"), r.stdout
+    hav28 = rows[next(k for k in rows if k.startswith("Haversine 2^28"))]
+    assert " 0.80 " in hav28 and hav28.endswith("MISSED"), r.stdout
+    # Fast but wrong is missed: the two runs' checksums differ.
+    bs22 = rows[next(k for k in rows if k.startswith("Black-Scholes 2^22"))]
+    assert "2.00; results differ" in bs22 and bs22.endswith("MISSED"), r.stdout
     assert rows[next(k for k in rows if k.startswith("TruncatedSvd"))].endswith("not measured"), r.stdout
     assert verdict("DBSCAN 2^14") in ("met", "MISSED"), r.stdout
     assert "not measured" in r.stdout.splitlines()[-1]
