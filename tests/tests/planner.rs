@@ -272,6 +272,35 @@ fn cpu_only_policy_puts_everything_on_the_cpu() {
     });
 }
 
+/// The CPU's rates count all of its threads; a split stage of fewer pieces than threads keeps
+/// only that many busy, and its prediction grows by as much (Black-Scholes at 2^16 on a
+/// 16-thread host: 8 pieces, 2.5x its all-thread prediction).
+#[test]
+fn a_cpu_stage_of_fewer_pieces_than_threads_is_predicted_for_the_threads_it_keeps_busy() {
+    let s = Session::new();
+    with_session(&s, || {
+        let n = 1 << 16;
+        let x = Array::from_array(nd(&[n], uniform_vec(5, n, 0.1, 1.0)));
+        let y = (&x.exp() + 1.0).ln();
+        let with_threads = |threads: usize| {
+            let mut cpu = DeviceProfile::cpu();
+            cpu.threads = threads;
+            s.plan_for(&[y.lazy()], &[cpu]).unwrap()
+        };
+        let plan = with_threads(16);
+        let stage = plan.stages.iter().position(|st| st.split_len.is_some()).expect("a split stage");
+        let pieces = plan.stages[stage].pieces;
+        assert!((2..16).contains(&pieces), "{plan}");
+        assert_eq!(plan.stage_parallel_pieces(stage), pieces as f64 / 16.0, "{plan}");
+        // As many threads as pieces, or fewer: every thread is busy, the rates hold.
+        for threads in [pieces, 1] {
+            let plan = with_threads(threads);
+            assert_eq!(plan.stages[stage].pieces, pieces);
+            assert_eq!(plan.stage_parallel_pieces(stage), 1.0, "{threads} threads");
+        }
+    });
+}
+
 /// An accelerator op whose annotation gives the paper's kind of estimators: seconds on the
 /// CPU and on the accelerator, and of copying an argument there, each a function of the rows.
 fn estimated_op(

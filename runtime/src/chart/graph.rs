@@ -318,6 +318,7 @@ mod tests {
             node: i,
             id,
             op: op.into(),
+            family: crate::cost::Family::Elementwise,
             meta: Meta::new(DType::F64, vec![1 << 20]),
             cell: 3,
             device: DeviceId(device),

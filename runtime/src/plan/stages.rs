@@ -88,6 +88,7 @@ pub(super) fn group(part: &GraphPart, consumers: &[Vec<usize>], placed: &Placeme
             node: i,
             id: node.id,
             op: node.op.name().to_string(),
+            family: node.op.family(),
             meta: node.meta.clone(),
             cell: node.cell,
             device: device[i],
