@@ -9,8 +9,8 @@
 # PARTS=tests,bench,large,ml,calibrate (the default: all) runs some of it, e.g. one part per
 # call where a command may run 10 minutes at most. On an H200 host (stop 28): tests 17 s, ml
 # 28 s, calibrate 8 s; bench and large time bach beside the hand-written program only (no
-# single-threaded cpu mode): about a minute each, estimated from stop 28's runs. Parts run into the same RESULTS_DIR
-# add up: the targets table reads every benchmark's output there.
+# single-threaded cpu mode): about a minute each, estimated from stop 28's runs. Parts run
+# into the same RESULTS_DIR add up: the targets table reads every benchmark's output there.
 #
 # RESULTS_DIR/gpu-bundle.log has everything; benchmarks' JSON lines, timeline charts (SVG) and
 # the calibrated CUDA cost profile lie beside it. BACH_CUDA_LIB=DIR names the directory with

@@ -6,8 +6,9 @@
 //! blocks), so piece k+1's copy in, piece k's kernels and piece k-1's copy out overlap.
 //!
 //! Copies go through pinned staging buffers in chunks: a copy in is cut into 16 MiB chunks,
-//! each filled by all of the host's cores and queued while the next is filled; a copy out keeps 16 MiB chunks in flight and queues the rest as
-//! `PendingCopy::finish` drains them.
+//! each filled by all of the host's cores and queued while the next is filled; a copy out
+//! keeps four 16 MiB chunks in flight and queues the rest as `PendingCopy::finish` drains
+//! them.
 //!
 //! Timing: timing events around every copy and kernel become [`DeviceSpan`]s at
 //! `synchronize`, tagged with the node and piece, so the trace shows when the GPU really ran.

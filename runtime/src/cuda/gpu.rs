@@ -441,8 +441,7 @@ impl Gpu {
     pub fn synchronize(&self, owner: u64) -> Result<Vec<DeviceSpan>, String> {
         let synced: Result<(), DriverError> = self.streams.iter().try_for_each(|s| s.synchronize());
         let mut tl = lock(&self.timeline);
-        let (spans, others): (Vec<Span>, Vec<Span>) = std::mem::take(&mut tl.spans).into_iter().partition(|s| s.owner == owner);
-        tl.spans = others;
+        let spans: Vec<Span> = tl.spans.extract_if(.., |s| s.owner == owner).collect();
         let recent: Vec<String> = tl.recent.drain(..).collect();
         if let Err(e) = synced {
             let ops = if recent.is_empty() { String::new() } else { format!(" (queued since the last synchronize: {})", recent.join(", ")) };

@@ -326,8 +326,8 @@ impl StagingPool {
     ///
     /// Only the oldest pending buffers are looked at, up to the first whose work is not done:
     /// work queued on one stream finishes in order, so the rest are (nearly always) still
-    /// busy too. This keeps each `take` and `give_back` (one per 4 MiB chunk, under the
-    /// pool's lock) to a few event queries instead of one per buffer in flight (up to 64).
+    /// busy too. This keeps each `take` and `give_back` (one per chunk of a copy, under the
+    /// pool's lock) to a few event queries instead of one per buffer in flight.
     fn reclaim(&self, st: &mut StagingState) -> Vec<HostBlock> {
         while let Some((_, e)) = st.pending.front() {
             if !e.is_complete() {
