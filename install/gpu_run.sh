@@ -8,7 +8,7 @@
 #
 # PARTS=tests,bench,large,ml,calibrate (the default: all) runs some of it, e.g. one part per
 # call where a command may run 10 minutes at most. On an H200 host (stop 28): tests 17 s, ml
-# 28 s, calibrate 8 s; bench and large time bach beside the hand-written program only (no
+# 28 s (before the gpu mode and the seeded runs), calibrate 8 s; bench and large time bach beside the hand-written program only (no
 # single-threaded cpu mode): about a minute each, estimated from stop 28's runs. Parts run
 # into the same RESULTS_DIR add up: the targets table reads every benchmark's output there.
 #
@@ -162,9 +162,17 @@ if part ml; then
     # 2^18 x 512 in 6.57 s): X^T X, the products, the eigen solver (cuSOLVER) and DBSCAN's
     # neighbourhoods (cuBLAS and a kernel, Launch::Cross) on the GPU; DBSCAN's labelling on
     # the host.
+    # `compare` on a CUDA session also runs the hand-written gpu mode (bench/src/mlgpu.rs);
+    # each mode's outputs are checked against the cpu mode's.
     bench tsvd-18 compare tsvd --log2 18 --repeat 3
     bench dbscan-14 compare dbscan --log2 14 --repeat 3
     bench pca-knn-13 compare pca-knn --log2 13 --repeat 3
+    bench crime-index-22 compare crime-index --log2 22 --repeat 3
+    # Random inputs, unlike the reference ones above.
+    bench dbscan-12-seed5 compare dbscan --log2 12 --seed 5 --repeat 1
+    bench pca-knn-6-seed9 compare pca-knn --log2 6 --seed 9 --repeat 1
+    bench tsvd-14-seed3 compare tsvd --log2 14 --seed 3 --repeat 1
+    bench crime-index-16-seed2 compare crime-index --log2 16 --seed 2 --repeat 1
 fi
 if part calibrate; then
     # The cost model measured on this host, then its predictions beside the measured times.

@@ -70,7 +70,7 @@ def targets(results):
     rows = []
 
     def row(target, measured, needed, ok):
-        verdict = "not measured" if ok is None else ("met" if ok else "MISSED")
+        verdict = ok if isinstance(ok, str) else "not measured" if ok is None else ("met" if ok else "MISSED")
         rows.append((target, measured, needed, verdict))
 
     def ratio_target(name, what, at_least):
@@ -127,6 +127,13 @@ def targets(results):
             f">= {factor}",
             None if s is None else sklearn / s >= factor,
         )
+    # The ML workloads beside their hand-written gpu mode (no target: for the record).
+    for name, what in (("tsvd-18", "TruncatedSvd 2^18 x 512"), ("dbscan-14", "DBSCAN 2^14 x 256"), ("pca-knn-13", "PCA+kNN 2^13"), ("crime-index-22", "Crime Index 2^22")):
+        out = read(results, name)
+        gpu, bach = mode_record(out, "gpu"), mode_record(out, "bach")
+        if gpu and bach and bach.get("seconds"):
+            agree = "" if gpu.get("agrees_with_cpu") else "; gpu disagrees with cpu"
+            row(f"{what}: hand-written gpu / bach", f"{gpu['seconds'] / bach['seconds']:.2f} (gpu {gpu['seconds'] * 1e3:.1f} ms, bach {bach['seconds'] * 1e3:.1f} ms{agree})", "-", "info")
     return rows
 
 
@@ -141,7 +148,8 @@ def main():
         print("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
     missed = sum(r[3] == "MISSED" for r in rows)
     unmeasured = sum(r[3] == "not measured" for r in rows)
-    print(f"{len(rows) - missed - unmeasured} met, {missed} missed, {unmeasured} not measured")
+    met = sum(r[3] == "met" for r in rows)
+    print(f"{met} met, {missed} missed, {unmeasured} not measured")
 
 
 if __name__ == "__main__":

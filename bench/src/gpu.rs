@@ -85,7 +85,7 @@ pub fn max_scaled_diff(gpu: &Columns, cpu: &Columns) -> f64 {
 
 /// Elements per column per chunk: 32 MiB of f64 per column.
 const CHUNK: usize = 1 << 22;
-const THREADS: u32 = 256;
+pub(crate) const THREADS: u32 = 256;
 
 /// Why there is no GPU, or the context of GPU 0. Never panics.
 pub fn open() -> Result<Arc<CudaContext>, String> {
@@ -107,28 +107,34 @@ pub fn open() -> Result<Arc<CudaContext>, String> {
     }
 }
 
-fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
+pub(crate) fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
     p.downcast_ref::<String>().cloned().or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string())).unwrap_or_else(|| "panic".into())
 }
 
-fn driver(what: &str) -> impl Fn(result::DriverError) -> String + '_ {
+pub(crate) fn driver(what: &str) -> impl Fn(result::DriverError) -> String + '_ {
     move |e| format!("CUDA {what}: {e}")
 }
 
 /// Compile [`KERNELS`] to PTX for `arch` (`compute_90`, say; `None`: NVRTC's default). Needs
 /// only NVRTC, not a GPU (a test checks the kernels compile wherever libnvrtc is present).
 pub fn compile(arch: Option<&str>) -> Result<Ptx, String> {
+    compile_source(KERNELS, "bach_bench.cu", arch)
+}
+
+/// Compile `source` (named `name` in NVRTC's messages) to PTX for `arch`, without FMA
+/// contraction, as [`compile`] does for [`KERNELS`].
+pub(crate) fn compile_source(source: &str, name: &str, arch: Option<&str>) -> Result<Ptx, String> {
     // SAFETY: only probes whether the shared library loads.
     if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
         return Err("NVRTC (libnvrtc.so.13) is not on this machine: install the CUDA 13 toolkit's NVRTC, or the \
                     `nvidia-cuda-nvrtc` wheel, and put its lib/ folder on LD_LIBRARY_PATH"
             .into());
     }
-    let mut opts = CompileOptions { fmad: Some(false), name: Some("bach_bench.cu".into()), ..Default::default() };
+    let mut opts = CompileOptions { fmad: Some(false), name: Some(name.into()), ..Default::default() };
     if let Some(a) = arch {
         opts.options.push(format!("--gpu-architecture={a}"));
     }
-    match catch_unwind(AssertUnwindSafe(|| compile_ptx_with_opts(KERNELS, opts))) {
+    match catch_unwind(AssertUnwindSafe(|| compile_ptx_with_opts(source, opts))) {
         Ok(Ok(ptx)) => Ok(ptx),
         Ok(Err(e)) => Err(format!("NVRTC could not compile the kernels: {e}")),
         Err(panic) => Err(format!("NVRTC failed: {}", panic_text(&*panic))),
@@ -178,7 +184,7 @@ impl Gpu {
 
 /// Page-locked host memory (`cuMemHostAlloc` with flags: 0 is plain pinned memory, readable at
 /// full speed by the host; write-combined memory is not).
-struct Pinned<T> {
+pub(crate) struct Pinned<T> {
     ptr: *mut T,
     len: usize,
 }
@@ -188,7 +194,7 @@ unsafe impl<T: Send> Send for Pinned<T> {}
 unsafe impl<T: Sync> Sync for Pinned<T> {}
 
 impl<T: Copy + Default> Pinned<T> {
-    fn new(len: usize, flags: u32) -> Result<Self, String> {
+    pub(crate) fn new(len: usize, flags: u32) -> Result<Self, String> {
         // SAFETY: allocation of len elements, then initialised (which also faults the pages in).
         unsafe {
             let ptr = result::malloc_host(len.max(1) * std::mem::size_of::<T>(), flags).map_err(driver("cuMemHostAlloc"))? as *mut T;
@@ -198,11 +204,11 @@ impl<T: Copy + Default> Pinned<T> {
             Ok(Pinned { ptr, len })
         }
     }
-    fn as_slice(&self) -> &[T] {
+    pub(crate) fn as_slice(&self) -> &[T] {
         // SAFETY: initialised in `new`.
         unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
     }
-    fn as_mut_slice(&mut self) -> &mut [T] {
+    pub(crate) fn as_mut_slice(&mut self) -> &mut [T] {
         // SAFETY: initialised in `new`, uniquely borrowed.
         unsafe { std::slice::from_raw_parts_mut(self.ptr, self.len) }
     }
@@ -218,12 +224,12 @@ impl<T> Drop for Pinned<T> {
 }
 
 /// Device memory (`cuMemAlloc`).
-struct DevBuf {
-    ptr: CUdeviceptr,
+pub(crate) struct DevBuf {
+    pub(crate) ptr: CUdeviceptr,
 }
 
 impl DevBuf {
-    fn new(bytes: usize) -> Result<Self, String> {
+    pub(crate) fn new(bytes: usize) -> Result<Self, String> {
         // SAFETY: plain allocation in the current context.
         let ptr = unsafe { result::malloc_sync(bytes.max(1)) }.map_err(driver("cuMemAlloc"))?;
         Ok(DevBuf { ptr })
@@ -268,7 +274,7 @@ fn columns(w: Workload) -> (&'static [&'static str], &'static [&'static str]) {
 }
 
 /// Copy `src` into `dst` on all cores (the host side of a transfer is a memcpy).
-fn par_copy(dst: &mut [f64], src: &[f64]) {
+pub(crate) fn par_copy(dst: &mut [f64], src: &[f64]) {
     const PART: usize = 1 << 16;
     dst.par_chunks_mut(PART).zip(src.par_chunks(PART)).for_each(|(d, s)| d.copy_from_slice(s));
 }
@@ -437,6 +443,7 @@ pub fn bandwidth(sizes: &[u64], repeat: usize, launches: usize, emit: &mut dyn F
                 note: note.then(|| format!("asked for {want} bytes; capped by free GPU memory / 2 and host memory / 4")),
             });
         }
+        host_side(&gpu, &stream, &dev, &mut pageable, repeat, emit)?;
     }
     // Launch latency: an empty kernel, launch then wait, one at a time; then back to back.
     let cfg = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (1, 1, 1), shared_mem_bytes: 0 };
@@ -480,6 +487,76 @@ pub fn bandwidth(sizes: &[u64], repeat: usize, launches: usize, emit: &mut dyn F
         runs: launches,
         note: Some("empty kernel, back-to-back launches then one synchronize, seconds per launch".into()),
     });
+    Ok(())
+}
+
+/// The host's side of a transfer, for one buffer size: a parallel memcpy (all cores) into
+/// memory already touched, and into fresh memory (each page faulted in by the copy); then
+/// page-locking the pageable buffer in place (`cuMemHostRegister`), a host-to-device copy from
+/// it, and `cuMemHostUnregister`. One record each (the register records time one call).
+fn host_side(gpu: &Gpu, stream: &CudaStream, dev: &DevBuf, pageable: &mut [u8], repeat: usize, emit: &mut dyn FnMut(BandwidthRecord)) -> Result<(), String> {
+    let bytes = pageable.len();
+    let n = bytes / 8;
+    let src = vec![1.0f64; n];
+    let mut warm = vec![0.0f64; n];
+    par_copy(&mut warm, &src);
+    let mut record = |test: &'static str, memory: &'static str, seconds: f64, runs: usize, note: &str| {
+        emit(BandwidthRecord {
+            test,
+            device: gpu.name.clone(),
+            memory: Some(memory),
+            bytes: Some(bytes as u64),
+            seconds,
+            gb_per_s: Some(bytes as f64 / seconds / 1e9),
+            runs,
+            note: Some(note.into()),
+        })
+    };
+    let mut times = vec![];
+    for _ in 0..repeat.max(1) {
+        let t0 = Instant::now();
+        par_copy(&mut warm, &src);
+        times.push(t0.elapsed().as_secs_f64());
+    }
+    record("host_copy", "touched", median(times), repeat.max(1), "memcpy on all cores into memory already touched");
+    let mut times = vec![];
+    for _ in 0..repeat.max(1) {
+        let t0 = Instant::now();
+        let mut fresh: Vec<f64> = Vec::with_capacity(n);
+        // SAFETY: every element is written by the copy before it is read.
+        #[allow(clippy::uninit_vec)]
+        unsafe {
+            fresh.set_len(n)
+        };
+        par_copy(&mut fresh, &src);
+        times.push(t0.elapsed().as_secs_f64());
+        drop(fresh);
+    }
+    record("host_copy", "fresh", median(times), repeat.max(1), "memcpy on all cores into a fresh allocation (page faults included)");
+    drop((src, warm));
+    let p = pageable.as_mut_ptr() as *mut std::ffi::c_void;
+    let t0 = Instant::now();
+    // SAFETY: a live allocation of `bytes` bytes, unregistered below before it is freed.
+    let status = unsafe { cudarc::driver::sys::cuMemHostRegister_v2(p, bytes, 0) };
+    let reg = t0.elapsed().as_secs_f64();
+    if status != cudarc::driver::sys::CUresult::CUDA_SUCCESS {
+        record("host_register", "pageable", reg, 1, &format!("cuMemHostRegister failed: {status:?}"));
+        return Ok(());
+    }
+    record("host_register", "pageable", reg, 1, "cuMemHostRegister of a touched pageable buffer");
+    let mut times = vec![];
+    for _ in 0..repeat.max(1) {
+        let t0 = Instant::now();
+        // SAFETY: buffers of `bytes` bytes; synchronised before the next use.
+        unsafe { result::memcpy_htod_async(dev.ptr, &pageable[..], stream.cu_stream()) }.map_err(driver("copy"))?;
+        stream.synchronize().map_err(driver("synchronize"))?;
+        times.push(t0.elapsed().as_secs_f64());
+    }
+    record("h2d", "registered", median(times), repeat.max(1), "from the pageable buffer page-locked in place");
+    let t0 = Instant::now();
+    // SAFETY: registered above; no copy in flight.
+    let status = unsafe { cudarc::driver::sys::cuMemHostUnregister(p) };
+    record("host_unregister", "pageable", t0.elapsed().as_secs_f64(), 1, &format!("cuMemHostUnregister: {status:?}"));
     Ok(())
 }
 

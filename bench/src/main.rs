@@ -27,6 +27,7 @@
 
 mod gpu;
 mod ml;
+mod mlgpu;
 mod sweep;
 mod workloads;
 
@@ -530,17 +531,21 @@ fn write_timeline(args: &Args, session: Option<&Session>) -> Result<(), String> 
     Ok(())
 }
 
-/// `run`/`compare` of an ML/CSV workload (`ml.rs`): modes cpu and bach.
+/// `run`/`compare` of an ML/CSV workload (`ml.rs`): modes cpu, bach and gpu (`mlgpu.rs`;
+/// `compare` adds it when the session has a CUDA device).
 fn run_ml(args: &Args) -> Result<(), String> {
     let w = args.ml.expect("an ML workload");
-    let modes: Vec<&'static str> = match (args.command, args.mode) {
+    let mut modes: Vec<&'static str> = match (args.command, args.mode) {
         (Command::Compare, _) => vec!["cpu", "bach"],
         (Command::Run, Mode::Cpu) => vec!["cpu"],
         (Command::Run, Mode::Bach) => vec!["bach"],
-        (Command::Run, Mode::Gpu) => return Err(format!("{}: no hand-written gpu mode yet (modes: cpu, bach)", w.name())),
+        (Command::Run, Mode::Gpu) => vec!["gpu"],
         _ => return Err(format!("`plan` takes black-scholes or haversine, not {}", w.name())),
     };
     let session = if modes.contains(&"bach") { Some(bach_session(device_choice(args.device, args.memory)?, args)?) } else { None };
+    if args.command == Command::Compare && session.as_ref().is_some_and(|s| s.devices().profiles().iter().any(|p| p.kind == DeviceKind::Cuda)) {
+        modes.push("gpu");
+    }
     ml::run(w, args.log2, args.explicit_seed, &modes, args.repeat, session.clone(), args.dump.as_deref())?;
     write_timeline(args, session.as_deref())
 }
@@ -973,7 +978,10 @@ mod tests {
 
         let a = args("sweep tsvd --from 5 --to 6 --modes bach,gpu").unwrap();
         let s = bach_session(DeviceChoice::Cpu, &a).unwrap();
-        assert!(sweep::run(&a, sweep::Target::Ml(ml::Workload::Tsvd), Some(s.clone()), &out).unwrap_err().contains("no hand-written gpu mode"));
+        if gpu::open().is_err() {
+            let e = sweep::run(&a, sweep::Target::Ml(ml::Workload::Tsvd), Some(s.clone()), &out).unwrap_err();
+            assert!(e.contains("no GPU"), "{e}");
+        }
         let a = args("sweep tsvd --from 5 --to 6 --modes cpu,bach").unwrap();
         let r = sweep::run(&a, sweep::Target::Ml(ml::Workload::Tsvd), Some(s), &out).unwrap();
         assert_eq!((r.ran("cpu").len(), r.ran("bach").len()), (2, 2), "{r}");

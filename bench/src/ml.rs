@@ -138,16 +138,16 @@ fn wine() -> (Array2<f64>, Array1<i64>) {
 }
 
 /// Parse a one-column CSV file eagerly (the `cpu` mode's reader: read, then parse every line).
-fn read_column(path: &Path) -> Result<Array1<f64>, String> {
+pub(crate) fn read_column(path: &Path) -> Result<Array1<f64>, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     text.lines().filter(|l| !l.is_empty()).map(|l| l.trim().parse::<f64>().map_err(|e| format!("{}: {e}", path.display()))).collect::<Result<Vec<_>, _>>().map(Array1::from_vec)
 }
 
-fn min_samples(n: usize) -> usize {
+pub(crate) fn min_samples(n: usize) -> usize {
     ((n as f64 / 32.0 * 0.05).ceil() as usize).max(2)
 }
 
-fn clusters_and_noise(labels: &ArrayD<i64>) -> (f64, f64) {
+pub(crate) fn clusters_and_noise(labels: &ArrayD<i64>) -> (f64, f64) {
     let clusters = labels.iter().copied().max().map_or(0, |m| m + 1).max(0);
     (clusters as f64, labels.iter().filter(|&&l| l == -1).count() as f64)
 }
@@ -216,7 +216,7 @@ pub fn cpu(w: Workload, inp: &Inputs) -> Result<Outputs, String> {
     Ok(out)
 }
 
-fn accuracy(predicted: &ArrayD<i64>, truth: &ArcArray<i64, IxDyn>) -> f64 {
+pub(crate) fn accuracy(predicted: &ArrayD<i64>, truth: &ArcArray<i64, IxDyn>) -> f64 {
     predicted.iter().zip(truth).filter(|(p, t)| p == t).count() as f64 / truth.len().max(1) as f64
 }
 
@@ -339,6 +339,8 @@ pub struct Record {
 /// Time `modes` (interleaved, `repeat` runs after a warm-up), check them against each other,
 /// print one JSON line each, and dump inputs and the first mode's outputs to `dump`.
 pub fn run(w: Workload, log2: u32, seed: Option<u32>, modes: &[&'static str], repeat: usize, session: Option<Arc<Session>>, dump: Option<&Path>) -> Result<(), String> {
+    // The GPU first: a missing one is reported before inputs are made.
+    let mut gpu = if modes.contains(&"gpu") { Some(crate::mlgpu::MlGpu::new()?) } else { None };
     let scratch = std::env::temp_dir().join(format!("bach-bench-{}-{}", w.name(), std::process::id()));
     let inp = inputs(w, log2, seed, dump.unwrap_or(&scratch))?;
     let mut times: Vec<Vec<f64>> = vec![vec![]; modes.len()];
@@ -351,6 +353,7 @@ pub fn run(w: Workload, log2: u32, seed: Option<u32>, modes: &[&'static str], re
             let t0 = Instant::now();
             let out = match *mode {
                 "cpu" => cpu(w, &inp)?,
+                "gpu" => gpu.as_mut().expect("set up above").run(w, &inp)?,
                 _ => bach(w, &inp, session.as_ref().ok_or("bach needs a session")?)?,
             };
             if round > 0 {
@@ -386,13 +389,21 @@ pub fn run(w: Workload, log2: u32, seed: Option<u32>, modes: &[&'static str], re
             stage_times: if *mode == "bach" { stage_times.clone() } else { vec![] },
             runs: t.len(),
             figures: outputs[m].figures.clone(),
-            device: (*mode == "bach").then(|| session.as_ref().map(|s| s.devices().report().trim_end().lines().collect::<Vec<_>>().join("; "))).flatten(),
+            device: match *mode {
+                "bach" => session.as_ref().map(|s| s.devices().report().trim_end().lines().collect::<Vec<_>>().join("; ")),
+                "gpu" => gpu.as_ref().map(|g| g.name.clone()),
+                _ => None,
+            },
             agrees_with_cpu: agrees,
         };
         println!("{}", serde_json::to_string(&rec).expect("serialisable"));
     }
-    if modes.len() == 2 {
-        println!("ratio cpu/bach = {:.2}", times[0].iter().sum::<f64>() / times[1].iter().sum::<f64>());
+    let total = |mode: &str| modes.iter().position(|m| *m == mode).map(|m| times[m].iter().sum::<f64>());
+    if let (Some(cpu), Some(bach)) = (total("cpu"), total("bach")) {
+        println!("ratio cpu/bach = {:.2}", cpu / bach);
+    }
+    if let (Some(gpu), Some(bach)) = (total("gpu"), total("bach")) {
+        println!("ratio gpu/bach = {:.2}", gpu / bach);
     }
     if let Some(dir) = dump {
         std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;

@@ -57,17 +57,17 @@ pub fn run(args: &Args, target: Target, session: Option<Arc<Session>>, out: &Pat
     let has_cuda = session.as_ref().is_some_and(|s| s.devices().profiles().iter().any(|p| p.kind == DeviceKind::Cuda));
     let modes: Vec<String> = match &s.modes {
         Some(m) => m.clone(),
-        None if has_cuda && matches!(target, Target::Elementwise(_)) => vec!["cpu".into(), "bach".into(), "gpu".into()],
+        None if has_cuda => vec!["cpu".into(), "bach".into(), "gpu".into()],
         None => vec!["cpu".into(), "bach".into()],
     };
     for m in &modes {
-        match (m.as_str(), target) {
-            ("cpu" | "bach", _) | ("gpu", Target::Elementwise(_)) => {}
-            ("gpu", Target::Ml(w)) => return Err(format!("{}: no hand-written gpu mode (modes: cpu, bach)", w.name())),
-            (other, _) => return Err(format!("unknown mode `{other}` (known: cpu, bach, gpu)")),
+        if !matches!(m.as_str(), "cpu" | "bach" | "gpu") {
+            return Err(format!("unknown mode `{m}` (known: cpu, bach, gpu)"));
         }
     }
-    let gpu = if modes.iter().any(|m| m == "gpu") { Some(gpu::Gpu::new()?) } else { None };
+    let wants_gpu = modes.iter().any(|m| m == "gpu");
+    let gpu = if wants_gpu && matches!(target, Target::Elementwise(_)) { Some(gpu::Gpu::new()?) } else { None };
+    let ml_gpu = if wants_gpu && matches!(target, Target::Ml(_)) { Some(RefCell::new(crate::mlgpu::MlGpu::new()?)) } else { None };
     let session = session.ok_or("the sweep needs a bach session")?;
     let scratch = std::env::temp_dir().join(format!("bach-sweep-{}-{}", target.name(), std::process::id()));
     let inputs = args.inputs;
@@ -94,7 +94,7 @@ pub fn run(args: &Args, target: Target, session: Option<Arc<Session>>, out: &Pat
         Ok(())
     };
 
-    let (elementwise, ml_inputs, session, gpu) = (&elementwise, &ml_inputs, &session, gpu.as_ref());
+    let (elementwise, ml_inputs, session, gpu, ml_gpu) = (&elementwise, &ml_inputs, &session, gpu.as_ref(), ml_gpu.as_ref());
     let mut sweep = Sweep::new(target.name(), s.from..=s.to).time_limit(s.limit).repeat(args.repeat).x_desc(target.x_desc()).watch(session).progress(true);
     for mode in &modes {
         let timer: Box<dyn FnMut(u32) -> bach::Result<f64> + '_> = match (mode.as_str(), target) {
@@ -136,6 +136,15 @@ pub fn run(args: &Args, target: Target, session: Option<Arc<Session>>, out: &Pat
                 let inp = &c.as_ref().expect("inputs").1;
                 bach::sweep::timed(|| ml::bach(w, inp, session).map_err(as_bach))
             }),
+            ("gpu", Target::Ml(w)) => {
+                let g = ml_gpu.expect("a gpu");
+                Box::new(move |k| {
+                    make_ml(w, k).map_err(as_bach)?;
+                    let c = ml_inputs.borrow();
+                    let inp = &c.as_ref().expect("inputs").1;
+                    bach::sweep::timed(|| g.borrow_mut().run(w, inp).map_err(as_bach))
+                })
+            }
             _ => unreachable!("modes checked above"),
         };
         sweep = sweep.mode(mode, timer);

@@ -284,6 +284,7 @@ def test_tsvd_reference_singular_values(tmp_path):
     np.testing.assert_allclose([rec["figures"]["sigma_0"], rec["figures"]["sigma_1"]], [4224.08350, 54.09615], rtol=1e-6)
 
 
-def test_ml_workloads_reject_a_gpu_mode_without_one():
+def test_ml_gpu_mode_without_a_gpu_says_why():
+    # The hand-written gpu mode (bench/src/mlgpu.rs) needs a GPU; this machine has none.
     r = subprocess.run([str(BENCH), "run", "dbscan", "--log2", "4", "--mode", "gpu"], capture_output=True, text=True)
-    assert r.returncode != 0 and "no hand-written gpu mode" in r.stderr
+    assert r.returncode != 0 and "no GPU" in r.stderr, r.stderr
