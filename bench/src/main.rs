@@ -407,6 +407,9 @@ struct Record {
     n: usize,
     inputs: String,
     seconds: f64,
+    /// The warm-up run before the timed ones (for bach on a GPU: the evaluation that first
+    /// meets the inputs, page-locking them in place; see runtime/src/cuda/memory.rs).
+    first_seconds: f64,
     /// bach: the cost model's seconds for the evaluations of one run (beside `seconds`, so
     /// the model's error shows).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -594,11 +597,15 @@ fn run(args: &Args) -> Result<(), String> {
     // Warm-up, then `repeat` timed runs with the modes interleaved.
     let mut times: Vec<Vec<f64>> = vec![vec![]; modes.len()];
     let mut outputs: Vec<Columns> = vec![Columns::new(); modes.len()];
+    let mut first = vec![0.0; modes.len()];
     let mut predicted = None;
     for round in 0..=args.repeat {
         for (m, &mode) in modes.iter().enumerate() {
             let before = setup.session.as_deref().and_then(last_eval);
             let (secs, out) = run_once(w, mode, &mut setup)?;
+            if round == 0 {
+                first[m] = secs;
+            }
             if round > 0 {
                 times[m].push(secs);
                 if mode == Mode::Bach {
@@ -636,6 +643,7 @@ fn run(args: &Args) -> Result<(), String> {
             n,
             inputs: inputs.clone(),
             seconds: median(times[m].clone()),
+            first_seconds: first[m],
             predicted_seconds: predicted.filter(|_| mode == Mode::Bach),
             runs: times[m].len(),
             checksum: checksum(&outputs[m]),

@@ -77,6 +77,15 @@ pub trait Device: Send + Sync {
     /// Run `op` on one piece (or the whole) of its arguments, which live on this device.
     /// An allocation (no arguments) fills `ctx.rows` of a value of meta `ctx.meta`.
     fn run(&self, op: &Annotation, ctx: &OpCtx<'_>, args: &[ValueRef<'_>]) -> Result<Value>;
+    /// A host value this device is about to copy in (whole or in pieces), which the session
+    /// may keep for later evaluations: the device may prepare it for fast copies (the CUDA
+    /// device page-locks large arrays in place). The default does nothing.
+    fn keep_host(&self, _value: &Value) {}
+    /// A line on the device's state for reports (the CUDA device: host memory page-locked
+    /// in place), if any.
+    fn state_note(&self) -> Option<String> {
+        None
+    }
     /// Copy a host value (or piece) into this device's memory.
     fn copy_in(&self, value: ValueRef<'_>, tag: Tag) -> Result<Value>;
     /// Copy a value (or piece) of this device to the host.

@@ -100,6 +100,11 @@ impl Devices {
         for d in &self.devices {
             s += &format!("{}\n", d.profile());
         }
+        for d in &self.devices {
+            if let Some(n) = d.state_note() {
+                s += &format!("{n}\n");
+            }
+        }
         for n in &self.notes {
             s += &format!("{n}\n");
         }

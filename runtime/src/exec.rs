@@ -160,7 +160,9 @@ fn whole_on(env: &Env<'_>, eval: u64, part: &GraphPart, store: &mut Store<'_>, u
         (*from, device_of(env, *from)?.copy_out(v.view(), tag)?.finish()?)
     } else {
         let v = store.host[u].as_ref().ok_or_else(|| BachError::invalid("execute", format!("#{} is on no device it can be copied from", node.id)))?;
-        (CPU, device_of(env, dev)?.copy_in(v.view(), tag)?)
+        let device = device_of(env, dev)?;
+        device.keep_host(v);
+        (CPU, device.copy_in(v.view(), tag)?)
     };
     events.push(Event {
         eval,
@@ -323,7 +325,9 @@ fn run_stage(env: &Env<'_>, eval: u64, plan: &Plan, s: usize, stage: &Stage, par
                     whole.insert(u, v);
                 }
                 None if accel && split && part.nodes[i].arg_splits[k].splittable() && store.host[u].is_some() && !copied_whole(u) => {
-                    streamed_in.insert(u, store.host[u].clone().expect("checked"));
+                    let v = store.host[u].clone().expect("checked");
+                    device.keep_host(&v);
+                    streamed_in.insert(u, v);
                 }
                 None => {
                     let v = whole_on(env, eval, part, store, u, dev_id, events)?;

@@ -408,3 +408,29 @@ fn the_gpu_tests_kernels_compile() {
         assert!(cuda::nvrtc_compile(source, "sm_90").unwrap() > 0);
     }
 }
+
+/// A large host array the session keeps is page-locked in place at its first copy in, and its
+/// pieces are copied straight from it (no staging buffer): the results are the same as
+/// through staging, evaluation after evaluation, and the device report says so.
+#[test]
+#[ignore = "needs a GPU"]
+fn gpu_kept_host_arrays_are_page_locked_and_copied_straight() {
+    let s = gpu_session();
+    s.update_config(|c| c.memory_cap = Some(96 << 20));
+    let axpb = axpb();
+    let n = (1 << 24) + 3; // 128 MiB, a length that is not a multiple of a page
+    let x = ArrayD::from_shape_fn(IxDyn(&[n]), |i| (i[0] % 4099) as f64 * 0.5 - 7.0);
+    let b = ArrayD::from_shape_fn(IxDyn(&[n]), |i| (i[0] % 13) as f64);
+    let (xl, bl) = (s.source(Value::from(x.clone()), "x"), s.source(Value::from(b.clone()), "b"));
+    let want = &x * 2.0 + &b;
+    for round in 0..3 {
+        let y = axpb.call(&[&xl, &bl]).unwrap();
+        let out = y.eval().unwrap();
+        let got = out.array::<f64>().unwrap();
+        let worst = got.iter().zip(want.iter()).map(|(g, w)| (g - w).abs() / (f64::EPSILON * w.abs().max(1.0))).fold(0.0, f64::max);
+        assert!(worst <= 4.0, "round {round}: GPU and CPU results differ by {worst:.1} ulps");
+        let report = s.devices().report();
+        eprintln!("round {round}: {report}");
+        assert!(report.contains("page-locked in place") || report.contains("copies in go through staging buffers"), "{report}");
+    }
+}

@@ -913,6 +913,19 @@ impl Device for CudaDevice {
         })
     }
 
+    fn keep_host(&self, value: &Value) {
+        self.gpu.registry.keep(value);
+    }
+
+    fn state_note(&self) -> Option<String> {
+        let (bytes, off) = self.gpu.registry.status();
+        match off {
+            Some(why) => Some(format!("{}: copies in go through staging buffers ({why})", self.profile.name)),
+            None if bytes > 0 => Some(format!("{}: {} of host arrays page-locked in place (copied in without staging)", self.profile.name, crate::units::bytes(bytes))),
+            None => None,
+        }
+    }
+
     fn copy_in(&self, value: ValueRef<'_>, tag: Tag) -> Result<Value> {
         self.guard("copy to GPU", |at| {
             let host = match &value {
@@ -932,6 +945,16 @@ impl Device for CudaDevice {
             // Each chunk: fill a staging buffer, queue its DMA. Their order on the stream does
             // not matter (distinct bytes); the end event follows them all.
             let dst = block.ptr;
+            if self.gpu.registry.covers(bytes) {
+                // Page-locked in place: one copy straight from the array.
+                let stream = self.gpu.stream(Lane::H2d).cu_stream();
+                // SAFETY: registered host memory (kept until this copy's event completes) into a
+                // live block of bytes.len() bytes.
+                unsafe { result::memcpy_htod_async(dst, bytes, stream) }.map_err(|e| at.cuda("cuMemcpyHtoDAsync", e))?;
+                self.gpu.registry.used(bytes, self.gpu.marker(Lane::H2d).map_err(|e| at.cuda("cuEventRecord", e))?);
+                let end = self.gpu.end(Lane::H2d, self.owner, Some((tag, EventKind::Transfer)), start).map_err(|e| at.cuda("cuEventRecord", e))?;
+                return Ok(self.value(block, meta, end, Lane::H2d));
+            }
             let chunk = chunk_in();
             let mode = fill();
             let queue = |offset: usize| -> Result<()> {

@@ -19,7 +19,7 @@ use cudarc::driver::sys::{self, cudaError_enum, CUdevice_attribute, CUevent_flag
 use cudarc::driver::{CudaContext, CudaEvent, CudaFunction, CudaModule, CudaStream, LaunchConfig, PushKernelArg};
 use cudarc::nvrtc::Ptx;
 
-use super::memory::{DevicePool, Lane, StagingPool};
+use super::memory::{DevicePool, HostRegistry, Lane, StagingPool};
 use super::{describe, nvrtc, At};
 use crate::device::{panic_text, DeviceSpan, Tag};
 use crate::trace::EventKind;
@@ -159,6 +159,8 @@ pub(super) struct Gpu {
     pub streams: [Arc<CudaStream>; 3],
     pub pool: Arc<DevicePool>,
     pub staging: Arc<StagingPool>,
+    /// Host arrays page-locked in place (copies straight from them).
+    pub registry: Arc<HostRegistry>,
     pub blas: Mutex<Blas>,
     /// cuSOLVER, made at first use ([`Gpu::solver`]); why not, when it cannot be.
     solver: Mutex<Option<Result<Solver, String>>>,
@@ -273,6 +275,7 @@ impl Gpu {
         let mut gpu = Gpu {
             pool: DevicePool::new(ctx.clone(), streams.clone()),
             staging: StagingPool::new(ctx.clone()),
+            registry: HostRegistry::new(ctx.clone()),
             ctx,
             ordinal,
             name: info.name.clone(),
