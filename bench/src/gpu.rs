@@ -533,6 +533,28 @@ fn host_side(gpu: &Gpu, stream: &CudaStream, dev: &DevBuf, pageable: &mut [u8], 
         drop(fresh);
     }
     record("host_copy", "fresh", median(times), repeat.max(1), "memcpy on all cores into a fresh allocation (page faults included)");
+    let mut times = vec![];
+    for _ in 0..repeat.max(1) {
+        let t0 = Instant::now();
+        let mut fresh: Vec<f64> = Vec::with_capacity(n);
+        bach_runtime::value::advise_huge_pages(fresh.as_mut_ptr() as *mut u8, n * 8);
+        // SAFETY: every element is written by the copy before it is read.
+        #[allow(clippy::uninit_vec)]
+        unsafe {
+            fresh.set_len(n)
+        };
+        par_copy(&mut fresh, &src);
+        times.push(t0.elapsed().as_secs_f64());
+        drop(fresh);
+    }
+    let first = times[0];
+    record(
+        "host_copy",
+        "fresh_huge",
+        median(times),
+        repeat.max(1),
+        &format!("as fresh, the allocation advised onto transparent huge pages when BACH_HUGE_PAGES=1 (first run {:.1} ms)", first * 1e3),
+    );
     drop((src, warm));
     let p = pageable.as_mut_ptr() as *mut std::ffi::c_void;
     let t0 = Instant::now();

@@ -761,13 +761,16 @@ enum HostOut {
 impl HostOut {
     fn new(meta: &Meta, at: At<'_>) -> Result<HostOut> {
         let shape = IxDyn(&meta.shape);
-        Ok(match meta.dtype {
+        let mut out = match meta.dtype {
             DType::F64 => HostOut::F64(Array::uninit(shape)),
             DType::F32 => HostOut::F32(Array::uninit(shape)),
             DType::I64 => HostOut::I64(Array::uninit(shape)),
             DType::Bool => HostOut::Bool(vec![0; meta.len()], meta.shape.clone()),
             DType::Opaque => return Err(at.invalid("opaque values are not on the GPU")),
-        })
+        };
+        let dest = out.dest();
+        crate::value::advise_huge_pages(dest.as_mut_ptr() as *mut u8, dest.len());
+        Ok(out)
     }
     fn dest(&mut self) -> &mut [MaybeUninit<u8>] {
         fn raw<T>(a: &mut Array<MaybeUninit<T>, IxDyn>) -> &mut [MaybeUninit<u8>] {
@@ -921,7 +924,9 @@ impl Device for CudaDevice {
         let (bytes, off) = self.gpu.registry.status();
         match off {
             Some(why) => Some(format!("{}: copies in go through staging buffers ({why})", self.profile.name)),
-            None if bytes > 0 => Some(format!("{}: {} of host arrays page-locked in place (copied in without staging)", self.profile.name, crate::units::bytes(bytes))),
+            None if bytes > 0 => {
+                Some(format!("{}: {} of host arrays page-locked in place, or being (copied in straight, without staging)", self.profile.name, crate::units::bytes(bytes)))
+            }
             None => None,
         }
     }

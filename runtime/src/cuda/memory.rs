@@ -443,9 +443,10 @@ const REGISTER_MIN_BYTES: usize = 64 << 20;
 /// A registration of at least this many bytes judges the host: slower than
 /// [`REGISTER_SLOW_BYTES_PER_S`], and no more host arrays are page-locked in this process.
 const REGISTER_JUDGE_BYTES: usize = 256 << 20;
-/// Page-locking at this rate costs about what a staging copy does on the first use; measured
-/// at 27 GB/s (1 GiB in 40 ms) on an H200 host, reported at 1-2 GB/s on some x86 hosts.
-const REGISTER_SLOW_BYTES_PER_S: f64 = 5e9;
+/// Page-locking this slowly ties up pinned memory and a core for longer than it can save.
+/// Measured on the H200 host: 27 GB/s for one 1 GiB buffer alone, 0.6-8 GB/s for a
+/// workload's input columns; reported at 1-2 GB/s on some x86 hosts.
+const REGISTER_SLOW_BYTES_PER_S: f64 = 0.5e9;
 
 /// One host array page-locked in place.
 struct Registration {
@@ -463,76 +464,103 @@ unsafe impl Send for Registration {}
 #[derive(Default)]
 struct RegistryState {
     entries: Vec<Registration>,
+    /// Ranges handed to the worker, not registered yet.
+    queued: Vec<(usize, usize)>,
+    /// Bytes registered or queued.
     bytes: usize,
-    /// Page-locking was measured slower than staging here (or failed): not tried again.
+    /// Page-locking was measured too slow here (or failed): not tried again.
     off: Option<String>,
 }
 
+/// A host array for the worker to page-lock.
+type RegisterJob = (usize, usize, crate::value::Value);
+
 /// Host arrays that a session keeps and an accelerator reads, page-locked in place
 /// (`cuMemHostRegister`) so that copies go straight from them at the copy engine's rate
-/// instead of through staging buffers (a host memcpy, then the DMA: on the H200 host, 17-21
-/// GB/s against 55). Each registration holds a handle to its array, so the memory stays
-/// valid while registered; it is unregistered once that handle is the only one left (the
-/// session dropped the value) and its last copy has finished. The first page-lock of each
-/// registration is timed; a host where it is slow ([`REGISTER_SLOW_BYTES_PER_S`]) goes back
-/// to staging copies for good. At most half the host's memory is registered at once.
-/// `BACH_CUDA_REGISTER=0` turns it off.
+/// instead of through staging buffers (a host memcpy, then the DMA: on the H200 host 17-21
+/// GB/s against 55; straight from page-locked inputs, Black-Scholes 2^27's copies in took
+/// 0.10 s instead of 0.30 s).
+///
+/// Page-locking takes time (on the H200 host 0.7 s for Black-Scholes 2^27's five 1 GiB
+/// columns, 2.4x that evaluation), so it runs on a worker thread: the evaluation that first
+/// meets an array copies it through staging buffers as before, and the ones after it, once
+/// the worker is done, copy straight from it. Each registration holds a handle to its array,
+/// so the memory stays valid while registered; it is unregistered once that handle is the
+/// only one left (the session dropped the value) and its last copy has finished. A host
+/// where page-locking is very slow ([`REGISTER_SLOW_BYTES_PER_S`]) stops using it. At most
+/// half the host's memory is registered at once. `BACH_CUDA_REGISTER=0` turns it off.
 pub(super) struct HostRegistry {
     ctx: Arc<CudaContext>,
     cap: usize,
-    state: Mutex<RegistryState>,
+    state: Arc<Mutex<RegistryState>>,
+    worker: Mutex<Option<std::sync::mpsc::Sender<RegisterJob>>>,
+}
+
+/// Whether `value` is held by nobody but the one handle looked at.
+fn unique(value: &crate::value::Value) -> bool {
+    use crate::value::Value;
+    match value {
+        Value::F64(a) => a.is_unique(),
+        Value::F32(a) => a.is_unique(),
+        Value::I64(a) => a.is_unique(),
+        _ => false,
+    }
+}
+
+fn unregister(ctx: &CudaContext, r: &Registration) {
+    if let Some(e) = &r.last_use {
+        let _ = e.synchronize();
+    }
+    if ctx.bind_to_thread().is_ok() {
+        // SAFETY: registered by the worker; no copy from it is in flight (waited for above).
+        let _ = unsafe { cudarc::driver::sys::cuMemHostUnregister(r.start as *mut std::ffi::c_void) };
+    }
 }
 
 impl HostRegistry {
     pub fn new(ctx: Arc<CudaContext>) -> Arc<Self> {
         let off = (std::env::var("BACH_CUDA_REGISTER").as_deref() == Ok("0")).then(|| "BACH_CUDA_REGISTER=0".to_string());
         let cap = host_memory_bytes().map_or(8 << 30, |b| (b / 2) as usize);
-        Arc::new(HostRegistry { ctx, cap, state: Mutex::new(RegistryState { off, ..Default::default() }) })
+        Arc::new(HostRegistry { ctx, cap, state: Arc::new(Mutex::new(RegistryState { off, ..Default::default() })), worker: Mutex::new(None) })
     }
 
-    /// The host array `value` (whole) will be read by this GPU: page-lock it unless it is
-    /// small, already registered, overlaps a registration, or would pass the cap.
+    /// The host array `value` (whole) will be read by this GPU: have it page-locked in the
+    /// background unless it is small, a temporary (nobody else holds it), already registered
+    /// or queued, overlaps one, or would pass the cap.
     pub fn keep(&self, value: &crate::value::Value) {
         use crate::value::Value;
-        let (start, len, unique_elsewhere) = match value {
-            Value::F64(a) if a.is_standard_layout() => (a.as_ptr() as usize, a.len() * 8, a.is_unique()),
-            Value::F32(a) if a.is_standard_layout() => (a.as_ptr() as usize, a.len() * 4, a.is_unique()),
-            Value::I64(a) if a.is_standard_layout() => (a.as_ptr() as usize, a.len() * 8, a.is_unique()),
+        let (start, len) = match value {
+            Value::F64(a) if a.is_standard_layout() => (a.as_ptr() as usize, a.len() * 8),
+            Value::F32(a) if a.is_standard_layout() => (a.as_ptr() as usize, a.len() * 4),
+            Value::I64(a) if a.is_standard_layout() => (a.as_ptr() as usize, a.len() * 8),
             _ => return,
         };
-        // A value held by nobody else is a temporary of the evaluation: not worth it.
-        if len < REGISTER_MIN_BYTES || unique_elsewhere {
+        if len < REGISTER_MIN_BYTES || unique(value) {
             return;
         }
         let mut st = lock(&self.state);
-        if st.off.is_some() || st.entries.iter().any(|r| start < r.start + r.len && r.start < start + len) {
+        let overlaps = |s: usize, l: usize| start < s + l && s < start + len;
+        if st.off.is_some() || st.entries.iter().any(|r| overlaps(r.start, r.len)) || st.queued.iter().any(|&(s, l)| overlaps(s, l)) {
             return;
         }
         self.sweep(&mut st);
-        if st.bytes + len > self.cap || self.ctx.bind_to_thread().is_err() {
+        if st.bytes + len > self.cap {
             return;
         }
-        let t0 = std::time::Instant::now();
-        // SAFETY: `len` bytes of live host memory, kept alive by `owner` until unregistered.
-        let status = unsafe { cudarc::driver::sys::cuMemHostRegister_v2(start as *mut std::ffi::c_void, len, 0) };
-        let seconds = t0.elapsed().as_secs_f64();
-        if status != cudaError_enum::CUDA_SUCCESS {
-            // Already registered by someone else, or not supported: staging copies, as before.
-            if status != cudaError_enum::CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED {
-                st.off = Some(format!("cuMemHostRegister failed: {status:?}"));
-            }
-            return;
-        }
-        st.bytes += len;
-        st.entries.push(Registration { start, len, owner: value.clone(), last_use: None });
-        let rate = len as f64 / seconds.max(1e-9);
-        if len >= REGISTER_JUDGE_BYTES && rate < REGISTER_SLOW_BYTES_PER_S {
-            st.off = Some(format!("page-locking {} in place took {:.0} ms ({:.1} GB/s)", human(len), seconds * 1e3, rate / 1e9));
+        let mut worker = lock(&self.worker);
+        let tx = worker.get_or_insert_with(|| {
+            let (tx, rx) = std::sync::mpsc::channel::<RegisterJob>();
+            let (ctx, state) = (self.ctx.clone(), self.state.clone());
+            std::thread::Builder::new().name("bach-cuda-register".into()).spawn(move || register_jobs(ctx, state, rx)).expect("spawning the page-locking thread");
+            tx
+        });
+        if tx.send((start, len, value.clone())).is_ok() {
+            st.queued.push((start, len));
+            st.bytes += len;
         }
     }
 
-    /// Whether `bytes` lie in a registered array; if so, `event` (recorded after the copy
-    /// from them is queued) is remembered.
+    /// Whether `bytes` lie in a registered array.
     pub fn covers(&self, bytes: &[u8]) -> bool {
         let (s, e) = (bytes.as_ptr() as usize, bytes.as_ptr() as usize + bytes.len());
         lock(&self.state).entries.iter().any(|r| r.start <= s && e <= r.start + r.len)
@@ -548,51 +576,64 @@ impl HostRegistry {
 
     /// Unregister the arrays nobody else holds any more (after their last copies).
     fn sweep(&self, st: &mut RegistryState) {
-        use crate::value::Value;
         let mut i = 0;
         while i < st.entries.len() {
-            let r = &st.entries[i];
-            let unique = match &r.owner {
-                Value::F64(a) => a.is_unique(),
-                Value::F32(a) => a.is_unique(),
-                Value::I64(a) => a.is_unique(),
-                _ => false,
-            };
-            if !unique {
+            if !unique(&st.entries[i].owner) {
                 i += 1;
                 continue;
             }
             let r = st.entries.swap_remove(i);
-            if let Some(e) = &r.last_use {
-                let _ = e.synchronize();
-            }
-            self.unregister(&r);
+            unregister(&self.ctx, &r);
             st.bytes -= r.len;
         }
     }
 
-    fn unregister(&self, r: &Registration) {
-        if self.ctx.bind_to_thread().is_ok() {
-            // SAFETY: registered by `keep`; no copy from it is in flight (waited for above).
-            let _ = unsafe { cudarc::driver::sys::cuMemHostUnregister(r.start as *mut std::ffi::c_void) };
-        }
-    }
-
-    /// Bytes registered, and why page-locking is off (if it is).
+    /// Bytes registered or queued, and why page-locking is off (if it is).
     pub fn status(&self) -> (usize, Option<String>) {
         let st = lock(&self.state);
         (st.bytes, st.off.clone())
     }
 }
 
+/// The worker: page-lock each array handed over, timed; too slow, and the registry is off.
+fn register_jobs(ctx: Arc<CudaContext>, state: Arc<Mutex<RegistryState>>, jobs: std::sync::mpsc::Receiver<RegisterJob>) {
+    for (start, len, owner) in jobs {
+        let dequeue = |st: &mut RegistryState| {
+            st.queued.retain(|&(s, _)| s != start);
+            st.bytes -= len;
+        };
+        if unique(&owner) || lock(&state).off.is_some() || ctx.bind_to_thread().is_err() {
+            dequeue(&mut lock(&state));
+            continue;
+        }
+        let t0 = std::time::Instant::now();
+        // SAFETY: `len` bytes of live host memory, kept alive by `owner` until unregistered.
+        let status = unsafe { cudarc::driver::sys::cuMemHostRegister_v2(start as *mut std::ffi::c_void, len, 0) };
+        let seconds = t0.elapsed().as_secs_f64();
+        let mut st = lock(&state);
+        dequeue(&mut st);
+        if status != cudaError_enum::CUDA_SUCCESS {
+            // Registered by someone else: staging copies, as before. Otherwise: off.
+            if status != cudaError_enum::CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED {
+                st.off = Some(format!("cuMemHostRegister failed: {status:?}"));
+            }
+            continue;
+        }
+        st.bytes += len;
+        st.entries.push(Registration { start, len, owner, last_use: None });
+        let rate = len as f64 / seconds.max(1e-9);
+        if len >= REGISTER_JUDGE_BYTES && rate < REGISTER_SLOW_BYTES_PER_S {
+            st.off = Some(format!("page-locking {} in place took {:.0} ms ({:.2} GB/s)", human(len), seconds * 1e3, rate / 1e9));
+        }
+    }
+}
+
 impl Drop for HostRegistry {
     fn drop(&mut self) {
+        drop(lock(&self.worker).take());
         let st = std::mem::take(&mut *lock(&self.state));
         for r in &st.entries {
-            if let Some(e) = &r.last_use {
-                let _ = e.synchronize();
-            }
-            self.unregister(r);
+            unregister(&self.ctx, r);
         }
     }
 }
