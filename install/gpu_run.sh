@@ -141,7 +141,7 @@ if [ "$parts" != tests ]; then
 fi
 if part bench; then
     step "bandwidth (copy engines, launches)" to_file "$results/bandwidth.out" env BACH_HUGE_PAGES=1 "$b" bandwidth
-    pair black-scholes-27 black-scholes --log2 27 --inputs reference --repeat 3
+    pair black-scholes-27 black-scholes --log2 27 --inputs reference --repeat 5
     # Copies in through staging buffers only (BACH_CUDA_REGISTER=0: the inputs are not
     # page-locked in place), bach only, beside the default above.
     step "black-scholes-27-staging" to_file "$results/black-scholes-27-staging.out" env BACH_CUDA_REGISTER=0 "$b" run black-scholes --log2 27 --inputs reference --mode bach --device cuda --repeat 3 --json

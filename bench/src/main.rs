@@ -410,6 +410,8 @@ struct Record {
     /// The warm-up run before the timed ones (for bach on a GPU: the evaluation that first
     /// meets the inputs, page-locking them in place; see runtime/src/cuda/memory.rs).
     first_seconds: f64,
+    /// Every timed run, in order.
+    runs_seconds: Vec<f64>,
     /// bach: the cost model's seconds for the evaluations of one run (beside `seconds`, so
     /// the model's error shows).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -644,6 +646,7 @@ fn run(args: &Args) -> Result<(), String> {
             inputs: inputs.clone(),
             seconds: median(times[m].clone()),
             first_seconds: first[m],
+            runs_seconds: times[m].clone(),
             predicted_seconds: predicted.filter(|_| mode == Mode::Bach),
             runs: times[m].len(),
             checksum: checksum(&outputs[m]),

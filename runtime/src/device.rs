@@ -81,6 +81,9 @@ pub trait Device: Send + Sync {
     /// may keep for later evaluations: the device may prepare it for fast copies (the CUDA
     /// device page-locks large arrays in place). The default does nothing.
     fn keep_host(&self, _value: &Value) {}
+    /// An evaluation ended (successfully or not): work saved for idle time may start (the
+    /// CUDA device page-locks the arrays `keep_host` was given). The default does nothing.
+    fn evaluation_done(&self) {}
     /// A line on the device's state for reports (the CUDA device: host memory page-locked
     /// in place), if any.
     fn state_note(&self) -> Option<String> {

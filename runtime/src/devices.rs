@@ -88,6 +88,10 @@ impl Devices {
         }
         Ok(Devices { devices, notes })
     }
+    /// Every device, the CPU first.
+    pub fn all(&self) -> impl Iterator<Item = &Arc<dyn Device>> {
+        self.devices.iter()
+    }
     pub fn get(&self, id: DeviceId) -> Option<&Arc<dyn Device>> {
         self.devices.get(id.0 as usize)
     }

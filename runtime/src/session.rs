@@ -469,6 +469,9 @@ impl Session {
             let env = exec::Env { devices: &self.devices, epoch: self.epoch, interrupt: &self.interrupt, cost: &cfg.cost, cell: self.cell(), progress, began };
             let (result, record) = exec::execute(&env, eval, &Arc::new(plan), &part, &mut values);
             self.trace().push(record);
+            for d in self.devices.all() {
+                d.evaluation_done();
+            }
             // Keep what was computed, even when a later stage failed or was interrupted.
             let mut g = lock(&self.graph);
             for (i, (idx, id)) in keys.iter().enumerate() {

@@ -920,6 +920,10 @@ impl Device for CudaDevice {
         self.gpu.registry.keep(value);
     }
 
+    fn evaluation_done(&self) {
+        self.gpu.registry.idle();
+    }
+
     fn state_note(&self) -> Option<String> {
         let (bytes, off) = self.gpu.registry.status();
         match off {

@@ -464,8 +464,10 @@ unsafe impl Send for Registration {}
 #[derive(Default)]
 struct RegistryState {
     entries: Vec<Registration>,
-    /// Ranges handed to the worker, not registered yet.
+    /// Ranges asked for or handed to the worker, not registered yet.
     queued: Vec<(usize, usize)>,
+    /// Arrays asked for during the evaluation under way, for the worker once it ends.
+    wanted: Vec<RegisterJob>,
     /// Bytes registered or queued.
     bytes: usize,
     /// Page-locking was measured too slow here (or failed): not tried again.
@@ -482,9 +484,10 @@ type RegisterJob = (usize, usize, crate::value::Value);
 /// 0.10 s instead of 0.30 s).
 ///
 /// Page-locking takes time (on the H200 host 0.7 s for Black-Scholes 2^27's five 1 GiB
-/// columns, 2.4x that evaluation), so it runs on a worker thread: the evaluation that first
-/// meets an array copies it through staging buffers as before, and the ones after it, once
-/// the worker is done, copy straight from it. Each registration holds a handle to its array,
+/// columns, 2.4x that evaluation) and stalls copies that run beside it, so it runs on a
+/// worker thread once the evaluation has ended ([`HostRegistry::idle`]): the evaluation that
+/// first meets an array copies it through staging buffers as before, and the ones after it,
+/// once the worker is done, copy straight from it. Each registration holds a handle to its array,
 /// so the memory stays valid while registered; it is unregistered once that handle is the
 /// only one left (the session dropped the value) and its last copy has finished. A host
 /// where page-locking is very slow ([`REGISTER_SLOW_BYTES_PER_S`]) stops using it. At most
@@ -547,6 +550,19 @@ impl HostRegistry {
         if st.bytes + len > self.cap {
             return;
         }
+        st.queued.push((start, len));
+        st.bytes += len;
+        st.wanted.push((start, len, value.clone()));
+    }
+
+    /// The evaluation ended: hand the arrays asked for to the worker, which page-locks them
+    /// while nothing else runs on this GPU (page-locking alongside an evaluation's copies
+    /// stalled them: Haversine 2^24's first evaluation took 0.31 s instead of 0.02 s).
+    pub fn idle(&self) {
+        let wanted = std::mem::take(&mut lock(&self.state).wanted);
+        if wanted.is_empty() {
+            return;
+        }
         let mut worker = lock(&self.worker);
         let tx = worker.get_or_insert_with(|| {
             let (tx, rx) = std::sync::mpsc::channel::<RegisterJob>();
@@ -554,9 +570,13 @@ impl HostRegistry {
             std::thread::Builder::new().name("bach-cuda-register".into()).spawn(move || register_jobs(ctx, state, rx)).expect("spawning the page-locking thread");
             tx
         });
-        if tx.send((start, len, value.clone())).is_ok() {
-            st.queued.push((start, len));
-            st.bytes += len;
+        for job in wanted {
+            let (start, len) = (job.0, job.1);
+            if tx.send(job).is_err() {
+                let mut st = lock(&self.state);
+                st.queued.retain(|&(s, _)| s != start);
+                st.bytes -= len;
+            }
         }
     }
 
