@@ -489,7 +489,8 @@ type RegisterJob = (usize, usize, crate::value::Value);
 /// first meets an array copies it through staging buffers as before, and the ones after it,
 /// once the worker is done, copy straight from it. Each registration holds a handle to its array,
 /// so the memory stays valid while registered; it is unregistered once that handle is the
-/// only one left (the session dropped the value) and its last copy has finished. A host
+/// only one left (the session dropped the value) and its last copy has finished, checked
+/// when an array is kept and when an evaluation ends. A host
 /// where page-locking is very slow ([`REGISTER_SLOW_BYTES_PER_S`]) stops using it. At most
 /// half the host's memory is registered at once. `BACH_CUDA_REGISTER=0` turns it off.
 pub(super) struct HostRegistry {
@@ -558,8 +559,13 @@ impl HostRegistry {
     /// The evaluation ended: hand the arrays asked for to the worker, which page-locks them
     /// while nothing else runs on this GPU (page-locking alongside an evaluation's copies
     /// stalled them: Haversine 2^24's first evaluation took 0.31 s instead of 0.02 s).
+    /// Arrays the session has dropped since are unregistered first.
     pub fn idle(&self) {
-        let wanted = std::mem::take(&mut lock(&self.state).wanted);
+        let wanted = {
+            let mut st = lock(&self.state);
+            self.sweep(&mut st);
+            std::mem::take(&mut st.wanted)
+        };
         if wanted.is_empty() {
             return;
         }
