@@ -177,9 +177,14 @@ impl Gpu {
     }
 
     fn config(&self, n: usize) -> LaunchConfig {
-        let blocks = (n.div_ceil(THREADS as usize) as u64).clamp(1, self.sms as u64 * 32) as u32;
-        LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (THREADS, 1, 1), shared_mem_bytes: 0 }
+        grid_for(n, self.sms)
     }
+}
+
+/// A grid-stride launch over `n` elements: blocks of [`THREADS`], at most 32 per SM.
+pub(crate) fn grid_for(n: usize, sms: u32) -> LaunchConfig {
+    let blocks = (n.div_ceil(THREADS as usize) as u64).clamp(1, sms as u64 * 32) as u32;
+    LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (THREADS, 1, 1), shared_mem_bytes: 0 }
 }
 
 /// Page-locked host memory (`cuMemHostAlloc` with flags: 0 is plain pinned memory, readable at
@@ -391,6 +396,13 @@ pub struct BandwidthRecord {
     pub note: Option<String>,
 }
 
+impl BandwidthRecord {
+    /// `bytes` moved in `seconds` (median of `runs`), with its rate.
+    fn rate(test: &'static str, device: &str, memory: &'static str, bytes: usize, seconds: f64, runs: usize, note: Option<String>) -> Self {
+        BandwidthRecord { test, device: device.into(), memory: Some(memory), bytes: Some(bytes as u64), seconds, gb_per_s: Some(bytes as f64 / seconds / 1e9), runs, note }
+    }
+}
+
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
@@ -431,17 +443,8 @@ pub fn bandwidth(sizes: &[u64], repeat: usize, launches: usize, emit: &mut dyn F
                     times.push(t0.elapsed().as_secs_f64());
                 }
             }
-            let seconds = median(times);
-            emit(BandwidthRecord {
-                test,
-                device: gpu.name.clone(),
-                memory: Some(memory),
-                bytes: Some(bytes as u64),
-                seconds,
-                gb_per_s: Some(bytes as f64 / seconds / 1e9),
-                runs: repeat,
-                note: note.then(|| format!("asked for {want} bytes; capped by free GPU memory / 2 and host memory / 4")),
-            });
+            let note = note.then(|| format!("asked for {want} bytes; capped by free GPU memory / 2 and host memory / 4"));
+            emit(BandwidthRecord::rate(test, &gpu.name, memory, bytes, median(times), repeat, note));
         }
         host_side(&gpu, &stream, &dev, &mut pageable, repeat, emit)?;
     }
@@ -501,16 +504,7 @@ fn host_side(gpu: &Gpu, stream: &CudaStream, dev: &DevBuf, pageable: &mut [u8], 
     let mut warm = vec![0.0f64; n];
     par_copy(&mut warm, &src);
     let mut record = |test: &'static str, memory: &'static str, seconds: f64, runs: usize, note: &str| {
-        emit(BandwidthRecord {
-            test,
-            device: gpu.name.clone(),
-            memory: Some(memory),
-            bytes: Some(bytes as u64),
-            seconds,
-            gb_per_s: Some(bytes as f64 / seconds / 1e9),
-            runs,
-            note: Some(note.into()),
-        })
+        emit(BandwidthRecord::rate(test, &gpu.name, memory, bytes, seconds, runs, Some(note.into())))
     };
     let mut times = vec![];
     for _ in 0..repeat.max(1) {

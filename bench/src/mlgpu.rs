@@ -30,7 +30,7 @@ use cudarc::driver::sys::CUdevice_attribute;
 use cudarc::driver::{result, CudaContext, CudaFunction, CudaStream, LaunchConfig, PushKernelArg};
 use ndarray::{s, Array1, Array2, Axis};
 
-use crate::gpu::{compile_source, driver, open, panic_text, par_copy, DevBuf, Pinned, THREADS};
+use crate::gpu::{compile_source, driver, grid_for, open, panic_text, par_copy, DevBuf, Pinned, THREADS};
 use crate::ml::{Inputs, Outputs, Workload};
 use bach::ml::numerics;
 
@@ -316,8 +316,36 @@ impl MlGpu {
     }
 
     fn grid(&self, n: usize) -> LaunchConfig {
-        let blocks = (n.div_ceil(THREADS as usize) as u64).clamp(1, self.sms as u64 * 32) as u32;
-        LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (THREADS, 1, 1), shared_mem_bytes: 0 }
+        grid_for(n, self.sms)
+    }
+
+    /// `C = op(A) op(B)` by cuBLAS on streams[0], column-major: `transposed` says which of A
+    /// and B are transposed (`CUBLAS_OP_T`), `(m, n, k)` the sizes, each matrix its buffer
+    /// and leading dimension.
+    fn gemm(&self, what: &str, transposed: (bool, bool), (m, n, k): (i32, i32, i32), a: (&DevBuf, i32), b: (&DevBuf, i32), c: (&DevBuf, i32)) -> Result<(), String> {
+        let op = |t: bool| if t { blas_sys::cublasOperation_t::CUBLAS_OP_T } else { blas_sys::cublasOperation_t::CUBLAS_OP_N };
+        let (one, zero) = (1.0f64, 0.0f64);
+        // SAFETY: a live handle on streams[0]; the callers pass buffers of the sizes the
+        // dimensions and leading dimensions say.
+        unsafe {
+            blas_result::dgemm(
+                self.blas,
+                op(transposed.0),
+                op(transposed.1),
+                m,
+                n,
+                k,
+                &one,
+                a.0.ptr as *const f64,
+                a.1,
+                b.0.ptr as *const f64,
+                b.1,
+                &zero,
+                c.0.ptr as *mut f64,
+                c.1,
+            )
+        }
+        .map_err(blas_ok(&format!("gemm {what}")))
     }
 
     /// Host f64s to a new device buffer, through the staging buffers in chunks; returns when
@@ -394,28 +422,8 @@ impl MlGpu {
         let dx = self.upload(xs)?;
         let (ni, di) = (int(n)?, int(d)?);
         let gram = DevBuf::new(d * d * 8)?;
-        let (one, zero) = (1.0f64, 0.0f64);
         // Row-major X (n x d) is column-major X^T (d x n, ld d): G = X^T (X^T)^T, d x d.
-        // SAFETY: a live handle on streams[0]; buffers of the sizes the dimensions say.
-        unsafe {
-            blas_result::dgemm(
-                self.blas,
-                blas_sys::cublasOperation_t::CUBLAS_OP_N,
-                blas_sys::cublasOperation_t::CUBLAS_OP_T,
-                di,
-                di,
-                ni,
-                &one,
-                dx.ptr as *const f64,
-                di,
-                dx.ptr as *const f64,
-                di,
-                &zero,
-                gram.ptr as *mut f64,
-                di,
-            )
-        }
-        .map_err(blas_ok("gemm X^T X"))?;
+        self.gemm("X^T X", (false, true), (di, di, ni), (&dx, di), (&dx, di), (&gram, di))?;
         let values = self.syevd(&gram, d)?;
         // syevd leaves the eigenvectors as columns (ascending); V's column 0 is the largest.
         let v = DevBuf::new(2 * d * 8)?;
@@ -427,26 +435,7 @@ impl MlGpu {
         }
         // T^T (2 x n, column-major = row-major T, n x 2) = V^T X^T.
         let t = DevBuf::new(n * 2 * 8)?;
-        // SAFETY: as above.
-        unsafe {
-            blas_result::dgemm(
-                self.blas,
-                blas_sys::cublasOperation_t::CUBLAS_OP_T,
-                blas_sys::cublasOperation_t::CUBLAS_OP_N,
-                2,
-                ni,
-                di,
-                &one,
-                v.ptr as *const f64,
-                di,
-                dx.ptr as *const f64,
-                di,
-                &zero,
-                t.ptr as *mut f64,
-                2,
-            )
-        }
-        .map_err(blas_ok("gemm X V"))?;
+        self.gemm("X V", (true, false), (2, ni, di), (&v, di), (&dx, di), (&t, 2))?;
         let transformed = Array2::from_shape_vec((n, 2), self.download::<f64>(&t, n * 2)?).map_err(|e| e.to_string())?;
         let mut out = Outputs::default();
         out.figures.insert("sigma_0".into(), values[d - 1].max(0.0).sqrt());
@@ -495,28 +484,8 @@ impl MlGpu {
         unsafe { st.launch_builder(&self.row_sq_norms).arg(&scaled.ptr).arg(&n64).arg(&d64).arg(&sq.ptr).launch(self.grid(n)) }.map_err(driver("row_sq_norms"))?;
         let gram = DevBuf::new(n * n * 8)?;
         let (ni, di) = (int(n)?, int(d)?);
-        let (one, zero) = (1.0f64, 0.0f64);
         // Row-major S (n x d) is column-major S^T (d x n, ld d): G = (S^T)^T S^T, n x n.
-        // SAFETY: a live handle on streams[0]; buffers of the sizes the dimensions say.
-        unsafe {
-            blas_result::dgemm(
-                self.blas,
-                blas_sys::cublasOperation_t::CUBLAS_OP_T,
-                blas_sys::cublasOperation_t::CUBLAS_OP_N,
-                ni,
-                ni,
-                di,
-                &one,
-                scaled.ptr as *const f64,
-                di,
-                scaled.ptr as *const f64,
-                di,
-                &zero,
-                gram.ptr as *mut f64,
-                ni,
-            )
-        }
-        .map_err(blas_ok("gemm S S^T"))?;
+        self.gemm("S S^T", (true, false), (ni, ni, di), (&scaled, di), (&scaled, di), (&gram, ni))?;
         let words = n.div_ceil(64);
         let bits = DevBuf::new(n * words * 8)?;
         let (words64, eps2) = (words as i64, 16.0f64 * 16.0);

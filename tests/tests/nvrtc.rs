@@ -108,6 +108,11 @@ fn gpu_session() -> std::sync::Arc<Session> {
     s
 }
 
+/// The largest difference between `got` and `want`, in ulps of `max(|want|, 1)`.
+fn ulps_apart(got: &ndarray::ArcArray<f64, IxDyn>, want: &ArrayD<f64>) -> f64 {
+    got.iter().zip(want.iter()).map(|(g, w)| (g - w).abs() / (f64::EPSILON * w.abs().max(1.0))).fold(0.0, f64::max)
+}
+
 /// `2 x + b` as a user annotation with its own CUDA kernel (`AXPB`).
 fn axpb() -> std::sync::Arc<bach_runtime::Annotation> {
     oa("axpb")
@@ -141,7 +146,7 @@ fn gpu_user_kernel_runs_in_pieces_and_is_timed_by_the_gpu() {
     // (9.091999999999999 against 9.092 on an H100).
     let got = out.array::<f64>().unwrap();
     assert_eq!(got.shape(), want.shape());
-    let worst = got.iter().zip(want.iter()).map(|(g, w)| (g - w).abs() / (f64::EPSILON * w.abs().max(1.0))).fold(0.0, f64::max);
+    let worst = ulps_apart(got, &want);
     assert!(worst <= 4.0, "GPU and CPU results differ by {worst:.1} ulps (at most 4 allowed)");
     let trace = s.trace();
     let eval = trace.last().unwrap();
@@ -427,7 +432,7 @@ fn gpu_kept_host_arrays_are_page_locked_and_copied_straight() {
         let y = axpb.call(&[&xl, &bl]).unwrap();
         let out = y.eval().unwrap();
         let got = out.array::<f64>().unwrap();
-        let worst = got.iter().zip(want.iter()).map(|(g, w)| (g - w).abs() / (f64::EPSILON * w.abs().max(1.0))).fold(0.0, f64::max);
+        let worst = ulps_apart(got, &want);
         assert!(worst <= 4.0, "round {round}: GPU and CPU results differ by {worst:.1} ulps");
         let report = s.devices().report();
         eprintln!("round {round}: {report}");

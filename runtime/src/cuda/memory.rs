@@ -458,9 +458,6 @@ struct Registration {
     last_use: Option<Arc<CudaEvent>>,
 }
 
-// SAFETY: the host pointer is only an address; the owner keeps the memory alive.
-unsafe impl Send for Registration {}
-
 #[derive(Default)]
 struct RegistryState {
     entries: Vec<Registration>,
