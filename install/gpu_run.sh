@@ -148,6 +148,13 @@ if part bench; then
     # Results landing in fresh memory advised onto transparent huge pages (opt-in).
     step "black-scholes-27-huge-pages" to_file "$results/black-scholes-27-huge-pages.out" env BACH_HUGE_PAGES=1 "$b" run black-scholes --log2 27 --inputs reference --mode bach --device cuda --repeat 3 --json
     pair black-scholes-22-8MiB black-scholes --log2 22 --memory 8MiB --inputs reference --repeat 5
+    # Beside it, bach only: without read-ahead staging (each 307 KiB piece filled alone), and
+    # with the 32 MiB inputs page-locked in place (the threshold lowered from 64 MiB).
+    step "black-scholes-22-8MiB-no-readahead" to_file "$results/black-scholes-22-8MiB-no-readahead.out" env BACH_CUDA_READAHEAD=0 "$b" run black-scholes --log2 22 --memory 8MiB --inputs reference --mode bach --device cuda --repeat 5 --json
+    step "black-scholes-22-8MiB-register16" to_file "$results/black-scholes-22-8MiB-register16.out" env BACH_CUDA_REGISTER_MIN=16MiB "$b" run black-scholes --log2 22 --memory 8MiB --inputs reference --mode bach --device cuda --repeat 5 --json
+    # Results landing in fresh memory without faulting it in ahead (BACH_PREFAULT=0).
+    step "black-scholes-27-no-prefault" to_file "$results/black-scholes-27-no-prefault.out" env BACH_PREFAULT=0 "$b" run black-scholes --log2 27 --inputs reference --mode bach --device cuda --repeat 5 --json
+    step "black-scholes-26-lazy-no-prefault" to_file "$results/black-scholes-26-lazy-no-prefault.out" env BACH_PREFAULT=0 "$b" run black-scholes --log2 26 --inputs lazy --mode bach --device cuda --repeat 3 --json
     # The charts of the first GPU report at 2^26: inputs from the host, and made on the GPU
     # (linspace where first used: no input copy, so the floor is the outputs' copy out).
     pair black-scholes-26 black-scholes --log2 26 --inputs reference --repeat 3
@@ -181,7 +188,7 @@ if part calibrate; then
     step "calibrate (CUDA cost profile)" "$b" calibrate --device cuda --out "$results/profile-cuda.json"
     for w in black-scholes haversine; do
         for k in 16 20 24; do
-            step "residuals $w 2^$k" "$b" run "$w" --log2 "$k" --mode bach --device cuda --repeat 5 --json
+            step "residuals $w 2^$k" "$b" run "$w" --log2 "$k" --mode bach --device cuda --repeat 5 --json --timeline "$results/timeline-residuals-$w-$k.svg"
         done
     done
 fi

@@ -127,6 +127,18 @@ def targets(results):
             f">= {factor}",
             None if s is None else sklearn / s >= factor,
         )
+    # Each switch measured against the default (bach only, same host and run; for the record).
+    for variant, base, what in (
+        ("black-scholes-22-8MiB-no-readahead", "black-scholes-22-8MiB", "Black-Scholes 2^22 at 8 MiB: without read-ahead staging (BACH_CUDA_READAHEAD=0)"),
+        ("black-scholes-22-8MiB-register16", "black-scholes-22-8MiB", "Black-Scholes 2^22 at 8 MiB: inputs page-locked from 16 MiB (BACH_CUDA_REGISTER_MIN)"),
+        ("black-scholes-27-no-prefault", "black-scholes-27", "Black-Scholes 2^27: results not faulted in ahead (BACH_PREFAULT=0)"),
+        ("black-scholes-26-lazy-no-prefault", "black-scholes-26-lazy", "Black-Scholes 2^26 lazy: results not faulted in ahead (BACH_PREFAULT=0)"),
+        ("black-scholes-27-staging", "black-scholes-27", "Black-Scholes 2^27: inputs through staging only (BACH_CUDA_REGISTER=0)"),
+        ("black-scholes-27-huge-pages", "black-scholes-27", "Black-Scholes 2^27: results on huge pages (BACH_HUGE_PAGES=1)"),
+    ):
+        v, d = mode_record(read(results, variant), "bach"), mode_record(read(results, base), "bach")
+        if v and d and d.get("seconds"):
+            row(f"{what}: seconds / default's", f"{v['seconds'] / d['seconds']:.2f} ({v['seconds'] * 1e3:.1f} ms against {d['seconds'] * 1e3:.1f} ms)", "-", "info")
     # The ML workloads beside their hand-written gpu mode (no target: for the record).
     for name, what in (("tsvd-18", "TruncatedSvd 2^18 x 512"), ("dbscan-14", "DBSCAN 2^14 x 256"), ("pca-knn-13", "PCA+kNN 2^13"), ("crime-index-22", "Crime Index 2^22")):
         out = read(results, name)

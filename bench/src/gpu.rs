@@ -531,7 +531,7 @@ fn host_side(gpu: &Gpu, stream: &CudaStream, dev: &DevBuf, pageable: &mut [u8], 
     for _ in 0..repeat.max(1) {
         let t0 = Instant::now();
         let mut fresh: Vec<f64> = Vec::with_capacity(n);
-        bach_runtime::value::advise_huge_pages(fresh.as_mut_ptr() as *mut u8, n * 8);
+        bach_runtime::fresh::advise_huge_pages(fresh.as_mut_ptr() as *mut u8, n * 8);
         // SAFETY: every element is written by the copy before it is read.
         #[allow(clippy::uninit_vec)]
         unsafe {

@@ -89,6 +89,14 @@ pub trait Device: Send + Sync {
     fn state_note(&self) -> Option<String> {
         None
     }
+    /// Whether the host results of this device's stages should have their pages faulted in
+    /// ahead of its copies back, on threads of their own ([`crate::fresh::Prefault`]): an
+    /// accelerator whose work leaves the host's cores idle. The default: no (the CPU's own
+    /// writers touch their pages in parallel, and the emulated accelerator's copies are the
+    /// CPU's).
+    fn prefaults_results(&self) -> bool {
+        false
+    }
     /// Copy a host value (or piece) into this device's memory.
     fn copy_in(&self, value: ValueRef<'_>, tag: Tag) -> Result<Value>;
     /// Copy a value (or piece) of this device to the host.

@@ -344,7 +344,7 @@ fn run_stage(env: &Env<'_>, eval: u64, plan: &Plan, s: usize, stage: &Stage, par
     };
     // Outputs that come back to the host by rows are written in place: one host array each,
     // allocated once, every piece's rows landing in it (no merge pass afterwards).
-    let in_place: Vec<Option<RowsOut>> = stage
+    let mut in_place: Vec<Option<RowsOut>> = stage
         .outputs
         .iter()
         .map(|&o| {
@@ -358,6 +358,14 @@ fn run_stage(env: &Env<'_>, eval: u64, plan: &Plan, s: usize, stage: &Stage, par
             }
         })
         .collect();
+    // An accelerator's results land in fresh memory: fault it in while the device works.
+    if accel && device.prefaults_results() {
+        let results = in_place.iter().flatten().count().max(1);
+        let threads = (crate::fresh::prefault_threads() / results).max(1);
+        for r in in_place.iter_mut().flatten() {
+            r.prefault(threads);
+        }
+    }
     let names: Vec<Arc<str>> = nodes.iter().map(|&i| Arc::from(part.nodes[i].op.name())).collect();
     let epoch = env.epoch();
 

@@ -17,6 +17,7 @@ pub mod devices;
 pub mod emulated;
 pub mod error;
 mod exec;
+pub mod fresh;
 pub mod json;
 pub mod plan;
 pub mod profile;

@@ -333,6 +333,9 @@ pub fn concat_rows(pieces: &[Value]) -> Result<Value> {
 /// straight into it), so no merge pass runs afterwards. The memory is not zero-filled: its
 /// pages are first touched by the pieces that write them, in parallel.
 pub struct RowsOut {
+    /// Background threads faulting the pages in ahead of the writers, if started: declared
+    /// first, so that they are stopped and joined before the memory is freed.
+    prefault: Option<crate::fresh::Prefault>,
     meta: Meta,
     buf: RowsBuf,
     /// Bytes of one row.
@@ -436,42 +439,11 @@ impl HostRows {
     }
 }
 
-/// With `BACH_HUGE_PAGES=1`, ask the kernel to back the fresh host memory `[ptr, ptr + len)`
-/// with transparent huge pages (`madvise(MADV_HUGEPAGE)` on its 2 MiB-aligned interior; Linux
-/// only, 4 MiB or more). A result landing in fresh memory pays a page fault per 4 KiB page:
-/// on the H200 host a parallel copy into fresh memory ran at 21 GB/s against 54 GB/s into
-/// memory already touched. Off by default: with the kernel's usual `defrag=madvise`, advised
-/// memory is compacted synchronously when free huge pages are short, and on this project's
-/// 2-core, 24 GiB build machine a copy into 1 GiB of advised fresh memory took 0.13-1.24 s
-/// against 0.32-0.42 s without the advice. One libc call, declared here rather than adding
-/// the `libc` crate to every notebook's build.
-pub fn advise_huge_pages(ptr: *mut u8, len: usize) {
-    #[cfg(target_os = "linux")]
-    {
-        const HUGE: usize = 2 << 20;
-        const MADV_HUGEPAGE: i32 = 14;
-        extern "C" {
-            fn madvise(addr: *mut std::ffi::c_void, len: usize, advice: i32) -> i32;
-        }
-        static ON: std::sync::LazyLock<bool> = std::sync::LazyLock::new(|| std::env::var("BACH_HUGE_PAGES").as_deref() == Ok("1"));
-        if len < 2 * HUGE || !*ON {
-            return;
-        }
-        let (start, end) = ((ptr as usize).next_multiple_of(HUGE), (ptr as usize + len) / HUGE * HUGE);
-        if end > start {
-            // SAFETY: advice only, on whole pages inside an allocation the caller owns; an
-            // error (no THP support) leaves the memory as it was.
-            let _ = unsafe { madvise(start as *mut std::ffi::c_void, end - start, MADV_HUGEPAGE) };
-        }
-    }
-    #[cfg(not(target_os = "linux"))]
-    let _ = (ptr, len);
-}
-
 impl RowsOut {
     /// A whole host array of `meta` to be written by row ranges; `None` for dtypes that are
     /// not plain host arrays or values without rows. Its memory is fresh (first touched by
-    /// the writers, in parallel; see [`advise_huge_pages`]).
+    /// the writers, in parallel, unless [`RowsOut::prefault`] faults it in ahead of them; see
+    /// [`crate::fresh`]).
     pub fn new(meta: &Meta) -> Option<RowsOut> {
         if meta.ndim() == 0 {
             return None;
@@ -484,11 +456,20 @@ impl RowsOut {
             DType::Bool => RowsBuf::Bool(Vec::with_capacity(n)),
             DType::Opaque => return None,
         };
-        advise_huge_pages(buf.base(), n * meta.dtype.size_of());
-        Some(RowsOut { meta: meta.clone(), buf, row_bytes: meta.row_bytes(), written: Arc::new(std::sync::atomic::AtomicUsize::new(0)) })
+        crate::fresh::advise_huge_pages(buf.base(), n * meta.dtype.size_of());
+        Some(RowsOut { prefault: None, meta: meta.clone(), buf, row_bytes: meta.row_bytes(), written: Arc::new(std::sync::atomic::AtomicUsize::new(0)) })
     }
     pub fn meta(&self) -> &Meta {
         &self.meta
+    }
+    /// Fault the memory in on `threads` background threads, in row order, while the writers
+    /// are busy elsewhere (an accelerator computing the rows it will copy here): the copies
+    /// then land in touched memory. Nothing happens for small results or where the OS cannot
+    /// (see [`crate::fresh::Prefault`]).
+    pub fn prefault(&mut self, threads: usize) {
+        if self.prefault.is_none() {
+            self.prefault = crate::fresh::Prefault::start(self.buf.base(), self.meta.len() * self.meta.dtype.size_of(), threads);
+        }
     }
     /// The handle through which `range` of axis 0 is written. The caller hands out each row
     /// once (the pieces of a stage are disjoint).
@@ -501,7 +482,10 @@ impl RowsOut {
         Ok(HostRows { ptr, len: range.len() * self.row_bytes, rows: range.len(), dtype: self.meta.dtype, written: self.written.clone() })
     }
     /// The finished value; an error if some rows were never written.
-    pub fn into_value(self) -> Result<Value> {
+    pub fn into_value(mut self) -> Result<Value> {
+        if let Some(p) = self.prefault.take() {
+            p.finish();
+        }
         let rows = self.written.load(std::sync::atomic::Ordering::Acquire);
         if rows != self.meta.rows() {
             return Err(BachError::invalid("merge", format!("{rows} of {} rows of a result were written", self.meta.rows())));

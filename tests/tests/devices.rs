@@ -14,6 +14,8 @@ struct SecondMemory {
     profile: DeviceProfile,
     copies_in: AtomicUsize,
     copies_out: AtomicUsize,
+    /// Whether results written in place are faulted in ahead of the copies back.
+    prefault: bool,
 }
 
 /// A deep copy: the device's value shares no buffer with the host's.
@@ -37,10 +39,18 @@ impl Device for SecondMemory {
         self.copies_out.fetch_add(1, Ordering::SeqCst);
         Ok(PendingCopy::ready(copy(&value.to_value())))
     }
+    fn prefaults_results(&self) -> bool {
+        self.prefault
+    }
 }
 
 fn session_with_second_memory() -> (Arc<Session>, Arc<SecondMemory>) {
+    session_with(false)
+}
+
+fn session_with(prefault: bool) -> (Arc<Session>, Arc<SecondMemory>) {
     let dev = Arc::new(SecondMemory {
+        prefault,
         profile: DeviceProfile { id: DeviceId(1), kind: DeviceKind::Emulated, name: "second memory (test)".into(), memory_bytes: Some(1 << 30), threads: 1, measured_copies: None },
         copies_in: AtomicUsize::new(0),
         copies_out: AtomicUsize::new(0),
@@ -152,4 +162,23 @@ fn a_value_read_by_two_stages_on_the_device_is_copied_in_once() {
     let trace = s.trace();
     let copies: Vec<_> = trace.last().unwrap().events.iter().filter(|e| e.kind == EventKind::Transfer && e.to == Some(DeviceId(1))).collect();
     assert_eq!(copies.len(), 1, "{copies:?}");
+}
+
+/// A device that asks for its results' memory to be faulted in ahead of its copies back: a
+/// stage in many pieces lands every row in place, exactly, while the background threads
+/// populate the same memory (sizes that are not multiples of a page or a piece).
+#[test]
+fn results_faulted_in_ahead_of_the_copies_back_land_exactly() {
+    let (s, dev) = session_with(true);
+    s.update_config(|c| c.cost.accelerator_piece_bytes = 1 << 20);
+    let n = (3 << 20) + 7;
+    let x = s.source(host(n, |i| i as f64), "x");
+    let y = scale("dev_scale", 2.0, true).call(&[&x, &x]).unwrap();
+    let plan = s.plan(&[&y]).unwrap();
+    assert!(plan.stages[0].device == DeviceId(1) && plan.stages[0].pieces > 8, "{plan}");
+    let got = y.eval().unwrap();
+    let got = got.array::<f64>().unwrap();
+    assert_eq!(got.len(), n);
+    assert!(got.iter().enumerate().all(|(i, &v)| v == 3.0 * i as f64), "every row landed");
+    assert_eq!(dev.copies_out.load(Ordering::SeqCst), plan.stages[0].pieces, "{plan}");
 }

@@ -439,3 +439,29 @@ fn gpu_kept_host_arrays_are_page_locked_and_copied_straight() {
         assert!(report.contains("page-locked in place") || report.contains("copies in go through staging buffers"), "{report}");
     }
 }
+
+/// Inputs streamed in small pieces (a 4 MiB memory cap: pieces of about 1 MiB, of a length
+/// that divides nothing) are staged ahead in windows filled by all cores, and each piece is
+/// copied from its window: every row lands where the CPU puts it, evaluation after
+/// evaluation; results also land in memory faulted in ahead of the copies back.
+#[test]
+#[ignore = "needs a GPU"]
+fn gpu_small_pieces_are_copied_from_windows_staged_ahead() {
+    let s = gpu_session();
+    s.update_config(|c| c.memory_cap = Some(4 << 20));
+    let axpb = axpb();
+    let n = (3 << 20) + 5; // 24 MiB a column
+    let x = ArrayD::from_shape_fn(IxDyn(&[n]), |i| (i[0] % 4099) as f64 * 0.5 - 7.0);
+    let b = ArrayD::from_shape_fn(IxDyn(&[n]), |i| (i[0] % 13) as f64 + i[0] as f64);
+    let (xl, bl) = (s.source(Value::from(x.clone()), "x"), s.source(Value::from(b.clone()), "b"));
+    let want = &x * 2.0 + &b;
+    for round in 0..2 {
+        let y = axpb.call(&[&xl, &bl]).unwrap();
+        let plan = s.plan(&[&y]).unwrap();
+        assert!(plan.stages[0].pieces > 16, "{plan}");
+        let out = y.eval().unwrap();
+        let got = out.array::<f64>().unwrap();
+        let worst = ulps_apart(got, &want);
+        assert!(worst <= 4.0, "round {round}: GPU and CPU results differ by {worst:.1} ulps");
+    }
+}

@@ -27,6 +27,7 @@ use rayon::prelude::*;
 use super::fuse::{self, Expr};
 use super::gpu::Gpu;
 use super::memory::{Block, Lane, Staging};
+use super::readahead::ReadAhead;
 use super::shapes::{
     blocks_for, broadcast_shape, cross_block_rows, cross_plan, gemm_plan, gram_plan, index_map, piece_shape, reduce_geometry, GemmPlan, Which, BLOCK, REDUCE_BLOCK,
 };
@@ -69,6 +70,16 @@ fn chunk_in() -> usize {
         std::env::var("BACH_CUDA_CHUNK_IN").ok().and_then(|v| crate::units::parse_bytes(&v).ok()).map_or(default, |b| (b as usize).max(4096))
     });
     *C
+}
+/// `BACH_CUDA_READAHEAD=0` turns off read-ahead staging of inputs streamed in small pieces.
+fn read_ahead_on() -> bool {
+    static R: std::sync::LazyLock<bool> = std::sync::LazyLock::new(|| std::env::var("BACH_CUDA_READAHEAD").as_deref() != Ok("0"));
+    *R
+}
+/// `BACH_PREFAULT=0` turns off faulting in result memory ahead of the copies back.
+fn prefault_on() -> bool {
+    static P: std::sync::LazyLock<bool> = std::sync::LazyLock::new(|| std::env::var("BACH_PREFAULT").as_deref() != Ok("0"));
+    *P
 }
 fn fuse_on() -> bool {
     static F: std::sync::LazyLock<bool> = std::sync::LazyLock::new(|| std::env::var("BACH_CUDA_FUSE").as_deref() != Ok("0"));
@@ -142,6 +153,8 @@ pub struct CudaDevice {
     /// This device's spans on the shared [`Gpu`]'s timeline (one `Gpu` per process and
     /// ordinal, one `CudaDevice` per session).
     owner: u64,
+    /// Windows of host arrays streamed in small pieces, staged ahead of their pieces.
+    read_ahead: ReadAhead,
 }
 
 /// A kernel parameter.
@@ -184,7 +197,7 @@ impl CudaDevice {
             measured_copies: gpu.bandwidth.2.then_some((gpu.bandwidth.0, gpu.bandwidth.1)),
         };
         static OWNERS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
-        CudaDevice { profile, gpu, owner: OWNERS.fetch_add(1, std::sync::atomic::Ordering::Relaxed) }
+        CudaDevice { profile, gpu, owner: OWNERS.fetch_add(1, std::sync::atomic::Ordering::Relaxed), read_ahead: ReadAhead::default() }
     }
 
     /// Run `f` with the context bound to this thread; a panic becomes an error for `op`.
@@ -696,9 +709,14 @@ impl CudaDevice {
                 inflight: VecDeque::new(),
                 start: Some(start),
                 tag,
+                prefault: None,
                 out: Some(landing(at)?),
                 value: d,
             };
+            if let (Some(Landing::Fresh(out)), true) = (download.out.as_mut(), prefault_on()) {
+                let dest = out.dest();
+                download.prefault = crate::fresh::Prefault::start(dest.as_mut_ptr() as *mut u8, dest.len(), crate::fresh::prefault_threads());
+            }
             download.pump(at)?;
             Ok(download)
         })
@@ -769,7 +787,7 @@ impl HostOut {
             DType::Opaque => return Err(at.invalid("opaque values are not on the GPU")),
         };
         let dest = out.dest();
-        crate::value::advise_huge_pages(dest.as_mut_ptr() as *mut u8, dest.len());
+        crate::fresh::advise_huge_pages(dest.as_mut_ptr() as *mut u8, dest.len());
         Ok(out)
     }
     fn dest(&mut self) -> &mut [MaybeUninit<u8>] {
@@ -826,6 +844,9 @@ struct Download {
     inflight: VecDeque<(usize, usize, Staging, Arc<CudaEvent>)>,
     start: Option<Arc<CudaEvent>>,
     tag: Tag,
+    /// Faulting a fresh landing's pages in ahead of the drain; before `out`, so that it is
+    /// stopped before the memory can go.
+    prefault: Option<crate::fresh::Prefault>,
     out: Option<Landing>,
 }
 
@@ -867,6 +888,9 @@ impl Download {
                 self.pump(at)?;
             }
             debug_assert_eq!(self.value.meta.bytes(), self.len);
+            if let Some(p) = self.prefault.take() {
+                p.finish();
+            }
             Ok(out)
         })
         .unwrap_or_else(|p| Err(at.fail(format!("the CUDA library panicked: {}", panic_text(&*p)))))
@@ -918,9 +942,13 @@ impl Device for CudaDevice {
 
     fn keep_host(&self, value: &Value) {
         self.gpu.registry.keep(value);
+        if read_ahead_on() {
+            self.read_ahead.keep(value);
+        }
     }
 
     fn evaluation_done(&self) {
+        self.read_ahead.clear();
         self.gpu.registry.idle();
     }
 
@@ -965,6 +993,18 @@ impl Device for CudaDevice {
                 return Ok(self.value(block, meta, end, Lane::H2d));
             }
             let chunk = chunk_in();
+            // A small piece of an array streamed in: from a window staged ahead.
+            let take = |n: usize| self.gpu.staging.take(n, at);
+            let fill_window = |src: &[u8], staging: &mut Staging| copy_bytes(src, uninit_bytes(staging.bytes_mut(src.len())));
+            if let Some(staged) = self.read_ahead.stage(bytes, chunk, take, fill_window)? {
+                let stream = self.gpu.stream(Lane::H2d).cu_stream();
+                // SAFETY: a pinned window (kept until the copy's event completes) into a live
+                // block of bytes.len() bytes.
+                unsafe { result::memcpy_htod_async(dst, staged.bytes(), stream) }.map_err(|e| at.cuda("cuMemcpyHtoDAsync", e))?;
+                staged.queued(self.gpu.marker(Lane::H2d).map_err(|e| at.cuda("cuEventRecord", e))?);
+                let end = self.gpu.end(Lane::H2d, self.owner, Some((tag, EventKind::Transfer)), start).map_err(|e| at.cuda("cuEventRecord", e))?;
+                return Ok(self.value(block, meta, end, Lane::H2d));
+            }
             let mode = fill();
             let queue = |offset: usize| -> Result<()> {
                 self.gpu.ctx.bind_to_thread().map_err(|e| at.cuda("binding the CUDA context", e))?;
@@ -1063,11 +1103,16 @@ impl Device for CudaDevice {
     }
 
     fn synchronize(&self) -> Result<Vec<DeviceSpan>> {
+        self.read_ahead.drop_windows();
         self.guard("synchronize", |at| self.gpu.synchronize(self.owner).map_err(|e| at.fail(e)))
     }
 
     fn parallel_pieces(&self) -> bool {
         false
+    }
+
+    fn prefaults_results(&self) -> bool {
+        prefault_on()
     }
 
     fn memory(&self) -> Option<MemoryUse> {

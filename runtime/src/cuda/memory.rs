@@ -497,6 +497,25 @@ pub(super) struct HostRegistry {
     worker: Mutex<Option<std::sync::mpsc::Sender<RegisterJob>>>,
 }
 
+/// The addresses of a host array's elements, when it is a numeric array in standard layout.
+pub(super) fn host_range(value: &crate::value::Value) -> Option<std::ops::Range<usize>> {
+    use crate::value::Value;
+    let (start, len) = match value {
+        Value::F64(a) if a.is_standard_layout() => (a.as_ptr() as usize, a.len() * 8),
+        Value::F32(a) if a.is_standard_layout() => (a.as_ptr() as usize, a.len() * 4),
+        Value::I64(a) if a.is_standard_layout() => (a.as_ptr() as usize, a.len() * 8),
+        _ => return None,
+    };
+    Some(start..start + len)
+}
+
+/// [`REGISTER_MIN_BYTES`], or `BACH_CUDA_REGISTER_MIN` (bytes, e.g. `16MiB`) for measuring.
+fn register_min_bytes() -> usize {
+    static MIN: std::sync::LazyLock<usize> =
+        std::sync::LazyLock::new(|| std::env::var("BACH_CUDA_REGISTER_MIN").ok().and_then(|v| crate::units::parse_bytes(&v).ok()).map_or(REGISTER_MIN_BYTES, |b| b as usize));
+    *MIN
+}
+
 /// Whether `value` is held by nobody but the one handle looked at.
 fn unique(value: &crate::value::Value) -> bool {
     use crate::value::Value;
@@ -529,14 +548,9 @@ impl HostRegistry {
     /// background unless it is small, a temporary (nobody else holds it), already registered
     /// or queued, overlaps one, or would pass the cap.
     pub fn keep(&self, value: &crate::value::Value) {
-        use crate::value::Value;
-        let (start, len) = match value {
-            Value::F64(a) if a.is_standard_layout() => (a.as_ptr() as usize, a.len() * 8),
-            Value::F32(a) if a.is_standard_layout() => (a.as_ptr() as usize, a.len() * 4),
-            Value::I64(a) if a.is_standard_layout() => (a.as_ptr() as usize, a.len() * 8),
-            _ => return,
-        };
-        if len < REGISTER_MIN_BYTES || unique(value) {
+        let Some(range) = host_range(value) else { return };
+        let (start, len) = (range.start, range.len());
+        if len < register_min_bytes() || unique(value) {
             return;
         }
         let mut st = lock(&self.state);

@@ -28,6 +28,7 @@ mod fuse;
 mod gpu;
 mod memory;
 mod nvrtc;
+mod readahead;
 mod shapes;
 
 pub use device::{CudaDevice, EIGEN_SOURCE};
