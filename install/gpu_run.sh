@@ -6,7 +6,8 @@
 #
 #   bash run.sh [RESULTS_DIR]       # default: results-<date>/ beside run.sh
 #
-# PARTS=tests,bench,large,ml,calibrate (the default: all) runs some of it, e.g. one part per
+# PARTS=tests,bench,large,ml,calibrate (the default: all; `profile`, not in the default, runs
+# Black-Scholes 2^22 at 8 MiB under Nsight Systems where `nsys` is installed) runs some of it, e.g. one part per
 # call where a command may run 10 minutes at most. On an H200 host (stop 28): tests 17 s, ml
 # 28 s (before the gpu mode and the seeded runs), calibrate 8 s; bench and large time bach beside the hand-written program only (no
 # single-threaded cpu mode): about a minute each, estimated from stop 28's runs. Parts run
@@ -21,9 +22,9 @@ parts="${PARTS:-tests,bench,large,ml,calibrate}"
 [ "${BENCH:-1}" = 0 ] && parts=tests
 for p in ${parts//,/ }; do
     case "$p" in
-    tests | bench | large | ml | calibrate) ;;
+    tests | bench | large | ml | calibrate | profile) ;;
     *)
-        echo "run.sh: PARTS=$parts: unknown part $p (known: tests, bench, large, ml, calibrate)" >&2
+        echo "run.sh: PARTS=$parts: unknown part $p (known: tests, bench, large, ml, calibrate, profile)" >&2
         exit 2
         ;;
     esac
@@ -191,6 +192,19 @@ if part calibrate; then
             step "residuals $w 2^$k" "$b" run "$w" --log2 "$k" --mode bach --device cuda --repeat 5 --json --timeline "$results/timeline-residuals-$w-$k.svg"
         done
     done
+fi
+
+if part profile; then
+    # Where the host's time goes per piece (CUDA API calls, by count and time): the 107
+    # pieces of Black-Scholes 2^22 at 8 MiB, bach only, under Nsight Systems.
+    nsys=$(command -v nsys || ls /usr/local/cuda/bin/nsys /opt/nvidia/nsight-systems/*/bin/nsys 2>/dev/null | head -1)
+    if [ -n "$nsys" ]; then
+        step "profile black-scholes-22-8MiB (nsys)" "$nsys" profile --trace=cuda,osrt --sample=none --force-overwrite=true -o "$results/bs22-8MiB" "$b" run black-scholes --log2 22 --memory 8MiB --inputs reference --mode bach --device cuda --repeat 3 --json
+        step "profile report" to_file "$results/nsys-black-scholes-22-8MiB.txt" "$nsys" stats --report cuda_api_sum,cuda_gpu_kern_sum,cuda_gpu_mem_time_sum,osrt_sum --format column "$results/bs22-8MiB.nsys-rep"
+        rm -f "$results/bs22-8MiB.nsys-rep" "$results/bs22-8MiB.sqlite"
+    else
+        echo "run.sh: no nsys (Nsight Systems) on this host: part profile skipped"
+    fi
 fi
 
 if [ "$parts" != tests ]; then

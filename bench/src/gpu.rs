@@ -412,7 +412,17 @@ fn median(mut v: Vec<f64>) -> f64 {
 /// free GPU memory and a quarter of host memory), then kernel launch latency; one record each,
 /// handed to `emit` as it is measured.
 pub fn bandwidth(sizes: &[u64], repeat: usize, launches: usize, emit: &mut dyn FnMut(BandwidthRecord)) -> Result<(), String> {
-    let gpu = Gpu::new()?;
+    let gpu = match Gpu::new() {
+        Ok(gpu) => gpu,
+        Err(why) => {
+            // The host's side needs no GPU: measure it, then say why the rest was not.
+            for &want in sizes {
+                let bytes = want.min(host_memory_bytes() / 4).max(8) as usize;
+                host_copies("host (no GPU)", bytes, repeat, emit);
+            }
+            return Err(format!("{why} (only the host's copies were measured)"));
+        }
+    };
     gpu.ctx.bind_to_thread().map_err(driver("bind context"))?;
     let stream = gpu.ctx.new_stream().map_err(driver("stream"))?;
     let cu = stream.cu_stream();
@@ -493,18 +503,19 @@ pub fn bandwidth(sizes: &[u64], repeat: usize, launches: usize, emit: &mut dyn F
     Ok(())
 }
 
-/// The host's side of a transfer, for one buffer size: a parallel memcpy (all cores) into
-/// memory already touched, and into fresh memory (each page faulted in by the copy); then
-/// page-locking the pageable buffer in place (`cuMemHostRegister`), a host-to-device copy from
-/// it, and `cuMemHostUnregister`. One record each (the register records time one call).
-fn host_side(gpu: &Gpu, stream: &CudaStream, dev: &DevBuf, pageable: &mut [u8], repeat: usize, emit: &mut dyn FnMut(BandwidthRecord)) -> Result<(), String> {
-    let bytes = pageable.len();
+/// The host's side of a result landing, for one buffer size (no GPU needed): a parallel
+/// memcpy (all cores) into memory already touched; into fresh memory (each page faulted in
+/// by the copy); into fresh memory advised onto huge pages; and into fresh memory faulted in
+/// first by [`bach_runtime::fresh::Prefault`] (what a GPU stage's results get), with the
+/// faulting-in timed on its own. One record each.
+fn host_copies(device: &str, bytes: usize, repeat: usize, emit: &mut dyn FnMut(BandwidthRecord)) {
     let n = bytes / 8;
+    let bytes = n * 8;
     let src = vec![1.0f64; n];
     let mut warm = vec![0.0f64; n];
     par_copy(&mut warm, &src);
     let mut record = |test: &'static str, memory: &'static str, seconds: f64, runs: usize, note: &str| {
-        emit(BandwidthRecord::rate(test, &gpu.name, memory, bytes, seconds, runs, Some(note.into())))
+        emit(BandwidthRecord::rate(test, device, memory, bytes, seconds, runs, Some(note.into())))
     };
     let mut times = vec![];
     for _ in 0..repeat.max(1) {
@@ -549,7 +560,44 @@ fn host_side(gpu: &Gpu, stream: &CudaStream, dev: &DevBuf, pageable: &mut [u8], 
         repeat.max(1),
         &format!("as fresh, the allocation advised onto transparent huge pages when BACH_HUGE_PAGES=1 (first run {:.1} ms)", first * 1e3),
     );
-    drop((src, warm));
+    let (mut populate, mut times) = (vec![], vec![]);
+    let threads = bach_runtime::fresh::prefault_threads();
+    for _ in 0..repeat.max(1) {
+        let mut fresh: Vec<f64> = Vec::with_capacity(n);
+        let t0 = Instant::now();
+        let faulted = bach_runtime::fresh::Prefault::start(fresh.as_mut_ptr() as *mut u8, bytes, threads).map_or(0, |p| p.wait());
+        populate.push(t0.elapsed().as_secs_f64());
+        if faulted == 0 {
+            break;
+        }
+        // SAFETY: every element is written by the copy before it is read.
+        #[allow(clippy::uninit_vec)]
+        unsafe {
+            fresh.set_len(n)
+        };
+        let t0 = Instant::now();
+        par_copy(&mut fresh, &src);
+        times.push(t0.elapsed().as_secs_f64());
+    }
+    if times.is_empty() {
+        record("host_populate", "fresh", median(populate), 1, "not measured: no MADV_POPULATE_WRITE here (Linux 5.14+), or under 8 MiB");
+    } else {
+        let runs = times.len();
+        record("host_populate", "fresh", median(populate), runs, &format!("fresh memory faulted in ahead by bach's Prefault ({threads} threads, MADV_POPULATE_WRITE)"));
+        record("host_copy", "prefaulted", median(times), runs, "memcpy on all cores into fresh memory faulted in ahead");
+    }
+}
+
+/// The GPU's side of host memory, for one buffer size: the host copies ([`host_copies`]),
+/// then page-locking the pageable buffer in place (`cuMemHostRegister`), a host-to-device
+/// copy from it, and `cuMemHostUnregister`. One record each (the register records time one
+/// call).
+fn host_side(gpu: &Gpu, stream: &CudaStream, dev: &DevBuf, pageable: &mut [u8], repeat: usize, emit: &mut dyn FnMut(BandwidthRecord)) -> Result<(), String> {
+    let bytes = pageable.len();
+    host_copies(&gpu.name, bytes, repeat, emit);
+    let mut record = |test: &'static str, memory: &'static str, seconds: f64, runs: usize, note: &str| {
+        emit(BandwidthRecord::rate(test, &gpu.name, memory, bytes, seconds, runs, Some(note.into())))
+    };
     let p = pageable.as_mut_ptr() as *mut std::ffi::c_void;
     let t0 = Instant::now();
     // SAFETY: a live allocation of `bytes` bytes, unregistered below before it is freed.
