@@ -494,6 +494,7 @@ mod tests {
                 memory_bytes: Some(1 << 30),
                 threads: 1,
                 measured_copies: None,
+                fuses_elementwise: false,
             },
             launched: Mutex::new(BTreeSet::new()),
             problems: Mutex::new(Vec::new()),

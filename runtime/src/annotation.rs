@@ -88,6 +88,11 @@ pub struct FusedExpr {
     pub out: DType,
 }
 
+/// Ops in one fused expression DAG (counting shared ones once per use) before a device that
+/// fuses computes its arguments first: a bound on a generated kernel's size. The CUDA device
+/// fuses by it and the planner sizes pieces by it.
+pub const FUSE_MAX_OPS: usize = 64;
+
 impl Fusable {
     /// The expression for arguments of dtype `d`, if the op takes them.
     pub fn expr(&self, d: DType) -> Option<&FusedExpr> {
@@ -195,6 +200,18 @@ impl Annotation {
     }
     pub fn accelerator(&self) -> Option<&AcceleratorKernel> {
         self.accelerator.as_ref()
+    }
+    /// The expression a device that fuses elementwise chains keeps this op as, for arguments
+    /// of dtypes `args`: an elementwise launch without scalar parameters whose [`Fusable`]
+    /// binds every argument and has an expression for their one dtype. `None`: launched alone.
+    pub fn fused_expr(&self, args: &[DType]) -> Option<(&Fusable, &FusedExpr)> {
+        let k = self.accelerator.as_ref()?;
+        let fusable = k.fusable.as_ref().filter(|_| matches!(&k.launch, Launch::Elementwise { params } if params.is_empty()))?;
+        let first = *args.first()?;
+        if fusable.vars.len() != args.len() || args.iter().any(|&d| d != first) {
+            return None;
+        }
+        Some((fusable, fusable.expr(first)?))
     }
     pub fn result_split(&self) -> &SplitRef {
         &self.result

@@ -79,6 +79,7 @@ impl EmulatedDevice {
             memory_bytes: Some(capacity),
             threads,
             measured_copies: None,
+            fuses_elementwise: false,
         };
         let space = Arc::new(Space { used: AtomicU64::new(0), capacity, name: "the emulated accelerator".into() });
         EmulatedDevice { profile, space }

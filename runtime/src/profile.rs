@@ -46,18 +46,30 @@ pub struct DeviceProfile {
     /// Host-to-device and device-to-host bytes per second through pinned memory, when the
     /// device measured them as it opened (the cost model's figures otherwise).
     pub measured_copies: Option<(f64, f64)>,
+    /// Whether the device fuses chains of elementwise ops into one kernel (the CUDA device),
+    /// so that their intermediates never take its memory: the planner sizes pieces by what it
+    /// really holds.
+    pub fuses_elementwise: bool,
 }
 
 impl DeviceProfile {
     /// This machine's CPU.
     pub fn cpu() -> Self {
         let threads = rayon::current_num_threads();
-        DeviceProfile { id: CPU, kind: DeviceKind::Cpu, name: format!("cpu ({threads} threads)"), memory_bytes: None, threads, measured_copies: None }
+        DeviceProfile { id: CPU, kind: DeviceKind::Cpu, name: format!("cpu ({threads} threads)"), memory_bytes: None, threads, measured_copies: None, fuses_elementwise: false }
     }
     /// A GPU the planner can plan for without one being present ("what would happen on an
     /// 80 GB H100"): nominal figures, never used to execute.
     pub fn hypothetical_gpu(name: &str, memory_bytes: u64) -> Self {
-        DeviceProfile { id: DeviceId(1), kind: DeviceKind::Cuda, name: format!("{name} (hypothetical)"), memory_bytes: Some(memory_bytes), threads: 1, measured_copies: None }
+        DeviceProfile {
+            id: DeviceId(1),
+            kind: DeviceKind::Cuda,
+            name: format!("{name} (hypothetical)"),
+            memory_bytes: Some(memory_bytes),
+            threads: 1,
+            measured_copies: None,
+            fuses_elementwise: true,
+        }
     }
 }
 

@@ -51,7 +51,15 @@ fn session_with_second_memory() -> (Arc<Session>, Arc<SecondMemory>) {
 fn session_with(prefault: bool) -> (Arc<Session>, Arc<SecondMemory>) {
     let dev = Arc::new(SecondMemory {
         prefault,
-        profile: DeviceProfile { id: DeviceId(1), kind: DeviceKind::Emulated, name: "second memory (test)".into(), memory_bytes: Some(1 << 30), threads: 1, measured_copies: None },
+        profile: DeviceProfile {
+            id: DeviceId(1),
+            kind: DeviceKind::Emulated,
+            name: "second memory (test)".into(),
+            memory_bytes: Some(1 << 30),
+            threads: 1,
+            measured_copies: None,
+            fuses_elementwise: false,
+        },
         copies_in: AtomicUsize::new(0),
         copies_out: AtomicUsize::new(0),
     });

@@ -656,3 +656,42 @@ proptest! {
         })?;
     }
 }
+
+/// A device that fuses elementwise chains (the CUDA device) holds only what it computes into
+/// memory: a paged chain is cut for its inputs and outputs, not its intermediates. Ops it
+/// launches alone hold their arguments and results; a device that does not fuse holds every
+/// intermediate while it is live.
+#[test]
+fn a_fusing_device_is_paged_for_what_it_holds() {
+    let s = Session::new();
+    with_session(&s, || {
+        s.update_config(|c| {
+            c.policy = Policy::Greedy;
+            c.memory_cap = Some(1 << 20);
+        });
+        let n = 1 << 20;
+        let x = Array::from_array(nd(&[n], uniform_vec(5, n, 0.0, 1.0)));
+        let y = Array::from_array(nd(&[n], uniform_vec(6, n, 0.0, 1.0)));
+        let budget = ((1u64 << 20) as f64 * CostModel::default().accelerator_memory_fraction) as usize;
+        let rows = |plan: &Plan, v: &Array<f64>| {
+            let st = &plan.stages[plan.step_of(v.lazy().id()).unwrap().stage];
+            assert!(st.paged && st.device == GPU, "{plan}");
+            st.piece_rows
+        };
+        let not_fusing = vec![DeviceProfile::cpu(), DeviceProfile { fuses_elementwise: false, ..DeviceProfile::hypothetical_gpu("H100", 80 << 30) }];
+
+        // Five fused ops: x and y in, w out, 24 bytes a row, two pieces in flight.
+        let w = ((&x * &y).exp() + &x).sqrt() - &y;
+        let fused = s.plan_for(&[w.lazy()], &devices()).unwrap();
+        assert_eq!(rows(&fused, &w), budget / (2 * 24), "{fused}");
+        let unfused = s.plan_for(&[w.lazy()], &not_fusing).unwrap();
+        assert!(rows(&unfused, &w) < rows(&fused, &w), "intermediates take memory without fusion:\n{unfused}");
+
+        // An op launched alone in the middle: x * y is held for it, and its result for the
+        // fused add after it (an output, to the end): 16 bytes of values, 32 a row with x, y.
+        let v = call(&gpu_op("alone"), &[(&x * &y).lazy()]) + &x;
+        let plan = s.plan_for(&[v.lazy()], &devices()).unwrap();
+        assert_eq!(rows(&plan, &v), budget / (2 * 32), "{plan}");
+        check_plan_order(&plan, &s.nodes());
+    });
+}

@@ -32,7 +32,7 @@ use super::shapes::{
     blocks_for, broadcast_shape, cross_block_rows, cross_plan, gemm_plan, gram_plan, index_map, piece_shape, reduce_geometry, GemmPlan, Which, BLOCK, REDUCE_BLOCK,
 };
 use super::At;
-use crate::annotation::{AcceleratorKernel, Annotation, Fusable, Launch, OpCtx, OpKind};
+use crate::annotation::{AcceleratorKernel, Annotation, Launch, OpCtx, OpKind};
 use crate::device::{panic_text, Device, DeviceId, DeviceKind, DeviceProfile, DeviceSpan, MemoryUse, PendingCopy, PendingWrite, Tag};
 use crate::error::{BachError, Result};
 use crate::trace::EventKind;
@@ -195,6 +195,7 @@ impl CudaDevice {
             memory_bytes: Some(memory as u64),
             threads: 1,
             measured_copies: gpu.bandwidth.2.then_some((gpu.bandwidth.0, gpu.bandwidth.1)),
+            fuses_elementwise: fuse_on(),
         };
         static OWNERS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
         CudaDevice { profile, gpu, owner: OWNERS.fetch_add(1, std::sync::atomic::Ordering::Relaxed), read_ahead: ReadAhead::default() }
@@ -608,7 +609,7 @@ impl CudaDevice {
     /// An elementwise op with an expression, not run but kept as an [`Expr`] over its
     /// arguments (fused into one kernel when its value is needed); `None` when it cannot be
     /// (arguments on the host, mixed dtypes), and it is launched alone.
-    fn defer(&self, at: At<'_>, op: &str, fusable: &Fusable, ctx: &OpCtx<'_>, args: &[ValueRef<'_>]) -> Result<Option<Value>> {
+    fn defer(&self, at: At<'_>, op: &Annotation, ctx: &OpCtx<'_>, args: &[ValueRef<'_>]) -> Result<Option<Value>> {
         let mut devs = Vec::with_capacity(args.len());
         for a in args {
             match a {
@@ -616,9 +617,9 @@ impl CudaDevice {
                 _ => return Ok(None),
             }
         }
-        let Some(first) = devs.first() else { return Ok(None) };
-        let dtype = first.meta.dtype;
-        let Some(expr) = fusable.expr(dtype).filter(|_| devs.iter().all(|d| d.meta.dtype == dtype) && fusable.vars.len() == devs.len()) else { return Ok(None) };
+        let dtypes: Vec<DType> = devs.iter().map(|d| d.meta.dtype).collect();
+        // The planner sizes pieces by the same test (`plan::pieces`).
+        let Some((fusable, expr)) = op.fused_expr(&dtypes) else { return Ok(None) };
         let shapes: Vec<&[usize]> = devs.iter().map(|d| d.meta.shape.as_slice()).collect();
         let out_shape = broadcast_shape(&shapes).map_err(|e| at.invalid(e))?;
         if out_shape.len() != ctx.meta.ndim() || out_shape.get(1..) != ctx.meta.shape.get(1..) || expr.out != ctx.meta.dtype {
@@ -637,7 +638,7 @@ impl CudaDevice {
         }
         let meta = Meta::new(expr.out, out_shape);
         let e = Expr {
-            op: op.to_string(),
+            op: op.name().to_string(),
             vars: fusable.vars.clone(),
             expr: expr.clone(),
             args: devs,
@@ -905,12 +906,10 @@ impl Device for CudaDevice {
     fn run(&self, op: &Annotation, ctx: &OpCtx<'_>, args: &[ValueRef<'_>]) -> Result<Value> {
         self.guard(op.name(), |at| {
             let kernel = op.accelerator().ok_or_else(|| at.invalid("has no accelerator kernel: it cannot run on a GPU"))?;
-            if let (Launch::Elementwise { params }, Some(fusable)) = (&kernel.launch, &kernel.fusable) {
-                if params.is_empty() && fuse_on() {
-                    if let Some(v) = self.defer(at, op.name(), fusable, ctx, args)? {
-                        self.gpu.queued(op.name());
-                        return Ok(v);
-                    }
+            if fuse_on() {
+                if let Some(v) = self.defer(at, op, ctx, args)? {
+                    self.gpu.queued(op.name());
+                    return Ok(v);
                 }
             }
             let args = args.iter().map(|a| self.realized(a, at)).collect::<Result<Vec<_>>>()?;

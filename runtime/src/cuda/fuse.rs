@@ -20,7 +20,7 @@ use crate::value::{DType, DeviceBuffer, DeviceValue, Meta};
 pub(super) const ENTRY: &str = "bach_fused";
 
 /// Ops in one DAG before its arguments are computed first (a bound on kernel size).
-pub(super) const MAX_OPS: usize = 64;
+pub(super) const MAX_OPS: usize = crate::annotation::FUSE_MAX_OPS;
 
 /// An elementwise op not yet run. Its arguments are buffers or expressions of its own shape.
 pub(super) struct Expr {

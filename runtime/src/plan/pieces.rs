@@ -4,6 +4,7 @@
 use std::collections::{HashMap, HashSet};
 
 use super::{Budget, GraphPart, Stage, Step};
+use crate::annotation::FUSE_MAX_OPS;
 use crate::cost::CostModel;
 use crate::profile::DeviceProfile;
 use crate::units::bytes;
@@ -20,8 +21,9 @@ struct RowBytes {
     pub fixed: usize,
 }
 
-/// Liveness of stage `s`'s values, per row.
-fn row_bytes(part: &GraphPart, steps: &[Step], stage: &Stage, s: usize, stage_of: &[Option<usize>]) -> RowBytes {
+/// Liveness of stage `s`'s values, per row, on a device that fuses elementwise chains
+/// (`fuses`) or not.
+fn row_bytes(part: &GraphPart, steps: &[Step], stage: &Stage, s: usize, stage_of: &[Option<usize>], fuses: bool) -> RowBytes {
     let mut widest = 0usize;
     let mut fixed = 0usize;
     let mut inputs_row = 0usize;
@@ -62,7 +64,77 @@ fn row_bytes(part: &GraphPart, steps: &[Step], stage: &Stage, s: usize, stage_of
         live = live + part.nodes[i].meta.row_bytes() - freed[j];
         peak_row = peak_row.max(live);
     }
+    if fuses {
+        peak_row = fused_peak_row(part, &stage_nodes, &stage.outputs);
+    }
     RowBytes { widest, peak: peak_row + inputs_row, fixed }
+}
+
+/// The peak per row of a stage's own values on a device that fuses elementwise chains (the
+/// CUDA device, `cuda/fuse.rs`), which holds only the values it computes into memory: the
+/// stage's outputs, the results of ops it launches alone and their arguments, and arguments
+/// it computes first because their DAG grew past [`FUSE_MAX_OPS`] or has another shape (the
+/// same rules as the device's `defer`). A fused expression keeps its arguments' buffers alive
+/// until it is dropped, so a value held for a fused op lives as long as that op's expression
+/// (to the piece's end for outputs).
+fn fused_peak_row(part: &GraphPart, stage_nodes: &[usize], outputs: &[usize]) -> usize {
+    let n = stage_nodes.len();
+    let at: HashMap<usize, usize> = stage_nodes.iter().enumerate().map(|(j, &i)| (i, j)).collect();
+    let (mut fused, mut ops, mut held) = (vec![false; n], vec![0usize; n], vec![false; n]);
+    for (j, &i) in stage_nodes.iter().enumerate() {
+        let node = &part.nodes[i];
+        let dtypes: Vec<_> = node.inputs.iter().map(|&u| part.nodes[u].meta.dtype).collect();
+        let in_stage = node.inputs.iter().filter_map(|u| at.get(u).copied());
+        if node.op.fused_expr(&dtypes).is_some_and(|(_, e)| e.out == node.meta.dtype) {
+            fused[j] = true;
+            let mut count = 1;
+            for q in in_stage {
+                if !fused[q] {
+                    continue;
+                }
+                if part.nodes[stage_nodes[q]].meta.shape != node.meta.shape || ops[q] + count > FUSE_MAX_OPS {
+                    held[q] = true;
+                } else {
+                    count += ops[q];
+                }
+            }
+            ops[j] = count;
+        } else {
+            held[j] = true;
+            for q in in_stage {
+                held[q] = true;
+            }
+        }
+    }
+    // How long each value's handle lives: outputs to the end; otherwise to its last reader,
+    // or, read by a fused op, as long as that op's expression.
+    let mut life: Vec<usize> = (0..n).collect();
+    for j in (0..n).rev() {
+        let i = stage_nodes[j];
+        if outputs.contains(&i) {
+            held[j] = true;
+            life[j] = n;
+        }
+        let life_j = life[j];
+        for &u in &part.nodes[i].inputs {
+            if let Some(&q) = at.get(&u) {
+                life[q] = life[q].max(if fused[j] { life_j } else { j });
+            }
+        }
+    }
+    // Bytes per row taken at each step (+) and given back after a value's life (-).
+    let mut change = vec![0isize; n + 2];
+    for j in (0..n).filter(|&j| held[j]) {
+        let row = part.nodes[stage_nodes[j]].meta.row_bytes() as isize;
+        change[j] += row;
+        change[life[j] + 1] -= row;
+    }
+    let (mut now, mut peak) = (0isize, 0isize);
+    for d in &change {
+        now += d;
+        peak = peak.max(now);
+    }
+    peak as usize
 }
 
 /// Set stage `s`'s piece rows and count, and whether it is paged.
@@ -83,8 +155,8 @@ pub(super) fn size(
         stage.piece_rows = first.meta.rows();
         return;
     };
-    let rb = row_bytes(part, steps, stage, s, stage_of);
     let dev = &devices[stage.device.0 as usize];
+    let rb = row_bytes(part, steps, stage, s, stage_of, dev.fuses_elementwise);
     stage.piece_rows = match budget.of(dev) {
         None => (cost.cpu_piece_bytes / rb.widest.max(1)).max(1),
         Some(b) => {
@@ -113,6 +185,6 @@ pub(crate) fn cpu_piece_rows(part: &GraphPart, plan: &super::Plan, stage: &Stage
     for st in &plan.steps {
         stage_of[st.node] = Some(st.stage);
     }
-    let rb = row_bytes(part, &plan.steps, stage, s, &stage_of);
+    let rb = row_bytes(part, &plan.steps, stage, s, &stage_of, false);
     (cost.cpu_piece_bytes / rb.widest.max(1)).clamp(1, stage.split_len.unwrap_or(1).max(1))
 }
