@@ -861,7 +861,15 @@ impl Download {
             // SAFETY: `n` bytes of a live block (held by `value`) into a pinned buffer held
             // in `inflight` until the copy's event has completed.
             unsafe { result::memcpy_dtoh_async(staging.bytes_mut(n), self.src + self.next as u64, stream) }.map_err(|e| at.cuda("cuMemcpyDtoHAsync", e))?;
-            let done = self.gpu.marker(Lane::D2h).map_err(|e| at.cuda("cuEventRecord", e))?;
+            // The last chunk's completion is the span's end (one event fewer a copy).
+            let done = match self.start.take() {
+                Some(start) if self.next + n >= self.len => self.gpu.end(Lane::D2h, self.owner, Some((self.tag, EventKind::Transfer)), start),
+                start => {
+                    self.start = start;
+                    self.gpu.marker(Lane::D2h)
+                }
+            }
+            .map_err(|e| at.cuda("cuEventRecord", e))?;
             staging.busy_until(done.clone());
             self.inflight.push_back((self.next, n, staging, done));
             self.next += n;
@@ -987,8 +995,9 @@ impl Device for CudaDevice {
                 // SAFETY: registered host memory (kept until this copy's event completes) into a
                 // live block of bytes.len() bytes.
                 unsafe { result::memcpy_htod_async(dst, bytes, stream) }.map_err(|e| at.cuda("cuMemcpyHtoDAsync", e))?;
-                self.gpu.registry.used(bytes, self.gpu.marker(Lane::H2d).map_err(|e| at.cuda("cuEventRecord", e))?);
+                // The span's end event marks the copy done too (one event fewer a copy).
                 let end = self.gpu.end(Lane::H2d, self.owner, Some((tag, EventKind::Transfer)), start).map_err(|e| at.cuda("cuEventRecord", e))?;
+                self.gpu.registry.used(bytes, end.clone());
                 return Ok(self.value(block, meta, end, Lane::H2d));
             }
             let chunk = chunk_in();
@@ -1000,8 +1009,8 @@ impl Device for CudaDevice {
                 // SAFETY: a pinned window (kept until the copy's event completes) into a live
                 // block of bytes.len() bytes.
                 unsafe { result::memcpy_htod_async(dst, staged.bytes(), stream) }.map_err(|e| at.cuda("cuMemcpyHtoDAsync", e))?;
-                staged.queued(self.gpu.marker(Lane::H2d).map_err(|e| at.cuda("cuEventRecord", e))?);
                 let end = self.gpu.end(Lane::H2d, self.owner, Some((tag, EventKind::Transfer)), start).map_err(|e| at.cuda("cuEventRecord", e))?;
+                staged.queued(end.clone());
                 return Ok(self.value(block, meta, end, Lane::H2d));
             }
             let mode = fill();
