@@ -714,9 +714,13 @@ impl CudaDevice {
                 out: Some(landing(at)?),
                 value: d,
             };
+            // A fresh landing of several chunks: fault its pages in ahead of the drain, which
+            // copies chunk after chunk (a smaller one is drained before threads would help).
             if let (Some(Landing::Fresh(out)), true) = (download.out.as_mut(), prefault_on()) {
                 let dest = out.dest();
-                download.prefault = crate::fresh::Prefault::start(dest.as_mut_ptr() as *mut u8, dest.len(), crate::fresh::prefault_threads());
+                if dest.len() >= OUT_IN_FLIGHT * CHUNK_OUT {
+                    download.prefault = crate::fresh::Prefault::start(dest.as_mut_ptr() as *mut u8, dest.len(), crate::fresh::prefault_threads());
+                }
             }
             download.pump(at)?;
             Ok(download)
