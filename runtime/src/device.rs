@@ -48,17 +48,27 @@ impl PendingCopy {
 }
 
 /// A copy into host rows that may still be under way; [`PendingWrite::finish`] waits for it.
-pub struct PendingWrite(Box<dyn FnOnce() -> Result<()> + Send>);
+/// Dropped unfinished (a piece given up on after an error), it waits too: the copy writes into
+/// a result's rows, which must not be freed under it.
+pub struct PendingWrite(Option<Box<dyn FnOnce() -> Result<()> + Send>>);
+
+impl Drop for PendingWrite {
+    fn drop(&mut self) {
+        if let Some(wait) = self.0.take() {
+            let _ = wait();
+        }
+    }
+}
 
 impl PendingWrite {
     pub fn done() -> Self {
-        PendingWrite(Box::new(|| Ok(())))
+        PendingWrite(None)
     }
     pub fn later(f: impl FnOnce() -> Result<()> + Send + 'static) -> Self {
-        PendingWrite(Box::new(f))
+        PendingWrite(Some(Box::new(f)))
     }
-    pub fn finish(self) -> Result<()> {
-        (self.0)()
+    pub fn finish(mut self) -> Result<()> {
+        self.0.take().map_or(Ok(()), |wait| wait())
     }
 }
 

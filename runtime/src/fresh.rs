@@ -58,8 +58,18 @@ pub const PREFAULT_MIN_BYTES: usize = 8 << 20;
 /// often they look at the stop flag.
 const PREFAULT_CHUNK: usize = HUGE;
 
-/// Set once `MADV_POPULATE_WRITE` was refused as unknown (a kernel before 5.14): not tried again.
-static UNSUPPORTED: AtomicBool = AtomicBool::new(false);
+/// Whether this kernel knows `MADV_POPULATE_WRITE` (Linux 5.14+): asked once, of a page of
+/// this process's own heap (an error on some other range says nothing about the kernel).
+fn supported() -> bool {
+    static SUPPORTED: std::sync::LazyLock<bool> = std::sync::LazyLock::new(|| {
+        let mut probe = vec![0u8; 2 * PAGE];
+        let page = (probe.as_mut_ptr() as usize).next_multiple_of(PAGE);
+        let ok = populate(page, PAGE).is_ok();
+        drop(probe);
+        ok
+    });
+    *SUPPORTED
+}
 
 /// Threads a host has for faulting in result memory: half its cores, 1 to 8 (a GPU stage
 /// leaves the host's cores idle; the other half fill staging buffers and drain copies).
@@ -82,7 +92,7 @@ impl Prefault {
     /// no thread could be started. The caller keeps the memory allocated until this value is
     /// finished or dropped.
     pub fn start(ptr: *mut u8, len: usize, threads: usize) -> Option<Prefault> {
-        if !cfg!(target_os = "linux") || len < PREFAULT_MIN_BYTES || UNSUPPORTED.load(Ordering::Relaxed) {
+        if !cfg!(target_os = "linux") || len < PREFAULT_MIN_BYTES || !supported() {
             return None;
         }
         // Whole pages only: madvise wants an aligned start; the partial pages at the ends are
@@ -110,10 +120,8 @@ impl Prefault {
                     Ok(()) => {
                         populated.fetch_add(n, Ordering::Relaxed);
                     }
-                    Err(unknown) => {
-                        if unknown {
-                            UNSUPPORTED.store(true, Ordering::Relaxed);
-                        }
+                    Err(()) => {
+                        // This range only (see `supported`): the writers fault the rest.
                         stop.store(true, Ordering::Relaxed);
                         return;
                     }
@@ -157,24 +165,22 @@ impl Drop for Prefault {
     }
 }
 
-/// `madvise(MADV_POPULATE_WRITE)` on `[addr, addr + len)`; `Err(true)` when the kernel does
-/// not know the advice, `Err(false)` on any other failure.
-fn populate(addr: usize, len: usize) -> Result<(), bool> {
+/// `madvise(MADV_POPULATE_WRITE)` on `[addr, addr + len)`.
+fn populate(addr: usize, len: usize) -> Result<(), ()> {
     #[cfg(target_os = "linux")]
     {
         const MADV_POPULATE_WRITE: i32 = 23;
-        const EINVAL: i32 = 22;
         // SAFETY: advice on whole pages of a mapping the caller keeps allocated; populating
         // never changes the memory's contents (pages already there are left as they are).
         if unsafe { madvise(addr as *mut std::ffi::c_void, len, MADV_POPULATE_WRITE) } == 0 {
             return Ok(());
         }
-        Err(std::io::Error::last_os_error().raw_os_error() == Some(EINVAL))
+        Err(())
     }
     #[cfg(not(target_os = "linux"))]
     {
         let _ = (addr, len);
-        Err(true)
+        Err(())
     }
 }
 
@@ -199,7 +205,7 @@ mod tests {
             let whole = (base as usize + n) / PAGE * PAGE - (base as usize).next_multiple_of(PAGE);
             assert_eq!(p.wait(), whole, "every whole page was faulted in");
         } else {
-            assert!(!cfg!(target_os = "linux") || UNSUPPORTED.load(Ordering::Relaxed), "on Linux 5.14+ a prefault starts");
+            assert!(!cfg!(target_os = "linux") || !supported(), "on Linux 5.14+ a prefault starts");
         }
         assert!(v[3..].iter().enumerate().all(|(i, &b)| b == (i % 251) as u8), "the writers' bytes are intact");
     }

@@ -893,6 +893,9 @@ impl Download {
         crate::device::catch_panics(move || {
             self.gpu.ctx.bind_to_thread().map_err(|e| at.cuda("binding the CUDA context", e))?;
             let mut out = self.out.take().expect("finished once");
+            // Declared after `out`, so dropped (its threads stopped) before `out` on every way
+            // out of here, an error included.
+            let prefault = self.prefault.take();
             while let Some((offset, n, mut staging, done)) = self.inflight.pop_front() {
                 done.synchronize().map_err(|e| at.cuda("waiting for a copy to the host", e))?;
                 staging.done();
@@ -901,7 +904,7 @@ impl Download {
                 self.pump(at)?;
             }
             debug_assert_eq!(self.value.meta.bytes(), self.len);
-            if let Some(p) = self.prefault.take() {
+            if let Some(p) = prefault {
                 p.finish();
             }
             Ok(out)

@@ -47,7 +47,7 @@ pub(super) fn source(array: &Range<usize>, piece: &Range<usize>, window: Option<
 struct Streamed {
     range: Range<usize>,
     /// Keeps the array's memory alive while a window may still be filled from it.
-    _array: Value,
+    array: Value,
     window: Option<(Range<usize>, Staging)>,
 }
 
@@ -90,7 +90,7 @@ impl ReadAhead {
         let Some(range) = host_range(array) else { return };
         let mut arrays = lock(&self.arrays);
         if !arrays.iter().any(|s| s.range == range) {
-            arrays.push(Streamed { range, _array: array.clone(), window: None });
+            arrays.push(Streamed { range, array: array.clone(), window: None });
         }
     }
 
@@ -99,24 +99,29 @@ impl ReadAhead {
     /// `take(len)` gives a staging buffer). `None`: copy it as usual.
     pub fn stage<E>(&self, piece: &[u8], size: usize, take: impl FnOnce(usize) -> Result<Staging, E>, fill: impl FnOnce(&[u8], &mut Staging)) -> Result<Option<Staged<'_>>, E> {
         let p = piece.as_ptr() as usize..piece.as_ptr() as usize + piece.len();
-        let mut guard = lock(&self.arrays);
-        let Some(at) = guard.iter().position(|s| s.range.start <= p.start && p.end <= s.range.end) else { return Ok(None) };
-        let s = &mut guard[at];
-        let offset = match source(&s.range, &p, s.window.as_ref().map(|w| &w.0), size) {
-            None => return Ok(None),
-            Some(Source::Window(offset)) => offset,
-            Some(Source::NewWindow(w)) => {
-                let mut staging = take(w.len())?;
-                // SAFETY: `w` lies inside the array `s` holds a handle to (`source` keeps it
-                // within `s.range`), which is alive and not written while in the graph.
-                let src = unsafe { std::slice::from_raw_parts(w.start as *const u8, w.len()) };
-                fill(src, &mut staging);
-                // The old window goes back to the pool, pending its last copy.
-                s.window = Some((w, staging));
-                0
+        let find = |arrays: &[Streamed]| arrays.iter().position(|s| s.range.start <= p.start && p.end <= s.range.end);
+        let (w, array) = {
+            let guard = lock(&self.arrays);
+            let Some(at) = find(&guard) else { return Ok(None) };
+            let s = &guard[at];
+            match source(&s.range, &p, s.window.as_ref().map(|w| &w.0), size) {
+                None => return Ok(None),
+                Some(Source::Window(offset)) => return Ok(Some(Staged { guard, at, offset, len: piece.len() })),
+                Some(Source::NewWindow(w)) => (w, s.array.clone()),
             }
         };
-        Ok(Some(Staged { guard, at, offset, len: piece.len() }))
+        // A new window, taken and filled outside the lock (the fill runs on the host's cores).
+        let mut staging = take(w.len())?;
+        // SAFETY: `w` lies inside `array` (`source` keeps it within the array's range), alive
+        // through this handle and not written while in the graph.
+        let src = unsafe { std::slice::from_raw_parts(w.start as *const u8, w.len()) };
+        fill(src, &mut staging);
+        drop(array);
+        let mut guard = lock(&self.arrays);
+        let Some(at) = find(&guard) else { return Ok(None) };
+        // The old window goes back to the pool, pending its last copy.
+        guard[at].window = Some((w, staging));
+        Ok(Some(Staged { guard, at, offset: 0, len: piece.len() }))
     }
 
     /// A stage ended: its windows go back to the pool (each pending until its last copy).
