@@ -7,7 +7,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use bach_runtime::trace::EventKind;
-use bach_runtime::{oa, split, Annotation, CpuDevice, Device, DeviceId, DeviceKind, DeviceProfile, Devices, OpCtx, PendingCopy, Result, Session, Tag, Value, ValueRef};
+use bach_runtime::{
+    oa, split, Annotation, BachError, CpuDevice, Device, DeviceId, DeviceKind, DeviceProfile, Devices, HostRows, OpCtx, PendingCopy, PendingWrite, Result, Session, Tag, Value,
+    ValueRef,
+};
 use ndarray::{ArrayD, IxDyn};
 
 struct SecondMemory {
@@ -189,4 +192,81 @@ fn results_faulted_in_ahead_of_the_copies_back_land_exactly() {
     assert_eq!(got.len(), n);
     assert!(got.iter().enumerate().all(|(i, &v)| v == 3.0 * i as f64), "every row landed");
     assert_eq!(dev.copies_out.load(Ordering::SeqCst), plan.stages[0].pieces, "{plan}");
+}
+
+/// A device whose copies into a result's rows finish late, on threads of their own (as a GPU's
+/// drain thread does), and whose fourth piece fails.
+struct LateWriter {
+    profile: DeviceProfile,
+    started: Arc<AtomicUsize>,
+    wrote: Arc<AtomicUsize>,
+}
+
+impl Device for LateWriter {
+    fn profile(&self) -> &DeviceProfile {
+        &self.profile
+    }
+    fn run(&self, op: &Annotation, ctx: &OpCtx<'_>, args: &[ValueRef<'_>]) -> Result<Value> {
+        if ctx.piece == 3 {
+            return Err(BachError::invalid(op.name(), "piece 3 fails on purpose"));
+        }
+        op.run_cpu(ctx, args)
+    }
+    fn copy_in(&self, value: ValueRef<'_>, _tag: Tag) -> Result<Value> {
+        Ok(copy(&value.to_value()))
+    }
+    fn copy_out(&self, value: ValueRef<'_>, _tag: Tag) -> Result<PendingCopy> {
+        Ok(PendingCopy::ready(copy(&value.to_value())))
+    }
+    fn copy_out_into(&self, value: ValueRef<'_>, dest: HostRows, _tag: Tag) -> Result<PendingWrite> {
+        let v = copy(&value.to_value());
+        let wrote = self.wrote.clone();
+        self.started.fetch_add(1, Ordering::SeqCst);
+        let writer = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(30));
+            dest.write(v.view()).unwrap();
+            wrote.fetch_add(1, Ordering::SeqCst);
+        });
+        Ok(PendingWrite::later(move || writer.join().map_err(|_| BachError::invalid("copy to host", "the writer panicked"))))
+    }
+    fn parallel_pieces(&self) -> bool {
+        false
+    }
+}
+
+/// When a piece fails, the copies of earlier pieces into the result's rows are waited for
+/// before the stage gives up (and frees those rows): none is still writing when the error
+/// reaches the caller, and the session goes on.
+#[test]
+fn a_failed_piece_waits_for_the_copies_already_under_way() {
+    let (started, wrote) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let dev = Arc::new(LateWriter {
+        profile: DeviceProfile {
+            id: DeviceId(1),
+            kind: DeviceKind::Emulated,
+            name: "late writer (test)".into(),
+            memory_bytes: Some(1 << 30),
+            threads: 1,
+            measured_copies: None,
+            fuses_elementwise: false,
+        },
+        started: started.clone(),
+        wrote: wrote.clone(),
+    });
+    let s = Session::with_devices(Devices::new(vec![Arc::new(CpuDevice::new()), dev], vec![]).unwrap());
+    s.update_config(|c| {
+        c.policy = bach_runtime::Policy::Greedy;
+        c.cost.accelerator_piece_bytes = 64 << 10;
+    });
+    let n = 100_000;
+    let x = s.source(host(n, |i| i as f64), "x");
+    let y = scale("dev_scale", 2.0, true).call(&[&x, &x]).unwrap();
+    let plan = s.plan(&[&y]).unwrap();
+    assert!(plan.stages[0].device == DeviceId(1) && plan.stages[0].pieces > 4, "{plan}");
+    let err = s.evaluate(&[&y]).unwrap_err();
+    assert!(err.to_string().contains("piece 3 fails on purpose"), "{err}");
+    assert_eq!(started.load(Ordering::SeqCst), 3, "pieces 0, 1 and 2 started their copies");
+    assert_eq!(wrote.load(Ordering::SeqCst), 3, "every copy under way finished before the error came back");
+    let z = scale("cpu_scale", 3.0, false).call(&[&x, &x]).unwrap();
+    assert_eq!(z.eval().unwrap().array::<f64>().unwrap()[[7]], 28.0, "the session goes on");
 }
