@@ -524,68 +524,52 @@ fn host_copies(device: &str, bytes: usize, repeat: usize, emit: &mut dyn FnMut(B
         times.push(t0.elapsed().as_secs_f64());
     }
     record("host_copy", "touched", median(times), repeat.max(1), "memcpy on all cores into memory already touched");
-    let mut times = vec![];
-    for _ in 0..repeat.max(1) {
-        let t0 = Instant::now();
-        let mut fresh: Vec<f64> = Vec::with_capacity(n);
-        // SAFETY: every element is written by the copy before it is read.
-        #[allow(clippy::uninit_vec)]
-        unsafe {
-            fresh.set_len(n)
-        };
-        par_copy(&mut fresh, &src);
-        times.push(t0.elapsed().as_secs_f64());
-        drop(fresh);
-    }
-    record("host_copy", "fresh", median(times), repeat.max(1), "memcpy on all cores into a fresh allocation (page faults included)");
-    let mut times = vec![];
-    for _ in 0..repeat.max(1) {
-        let t0 = Instant::now();
-        let mut fresh: Vec<f64> = Vec::with_capacity(n);
-        bach_runtime::fresh::advise_huge_pages(fresh.as_mut_ptr() as *mut u8, n * 8);
-        // SAFETY: every element is written by the copy before it is read.
-        #[allow(clippy::uninit_vec)]
-        unsafe {
-            fresh.set_len(n)
-        };
-        par_copy(&mut fresh, &src);
-        times.push(t0.elapsed().as_secs_f64());
-        drop(fresh);
-    }
+    let runs = repeat.max(1);
+    let times: Vec<f64> = (0..runs).filter_map(|_| copy_into_fresh(&src, |_, _| true)).map(|(none, copy)| none + copy).collect();
+    record("host_copy", "fresh", median(times), runs, "memcpy on all cores into a fresh allocation (page faults included)");
+    let huge = |p: *mut u8, len: usize| {
+        bach_runtime::fresh::advise_huge_pages(p, len);
+        true
+    };
+    let times: Vec<f64> = (0..runs).filter_map(|_| copy_into_fresh(&src, huge)).map(|(advise, copy)| advise + copy).collect();
     let first = times[0];
     record(
         "host_copy",
         "fresh_huge",
         median(times),
-        repeat.max(1),
+        runs,
         &format!("as fresh, the allocation advised onto transparent huge pages when BACH_HUGE_PAGES=1 (first run {:.1} ms)", first * 1e3),
     );
-    let (mut populate, mut times) = (vec![], vec![]);
     let threads = bach_runtime::fresh::prefault_threads();
-    for _ in 0..repeat.max(1) {
-        let mut fresh: Vec<f64> = Vec::with_capacity(n);
-        let t0 = Instant::now();
-        let faulted = bach_runtime::fresh::Prefault::start(fresh.as_mut_ptr() as *mut u8, bytes, threads).map_or(0, |p| p.wait());
-        populate.push(t0.elapsed().as_secs_f64());
-        if faulted == 0 {
-            break;
-        }
-        // SAFETY: every element is written by the copy before it is read.
-        #[allow(clippy::uninit_vec)]
-        unsafe {
-            fresh.set_len(n)
-        };
-        let t0 = Instant::now();
-        par_copy(&mut fresh, &src);
-        times.push(t0.elapsed().as_secs_f64());
-    }
+    let prefault = |p: *mut u8, len: usize| bach_runtime::fresh::Prefault::start(p, len, threads).is_some_and(|f| f.wait() > 0);
+    let (populate, times): (Vec<f64>, Vec<f64>) = (0..runs).map_while(|_| copy_into_fresh(&src, prefault)).unzip();
     if times.is_empty() {
-        record("host_populate", "fresh", median(populate), 1, "not measured: no MADV_POPULATE_WRITE here (Linux 5.14+), or under 8 MiB");
+        record("host_populate", "fresh", 0.0, 1, "not measured: no MADV_POPULATE_WRITE here (Linux 5.14+), or under 8 MiB");
     } else {
         let runs = times.len();
         record("host_populate", "fresh", median(populate), runs, &format!("fresh memory faulted in ahead by bach's Prefault ({threads} threads, MADV_POPULATE_WRITE)"));
         record("host_copy", "prefaulted", median(times), runs, "memcpy on all cores into fresh memory faulted in ahead");
     }
+}
+
+/// A parallel copy of `src` into a fresh allocation after `prepare(pointer, bytes)` ran on
+/// it: (seconds of `prepare`, seconds of the copy), `None` when `prepare` could not.
+fn copy_into_fresh(src: &[f64], prepare: impl Fn(*mut u8, usize) -> bool) -> Option<(f64, f64)> {
+    let n = src.len();
+    let mut fresh: Vec<f64> = Vec::with_capacity(n);
+    let t0 = Instant::now();
+    if !prepare(fresh.as_mut_ptr() as *mut u8, n * 8) {
+        return None;
+    }
+    let prepared = t0.elapsed().as_secs_f64();
+    // SAFETY: every element is written by the copy before it is read.
+    #[allow(clippy::uninit_vec)]
+    unsafe {
+        fresh.set_len(n)
+    };
+    let t1 = Instant::now();
+    par_copy(&mut fresh, src);
+    Some((prepared, t1.elapsed().as_secs_f64()))
 }
 
 /// The GPU's side of host memory, for one buffer size: the host copies ([`host_copies`]),
