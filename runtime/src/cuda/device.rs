@@ -996,14 +996,18 @@ impl Device for CudaDevice {
             // Each chunk: fill a staging buffer, queue its DMA. Their order on the stream does
             // not matter (distinct bytes); the end event follows them all.
             let dst = block.ptr;
-            if self.gpu.registry.covers(bytes) {
-                // Page-locked in place: one copy straight from the array.
+            // One DMA straight from host memory the copy engine can read (kept until the
+            // returned event, the span's end, completes: it marks the copy done too).
+            let straight = |src: &[u8], start: Arc<CudaEvent>| -> Result<Arc<CudaEvent>> {
                 let stream = self.gpu.stream(Lane::H2d).cu_stream();
-                // SAFETY: registered host memory (kept until this copy's event completes) into a
-                // live block of bytes.len() bytes.
-                unsafe { result::memcpy_htod_async(dst, bytes, stream) }.map_err(|e| at.cuda("cuMemcpyHtoDAsync", e))?;
-                // The span's end event marks the copy done too (one event fewer a copy).
-                let end = self.gpu.end(Lane::H2d, self.owner, Some((tag, EventKind::Transfer)), start).map_err(|e| at.cuda("cuEventRecord", e))?;
+                // SAFETY: page-locked host memory, alive until the event completes, into a live
+                // block of at least src.len() bytes.
+                unsafe { result::memcpy_htod_async(dst, src, stream) }.map_err(|e| at.cuda("cuMemcpyHtoDAsync", e))?;
+                self.gpu.end(Lane::H2d, self.owner, Some((tag, EventKind::Transfer)), start).map_err(|e| at.cuda("cuEventRecord", e))
+            };
+            if self.gpu.registry.covers(bytes) {
+                // Page-locked in place: straight from the array.
+                let end = straight(bytes, start)?;
                 self.gpu.registry.used(bytes, end.clone());
                 return Ok(self.value(block, meta, end, Lane::H2d));
             }
@@ -1012,11 +1016,7 @@ impl Device for CudaDevice {
             let take = |n: usize| self.gpu.staging.take(n, at);
             let fill_window = |src: &[u8], staging: &mut Staging| copy_bytes(src, uninit_bytes(staging.bytes_mut(src.len())));
             if let Some(staged) = self.read_ahead.stage(bytes, chunk, take, fill_window)? {
-                let stream = self.gpu.stream(Lane::H2d).cu_stream();
-                // SAFETY: a pinned window (kept until the copy's event completes) into a live
-                // block of bytes.len() bytes.
-                unsafe { result::memcpy_htod_async(dst, staged.bytes(), stream) }.map_err(|e| at.cuda("cuMemcpyHtoDAsync", e))?;
-                let end = self.gpu.end(Lane::H2d, self.owner, Some((tag, EventKind::Transfer)), start).map_err(|e| at.cuda("cuEventRecord", e))?;
+                let end = straight(staged.bytes(), start)?;
                 staged.queued(end.clone());
                 return Ok(self.value(block, meta, end, Lane::H2d));
             }
