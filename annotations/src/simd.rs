@@ -3,14 +3,20 @@
 //! (Agner Fog's vector class library's polynomials), within 2 ulp of the C library's scalar
 //! functions where each lane is in the kernel's accurate range; a group of four with a lane
 //! outside it (large angles, NaN, infinities, out of domain) runs the scalar function.
+//! `erf` (Black-Scholes' cost on a CPU) is `erf.rs`: the same bits as the scalar function,
+//! over a whole slice (AVX2 when the processor has it).
+
+mod erf;
 
 use ndarray::{ArrayD, ArrayViewD};
 use wide::{f64x4, CmpLe};
 
-/// A vector kernel of a unary f64 op, and the largest `|x|` it is accurate for.
-pub(crate) struct VectorOp {
-    f: fn(f64x4) -> f64x4,
-    limit: f64,
+/// A vector kernel of a unary f64 op.
+pub(crate) enum VectorOp {
+    /// Four lanes at a time, accurate for `|x| <= limit`.
+    Lanes { f: fn(f64x4) -> f64x4, limit: f64 },
+    /// A whole slice into one as long, exact everywhere.
+    Slice(fn(&[f64], &mut [f64])),
 }
 
 /// The vector kernel of the unary op `name`, when it has one.
@@ -18,25 +24,39 @@ pub(crate) fn unary_f64(name: &str) -> Option<VectorOp> {
     // sin/cos: 3-part Cody-Waite reduction, exact to 2 ulp up to |x| = 1e7 (measured),
     // hopeless beyond 1e8.
     match name {
-        "sin" => Some(VectorOp { f: f64x4::sin, limit: 1e7 }),
-        "cos" => Some(VectorOp { f: f64x4::cos, limit: 1e7 }),
-        "asin" => Some(VectorOp { f: f64x4::asin, limit: 1.0 }),
-        "acos" => Some(VectorOp { f: f64x4::acos, limit: 1.0 }),
+        "sin" => Some(VectorOp::Lanes { f: f64x4::sin, limit: 1e7 }),
+        "cos" => Some(VectorOp::Lanes { f: f64x4::cos, limit: 1e7 }),
+        "asin" => Some(VectorOp::Lanes { f: f64x4::asin, limit: 1.0 }),
+        "acos" => Some(VectorOp::Lanes { f: f64x4::acos, limit: 1.0 }),
+        "erf" => Some(VectorOp::Slice(erf::erf_slice)),
         _ => None,
     }
+}
+
+/// Whether `erf` runs four lanes at a time on this processor (else the scalar function).
+pub(crate) fn erf_is_vectorised() -> bool {
+    erf::is_vectorised()
 }
 
 /// `op` over `a` (standard layout; otherwise `scalar` element by element), each group of four
 /// with a lane past the op's limit (or NaN) by `scalar`.
 pub(crate) fn map(a: ArrayViewD<'_, f64>, op: &VectorOp, scalar: impl Fn(f64) -> f64) -> ArrayD<f64> {
     let Some(xs) = a.as_slice() else { return a.mapv(scalar) };
+    let (f, limit) = match *op {
+        VectorOp::Lanes { f, limit } => (f, limit),
+        VectorOp::Slice(f) => {
+            let mut out = vec![0.0; xs.len()];
+            f(xs, &mut out);
+            return ArrayD::from_shape_vec(a.raw_dim(), out).expect("one result per element");
+        }
+    };
     let mut out = Vec::with_capacity(xs.len());
-    let limit = f64x4::splat(op.limit);
+    let limit = f64x4::splat(limit);
     let mut chunks = xs.chunks_exact(4);
     for c in &mut chunks {
         let x = f64x4::from([c[0], c[1], c[2], c[3]]);
         if x.abs().cmp_le(limit).all() {
-            out.extend_from_slice(&(op.f)(x).to_array());
+            out.extend_from_slice(&f(x).to_array());
         } else {
             out.extend(c.iter().map(|&v| scalar(v)));
         }
