@@ -1,26 +1,45 @@
 //! Vectorised CPU kernels for the unary math ops that bound the elementwise workloads on a
-//! CPU (Haversine's `sin`, `cos`, `asin`): four lanes at a time through `wide`'s `f64x4`
-//! (Agner Fog's vector class library's polynomials), within 2 ulp of the C library's scalar
-//! functions where each lane is in the kernel's accurate range; a group of four with a lane
-//! outside it (large angles, NaN, infinities, out of domain) runs the scalar function.
-//! `erf` (Black-Scholes' cost on a CPU) is `erf.rs`: the same bits as the scalar function,
-//! over a whole slice (AVX2 when the processor has it).
+//! CPU (Haversine's `sin`, `cos`, `asin`): four lanes at a time (Agner Fog's vector class
+//! library's polynomials), within 2 ulp of the C library's scalar functions where each lane
+//! is in the kernel's accurate range; a group of four with a lane outside it (large angles,
+//! NaN, infinities, out of domain) runs the scalar function. With AVX2 and FMA (checked at
+//! run time) `avx2.rs`'s kernels run; elsewhere `wide`'s `f64x4`, which this build compiles
+//! for SSE2. `erf` (Black-Scholes' cost on a CPU) is `erf.rs`: the same bits as the scalar
+//! function (vector only with AVX2).
 
+#[cfg(target_arch = "x86_64")]
+pub(crate) mod avx2;
 mod erf;
 
 use ndarray::{ArrayD, ArrayViewD};
 use wide::{f64x4, CmpLe};
 
+/// A kernel from a slice of arguments into a slice of results as long.
+pub(crate) type SliceKernel = fn(&[f64], &mut [f64]);
+
 /// A vector kernel of a unary f64 op.
 pub(crate) enum VectorOp {
     /// Four lanes at a time, accurate for `|x| <= limit`.
     Lanes { f: fn(f64x4) -> f64x4, limit: f64 },
-    /// A whole slice into one as long, exact everywhere.
-    Slice(fn(&[f64], &mut [f64])),
+    /// A whole slice into one as long, accurate everywhere.
+    Slice(SliceKernel),
 }
 
-/// The vector kernel of the unary op `name`, when it has one.
+/// The vector kernel of the unary op `name`, when it has one: with AVX2 and FMA, `avx2.rs`'s
+/// (four lanes in one instruction), else `wide`'s (two instructions of two lanes each).
 pub(crate) fn unary_f64(name: &str) -> Option<VectorOp> {
+    if name == "erf" {
+        return Some(VectorOp::Slice(erf::erf_slice));
+    }
+    #[cfg(target_arch = "x86_64")]
+    if avx2::available() {
+        return avx2_slice(name).map(VectorOp::Slice);
+    }
+    lanes_f64(name)
+}
+
+/// `wide`'s kernel of `name` (any processor).
+fn lanes_f64(name: &str) -> Option<VectorOp> {
     // sin/cos: 3-part Cody-Waite reduction, exact to 2 ulp up to |x| = 1e7 (measured),
     // hopeless beyond 1e8.
     match name {
@@ -28,7 +47,31 @@ pub(crate) fn unary_f64(name: &str) -> Option<VectorOp> {
         "cos" => Some(VectorOp::Lanes { f: f64x4::cos, limit: 1e7 }),
         "asin" => Some(VectorOp::Lanes { f: f64x4::asin, limit: 1.0 }),
         "acos" => Some(VectorOp::Lanes { f: f64x4::acos, limit: 1.0 }),
-        "erf" => Some(VectorOp::Slice(erf::erf_slice)),
+        _ => None,
+    }
+}
+
+/// The AVX2 kernel of `name`, for a processor that has AVX2 and FMA.
+#[cfg(target_arch = "x86_64")]
+fn avx2_slice(name: &str) -> Option<SliceKernel> {
+    // SAFETY (each): `unary_f64` returns these only where `avx2::available()`.
+    fn sin(xs: &[f64], out: &mut [f64]) {
+        unsafe { avx2::sin_slice(xs, out) }
+    }
+    fn cos(xs: &[f64], out: &mut [f64]) {
+        unsafe { avx2::cos_slice(xs, out) }
+    }
+    fn asin(xs: &[f64], out: &mut [f64]) {
+        unsafe { avx2::asin_slice(xs, out) }
+    }
+    fn acos(xs: &[f64], out: &mut [f64]) {
+        unsafe { avx2::acos_slice(xs, out) }
+    }
+    match name {
+        "sin" => Some(sin),
+        "cos" => Some(cos),
+        "asin" => Some(asin),
+        "acos" => Some(acos),
         _ => None,
     }
 }
@@ -98,14 +141,16 @@ mod tests {
 
     #[test]
     fn within_two_ulp_of_the_c_library_everywhere() {
+        // This processor's kernels (AVX2 where it has it) and `wide`'s, which others run.
         for (name, scalar, ranges) in CASES {
-            let op = unary_f64(name).unwrap();
-            for (k, &(lo, hi)) in ranges.iter().enumerate() {
-                // An odd length: the last elements go the scalar way.
-                let xs = Array1::from(uniform(200_003, lo, hi, 17 + k as u32)).into_dyn();
-                let got = map(xs.view(), &op, scalar);
-                let worst = got.iter().zip(&xs).map(|(&g, &x)| (ulps(g, scalar(x)), x)).fold((0.0, 0.0), |a, b| if b.0 > a.0 { b } else { a });
-                assert!(worst.0 <= 2.0, "{name} over [{lo:e}, {hi:e}]: {} ulp at {:e}", worst.0, worst.1);
+            for op in [unary_f64(name).unwrap(), lanes_f64(name).unwrap()] {
+                for (k, &(lo, hi)) in ranges.iter().enumerate() {
+                    // An odd length: the last elements go the scalar way.
+                    let xs = Array1::from(uniform(200_003, lo, hi, 17 + k as u32)).into_dyn();
+                    let got = map(xs.view(), &op, scalar);
+                    let worst = got.iter().zip(&xs).map(|(&g, &x)| (ulps(g, scalar(x)), x)).fold((0.0, 0.0), |a, b| if b.0 > a.0 { b } else { a });
+                    assert!(worst.0 <= 2.0, "{name} over [{lo:e}, {hi:e}]: {} ulp at {:e}", worst.0, worst.1);
+                }
             }
         }
     }
@@ -114,14 +159,18 @@ mod tests {
     fn special_values_as_the_c_library() {
         let specials = [f64::NAN, f64::INFINITY, f64::NEG_INFINITY, -0.0, 0.0, 1.0, -1.0, 1.0 + f64::EPSILON, f64::MIN_POSITIVE / 4.0, 1e300, -2e7, 1e7];
         for (name, scalar, _) in CASES {
-            let op = unary_f64(name).unwrap();
-            // Each special value alone among ordinary lanes, and four of them together.
-            for &v in &specials {
-                let xs = ArrayD::from_shape_vec(IxDyn(&[8]), vec![0.5, v, 0.25, -0.5, v, v, v, v]).unwrap();
-                let got = map(xs.view(), &op, scalar);
-                for (&g, &x) in got.iter().zip(&xs) {
-                    let want = scalar(x);
-                    assert!(ulps(g, want) <= 2.0 && g.is_sign_negative() == want.is_sign_negative() || (g.is_nan() && want.is_nan()), "{name}({x:e}) = {g:e}, C library {want:e}");
+            for op in [unary_f64(name).unwrap(), lanes_f64(name).unwrap()] {
+                // Each special value alone among ordinary lanes, and four of them together.
+                for &v in &specials {
+                    let xs = ArrayD::from_shape_vec(IxDyn(&[8]), vec![0.5, v, 0.25, -0.5, v, v, v, v]).unwrap();
+                    let got = map(xs.view(), &op, scalar);
+                    for (&g, &x) in got.iter().zip(&xs) {
+                        let want = scalar(x);
+                        assert!(
+                            ulps(g, want) <= 2.0 && g.is_sign_negative() == want.is_sign_negative() || (g.is_nan() && want.is_nan()),
+                            "{name}({x:e}) = {g:e}, C library {want:e}"
+                        );
+                    }
                 }
             }
         }

@@ -80,10 +80,7 @@ const fn at(hi: u64) -> f64 {
 
 /// Whether [`erf_slice`] runs four lanes at a time here.
 pub(crate) fn is_vectorised() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    return std::arch::is_x86_feature_detected!("avx2");
-    #[cfg(not(target_arch = "x86_64"))]
-    false
+    super::avx2::available()
 }
 
 /// The `libm` crate's `erf` of each element of `xs`, bit for bit, into `out` (as long): four
@@ -92,90 +89,21 @@ pub(crate) fn erf_slice(xs: &[f64], out: &mut [f64]) {
     assert_eq!(xs.len(), out.len(), "one result per element");
     #[cfg(target_arch = "x86_64")]
     if is_vectorised() {
-        // SAFETY: the processor has AVX2, all that `avx2::erf_slice` needs.
-        return unsafe { avx2::erf_slice(xs, out) };
+        // SAFETY: the processor has AVX2 and FMA, all that `vector::erf_slice` needs.
+        return unsafe { vector::erf_slice(xs, out) };
     }
     for (o, &x) in out.iter_mut().zip(xs) {
         *o = libm::erf(x);
     }
 }
 
-/// The AVX2 kernels, written with the processor's intrinsics: the compiler's own
-/// vectorisation of lane-by-lane code turned each region's branch into a blend (every region
-/// evaluated for every group) and mixed in scalar code; this keeps the branches.
+/// The AVX2 kernels, on `simd/avx2.rs`'s helpers (only their plain multiplications and
+/// additions: a fused multiply-add would round differently from the scalar function).
 #[cfg(target_arch = "x86_64")]
-mod avx2 {
+mod vector {
     use super::*;
+    use crate::simd::avx2::*;
     use std::arch::x86_64::*;
-
-    type D = __m256d;
-
-    #[target_feature(enable = "avx2")]
-    fn sp(v: f64) -> D {
-        _mm256_set1_pd(v)
-    }
-    #[target_feature(enable = "avx2")]
-    fn add(a: D, b: D) -> D {
-        _mm256_add_pd(a, b)
-    }
-    #[target_feature(enable = "avx2")]
-    fn sub(a: D, b: D) -> D {
-        _mm256_sub_pd(a, b)
-    }
-    #[target_feature(enable = "avx2")]
-    fn mul(a: D, b: D) -> D {
-        _mm256_mul_pd(a, b)
-    }
-    #[target_feature(enable = "avx2")]
-    fn div(a: D, b: D) -> D {
-        _mm256_div_pd(a, b)
-    }
-    /// Lanes where `a < v` (false for NaN).
-    #[target_feature(enable = "avx2")]
-    fn lt(a: D, v: f64) -> D {
-        _mm256_cmp_pd::<_CMP_LT_OQ>(a, sp(v))
-    }
-    /// `t` where `mask`, else `f`.
-    #[target_feature(enable = "avx2")]
-    fn select(mask: D, t: D, f: D) -> D {
-        _mm256_blendv_pd(f, t, mask)
-    }
-    #[target_feature(enable = "avx2")]
-    fn any(mask: D) -> bool {
-        _mm256_movemask_pd(mask) != 0
-    }
-    #[target_feature(enable = "avx2")]
-    fn and(a: D, b: D) -> D {
-        _mm256_and_pd(a, b)
-    }
-    /// `a` and not `b`.
-    #[target_feature(enable = "avx2")]
-    fn and_not(a: D, b: D) -> D {
-        _mm256_andnot_pd(b, a)
-    }
-    #[target_feature(enable = "avx2")]
-    fn abs(a: D) -> D {
-        and_not(a, sp(-0.0))
-    }
-    /// `|m|` with the sign of `x`.
-    #[target_feature(enable = "avx2")]
-    fn signed_as(m: D, x: D) -> D {
-        _mm256_or_pd(abs(m), and(x, sp(-0.0)))
-    }
-    /// `c[0] + z * (c[1] + z * (... + z * c[n-1]))`, innermost first, as msun writes it.
-    #[target_feature(enable = "avx2")]
-    fn horner<const K: usize>(z: D, c: &[f64; K]) -> D {
-        let mut acc = sp(c[K - 1]);
-        for k in (0..K - 1).rev() {
-            acc = add(sp(c[k]), mul(z, acc));
-        }
-        acc
-    }
-    /// `1 + z * (c[0] + z * (c[1] + ...))`: the denominators, whose constant term is 1.
-    #[target_feature(enable = "avx2")]
-    fn horner1<const K: usize>(z: D, c: &[f64; K]) -> D {
-        add(sp(1.0), mul(z, horner(z, c)))
-    }
 
     /// Elements taken at a time: their tail lanes are gathered into groups of four.
     const BLOCK: usize = 256;
@@ -184,7 +112,7 @@ mod avx2 {
     /// `exp`s) costs four times the rest, and Black-Scholes' arguments fall half near zero and
     /// half in the tail, so nearly every group would need both: tail lanes are gathered into
     /// groups of their own and computed after each block.
-    #[target_feature(enable = "avx2")]
+    #[target_feature(enable = "avx2,fma")]
     pub(super) fn erf_slice(xs: &[f64], out: &mut [f64]) {
         let (mut tail_x, mut tail_at) = ([0.0f64; BLOCK + 4], [0usize; BLOCK]);
         for (bx, bo) in xs.chunks(BLOCK).zip(out.chunks_mut(BLOCK)) {
@@ -222,7 +150,7 @@ mod avx2 {
 
     /// The `libm` crate's `erf` lane by lane, bit for bit (NaN lanes give NaN), except lanes
     /// in the tail (`1.25 <= |x| < 6`), which give garbage; and which lanes those are.
-    #[target_feature(enable = "avx2")]
+    #[target_feature(enable = "avx2,fma")]
     pub(super) fn erf_except_tail(x: D) -> (D, D) {
         let ax = abs(x);
         let near = lt(ax, at(0x3ff40000)); // |x| < 1.25
@@ -251,7 +179,7 @@ mod avx2 {
     }
 
     /// The `libm` crate's `erf` lane by lane, bit for bit, for lanes in `1.25 <= |x| < 6`.
-    #[target_feature(enable = "avx2")]
+    #[target_feature(enable = "avx2,fma")]
     pub(super) fn erf_tail(x: D) -> D {
         let ax = abs(x);
         let s = div(sp(1.0), mul(ax, ax));
@@ -276,7 +204,7 @@ mod avx2 {
     /// The `libm` crate's `exp` (msun's `e_exp.c`) lane by lane, bit for bit, for
     /// `|x| < 708`: all `erf` gives it (-37 to -2 and about -0.1 to 0). Lanes outside give
     /// something finite.
-    #[target_feature(enable = "avx2")]
+    #[target_feature(enable = "avx2,fma")]
     pub(super) fn exp(x: D) -> D {
         let ax = abs(x);
         // k: libm's `(INVLN2 * x + HALF[sign]) as i32` where |x| >= 1.5 ln2, else sign(x)
@@ -376,7 +304,7 @@ mod tests {
                     let v: [f64; 4] = std::array::from_fn(|_| rs.uniform(lo, hi));
                     let mut got = [0.0; 4];
                     // SAFETY: AVX2 is there (checked above); both arrays hold four f64s.
-                    unsafe { _mm256_storeu_pd(got.as_mut_ptr(), avx2::exp(_mm256_loadu_pd(v.as_ptr()))) };
+                    unsafe { _mm256_storeu_pd(got.as_mut_ptr(), vector::exp(_mm256_loadu_pd(v.as_ptr()))) };
                     for (g, x) in got.into_iter().zip(v) {
                         assert_eq!(g.to_bits(), libm::exp(x).to_bits(), "exp({x:e})");
                     }
