@@ -253,16 +253,21 @@ pub fn calibrate_session(session: &Arc<Session>, save_to: Option<&std::path::Pat
 
 /// The math chain's functions by weight (`exp` = 1, as `MATH_WEIGHTS` in `elementwise.rs`),
 /// over the values the chain gives them, measured the same way: exp 1.0, ln 0.88, sqrt 0.25,
-/// sin 2.0 (over [0.7, 1.2]), erf 1.56 (over [0.65, 0.93], where it takes no random branches;
-/// 1.2 four lanes at a time with AVX2, `simd/erf.rs`, measured beside the scalar function
-/// there: 2.7-3.6 ns against 3.2-5.7 ns), asin 2.0.
+/// sin 2.0 (over [0.7, 1.2]), erf 1.56 (over [0.65, 0.93], where it takes no random branches),
+/// asin 2.0.
 const CHAIN_MATH_WEIGHTS: [f64; 6] = [1.0, 0.88, 0.25, 2.0, 1.56, 2.0];
+
+/// [`CHAIN_MATH_WEIGHTS`] on a processor with AVX2 and FMA: sin, erf and asin times their
+/// AVX2 kernel's time over the one it replaces, over the chain's values, measured the same
+/// way in one run (`kernel_speed` in `simd.rs`, ns): sin 1.5 against `wide`'s 5.7-5.8, erf
+/// 2.8-2.9 against the scalar 3.2-3.3, asin 1.3-1.4 against `wide`'s 4.1-4.3.
+const CHAIN_MATH_WEIGHTS_AVX2: [f64; 6] = [1.0, 0.88, 0.25, 0.52, 1.37, 0.67];
 
 /// The summed weight of the first `k` ops of a chain ([`chain`]).
 fn chain_weight(k: usize, math: bool) -> f64 {
     if math {
-        let erf = if crate::simd::erf_is_vectorised() { 1.2 } else { CHAIN_MATH_WEIGHTS[4] };
-        (0..k).map(|i| if i % 6 == 4 { erf } else { CHAIN_MATH_WEIGHTS[i % 6] }).sum()
+        let weights = if crate::simd::avx2_kernels() { CHAIN_MATH_WEIGHTS_AVX2 } else { CHAIN_MATH_WEIGHTS };
+        (0..k).map(|i| weights[i % 6]).sum()
     } else {
         k as f64
     }

@@ -93,8 +93,7 @@ fn rows_with_vector<M: Copy, V: Copy, R>(m_shape: &[usize], m: &[M], v_shape: &[
 /// cheaper (erf over [0.65, 0.93] 7.0). The rest beside an `exp` in one run (2^20 values,
 /// the other cores busy): tanh 2.2, sinh 1.8, cosh 1.3, exp_m1 2.1, ln_1p 2.0 (over (0, 50]),
 /// cbrt 2.9, exp2 0.4, floor and ceil 1.1 (a library call without SSE4.1); round, trunc,
-/// recip and signum cost what a multiplication does (the `elementwise` family). erf four
-/// lanes at a time (`simd/erf.rs`, with AVX2): 7.1-9.5 ns over [-3, 3], weight 1.8.
+/// recip and signum cost what a multiplication does (the `elementwise` family).
 const MATH_WEIGHTS: &[(&str, f64)] = &[
     ("sqrt", 0.25),
     ("exp", 1.0),
@@ -120,10 +119,22 @@ const MATH_WEIGHTS: &[(&str, f64)] = &[
     ("ceil", 1.1),
 ];
 
-/// The weight of a table row within its family (see [`MATH_WEIGHTS`]; 1 for the rest).
+/// The weights that differ on a processor with AVX2 and FMA, whose kernels (`simd/avx2.rs`,
+/// `simd/erf.rs`) run four lanes in one instruction: each [`MATH_WEIGHTS`] weight times the
+/// AVX2 kernel's time over the one it replaces, both measured the same way in one run
+/// (`cargo test --release -p bach --lib kernel_speed -- --ignored --nocapture`, 8192 random
+/// arguments, three runs, in ns): erf over [-3, 3] 7.3 against the scalar 17.6-21.7; sin
+/// and cos over [-3.5, 3.5] 1.5-1.7 against `wide`'s SSE2 5.6-5.9; asin and acos over
+/// [-1, 1] 1.9-2.0 against 5.5-6.0 (exp 4.9-6.1).
+const AVX2_WEIGHTS: &[(&str, f64)] = &[("erf", 1.8), ("sin", 0.46), ("cos", 0.47), ("asin", 0.55), ("acos", 0.53)];
+
+/// The weight of a table row within its family (see [`MATH_WEIGHTS`] and [`AVX2_WEIGHTS`];
+/// 1 for the rest).
 fn weight_of(name: &str) -> f64 {
-    if name == "erf" && simd::erf_is_vectorised() {
-        return 1.8;
+    if simd::avx2_kernels() {
+        if let Some(&(_, w)) = AVX2_WEIGHTS.iter().find(|(n, _)| *n == name) {
+            return w;
+        }
     }
     MATH_WEIGHTS.iter().find(|(n, _)| *n == name).map_or(1.0, |&(_, w)| w)
 }

@@ -76,8 +76,9 @@ fn avx2_slice(name: &str) -> Option<SliceKernel> {
     }
 }
 
-/// Whether `erf` runs four lanes at a time on this processor (else the scalar function).
-pub(crate) fn erf_is_vectorised() -> bool {
+/// Whether this processor runs the AVX2 kernels (`erf` four lanes at a time, the others four
+/// lanes in one instruction), which changes what the math functions cost beside each other.
+pub(crate) fn avx2_kernels() -> bool {
     erf::is_vectorised()
 }
 
@@ -184,5 +185,50 @@ mod tests {
         assert_eq!(got, t.mapv(f64::sin));
         assert_eq!(got.shape(), &[2, 6]);
         assert!(unary_f64("exp").is_none());
+    }
+}
+
+/// What an element costs, scalar and vector (the figures in `elementwise.rs`'s weights): a
+/// measurement that asserts nothing, run by hand with
+/// `cargo test --release -p bach --lib kernel_speed -- --ignored --nocapture` (REPS=n sets
+/// the repetitions over 8192 random arguments, in cache as a piece's are).
+#[cfg(test)]
+mod speed {
+    use super::*;
+
+    #[test]
+    #[ignore = "a measurement, run by hand"]
+    fn kernel_speed() {
+        let reps: usize = std::env::var("REPS").map_or(400, |v| v.parse().unwrap());
+        // Spread-out arguments (`elementwise.rs`'s weights), then the calibration chain's
+        // (`calibrate.rs`'s).
+        type Case = (&'static str, fn(f64) -> f64, f64, f64);
+        let cases: [Case; 10] = [
+            ("exp", f64::exp, -3.0, 3.0),
+            ("erf", libm::erf, -3.0, 3.0),
+            ("sin", f64::sin, -3.5, 3.5),
+            ("cos", f64::cos, -3.5, 3.5),
+            ("asin", f64::asin, -1.0, 1.0),
+            ("acos", f64::acos, -1.0, 1.0),
+            ("exp", f64::exp, 0.5, 1.5),
+            ("sin", f64::sin, 0.7, 1.2),
+            ("erf", libm::erf, 0.65, 0.93),
+            ("asin", f64::asin, 0.64, 0.81),
+        ];
+        let mut rs = crate::random::RandomState::new(3);
+        for (name, scalar, lo, hi) in cases {
+            let xs = ArrayD::from_shape_vec(ndarray::IxDyn(&[8192]), (0..8192).map(|_| rs.uniform(lo, hi)).collect()).unwrap();
+            let time = |f: &dyn Fn() -> ArrayD<f64>| {
+                let t = std::time::Instant::now();
+                for _ in 0..reps {
+                    std::hint::black_box(f());
+                }
+                t.elapsed().as_secs_f64() / (reps * 8192) as f64 * 1e9
+            };
+            let plain = time(&|| xs.mapv(scalar));
+            let here = unary_f64(name).map(|op| time(&|| map(xs.view(), &op, scalar)));
+            let wide = lanes_f64(name).map(|op| time(&|| map(xs.view(), &op, scalar)));
+            println!("{name} over [{lo}, {hi}]: scalar {plain:.1} ns, this machine's kernel {here:.1?} ns, wide's {wide:.1?} ns");
+        }
     }
 }

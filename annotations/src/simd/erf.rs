@@ -80,7 +80,10 @@ const fn at(hi: u64) -> f64 {
 
 /// Whether [`erf_slice`] runs four lanes at a time here.
 pub(crate) fn is_vectorised() -> bool {
-    super::avx2::available()
+    #[cfg(target_arch = "x86_64")]
+    return super::avx2::available();
+    #[cfg(not(target_arch = "x86_64"))]
+    false
 }
 
 /// The `libm` crate's `erf` of each element of `xs`, bit for bit, into `out` (as long): four
@@ -310,52 +313,6 @@ mod tests {
                     }
                 }
             }
-        }
-    }
-}
-
-/// What an element costs, scalar and vector (the figures in `elementwise.rs`'s weights): a
-/// measurement that asserts nothing, run by hand with
-/// `cargo test --release -p bach --lib erf_speed -- --ignored --nocapture` (ONLY=i picks a
-/// range, REPS=n the repetitions).
-#[cfg(test)]
-mod speed {
-    use super::*;
-    #[test]
-    #[ignore = "a measurement, run by hand"]
-    fn erf_speed() {
-        let mut rs = crate::random::RandomState::new(3);
-        let only: Option<usize> = std::env::var("ONLY").ok().map(|v| v.parse().unwrap());
-        for (i, (lo, hi)) in [(-3.0, 3.0), (-8.0, 8.0), (-0.8, 0.8), (0.9, 1.2), (1.3, 2.8), (3.0, 5.0), (0.65, 0.93)].into_iter().enumerate() {
-            if only.is_some_and(|o| o != i) {
-                continue;
-            }
-            let xs: Vec<f64> = (0..8192).map(|_| rs.uniform(lo, hi)).collect();
-            let mut out = vec![0.0; xs.len()];
-            let reps = std::env::var("REPS").map_or(200, |v| v.parse().unwrap());
-            let t = std::time::Instant::now();
-            for _ in 0..reps {
-                for (o, &x) in out.iter_mut().zip(&xs) {
-                    *o = libm::erf(x);
-                }
-                std::hint::black_box(&mut out);
-            }
-            let scalar = t.elapsed().as_secs_f64() / (reps * xs.len()) as f64 * 1e9;
-            let t = std::time::Instant::now();
-            for _ in 0..reps {
-                erf_slice(std::hint::black_box(&xs), &mut out);
-                std::hint::black_box(&mut out);
-            }
-            let vector = t.elapsed().as_secs_f64() / (reps * xs.len()) as f64 * 1e9;
-            let t = std::time::Instant::now();
-            for _ in 0..reps {
-                for (o, &x) in out.iter_mut().zip(&xs) {
-                    *o = (x * 0.25).exp();
-                }
-                std::hint::black_box(&mut out);
-            }
-            let exp = t.elapsed().as_secs_f64() / (reps * xs.len()) as f64 * 1e9;
-            println!("[{lo}, {hi}]: scalar {scalar:.1} ns, avx2 {vector:.1} ns (exp of a quarter of it: {exp:.1} ns)");
         }
     }
 }
