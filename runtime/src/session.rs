@@ -209,6 +209,7 @@ impl Session {
 
     /// A session on the given devices (a device plugged in by hand, tests).
     pub fn with_devices(devices: Devices) -> Arc<Session> {
+        crate::fresh::keep_freed_memory();
         let (cost, _) = CostModel::for_this_machine(&devices.profiles());
         Arc::new(Session {
             graph: Mutex::new(Graph::default()),
