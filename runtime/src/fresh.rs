@@ -259,10 +259,10 @@ mod tests {
         for _ in 0..3 {
             let before = thread_faults();
             let mut v: Vec<u8> = Vec::with_capacity(n);
-            // SAFETY: u8 has no invalid values; every byte is written before it is read.
-            unsafe { v.set_len(n) };
-            v.iter_mut().step_by(PAGE).for_each(|b| *b = 1);
-            std::hint::black_box(&v);
+            v.spare_capacity_mut().iter_mut().step_by(PAGE).for_each(|b| {
+                b.write(1);
+            });
+            std::hint::black_box(&mut v);
             drop(v);
             faults.push(thread_faults() - before);
         }
