@@ -32,7 +32,7 @@ pub(crate) fn unary_f64(name: &str) -> Option<VectorOp> {
         return Some(VectorOp::Slice(erf::erf_slice));
     }
     #[cfg(target_arch = "x86_64")]
-    if avx2::available() {
+    if avx2_kernels() {
         return avx2_slice(name).map(VectorOp::Slice);
     }
     lanes_f64(name)
@@ -54,7 +54,7 @@ fn lanes_f64(name: &str) -> Option<VectorOp> {
 /// The AVX2 kernel of `name`, for a processor that has AVX2 and FMA.
 #[cfg(target_arch = "x86_64")]
 fn avx2_slice(name: &str) -> Option<SliceKernel> {
-    // SAFETY (each): `unary_f64` returns these only where `avx2::available()`.
+    // SAFETY (each): `unary_f64` returns these only where `avx2_kernels()`.
     fn sin(xs: &[f64], out: &mut [f64]) {
         unsafe { avx2::sin_slice(xs, out) }
     }
@@ -79,7 +79,10 @@ fn avx2_slice(name: &str) -> Option<SliceKernel> {
 /// Whether this processor runs the AVX2 kernels (`erf` four lanes at a time, the others four
 /// lanes in one instruction), which changes what the math functions cost beside each other.
 pub(crate) fn avx2_kernels() -> bool {
-    erf::is_vectorised()
+    #[cfg(target_arch = "x86_64")]
+    return avx2::available();
+    #[cfg(not(target_arch = "x86_64"))]
+    false
 }
 
 /// `op` over `a` (standard layout; otherwise `scalar` element by element), each group of four

@@ -80,20 +80,12 @@ const fn at(hi: u64) -> f64 {
     f64::from_bits(hi << 32)
 }
 
-/// Whether [`erf_slice`] runs four lanes at a time here.
-pub(crate) fn is_vectorised() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    return super::avx2::available();
-    #[cfg(not(target_arch = "x86_64"))]
-    false
-}
-
 /// The `libm` crate's `erf` of each element of `xs`, bit for bit, into `out` (as long): four
-/// lanes at a time where the processor has AVX2, else the scalar function itself.
+/// lanes at a time where the processor has AVX2 and FMA, else the scalar function itself.
 pub(crate) fn erf_slice(xs: &[f64], out: &mut [f64]) {
     assert_eq!(xs.len(), out.len(), "one result per element");
     #[cfg(target_arch = "x86_64")]
-    if is_vectorised() {
+    if super::avx2_kernels() {
         // SAFETY: the processor has AVX2 and FMA, all that `vector::erf_slice` needs.
         return unsafe { vector::erf_slice(xs, out) };
     }
@@ -247,9 +239,9 @@ mod tests {
     /// Whether this processor runs the vector kernels (else these tests compare the scalar
     /// function with itself, and say so).
     fn has_avx2() -> bool {
-        let yes = is_vectorised();
+        let yes = crate::simd::avx2_kernels();
         if !yes {
-            eprintln!("no AVX2 on this processor: erf runs the scalar function, nothing vector to compare");
+            eprintln!("no AVX2 and FMA on this processor: erf runs the scalar function, nothing vector to compare");
         }
         yes
     }
