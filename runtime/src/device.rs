@@ -91,6 +91,19 @@ pub trait Device: Send + Sync {
     /// may keep for later evaluations: the device may prepare it for fast copies (the CUDA
     /// device page-locks large arrays in place). The default does nothing.
     fn keep_host(&self, _value: &Value) {}
+    /// A host value that this device could have read in the evaluation just planned (an
+    /// argument of an op with a version here), wherever the plan put that op: the device may
+    /// prepare it as [`Device::keep_host`] does, once the evaluation has ended, so that the
+    /// next plan prices its copies at the fast rate ([`Device::host_memory`]). Without this a
+    /// plan that leaves an array on the CPU because its copies are slow would never learn
+    /// that they need not be. The default does nothing.
+    fn may_read_later(&self, _value: &Value) {}
+    /// How this device's copies read the host memory of `value`: page-locked (the copy
+    /// engine reads it straight, at the pinned rate) or ordinary memory (through staging).
+    /// The default: ordinary.
+    fn host_memory(&self, _value: &Value) -> crate::cost::MemoryKind {
+        crate::cost::MemoryKind::Pageable
+    }
     /// An evaluation ended (successfully or not): work saved for idle time may start (the
     /// CUDA device page-locks the arrays `keep_host` was given). The default does nothing.
     fn evaluation_done(&self) {}

@@ -15,12 +15,13 @@ use petgraph::stable_graph::{NodeIndex, StableDiGraph};
 use petgraph::Direction;
 
 use crate::annotation::{source_annotation, Annotation, OpKind};
-use crate::cost::CostModel;
+use crate::cost::{CostModel, MemoryKind};
 use crate::device::{DeviceProfile, CPU};
 use crate::devices::Devices;
 use crate::error::{BachError, Result};
 use crate::exec;
 use crate::plan::{self, Forced, GraphPart, PartNode, Plan, Policy};
+use crate::profile::DeviceKind;
 use crate::split::SplitRef;
 use crate::trace::Trace;
 use crate::value::{Meta, Value};
@@ -403,6 +404,10 @@ impl Session {
                 cell: n.cell,
                 // A source without a value is a placeholder: a host array that is not here.
                 materialized: n.value.as_ref().map(|v| v.device().unwrap_or(CPU)).or((n.op.kind() == OpKind::Source).then_some(CPU)),
+                host_memory: match &n.value {
+                    Some(v) if v.device().is_none() && self.devices.all().any(|d| d.host_memory(v) == MemoryKind::Pinned) => MemoryKind::Pinned,
+                    _ => MemoryKind::Pageable,
+                },
                 target: target_set.contains(&idx),
                 keep_on_device: keep_on_device && target_set.contains(&idx),
                 forced: n.forced,
@@ -465,6 +470,7 @@ impl Session {
         if pending {
             let cfg = self.config();
             let plan = plan::plan(&part, &cfg.cost, &self.devices.profiles(), cfg.policy, cfg.memory_cap)?;
+            self.offer_host_arrays(&part, &values);
             let eval = self.evals.fetch_add(1, Ordering::SeqCst) + 1;
             let progress = crate::progress::Tracker::new(eval, plan.total_pieces());
             let env = exec::Env { devices: &self.devices, epoch: self.epoch, interrupt: &self.interrupt, cost: &cfg.cost, cell: self.cell(), progress, began };
@@ -500,6 +506,30 @@ impl Session {
                 i.and_then(|i| values[i].clone()).ok_or_else(|| BachError::invalid("evaluate", "value is no longer in the session"))
             })
             .collect()
+    }
+}
+
+impl Session {
+    /// Hand each accelerator the host arrays it could have read in this evaluation (the
+    /// arguments of ops with a version there), whichever device the plan chose: it may
+    /// prepare them at idle ([`Device::may_read_later`]), and the next plan prices their
+    /// copies by what it did ([`Device::host_memory`]).
+    fn offer_host_arrays(&self, part: &GraphPart, values: &[Option<Value>]) {
+        let accelerators: Vec<_> = self.devices.all().filter(|d| d.profile().kind != DeviceKind::Cpu).collect();
+        if accelerators.is_empty() {
+            return;
+        }
+        let mut offered = vec![false; part.nodes.len()];
+        for node in part.nodes.iter().filter(|n| n.materialized.is_none() && n.op.accelerator().is_some()) {
+            for &u in &node.inputs {
+                let Some(v) = values[u].as_ref().filter(|v| v.device().is_none()) else { continue };
+                if !std::mem::replace(&mut offered[u], true) {
+                    for d in &accelerators {
+                        d.may_read_later(v);
+                    }
+                }
+            }
+        }
     }
 }
 

@@ -11,7 +11,7 @@
 use std::collections::BTreeMap;
 
 use bach_runtime::trace::EventKind;
-use bach_runtime::{cuda, oa, split, DeviceChoice, DeviceId, Devices, Launch, Policy, Session, Value};
+use bach_runtime::{cuda, oa, split, DeviceChoice, DeviceId, Devices, Launch, Policy, Session, Value, CPU};
 use ndarray::{ArrayD, IxDyn};
 
 /// The newest and the oldest architecture the kernels must compile for.
@@ -438,6 +438,60 @@ fn gpu_kept_host_arrays_are_page_locked_and_copied_straight() {
         eprintln!("round {round}: {report}");
         assert!(report.contains("page-locked in place") || report.contains("copies in go through staging buffers"), "{report}");
     }
+}
+
+/// Placement learns what page-locking does: with copies of ordinary memory priced as slow
+/// (1 GB/s) and of page-locked memory as fast, the first evaluation of `2 x + b` over two
+/// 128 MiB host arrays runs on the CPU; the GPU page-locks the arrays it could have read once
+/// that evaluation ends, and a later evaluation (after the worker is done) runs on the GPU,
+/// its copies in marked as from page-locked memory, with the same results.
+#[test]
+#[ignore = "needs a GPU"]
+fn gpu_arrays_left_on_the_cpu_are_page_locked_and_the_next_plan_moves_them() {
+    let s = gpu_session();
+    s.update_config(|c| {
+        c.policy = Policy::Optimal;
+        for (path, value) in [
+            ("elementwise.cpu.per_element", "1e-9"),
+            ("other.cpu.per_element", "1e-9"),
+            ("transfer.h2d.pageable.cuda.bandwidth", "1e9"),
+            ("transfer.h2d.pinned.cuda.bandwidth", "50e9"),
+            ("transfer.d2h.pageable.cuda.bandwidth", "50e9"),
+        ] {
+            c.cost.set(path, value).unwrap();
+        }
+    });
+    let axpb = axpb();
+    let n = 1 << 24; // 128 MiB a column: page-locked in place (64 MiB or more)
+    let x = ArrayD::from_shape_fn(IxDyn(&[n]), |i| (i[0] % 4099) as f64 * 0.5 - 7.0);
+    let b = ArrayD::from_shape_fn(IxDyn(&[n]), |i| (i[0] % 13) as f64);
+    let (xl, bl) = (s.source(Value::from(x.clone()), "x"), s.source(Value::from(b.clone()), "b"));
+    let want = &x * 2.0 + &b;
+    let mut devices_seen = Vec::new();
+    for round in 0..40 {
+        let y = axpb.call(&[&xl, &bl]).unwrap();
+        let plan = s.plan(&[&y]).unwrap();
+        let on_gpu = plan.stages[0].device != CPU;
+        if round == 0 {
+            assert!(!on_gpu, "ordinary memory at 1 GB/s: the first plan keeps the CPU\n{plan}");
+        }
+        let out = y.eval().unwrap();
+        let worst = ulps_apart(out.array::<f64>().unwrap(), &want);
+        assert!(worst <= 4.0, "round {round}: results differ by {worst:.1} ulps");
+        devices_seen.push(on_gpu);
+        if on_gpu {
+            assert!(plan.transfers.iter().filter(|t| t.to != CPU).all(|t| t.memory == bach_runtime::MemoryKind::Pinned), "{plan}");
+            eprintln!("round {round}: on the GPU; {}", s.devices().report());
+            return;
+        }
+        let report = s.devices().report();
+        if report.contains("copies in go through staging buffers") {
+            eprintln!("page-locking is off on this host: {report}");
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    panic!("the plan never moved to the GPU once the arrays were page-locked: {devices_seen:?}; {}", s.devices().report());
 }
 
 /// Inputs streamed in small pieces (a 4 MiB memory cap: pieces of about 1 MiB, of a length

@@ -464,6 +464,7 @@ fn a_hand_built_graph_part() {
         meta: meta.clone(),
         cell: 1,
         materialized: None,
+        host_memory: bach_runtime::MemoryKind::Pageable,
         target,
         keep_on_device: false,
         forced: None,
@@ -499,6 +500,69 @@ fn a_hand_built_graph_part() {
     // An empty part plans to nothing.
     let empty = plan::plan(&GraphPart::default(), &cost, &devices(), Policy::Greedy, None).unwrap();
     assert!(empty.steps.is_empty() && empty.stages.is_empty());
+}
+
+#[test]
+fn a_page_locked_host_array_is_priced_at_the_pinned_rate_and_can_move_its_reader() {
+    // A 128 MiB host array read by an op with an accelerator version. Copies of ordinary
+    // memory at 1 GB/s make the accelerator lose to the CPU (16.8 ms); once an accelerator
+    // has page-locked the array (`Device::host_memory`), its copy in runs at the pinned rate
+    // and the op moves there, with the transfer marked as from page-locked memory.
+    let n = 1usize << 24;
+    let meta = Meta::new(bach_runtime::DType::F64, [n]);
+    let part = |memory: bach_runtime::MemoryKind| GraphPart {
+        nodes: vec![
+            PartNode {
+                id: 0,
+                op: oa("source").elementwise().cpu(|_, a| Ok(a[0].to_value())).build(),
+                inputs: vec![],
+                arg_splits: vec![],
+                meta: meta.clone(),
+                cell: 1,
+                materialized: Some(CPU),
+                host_memory: memory,
+                target: false,
+                keep_on_device: false,
+                forced: None,
+            },
+            PartNode {
+                id: 1,
+                op: gpu_op("k"),
+                inputs: vec![0],
+                arg_splits: vec![split::rows()],
+                meta: meta.clone(),
+                cell: 1,
+                materialized: None,
+                host_memory: bach_runtime::MemoryKind::Pageable,
+                target: true,
+                keep_on_device: false,
+                forced: None,
+            },
+        ],
+    };
+    let mut cost = CostModel::h100();
+    for (path, value) in [
+        ("elementwise.cpu.per_element", "1e-9"),
+        ("transfer.h2d.pageable.cuda.bandwidth", "1e9"),
+        ("transfer.h2d.pinned.cuda.bandwidth", "100e9"),
+        ("transfer.d2h.pageable.cuda.bandwidth", "100e9"),
+    ] {
+        cost.set(path, value).unwrap();
+    }
+    // The policies that weigh copies (greedy takes every accelerator version there is).
+    for policy in [Policy::Optimal, Policy::Threshold] {
+        let ordinary = plan::plan(&part(bach_runtime::MemoryKind::Pageable), &cost, &devices(), policy, None).unwrap();
+        assert_eq!(ordinary.stages[0].device, CPU, "{policy:?}, ordinary memory:\n{ordinary}");
+        assert!(ordinary.transfers.is_empty());
+        let locked = plan::plan(&part(bach_runtime::MemoryKind::Pinned), &cost, &devices(), policy, None).unwrap();
+        assert_ne!(locked.stages[0].device, CPU, "{policy:?}, page-locked:\n{locked}");
+        let copy_in = locked.transfers.iter().find(|t| t.id == 0).expect("the array is copied in");
+        assert_eq!(copy_in.memory, bach_runtime::MemoryKind::Pinned);
+        // 128 MiB at 100 GB/s (plus the row's latency), not at 1 GB/s.
+        let seconds = locked.transfer_seconds(copy_in, &cost);
+        assert!(seconds < 2e-3, "{seconds} s for the copy in");
+        assert!(locked.predicted.seconds() < ordinary.predicted.seconds(), "{locked}");
+    }
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -371,8 +371,8 @@ mod tests {
             },
         ];
         let transfers = (1..=5)
-            .map(|id| Transfer { node: 0, id, from: CPU, to: DeviceId(1), bytes: 8 << 20, stage: Some(0), streamed: true })
-            .chain([Transfer { node: 29, id: 39, from: DeviceId(1), to: CPU, bytes: 8 << 20, stage: Some(0), streamed: true }])
+            .map(|id| Transfer { node: 0, id, from: CPU, to: DeviceId(1), bytes: 8 << 20, stage: Some(0), streamed: true, memory: crate::cost::MemoryKind::Pageable })
+            .chain([Transfer { node: 29, id: 39, from: DeviceId(1), to: CPU, bytes: 8 << 20, stage: Some(0), streamed: true, memory: crate::cost::MemoryKind::Pageable }])
             .collect();
         Plan {
             steps,

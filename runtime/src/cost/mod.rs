@@ -335,10 +335,16 @@ impl CostModel {
     /// Seconds to copy `bytes` of ordinary (pageable) host memory `direction` for `device`;
     /// 0 for the CPU itself.
     pub fn copy_seconds(&self, bytes: usize, direction: Direction, device: &DeviceProfile) -> f64 {
+        self.copy_seconds_of(bytes, direction, MemoryKind::Pageable, device)
+    }
+
+    /// Seconds to copy `bytes` of host memory of kind `memory` `direction` for `device`; 0
+    /// for the CPU itself.
+    pub fn copy_seconds_of(&self, bytes: usize, direction: Direction, memory: MemoryKind, device: &DeviceProfile) -> f64 {
         if device.kind == DeviceKind::Cpu {
             return 0.0;
         }
-        self.copy_rate(device.kind, direction, MemoryKind::Pageable).seconds(bytes)
+        self.copy_rate(device.kind, direction, memory).seconds(bytes)
     }
 }
 

@@ -961,6 +961,17 @@ impl Device for CudaDevice {
         }
     }
 
+    fn may_read_later(&self, value: &Value) {
+        self.gpu.registry.keep(value);
+    }
+
+    fn host_memory(&self, value: &Value) -> crate::cost::MemoryKind {
+        match super::memory::host_range(value) {
+            Some(r) if self.gpu.registry.covers_range(r.clone()) => crate::cost::MemoryKind::Pinned,
+            _ => crate::cost::MemoryKind::Pageable,
+        }
+    }
+
     fn evaluation_done(&self) {
         self.read_ahead.clear();
         self.gpu.registry.idle();

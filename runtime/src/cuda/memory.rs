@@ -599,8 +599,12 @@ impl HostRegistry {
 
     /// Whether `bytes` lie in a registered array.
     pub fn covers(&self, bytes: &[u8]) -> bool {
-        let (s, e) = (bytes.as_ptr() as usize, bytes.as_ptr() as usize + bytes.len());
-        lock(&self.state).entries.iter().any(|r| r.start <= s && e <= r.start + r.len)
+        self.covers_range(bytes.as_ptr() as usize..bytes.as_ptr() as usize + bytes.len())
+    }
+
+    /// Whether the addresses `range` lie in a registered array.
+    pub fn covers_range(&self, range: std::ops::Range<usize>) -> bool {
+        lock(&self.state).entries.iter().any(|r| r.start <= range.start && range.end <= r.start + r.len)
     }
 
     /// After a copy from `bytes` (in a registered array) was queued: its completion event.

@@ -13,7 +13,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use crate::annotation::{Annotation, OpKind};
-use crate::cost::CostModel;
+use crate::cost::{CostModel, MemoryKind};
 use crate::error::{BachError, Result};
 use crate::profile::{DeviceId, DeviceKind, DeviceProfile};
 use crate::split::SplitRef;
@@ -35,6 +35,10 @@ pub struct PartNode {
     pub cell: u64,
     /// Where the value already is, for nodes evaluated earlier (the part's boundary).
     pub materialized: Option<DeviceId>,
+    /// How an accelerator's copies read this value's host memory: [`MemoryKind::Pinned`]
+    /// once an accelerator has page-locked it ([`crate::Device::host_memory`]), so that its
+    /// copies are priced at the copy engine's rate; ordinary memory otherwise.
+    pub host_memory: MemoryKind,
     /// Asked for by the evaluation.
     pub target: bool,
     /// Asked to stay in the accelerator's memory (`eval_on_device`) rather than come back.
@@ -160,6 +164,9 @@ pub struct Transfer {
     /// or out of it as they finish), so copies overlap compute and a stage larger than the
     /// device's memory streams through it. Otherwise copied whole before the stage.
     pub streamed: bool,
+    /// The host memory it reads or writes: page-locked host arrays are copied at the copy
+    /// engine's rate ([`PartNode::host_memory`]).
+    pub memory: MemoryKind,
 }
 
 /// Where a lazy allocation is created.
@@ -197,10 +204,10 @@ impl Plan {
     pub fn step_of(&self, id: u64) -> Option<&Step> {
         self.steps.iter().find(|s| s.id == id)
     }
-    /// The cost model's seconds for transfer `t` (ordinary host memory, on the plan's devices).
+    /// The cost model's seconds for transfer `t` (from or to its kind of host memory, on the plan's devices).
     pub fn transfer_seconds(&self, t: &Transfer, cost: &CostModel) -> f64 {
         let (direction, other) = if t.to == crate::profile::CPU { (crate::cost::Direction::D2h, t.from) } else { (crate::cost::Direction::H2d, t.to) };
-        self.devices.get(other.0 as usize).map_or(0.0, |d| cost.copy_seconds(t.bytes, direction, d))
+        self.devices.get(other.0 as usize).map_or(0.0, |d| cost.copy_seconds_of(t.bytes, direction, t.memory, d))
     }
     pub fn total_pieces(&self) -> usize {
         self.stages.iter().map(|s| s.pieces).sum()

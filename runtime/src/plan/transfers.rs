@@ -5,6 +5,7 @@
 //! outputs later stages there read (rows, or single pieces: partials merge on the host).
 
 use super::{GraphPart, Stage, Step, Transfer};
+use crate::cost::MemoryKind;
 use crate::profile::{DeviceId, DeviceProfile, CPU};
 
 #[allow(clippy::too_many_arguments)]
@@ -42,7 +43,16 @@ pub(super) fn insert(
                 if !accel {
                     if !on_host[u] && !transfers.iter().any(|t| t.node == u && t.to == CPU) {
                         let from = on_dev[u].unwrap_or(device[u]);
-                        transfers.push(Transfer { node: u, id: part.nodes[u].id, from, to: CPU, bytes: part.nodes[u].meta.bytes(), stage: Some(s), streamed: false });
+                        transfers.push(Transfer {
+                            node: u,
+                            id: part.nodes[u].id,
+                            from,
+                            to: CPU,
+                            bytes: part.nodes[u].meta.bytes(),
+                            stage: Some(s),
+                            streamed: false,
+                            memory: MemoryKind::Pageable,
+                        });
                     }
                 } else if on_dev[u] != Some(stage.device) {
                     // A value a later stage here reads too is copied whole once (and stays), not
@@ -52,7 +62,16 @@ pub(super) fn insert(
                     let streamed = split && (stage.paged || !read_later_here);
                     let exists = transfers.iter().any(|t| t.node == u && t.to == stage.device && (if streamed { t.stage == Some(s) } else { !t.streamed }));
                     if !exists {
-                        transfers.push(Transfer { node: u, id: part.nodes[u].id, from: CPU, to: stage.device, bytes: part.nodes[u].meta.bytes(), stage: Some(s), streamed });
+                        transfers.push(Transfer {
+                            node: u,
+                            id: part.nodes[u].id,
+                            from: CPU,
+                            to: stage.device,
+                            bytes: part.nodes[u].meta.bytes(),
+                            stage: Some(s),
+                            streamed,
+                            memory: part.nodes[u].host_memory,
+                        });
                     }
                     if !streamed {
                         on_dev[u] = Some(stage.device);
@@ -84,7 +103,16 @@ pub(super) fn insert(
             }
             if to_host_reader || !device_whole {
                 on_host[o] = true;
-                transfers.push(Transfer { node: o, id: part.nodes[o].id, from: stage.device, to: CPU, bytes: part.nodes[o].meta.bytes(), stage: Some(s), streamed: true });
+                transfers.push(Transfer {
+                    node: o,
+                    id: part.nodes[o].id,
+                    from: stage.device,
+                    to: CPU,
+                    bytes: part.nodes[o].meta.bytes(),
+                    stage: Some(s),
+                    streamed: true,
+                    memory: MemoryKind::Pageable,
+                });
             }
         }
         // An output kept whole on the device is computed in one piece (it fits): merging
@@ -96,7 +124,16 @@ pub(super) fn insert(
     }
     for (i, node) in part.nodes.iter().enumerate() {
         if node.target && !node.keep_on_device && !on_host[i] && !transfers.iter().any(|t| t.node == i && t.to == CPU) {
-            transfers.push(Transfer { node: i, id: node.id, from: on_dev[i].unwrap_or(device[i]), to: CPU, bytes: node.meta.bytes(), stage: None, streamed: false });
+            transfers.push(Transfer {
+                node: i,
+                id: node.id,
+                from: on_dev[i].unwrap_or(device[i]),
+                to: CPU,
+                bytes: node.meta.bytes(),
+                stage: None,
+                streamed: false,
+                memory: MemoryKind::Pageable,
+            });
         }
     }
     transfers.sort_by_key(|t| t.stage.unwrap_or(usize::MAX));

@@ -231,6 +231,7 @@ mod tests {
                 meta,
                 cell: 1,
                 materialized,
+                host_memory: crate::cost::MemoryKind::Pageable,
                 target: targets & bit != 0 || i + 1 == kinds.len(),
                 keep_on_device: keep & bit != 0,
                 forced: None,
