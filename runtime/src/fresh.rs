@@ -66,6 +66,41 @@ pub fn keep_freed_memory() {
     }
 }
 
+/// Allocates with `alloc` from glibc's heap rather than a fresh `mmap`, whatever its size
+/// (`M_MMAP_MAX` 0 while it runs, then glibc's default again), so that when the block is
+/// freed it stays in the heap, faulted in, for the next one: a stage's whole results
+/// ([`crate::value::RowsOut`]) are allocated this way, and the results of the next
+/// evaluation land in the memory of the last one's once the session has dropped them. Blocks
+/// of 32 MiB and more are otherwise always fresh `mmap`s (glibc takes no larger
+/// `M_MMAP_THRESHOLD`), and their first writes fault every page in: 1 GiB of Black-Scholes
+/// results took 50-70 ms of the kernel's time to zero and map on the H100 host, longer than
+/// the GPU's copies into it (20 ms). Other allocations keep glibc's policy (a user's arrays
+/// go back to the OS when freed). `BACH_KEEP_FREED=0` turns this off with
+/// [`keep_freed_memory`]. The cost: freed results stay in the session's heap for the next
+/// ones (a heap's free top beyond 1 GiB goes back to the OS).
+pub fn from_heap<R>(alloc: impl FnOnce() -> R) -> R {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        if std::env::var("BACH_KEEP_FREED").as_deref() != Ok("0") {
+            extern "C" {
+                fn mallopt(param: i32, value: i32) -> i32;
+            }
+            const M_MMAP_MAX: i32 = -4;
+            /// glibc's `DEFAULT_MMAP_MAX`.
+            const DEFAULT_MMAP_MAX: i32 = 65536;
+            static TOGGLE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+            let _one_at_a_time = TOGGLE.lock().unwrap_or_else(|e| e.into_inner());
+            // SAFETY: plain settings of the process's allocator, valid at any time. Another
+            // thread allocating meanwhile is served from the heap too, which is harmless.
+            unsafe { mallopt(M_MMAP_MAX, 0) };
+            let r = alloc();
+            unsafe { mallopt(M_MMAP_MAX, DEFAULT_MMAP_MAX) };
+            return r;
+        }
+    }
+    alloc()
+}
+
 const PAGE: usize = 4096;
 const HUGE: usize = 2 << 20;
 
@@ -268,6 +303,35 @@ mod tests {
         }
         // The first may fault the heap's pages in (1024 of them); the ones after must not.
         assert!(faults[1] < 64 && faults[2] < 64, "page faults writing 4 MiB three times: {faults:?}");
+    }
+
+    /// 64 MiB (past any `mmap` threshold) allocated through [`from_heap`], written, freed and
+    /// allocated again: the second lands in the faulted-in memory of the first. Outside
+    /// `from_heap` the same block is a fresh `mmap` each time (glibc's policy, kept for the
+    /// user's own arrays).
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    #[test]
+    fn results_allocated_from_the_heap_are_written_again_without_faults() {
+        keep_freed_memory();
+        if std::env::var("BACH_KEEP_FREED").as_deref() == Ok("0") {
+            return;
+        }
+        let n = 64 << 20;
+        let write = |heap: bool| {
+            let before = thread_faults();
+            let mut v: Vec<u8> = if heap { from_heap(|| Vec::with_capacity(n)) } else { Vec::with_capacity(n) };
+            v.spare_capacity_mut().iter_mut().step_by(PAGE).for_each(|b| {
+                b.write(1);
+            });
+            std::hint::black_box(&mut v);
+            drop(v);
+            thread_faults() - before
+        };
+        let heap: Vec<_> = (0..3).map(|_| write(true)).collect();
+        assert!(heap[1] < 256 && heap[2] < 256, "page faults writing 64 MiB from the heap three times: {heap:?}");
+        let fresh: Vec<_> = (0..2).map(|_| write(false)).collect();
+        // 16384 pages; fewer with transparent huge pages, but far more than the heap's.
+        assert!(fresh[1] >= 32, "a 64 MiB block outside from_heap is fresh memory: {fresh:?} faults");
     }
 
     #[test]

@@ -441,21 +441,23 @@ impl HostRows {
 
 impl RowsOut {
     /// A whole host array of `meta` to be written by row ranges; `None` for dtypes that are
-    /// not plain host arrays or values without rows. Its memory is fresh (first touched by
-    /// the writers, in parallel, unless [`RowsOut::prefault`] faults it in ahead of them; see
-    /// [`crate::fresh`]).
+    /// not plain host arrays or values without rows. Its memory comes from the heap
+    /// ([`crate::fresh::from_heap`]): the memory of earlier results the session freed, else
+    /// fresh (first touched by the writers, in parallel, unless [`RowsOut::prefault`] faults
+    /// it in ahead of them; see [`crate::fresh`]).
     pub fn new(meta: &Meta) -> Option<RowsOut> {
         if meta.ndim() == 0 {
             return None;
         }
         let n = meta.len();
-        let buf = match meta.dtype {
-            DType::F64 => RowsBuf::F64(Vec::with_capacity(n)),
-            DType::F32 => RowsBuf::F32(Vec::with_capacity(n)),
-            DType::I64 => RowsBuf::I64(Vec::with_capacity(n)),
-            DType::Bool => RowsBuf::Bool(Vec::with_capacity(n)),
-            DType::Opaque => return None,
-        };
+        // From the heap: the next evaluation's results reuse this memory once it is freed.
+        let buf = crate::fresh::from_heap(|| match meta.dtype {
+            DType::F64 => Some(RowsBuf::F64(Vec::with_capacity(n))),
+            DType::F32 => Some(RowsBuf::F32(Vec::with_capacity(n))),
+            DType::I64 => Some(RowsBuf::I64(Vec::with_capacity(n))),
+            DType::Bool => Some(RowsBuf::Bool(Vec::with_capacity(n))),
+            DType::Opaque => None,
+        })?;
         crate::fresh::advise_huge_pages(buf.base(), n * meta.dtype.size_of());
         Some(RowsOut { prefault: None, meta: meta.clone(), buf, row_bytes: meta.row_bytes(), written: Arc::new(std::sync::atomic::AtomicUsize::new(0)) })
     }
