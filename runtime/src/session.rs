@@ -479,6 +479,7 @@ impl Session {
             for d in self.devices.all() {
                 d.evaluation_done();
             }
+            crate::fresh::trim_when_holding_too_much();
             // Keep what was computed, even when a later stage failed or was interrupted.
             let mut g = lock(&self.graph);
             for (i, (idx, id)) in keys.iter().enumerate() {

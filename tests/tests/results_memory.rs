@@ -27,9 +27,12 @@ fn main() {
     }
     let keep = std::env::var("BACH_KEEP_FREED").as_deref() != Ok("0");
     let s = Session::new();
-    let n = 1usize << 24; // 128 MiB of results: 32768 pages
+    // 1 GiB of results (262144 pages): freed at the top of the heap, past any threshold at
+    // which glibc gives a heap's free top back on its own.
+    let n = 1usize << 27;
     let pages = (n * 8 / 4096) as i64;
     let x = ndarray::ArrayD::from_shape_fn(ndarray::IxDyn(&[n]), |i| (i[0] % 1013) as f64 * 0.25);
+    // Each value of x is exact in binary and so is 2 x + 1: the sums agree exactly.
     let want: f64 = x.iter().map(|v| v * 2.0 + 1.0).sum();
     let faults: Vec<i64> = with_session(&s, || {
         let lx = Array::from_array(x.clone());
@@ -40,7 +43,7 @@ fn main() {
                 let v = y.eval().unwrap();
                 let after = process_faults() - before;
                 let got: f64 = v.iter().sum();
-                assert!((got - want).abs() <= want.abs() * 1e-12, "round {round}: {got} against {want}");
+                assert!((got - want).abs() <= want.abs() * 1e-9, "round {round}: {got} against {want}");
                 let plan = s.trace().last().and_then(|e| e.plans.last().cloned()).expect("a plan");
                 assert!(plan.stages.iter().any(|st| st.pieces > 1), "the result is written by pieces:\n{plan}");
                 drop(v);
@@ -49,7 +52,7 @@ fn main() {
             })
             .collect()
     });
-    println!("results_memory: page faults per evaluation of 2^24 results ({pages} pages): {faults:?}");
+    println!("results_memory: page faults per evaluation of 2^27 results ({pages} pages): {faults:?}");
     if keep {
         // The first evaluation faults its results in; the ones after write into that memory.
         for (round, &f) in faults.iter().enumerate().skip(1) {

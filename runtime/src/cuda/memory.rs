@@ -540,7 +540,7 @@ fn unregister(ctx: &CudaContext, r: &Registration) {
 impl HostRegistry {
     pub fn new(ctx: Arc<CudaContext>) -> Arc<Self> {
         let off = (std::env::var("BACH_CUDA_REGISTER").as_deref() == Ok("0")).then(|| "BACH_CUDA_REGISTER=0".to_string());
-        let cap = host_memory_bytes().map_or(8 << 30, |b| (b / 2) as usize);
+        let cap = crate::fresh::host_memory_bytes().map_or(8 << 30, |b| (b / 2) as usize);
         Arc::new(HostRegistry { ctx, cap, state: Arc::new(Mutex::new(RegistryState { off, ..Default::default() })), worker: Mutex::new(None) })
     }
 
@@ -677,11 +677,4 @@ impl Drop for HostRegistry {
             unregister(&self.ctx, r);
         }
     }
-}
-
-/// Physical memory of this host, from /proc/meminfo.
-fn host_memory_bytes() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let kib: u64 = text.lines().find(|l| l.starts_with("MemTotal:"))?.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024)
 }
