@@ -187,9 +187,12 @@ fi
 if part calibrate; then
     # The cost model measured on this host, then its predictions beside the measured times.
     step "calibrate (CUDA cost profile)" "$b" calibrate --device cuda --out "$results/profile-cuda.json"
+    # Each size as placed (optimal: the CPU where it wins), then on the GPU (greedy), so that
+    # the CUDA stages' predictions are checked at every size too (#13: within 2x).
     for w in black-scholes haversine; do
         for k in 16 20 24; do
-            step "residuals $w 2^$k" "$b" run "$w" --log2 "$k" --mode bach --device cuda --repeat 5 --json --timeline "$results/timeline-residuals-$w-$k.svg"
+            step "residuals $w 2^$k" to_file "$results/residuals-$w-$k.out" "$b" run "$w" --log2 "$k" --mode bach --device cuda --repeat 5 --json --timeline "$results/timeline-residuals-$w-$k.svg"
+            step "residuals $w 2^$k on the GPU" to_file "$results/residuals-$w-$k-gpu.out" "$b" run "$w" --log2 "$k" --mode bach --device cuda --policy greedy --repeat 5 --json --timeline "$results/timeline-residuals-$w-$k-gpu.svg"
         done
     done
 fi

@@ -146,6 +146,22 @@ def targets(results):
         if gpu and bach and bach.get("seconds"):
             agree = "" if gpu.get("agrees_with_cpu") else "; gpu disagrees with cpu"
             row(f"{what}: hand-written gpu / bach", f"{gpu['seconds'] / bach['seconds']:.2f} (gpu {gpu['seconds'] * 1e3:.1f} ms, bach {bach['seconds'] * 1e3:.1f} ms{agree})", "-", "info")
+    # The calibrated model's predictions beside the measured times (#13: within 2x), each
+    # stage of Black-Scholes and Haversine at 2^16..2^24, as placed and on the GPU.
+    for w, wname in (("black-scholes", "Black-Scholes"), ("haversine", "Haversine")):
+        for k in (16, 20, 24):
+            for suffix, how in (("", "as placed"), ("-gpu", "on the GPU")):
+                r = mode_record(read(results, f"residuals-{w}-{k}{suffix}"), "bach")
+                if not r:
+                    continue
+                stages = (r.get("plan") or {}).get("stage_times") or []
+                ratios = [s["seconds"] / s["predicted_seconds"] for s in stages if s.get("predicted_seconds")]
+                if not ratios:
+                    continue
+                worst = max(ratios, key=lambda x: max(x, 1 / x))
+                where = ", ".join(sorted({s.get("device", "?").split(" (")[0] for s in stages}))
+                text = f"{worst:.2f} ({len(ratios)} stage(s) on {where}; {r['seconds'] * 1e3:.2f} ms, predicted {r.get('predicted_seconds', 0) * 1e3:.2f} ms)"
+                row(f"calibrated residual, {wname} 2^{k} {how}: stage actual / predicted", text, "0.5..2", "met" if 0.5 <= worst <= 2.0 else "MISSED")
     return rows
 
 
@@ -155,7 +171,7 @@ def main():
     results = Path(sys.argv[1])
     rows = targets(results)
     widths = [max(len(r[i]) for r in rows + [("target", "measured", "needed", "verdict")]) for i in range(4)]
-    print("GPU targets (#16, #12), from", results)
+    print("GPU targets (#16, #12, #13), from", results)
     for r in [("target", "measured", "needed", "verdict")] + rows:
         print("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
     missed = sum(r[3] == "MISSED" for r in rows)

@@ -23,7 +23,10 @@
 //! either way; one point off the line does not drag it).
 //! Copies to and from an accelerator are timed through its own `copy_in`/`copy_out` (host
 //! arrays: pageable memory) at 64 KiB to 64 MiB and fitted as `latency + bytes / bandwidth`;
-//! a CUDA device's pinned rates are the ones it measured as it opened. The `other` family
+//! a CUDA device's pinned rates are the ones it measured as it opened. What a piece of an
+//! accelerator's stage costs (its `stage` row's per_call, paid once a piece there) is the
+//! difference between a 4-op chain over a 32 MiB host array in one piece and in about 20
+//! (a 4 MiB memory cap), per extra piece. The `other` family
 //! (ops with kernels of their own, such as `symmetric_eigen` or `dbscan`) is not measured.
 
 use std::fmt;
@@ -46,6 +49,10 @@ const SIZES: [usize; 4] = [1 << 12, 1 << 16, 1 << 20, 1 << 22];
 const CHAINS: [usize; 2] = [4, 16];
 /// Bytes of the timed copies.
 const COPY_BYTES: [usize; 4] = [64 << 10, 1 << 20, 16 << 20, 64 << 20];
+/// Elements of the program that times an accelerator's pieces, and the memory cap that
+/// cuts its stage into many (about 20 pieces of 1.6 MiB in and out).
+const PIECES_N: usize = 1 << 22;
+const PIECES_CAP: u64 = 4 << 20;
 /// Timed runs of each program (after one warm-up); the median counts.
 const RUNS: usize = 3;
 
@@ -236,6 +243,38 @@ pub fn calibrate_session(session: &Arc<Session>, save_to: Option<&std::path::Pat
                 model.set("transfer.h2d.pinned.cuda.bandwidth", &format!("{h2d:e}")).expect("a known path");
                 model.set("transfer.d2h.pinned.cuda.bandwidth", &format!("{d2h:e}")).expect("a known path");
             }
+            // What a piece of an accelerator stage costs (the `stage` row's per_call): the
+            // same short chain over the same host array in one piece and in many (a small
+            // memory cap), its result brought back, so both copy the same bytes each way;
+            // the difference per extra piece.
+            let host = bach_runtime::with_session(&own, || -> crate::Result<Array<f64>> {
+                let x = Array::<f64>::random_uniform(PIECES_N, 0.5, 1.5, 7);
+                x.eval()?;
+                Ok(x)
+            })?;
+            let whole = on.time_where(|| chain(&host, CHAINS[0], false), false)?;
+            own.update_config(|c| c.memory_cap = Some(PIECES_CAP));
+            let paged = on.time_where(|| chain(&host, CHAINS[0], false), false);
+            own.update_config(|c| c.memory_cap = None);
+            let paged = paged?;
+            let (one, many) = (whole.accelerator_pieces(), paged.accelerator_pieces());
+            let row = format!("stage.{}.per_call", profile.kind.name());
+            let old = model.op_rate(Family::Stage, profile.kind);
+            let per_piece = (paged.seconds - whole.seconds) / (many as f64 - one as f64);
+            let measured = many > one && per_piece > 0.0;
+            if measured {
+                model.set(&row, &format!("{per_piece:e}")).expect("a known path");
+            }
+            let after = model.op_rate(Family::Stage, profile.kind);
+            rows.push(Fitted {
+                what: "piece".into(),
+                device: name.clone(),
+                kind: profile.kind,
+                before: (old.per_call, old.per_element),
+                after: (after.per_call, after.per_element),
+                points: if measured { 2 } else { 0 },
+                max_error: if measured { 0.0 } else { f64::NAN },
+            });
         }
     }
     let seconds = started.elapsed().as_secs_f64();
@@ -381,12 +420,17 @@ impl Bench<'_> {
     /// Seconds the stages of `program`'s evaluation took: the median of [`RUNS`] after a warm-up.
     /// On an accelerator the result stays there (no copy out).
     fn time(&self, program: impl Fn() -> Array<f64>) -> crate::Result<Timed> {
+        self.time_where(program, self.accelerator)
+    }
+
+    /// [`Bench::time`], the result left on the accelerator (`on_device`) or brought back.
+    fn time_where(&self, program: impl Fn() -> Array<f64>, on_device: bool) -> crate::Result<Timed> {
         let mut times = Vec::with_capacity(RUNS);
         let mut plan = None;
         for run in 0..=RUNS {
             let seconds = bach_runtime::with_session(self.session, || -> crate::Result<f64> {
                 let a = program();
-                if self.accelerator {
+                if on_device {
                     a.eval_on_device()?;
                 } else {
                     a.eval()?;
@@ -410,9 +454,14 @@ struct Timed {
 }
 
 impl Timed {
-    /// (stages, elements they streamed): the work of the cost model's `stage` row.
+    /// (calls, elements streamed): the work of the cost model's `stage` row (a call per stage
+    /// on the CPU, per piece on an accelerator: [`bach_runtime::Plan::stage_calls`]).
     fn stages(&self) -> (f64, f64) {
-        self.plan.as_ref().map_or((1.0, 0.0), |p| (p.stages.len() as f64, p.stages.iter().map(|s| s.streamed_elements).sum::<usize>() as f64))
+        self.plan.as_ref().map_or((1.0, 0.0), |p| ((0..p.stages.len()).map(|s| p.stage_calls(s)).sum(), p.stages.iter().map(|s| s.streamed_elements).sum::<usize>() as f64))
+    }
+    /// Pieces of the accelerator's stages.
+    fn accelerator_pieces(&self) -> usize {
+        self.plan.as_ref().map_or(0, |p| p.stages.iter().filter(|s| s.device != CPU).map(|s| s.pieces).sum())
     }
     /// The seconds left for the ops once `model`'s estimate of the stages' own cost is taken off.
     fn ops_seconds(&self, model: &CostModel) -> f64 {
@@ -524,6 +573,7 @@ mod tests {
             ("math", DeviceKind::Emulated),
             ("copy h2d", DeviceKind::Emulated),
             ("copy d2h", DeviceKind::Emulated),
+            ("piece", DeviceKind::Emulated),
         ] {
             assert!(fams.contains(&want), "{want:?} missing from {fams:?}");
         }

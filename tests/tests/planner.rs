@@ -171,7 +171,8 @@ fn a_lazy_allocation_is_made_where_its_first_user_runs() {
     let s = Session::new();
     with_session(&s, || {
         let k = gpu_op("k");
-        let z: Array<f64> = Array::zeros(1 << 16);
+        // 32 MiB: large enough that the accelerator's piece (0.3 ms) is worth it.
+        let z: Array<f64> = Array::zeros(1 << 22);
         let y = call(&k, &[z.lazy()]);
         let plan = s.plan_for(&[y.lazy()], &devices()).unwrap();
         assert_eq!(plan.allocations.len(), 1, "{plan}");
@@ -195,7 +196,7 @@ fn a_lazy_allocation_is_made_where_its_first_user_runs() {
         assert_eq!(plan.allocations[0].device, CPU);
         assert_eq!(plan.allocations[0].first_user, None);
         // It computes the same here.
-        assert_exact("k(zeros)", &y.to_array().unwrap(), &ArrayD::from_elem(IxDyn(&[1 << 16]), 1.0));
+        assert_exact("k(zeros)", &y.to_array().unwrap(), &ArrayD::from_elem(IxDyn(&[1 << 22]), 1.0));
     });
 }
 
@@ -563,6 +564,51 @@ fn a_page_locked_host_array_is_priced_at_the_pinned_rate_and_can_move_its_reader
         assert!(seconds < 2e-3, "{seconds} s for the copy in");
         assert!(locked.predicted.seconds() < ordinary.predicted.seconds(), "{locked}");
     }
+}
+
+#[test]
+fn pieces_of_an_accelerator_stage_are_priced_and_can_send_the_whole_plan_to_the_cpu() {
+    // `k` over 2^20 rows from a host array, paged through a 1 MiB budget: many pieces. With
+    // pieces free it runs on the accelerator; at 1 ms a piece the whole plan on the CPU is
+    // cheaper, and `optimal` says so on the op and in the notes.
+    let n = 1usize << 20;
+    let meta = Meta::new(bach_runtime::DType::F64, [n]);
+    let node = |id: u64, op: Arc<Annotation>, inputs: Vec<usize>, materialized: Option<DeviceId>, target: bool| PartNode {
+        id,
+        op,
+        arg_splits: inputs.iter().map(|_| split::rows()).collect(),
+        inputs,
+        meta: meta.clone(),
+        cell: 1,
+        materialized,
+        host_memory: bach_runtime::MemoryKind::Pageable,
+        target,
+        keep_on_device: false,
+        forced: None,
+    };
+    let part =
+        GraphPart { nodes: vec![node(0, oa("source").elementwise().cpu(|_, a| Ok(a[0].to_value())).build(), vec![], Some(CPU), false), node(1, gpu_op("k"), vec![0], None, true)] };
+    let mut cost = CostModel::h100();
+    for (path, value) in [("elementwise.cpu.per_element", "5e-9"), ("stage.cuda.per_call", "0")] {
+        cost.set(path, value).unwrap();
+    }
+    let cap = Some(1 << 20);
+    let free = plan::plan(&part, &cost, &devices(), Policy::Optimal, cap).unwrap();
+    assert_ne!(free.stages[0].device, CPU, "pieces free: the accelerator\n{free}");
+    let pieces = free.stages[0].pieces;
+    assert!(pieces >= 8, "{free}");
+    cost.set("stage.cuda.per_call", "1e-3").unwrap();
+    let priced = plan::plan(&part, &cost, &devices(), Policy::Optimal, cap).unwrap();
+    assert_eq!(priced.stages[0].device, CPU, "{pieces} pieces at 1 ms: the CPU\n{priced}");
+    assert_eq!(priced.policy, Policy::Optimal);
+    let step = priced.step_of(1).unwrap();
+    assert!(matches!(step.reason, bach_runtime::plan::Reason::WholePlan { pieces: p, .. } if p == pieces), "{}", step.reason);
+    assert!(priced.notes.iter().any(|n| n.contains("whole plan on the CPU")), "{:?}", priced.notes);
+    // The accelerator's plan, had it run: its pieces at 1 ms each are in its prediction.
+    let threshold = plan::plan(&part, &cost, &devices(), Policy::Threshold, cap).unwrap();
+    assert_ne!(threshold.stages[0].device, CPU, "threshold weighs ops one by one\n{threshold}");
+    assert!(threshold.predicted.seconds() >= pieces as f64 * 1e-3, "{threshold}");
+    assert!((threshold.stage_calls(0) - pieces as f64).abs() < 0.5);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -14,7 +14,8 @@
 //!
 //! Rows without a measurement there (CPU reduce, product, alloc, layout, closure, stage; CUDA
 //! alloc and layout) use the defaults' per-thread rates for 16 threads or the CUDA elementwise
-//! rate; the CUDA stage row is an estimate (20 us per stage, device memory at 3 TB/s).
+//! rate; the CUDA stage row: 0.3 ms per piece (measured, see `cuda_rows`), device memory at
+//! 3 TB/s (an estimate).
 
 use super::{CopyRate, CopyRow, CostModel, Direction, Family, MemoryKind, OpRate, OpRow};
 use crate::profile::DeviceKind;
@@ -34,9 +35,12 @@ pub(super) fn cuda_rows() -> (Vec<OpRow>, Vec<CopyRow>) {
         (Family::Layout, rate(3.4e-6, 10.9e-12, 0.0)),
         (Family::Closure, rate(3.4e-6, 10.9e-12, 0.0)),
         (Family::Other, rate(3.4e-6, 10.9e-12, 0.0)),
-        // Per stage: its pieces' bookkeeping; per element streamed: device memory at about
-        // 3 TB/s (8-byte values). Not measured there: an estimate.
-        (Family::Stage, rate(20e-6, 2.7e-12, 0.0)),
+        // Per piece (an accelerator stage pays `per_call` once a piece): its copies'
+        // bookkeeping, events, launches and buffers, 0.3 ms (Black-Scholes 2^22 in 63 pieces
+        // of 8 MiB: 32.2-32.8 ms on the H100 and H200 hosts against 13.2 ms predicted for its
+        // ops and copies, 2026-11-26); per element streamed: device memory at about 3 TB/s
+        // (8-byte values), an estimate.
+        (Family::Stage, rate(300e-6, 2.7e-12, 0.0)),
     ];
     let copy = |direction, memory, latency: f64, bandwidth: f64| CopyRow { device: DeviceKind::Cuda, direction, memory, rate: CopyRate { latency, bandwidth } };
     let copies = vec![

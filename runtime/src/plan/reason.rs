@@ -27,6 +27,9 @@ pub enum Reason {
     /// the copies its arguments need to reach each device (with their bytes, to the
     /// accelerator), and the margin: what moving it alone would add to the total.
     Optimal { on_accelerator: bool, cpu_s: f64, accelerator_s: f64, copies_cpu_s: f64, copies_accelerator_s: f64, copy_bytes: usize, margin_s: f64 },
+    /// `optimal`'s placement put ops on the accelerator, but once its stages were cut into
+    /// pieces (each with a fixed cost) the whole plan on the CPU was predicted cheaper.
+    WholePlan { cpu_s: f64, accelerator_s: f64, pieces: usize },
     /// A value or the cell asked for this device.
     Forced(Forced),
     /// Asked for the accelerator, but the op has no accelerator version or there is none.
@@ -74,6 +77,9 @@ impl fmt::Display for Reason {
                 } else {
                     write!(f, "optimal: cpu {} vs accelerator {} + copies {}{margin}", seconds(cpu), seconds(*accelerator_s), seconds(*copies_accelerator_s))
                 }
+            }
+            Reason::WholePlan { cpu_s, accelerator_s, pieces } => {
+                write!(f, "optimal: the whole plan on the CPU ({}) beats the one with the accelerator ({}, its {pieces} pieces counted)", seconds(*cpu_s), seconds(*accelerator_s))
             }
             Reason::Forced(forced) => write!(f, "{forced}"),
             Reason::ForcedUnavailable(forced) => write!(f, "{forced}, but it cannot run there: on the CPU"),
