@@ -166,6 +166,36 @@ fn heap_free_bytes() -> Option<usize> {
     Some(mallinfo2().fordblks)
 }
 
+/// Whether the whole pages of `[ptr, ptr + len)` are in memory already, judged by up to 64
+/// pages spread over it (`mincore`): memory a session's earlier results left in its heap
+/// ([`from_heap`]) is, and faulting it in again ([`Prefault`]) only competes with the copies
+/// into it (on the H200 host Black-Scholes 2^26's evaluation took 49 ms with its results
+/// faulted in ahead, 37 ms without, once they reused the last ones' memory). `false` where
+/// it cannot tell (not Linux) or for less than a page.
+pub fn resident(ptr: *const u8, len: usize) -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        extern "C" {
+            fn mincore(addr: *mut std::ffi::c_void, length: usize, vec: *mut u8) -> i32;
+        }
+        let start = (ptr as usize).next_multiple_of(PAGE);
+        let end = (ptr as usize + len) / PAGE * PAGE;
+        if end <= start {
+            return false;
+        }
+        let pages = (end - start) / PAGE;
+        let samples = pages.min(64);
+        return (0..samples).all(|i| {
+            let page = start + (i * pages / samples) * PAGE;
+            let mut state = 0u8;
+            // SAFETY: one page-aligned page of a mapping the caller holds; one byte out.
+            unsafe { mincore(page as *mut std::ffi::c_void, PAGE, &mut state) == 0 && state & 1 == 1 }
+        });
+    }
+    #[allow(unreachable_code)]
+    false
+}
+
 /// Physical memory of this host, from /proc/meminfo.
 pub(crate) fn host_memory_bytes() -> Option<u64> {
     let text = std::fs::read_to_string("/proc/meminfo").ok()?;
@@ -392,6 +422,32 @@ mod tests {
         drop(v);
         let after = heap_free_bytes().expect("counted before");
         assert!(after >= 16 << 20, "16 MiB freed into a heap: {before} bytes free before, {after} after");
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn written_memory_is_resident_and_fresh_memory_is_not() {
+        extern "C" {
+            fn mmap(addr: *mut std::ffi::c_void, len: usize, prot: i32, flags: i32, fd: i32, off: i64) -> *mut std::ffi::c_void;
+            fn munmap(addr: *mut std::ffi::c_void, len: usize) -> i32;
+        }
+        const PROT_READ_WRITE: i32 = 0x3;
+        const MAP_PRIVATE_ANONYMOUS: i32 = 0x02 | 0x20;
+        let n = 16 << 20;
+        // SAFETY: a new private anonymous mapping, unmapped below.
+        let p = unsafe { mmap(std::ptr::null_mut(), n, PROT_READ_WRITE, MAP_PRIVATE_ANONYMOUS, -1, 0) };
+        assert!(p as isize != -1, "mmap failed");
+        let p = p as *mut u8;
+        assert!(!resident(p, n), "a fresh mapping is not in memory");
+        // SAFETY: p is valid for n bytes.
+        unsafe { std::ptr::write_bytes(p, 7, n / 2) };
+        assert!(!resident(p, n), "half written: the other half is not in");
+        // SAFETY: as above.
+        unsafe { std::ptr::write_bytes(p, 7, n) };
+        assert!(resident(p, n), "written all over: in memory");
+        assert!(!resident(p, 100), "under a page: cannot tell");
+        // SAFETY: mapped above with this length.
+        unsafe { munmap(p as *mut std::ffi::c_void, n) };
     }
 
     #[test]

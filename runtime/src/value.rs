@@ -466,11 +466,14 @@ impl RowsOut {
     }
     /// Fault the memory in on `threads` background threads, in row order, while the writers
     /// are busy elsewhere (an accelerator computing the rows it will copy here): the copies
-    /// then land in touched memory. Nothing happens for small results or where the OS cannot
-    /// (see [`crate::fresh::Prefault`]).
+    /// then land in touched memory. Nothing happens for small results, memory that is in
+    /// already ([`crate::fresh::resident`]), or where the OS cannot (see
+    /// [`crate::fresh::Prefault`]).
     pub fn prefault(&mut self, threads: usize) {
-        if self.prefault.is_none() {
-            self.prefault = crate::fresh::Prefault::start(self.buf.base(), self.meta.len() * self.meta.dtype.size_of(), threads);
+        let len = self.meta.len() * self.meta.dtype.size_of();
+        // Memory of earlier results, reused ([`crate::fresh::from_heap`]), is in already.
+        if self.prefault.is_none() && !crate::fresh::resident(self.buf.base(), len) {
+            self.prefault = crate::fresh::Prefault::start(self.buf.base(), len, threads);
         }
     }
     /// The handle through which `range` of axis 0 is written. The caller hands out each row
