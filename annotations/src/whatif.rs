@@ -1,9 +1,12 @@
 //! What-if: plan a pending value under a changed cost model, or another machine's profile,
 //! beside the plan the session would make now, without running anything.
 //!
-//! Both plans are made for the same devices: this session's, plus a hypothetical 80 GB H100
-//! when it has no accelerator (so that a what-if about GPU figures can say something on a
-//! machine without one). Their predicted timelines are drawn on one time scale.
+//! A changed parameter is planned for this session's devices, plus a hypothetical 80 GB
+//! H100 when it has no accelerator (so that a what-if about GPU figures can say something on
+//! a machine without one). Another machine's profile is planned for that machine: the CPU
+//! and a hypothetical GPU in place of any accelerator that is not one (the emulated
+//! accelerator), since the profile's figures are for a GPU. Their predicted timelines are
+//! drawn on one time scale.
 
 use std::fmt;
 
@@ -35,7 +38,12 @@ pub fn whatif<A: bach_runtime::Element>(a: &Array<A>, settings: &[(&str, &str)])
 /// `bach-bench cost`): `:bach whatif profile <h100|default|FILE> <expr>`.
 pub fn whatif_profile<A: bach_runtime::Element>(a: &Array<A>, profile: &str) -> crate::Result<WhatIf> {
     let model = load_profile(profile, &a.lazy().session().devices().profiles())?;
-    whatif_with(a.lazy(), model, format!("profile {profile}"))
+    let gpu = match profile.trim() {
+        "h100" => "NVIDIA H100 80GB HBM3".to_string(),
+        "default" => String::new(),
+        _ => model.measured_on.as_ref().map_or_else(|| "the profile's GPU".to_string(), |m| format!("GPU of {m}")),
+    };
+    whatif_with(a.lazy(), model, format!("profile {profile}"), (!gpu.is_empty()).then_some(gpu))
 }
 
 /// A profile by name or path: `h100`, `default` (the uncalibrated defaults for `devices`),
@@ -56,18 +64,26 @@ fn whatif_settings(lazy: &Lazy, settings: &[(&str, &str)]) -> crate::Result<What
         model.set(path, value).map_err(|e| bach_runtime::BachError::invalid("whatif", e))?;
     }
     let change = settings.iter().map(|(p, v)| format!("{p} = {v}")).collect::<Vec<_>>().join(", ");
-    whatif_with(lazy, model, change)
+    whatif_with(lazy, model, change, None)
 }
 
-fn whatif_with(lazy: &Lazy, changed_model: CostModel, change: String) -> crate::Result<WhatIf> {
+/// The two plans; `other_gpu`: the changed side is another machine's, with this GPU where
+/// the session has no CUDA device.
+fn whatif_with(lazy: &Lazy, changed_model: CostModel, change: String, other_gpu: Option<String>) -> crate::Result<WhatIf> {
     let s = lazy.session();
     let mut devices = s.devices().profiles();
     if !devices.iter().any(|d| d.kind != DeviceKind::Cpu) {
         devices.push(DeviceProfile::hypothetical_gpu("NVIDIA H100 80GB HBM3", 80 << 30));
     }
+    let changed_devices = match other_gpu {
+        Some(name) if !devices.iter().any(|d| d.kind == DeviceKind::Cuda && !d.is_hypothetical()) => {
+            vec![devices[0].clone(), DeviceProfile::hypothetical_gpu(&name, 80 << 30)]
+        }
+        _ => devices.clone(),
+    };
     let current_model = s.config().cost;
     let current = s.plan_with(&[lazy], &current_model, &devices)?;
-    let changed = s.plan_with(&[lazy], &changed_model, &devices)?;
+    let changed = s.plan_with(&[lazy], &changed_model, &changed_devices)?;
     Ok(WhatIf { change, current, changed, current_model, changed_model, cell: s.cell() })
 }
 

@@ -68,6 +68,29 @@ fn a_whatif_under_a_profile_file_or_the_h100_profile() {
     });
 }
 
+/// With the emulated accelerator (the tour's kernel), "what if this ran on an H100" plans for
+/// that machine: the CPU and a hypothetical H100, not the emulated device priced by the H100
+/// profile (whose emulated rows are a CPU's, so nothing ever moved). A changed parameter
+/// keeps the session's devices.
+#[test]
+fn a_profile_whatif_with_the_emulated_accelerator_plans_for_the_profiles_gpu() {
+    let devices = bach_runtime::Devices::select(bach_runtime::DeviceChoice::Emulated(None)).unwrap();
+    let s = Session::with_devices(devices);
+    with_session(&s, || {
+        let w = Array::<f64>::linspace(0.0, 1.0, 1 << 24);
+        let fresh = ((&w * 2.0).sin() + (&w * 0.5).cos()).sqrt();
+        let what = bach::whatif_profile(&fresh, "h100").unwrap();
+        assert!(what.current.devices.iter().any(|d| d.kind == bach_runtime::DeviceKind::Emulated), "{}", what.current);
+        assert!(what.changed.devices.iter().all(|d| d.kind != bach_runtime::DeviceKind::Emulated), "{}", what.changed);
+        assert!(what.changed.devices.iter().any(|d| d.kind == bach_runtime::DeviceKind::Cuda && d.name.contains("H100")), "{}", what.changed);
+        assert!(what.changed.steps.iter().any(|st| st.device != CPU), "2^24 sines and cosines go to the H100:\n{}", what.changed);
+        assert!(what.to_string().contains("NVIDIA H100"), "{what}");
+        let setting = bach::whatif(&fresh, &[("math.emulated.per_element", "1e-12")]).unwrap();
+        assert!(setting.changed.devices.iter().any(|d| d.kind == bach_runtime::DeviceKind::Emulated), "{}", setting.changed);
+        assert_eq!(s.trace().evals().count(), 0);
+    });
+}
+
 /// Every evaluation records per stage what the model predicted beside what it took.
 #[test]
 fn evaluations_record_predicted_and_actual_per_stage() {
