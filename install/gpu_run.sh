@@ -8,10 +8,11 @@
 #
 # PARTS=tests,bench,large,ml,calibrate (the default: all; `profile`, not in the default, runs
 # Black-Scholes 2^22 at 8 MiB under Nsight Systems where `nsys` is installed) runs some of it, e.g. one part per
-# call where a command may run 10 minutes at most. On an H200 host (stop 28): tests 17 s, ml
-# 28 s (before the gpu mode and the seeded runs), calibrate 8 s; bench and large time bach beside the hand-written program only (no
-# single-threaded cpu mode): about a minute each, estimated from stop 28's runs. Parts run
-# into the same RESULTS_DIR add up: the targets table reads every benchmark's output there.
+# call where a command may run 10 minutes at most. Measured on the H100 and H200 hosts (stop
+# 32): tests,bench,large,calibrate together 112-134 s (tests about 17 s, bench about 75 s,
+# large about 20 s, calibrate with its 12 residual runs about 15 s); ml about 40 s (stop 29).
+# Parts run into the same RESULTS_DIR add up: the targets table reads every benchmark's
+# output there.
 #
 # RESULTS_DIR/gpu-bundle.log has everything; benchmarks' JSON lines, timeline charts (SVG) and
 # the calibrated CUDA cost profile lie beside it. BACH_CUDA_LIB=DIR names the directory with
