@@ -38,12 +38,13 @@ pub fn whatif<A: bach_runtime::Element>(a: &Array<A>, settings: &[(&str, &str)])
 /// `bach-bench cost`): `:bach whatif profile <h100|default|FILE> <expr>`.
 pub fn whatif_profile<A: bach_runtime::Element>(a: &Array<A>, profile: &str) -> crate::Result<WhatIf> {
     let model = load_profile(profile, &a.lazy().session().devices().profiles())?;
+    // The machine the profile describes: this one for `default`.
     let gpu = match profile.trim() {
-        "h100" => "NVIDIA H100 80GB HBM3".to_string(),
-        "default" => String::new(),
-        _ => model.measured_on.as_ref().map_or_else(|| "the profile's GPU".to_string(), |m| format!("GPU of {m}")),
+        "h100" => Some("NVIDIA H100 80GB HBM3".to_string()),
+        "default" => None,
+        _ => Some(model.measured_on.as_ref().map_or_else(|| "the profile's GPU".to_string(), |m| format!("GPU of {m}"))),
     };
-    whatif_with(a.lazy(), model, format!("profile {profile}"), (!gpu.is_empty()).then_some(gpu))
+    whatif_with(a.lazy(), model, format!("profile {profile}"), gpu)
 }
 
 /// A profile by name or path: `h100`, `default` (the uncalibrated defaults for `devices`),

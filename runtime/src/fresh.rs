@@ -27,6 +27,20 @@ extern "C" {
     fn madvise(addr: *mut std::ffi::c_void, len: usize, advice: i32) -> i32;
 }
 
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+extern "C" {
+    fn mallopt(param: i32, value: i32) -> i32;
+    fn malloc_trim(pad: usize) -> i32;
+}
+
+/// Whether the session keeps what it frees (all of this module's allocator policy):
+/// `BACH_KEEP_FREED=0` turns it off, read once per process.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn keep_freed() -> bool {
+    static ON: std::sync::LazyLock<bool> = std::sync::LazyLock::new(|| std::env::var("BACH_KEEP_FREED").as_deref() != Ok("0"));
+    *ON
+}
+
 /// Asks glibc's allocator, once per process, to keep the memory a program frees for its
 /// next allocations: blocks up to 32 MiB come from its heaps (`M_MMAP_THRESHOLD`, the
 /// largest it takes; larger ones stay fresh `mmap`s, except a stage's results: see
@@ -51,11 +65,8 @@ pub fn keep_freed_memory() {
     {
         static ONCE: std::sync::Once = std::sync::Once::new();
         ONCE.call_once(|| {
-            if std::env::var("BACH_KEEP_FREED").as_deref() == Ok("0") {
+            if !keep_freed() {
                 return;
-            }
-            extern "C" {
-                fn mallopt(param: i32, value: i32) -> i32;
             }
             const M_TRIM_THRESHOLD: i32 = -1;
             const M_MMAP_THRESHOLD: i32 = -3;
@@ -90,10 +101,7 @@ pub fn keep_freed_memory() {
 pub fn from_heap<R>(alloc: impl FnOnce() -> R) -> R {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     {
-        if std::env::var("BACH_KEEP_FREED").as_deref() != Ok("0") {
-            extern "C" {
-                fn mallopt(param: i32, value: i32) -> i32;
-            }
+        if keep_freed() {
             const M_MMAP_MAX: i32 = -4;
             /// glibc's `DEFAULT_MMAP_MAX`.
             const DEFAULT_MMAP_MAX: i32 = 65536;
@@ -117,15 +125,12 @@ pub fn from_heap<R>(alloc: impl FnOnce() -> R) -> R {
 pub fn trim_when_holding_too_much() -> Option<usize> {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     {
-        if std::env::var("BACH_KEEP_FREED").as_deref() == Ok("0") {
+        if !keep_freed() {
             return None;
         }
         let limit = host_memory_bytes().map_or(4 << 30, |b| (b / 4) as usize);
         let free = heap_free_bytes();
         if free.is_none_or(|f| f > limit) {
-            extern "C" {
-                fn malloc_trim(pad: usize) -> i32;
-            }
             // SAFETY: gives free heap memory back to the OS; valid at any time.
             unsafe { malloc_trim(0) };
             return Some(free.unwrap_or(0));
@@ -196,11 +201,15 @@ pub fn resident(ptr: *const u8, len: usize) -> bool {
     false
 }
 
-/// Physical memory of this host, from /proc/meminfo.
+/// Physical memory of this host, from /proc/meminfo (read once: it is asked after every
+/// evaluation).
 pub(crate) fn host_memory_bytes() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let kib: u64 = text.lines().find(|l| l.starts_with("MemTotal:"))?.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024)
+    static TOTAL: std::sync::OnceLock<Option<u64>> = std::sync::OnceLock::new();
+    *TOTAL.get_or_init(|| {
+        let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+        let kib: u64 = text.lines().find(|l| l.starts_with("MemTotal:"))?.split_whitespace().nth(1)?.parse().ok()?;
+        Some(kib * 1024)
+    })
 }
 
 const PAGE: usize = 4096;
@@ -388,7 +397,7 @@ mod tests {
     #[test]
     fn freed_memory_is_written_again_without_faults() {
         keep_freed_memory();
-        if std::env::var("BACH_KEEP_FREED").as_deref() == Ok("0") {
+        if !keep_freed() {
             return;
         }
         let n = 4 << 20;
@@ -407,8 +416,7 @@ mod tests {
         assert!(faults[1] < 64 && faults[2] < 64, "page faults writing 4 MiB three times: {faults:?}");
     }
 
-    /// What the heaps hold free is seen (glibc 2.33+), and a trim when it is past the limit
-    /// gives it back.
+    /// What the heaps hold free is seen (glibc 2.33+): a block freed into a heap is counted.
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     #[test]
     fn the_heaps_free_memory_is_counted() {
