@@ -13,8 +13,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 out=target/gpu-bundle
 # The test binaries that exercise an accelerator: the device conformance suite, every op
-# against ndarray, memories and transfers, NVRTC kernels.
-tests=(conformance ops_equivalence devices nvrtc)
+# against ndarray, memories and transfers, NVRTC kernels, results landing in page-locked memory.
+tests=(conformance ops_equivalence devices nvrtc results_memory)
 
 command -v strip >/dev/null || { echo "gpu_bundle: needs strip (binutils)" >&2; exit 1; }
 echo "gpu_bundle: building release binaries"

@@ -110,6 +110,7 @@ if part tests; then
     step "ops_equivalence (every op on CUDA against ndarray)" "$t/ops_equivalence"
     step "nvrtc (kernels compiled and run on the GPU)" "$t/nvrtc" --include-ignored
     step "devices (memories and transfers, BACH_DEVICE=cuda)" env BACH_DEVICE=cuda "$t/devices"
+    step "results_memory (results reuse memory, kept page-locked on the GPU)" env BACH_DEVICE=cuda "$t/results_memory"
 fi
 
 if [ "$parts" != tests ]; then
@@ -161,6 +162,9 @@ if part bench; then
     # (linspace where first used: no input copy, so the floor is the outputs' copy out).
     pair black-scholes-26 black-scholes --log2 26 --inputs reference --repeat 3
     pair black-scholes-26-lazy black-scholes --log2 26 --inputs lazy --repeat 3
+    # Beside it, bach only: results copied out through staging buffers, their memory not kept
+    # page-locked between evaluations (BACH_CUDA_LAND=0).
+    step "black-scholes-26-lazy-no-landing" to_file "$results/black-scholes-26-lazy-no-landing.out" env BACH_CUDA_LAND=0 "$b" run black-scholes --log2 26 --inputs lazy --mode bach --device cuda --repeat 3 --json
     pair haversine-24 haversine --log2 24 --inputs reference --repeat 5
 fi
 if part large; then

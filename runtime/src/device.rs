@@ -98,12 +98,30 @@ pub trait Device: Send + Sync {
     /// plan that leaves an array on the CPU because its copies are slow would never learn
     /// that they need not be. The default does nothing.
     fn may_read_later(&self, _value: &Value) {}
+    /// `value` is a stage's result that this device copied into host memory, written in
+    /// place ([`crate::value::RowsOut`]): the device may prepare that memory for the results
+    /// of later evaluations, which land in it once the session has dropped this one (the CUDA
+    /// device page-locks it, once the evaluation has ended, as a landing that outlives the
+    /// value). The default does nothing.
+    fn results_landed(&self, _value: &Value) {}
     /// How this device's copies read the host memory of `value`: page-locked (the copy
     /// engine reads it straight, at the pinned rate) or ordinary memory (through staging).
     /// The default: ordinary.
     fn host_memory(&self, _value: &Value) -> crate::cost::MemoryKind {
         crate::cost::MemoryKind::Pageable
     }
+    /// What host memory a stage's result of `bytes`, written in place, is expected to land
+    /// in when this device copies it out: page-locked when the device keeps earlier results'
+    /// memory so ([`Device::results_landed`]) and the last results landed there. The default:
+    /// ordinary.
+    fn results_memory(&self, _bytes: usize) -> crate::cost::MemoryKind {
+        crate::cost::MemoryKind::Pageable
+    }
+    /// An evaluation is about to be planned: work the device does between evaluations
+    /// (the CUDA device page-locking host memory) should finish first, within a bound, so
+    /// that the plan sees its outcome and the evaluation's copies do not compete with it.
+    /// The default does nothing.
+    fn before_planning(&self) {}
     /// An evaluation ended (successfully or not): work saved for idle time may start (the
     /// CUDA device page-locks the arrays `keep_host` was given). The default does nothing.
     fn evaluation_done(&self) {}

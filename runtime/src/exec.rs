@@ -351,7 +351,10 @@ fn run_stage(env: &Env<'_>, eval: u64, plan: &Plan, s: usize, stage: &Stage, par
             let node = &part.nodes[o];
             let to_host_here = !accel || to_host.contains(&o);
             let by_rows = node.op.result_split().key() == "rows" && node.meta.ndim() > 0 && stage.split_len == Some(node.meta.rows());
-            if ranges.len() > 1 && to_host_here && by_rows {
+            // One piece on the CPU is its own result already; an accelerator's copy out lands
+            // in a RowsOut even then (memory the device may keep page-locked).
+            let kept_here = stage.kept_on_device.contains(&o);
+            if (ranges.len() > 1 || accel) && to_host_here && by_rows && !kept_here {
                 RowsOut::new(&node.meta)
             } else {
                 None
@@ -565,7 +568,11 @@ fn run_stage(env: &Env<'_>, eval: u64, plan: &Plan, s: usize, stage: &Stage, par
         let node = &part.nodes[o];
         let name = names[pos[o].expect("stage node")].clone();
         if let Some(dest) = dest {
-            store.host[o] = Some(dest.into_value()?);
+            let v = dest.into_value()?;
+            if accel {
+                device.results_landed(&v);
+            }
+            store.host[o] = Some(v);
         }
         if !host[k].is_empty() {
             let t0 = epoch.elapsed();

@@ -122,6 +122,8 @@ pub fn from_heap<R>(alloc: impl FnOnce() -> R) -> R {
 /// ([`keep_freed_memory`], [`from_heap`]) passes a quarter of the host's memory, give it
 /// back to the OS (`malloc_trim`). Returns the bytes that were free, when it trimmed. Where
 /// glibc has no `mallinfo2` (before 2.33), it trims whenever the heaps hold any.
+/// Before giving memory back, the hooks of [`before_trim`] run (with [`TRIM`] held for
+/// writing), so that nothing keeps page-locked memory the trim unmaps.
 pub fn trim_when_holding_too_much() -> Option<usize> {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     {
@@ -131,12 +133,68 @@ pub fn trim_when_holding_too_much() -> Option<usize> {
         let limit = host_memory_bytes().map_or(4 << 30, |b| (b / 4) as usize);
         let free = heap_free_bytes();
         if free.is_none_or(|f| f > limit) {
+            let _alone = TRIM.write().unwrap_or_else(|e| e.into_inner());
+            for hook in TRIM_HOOKS.lock().unwrap_or_else(|e| e.into_inner()).iter() {
+                hook();
+            }
             // SAFETY: gives free heap memory back to the OS; valid at any time.
             unsafe { malloc_trim(0) };
             return Some(free.unwrap_or(0));
         }
     }
     None
+}
+
+/// Held for writing while the heap's free memory is given back to the OS
+/// ([`trim_when_holding_too_much`]), for reading by whoever page-locks heap memory that
+/// outlives the value in it ([`stays_in_heap`]): page-locked pages that the trim then
+/// unmapped (`madvise`) would leave the GPU copying into pages the process no longer sees.
+pub static TRIM: std::sync::RwLock<()> = std::sync::RwLock::new(());
+
+type TrimHook = Box<dyn Fn() + Send + Sync>;
+static TRIM_HOOKS: std::sync::Mutex<Vec<TrimHook>> = std::sync::Mutex::new(Vec::new());
+
+/// Run `hook` before every trim of the heap ([`trim_when_holding_too_much`]), with [`TRIM`]
+/// held for writing: it must let go of page-locked heap memory (and not take [`TRIM`]).
+pub fn before_trim(hook: impl Fn() + Send + Sync + 'static) {
+    TRIM_HOOKS.lock().unwrap_or_else(|e| e.into_inner()).push(Box::new(hook));
+}
+
+/// Whether the `len` bytes of an allocation at `ptr` (as `malloc` returned it) lie in
+/// glibc's main heap and stay mapped after they are freed: the session keeps what it frees
+/// ([`keep_freed_memory`]: the heap's top is never given back as it is freed, only by
+/// [`trim_when_holding_too_much`]), and the block is neither a `mmap` of its own nor in
+/// another thread's arena (whose heaps glibc shrinks as they empty). Judged by the size word
+/// glibc keeps before every block (its `IS_MMAPPED` and `NON_MAIN_ARENA` bits clear, a size
+/// that holds `len`) and by the block ending below the program break (`sbrk(0)`: the main
+/// heap's end; `mmap`s, another allocator's included, lie above it). `false` where it cannot
+/// tell.
+pub fn stays_in_heap(ptr: *const u8, len: usize) -> bool {
+    #[cfg(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64"))]
+    {
+        extern "C" {
+            fn sbrk(increment: isize) -> *mut std::ffi::c_void;
+        }
+        if !keep_freed() || ptr.is_null() || !(ptr as usize).is_multiple_of(16) {
+            return false;
+        }
+        // SAFETY: sbrk(0) only reads the current break.
+        let brk = unsafe { sbrk(0) } as usize;
+        if brk == usize::MAX || (ptr as usize).checked_add(len).is_none_or(|end| end > brk) {
+            return false;
+        }
+        const IS_MMAPPED: usize = 0x2;
+        const NON_MAIN_ARENA: usize = 0x4;
+        // SAFETY: below the break, in the main heap: glibc keeps the block's size word in the
+        // 8 bytes before the pointer it returned (mapped, readable memory of the heap).
+        let size = unsafe { std::ptr::read_volatile((ptr as *const usize).sub(1)) };
+        return size & (IS_MMAPPED | NON_MAIN_ARENA) == 0 && (size & !7) >= len;
+    }
+    #[allow(unreachable_code)]
+    {
+        let _ = (ptr, len);
+        false
+    }
 }
 
 /// Bytes free in glibc's heaps (`mallinfo2().fordblks`), looked up at run time so that the

@@ -354,6 +354,9 @@ impl Session {
     /// The part of the graph that `targets` need and that is not evaluated yet, in
     /// topological order, with the values already computed at its boundary.
     fn extract(&self, targets: &[&Lazy], keep_on_device: bool) -> Result<Extract> {
+        for d in self.devices.all() {
+            d.before_planning();
+        }
         let g = lock(&self.graph);
         let mut order: Vec<NodeIndex> = Vec::new();
         let mut pos: std::collections::HashMap<NodeIndex, usize> = Default::default();
@@ -406,6 +409,10 @@ impl Session {
                 materialized: n.value.as_ref().map(|v| v.device().unwrap_or(CPU)).or((n.op.kind() == OpKind::Source).then_some(CPU)),
                 host_memory: match &n.value {
                     Some(v) if v.device().is_none() && self.devices.all().any(|d| d.host_memory(v) == MemoryKind::Pinned) => MemoryKind::Pinned,
+                    _ => MemoryKind::Pageable,
+                },
+                lands_in: match &n.value {
+                    None if self.devices.all().any(|d| d.results_memory(n.meta.bytes()) == MemoryKind::Pinned) => MemoryKind::Pinned,
                     _ => MemoryKind::Pageable,
                 },
                 target: target_set.contains(&idx),

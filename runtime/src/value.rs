@@ -371,6 +371,8 @@ pub struct HostRows {
     rows: usize,
     dtype: DType,
     written: Arc<std::sync::atomic::AtomicUsize>,
+    /// Bytes of the whole result these rows are part of.
+    whole: usize,
 }
 
 // SAFETY: a `HostRows` is the only handle to its bytes (the executor hands out disjoint row
@@ -387,6 +389,10 @@ impl HostRows {
     }
     pub fn dtype(&self) -> DType {
         self.dtype
+    }
+    /// Bytes of the whole result these rows are part of.
+    pub fn whole_len(&self) -> usize {
+        self.whole
     }
     /// The destination bytes (not yet initialised).
     pub fn bytes_mut(&mut self) -> &mut [std::mem::MaybeUninit<u8>] {
@@ -484,7 +490,7 @@ impl RowsOut {
         }
         // SAFETY: in bounds of the allocation (capacity meta.len() elements).
         let ptr = unsafe { self.buf.base().add(range.start * self.row_bytes) };
-        Ok(HostRows { ptr, len: range.len() * self.row_bytes, rows: range.len(), dtype: self.meta.dtype, written: self.written.clone() })
+        Ok(HostRows { ptr, len: range.len() * self.row_bytes, rows: range.len(), dtype: self.meta.dtype, written: self.written.clone(), whole: self.meta.rows() * self.row_bytes })
     }
     /// The finished value; an error if some rows were never written.
     pub fn into_value(mut self) -> Result<Value> {

@@ -43,6 +43,10 @@ fn main() {
                 let v = y.eval().unwrap();
                 let after = process_faults() - before;
                 let got: f64 = v.iter().sum();
+                // The results lie in the main heap, which keeps them mapped once freed: the
+                // CUDA device may keep that memory page-locked for later results.
+                let bytes = v.len() * 8;
+                assert_eq!(bach_runtime::fresh::stays_in_heap(v.as_ptr() as *const u8, bytes), keep, "round {round}: results in the heap");
                 assert!((got - want).abs() <= want.abs() * 1e-9, "round {round}: {got} against {want}");
                 let plan = s.trace().last().and_then(|e| e.plans.last().cloned()).expect("a plan");
                 assert!(plan.stages.iter().any(|st| st.pieces > 1), "the result is written by pieces:\n{plan}");
@@ -52,6 +56,16 @@ fn main() {
             })
             .collect()
     });
+    // A user's large array is a `mmap` of its own (freed, it is unmapped), and so is one of
+    // another thread's: neither is heap memory that stays mapped.
+    assert!(!bach_runtime::fresh::stays_in_heap(x.as_ptr() as *const u8, x.len() * 8), "a 1 GiB array of the user's is its own mmap");
+    let other = std::thread::spawn(|| {
+        let v = bach_runtime::fresh::from_heap(|| vec![1.0f64; 1 << 24]);
+        bach_runtime::fresh::stays_in_heap(v.as_ptr() as *const u8, v.len() * 8)
+    });
+    assert!(!other.join().unwrap(), "128 MiB allocated on another thread is not in the main heap");
+    let small = vec![0u8; 4096];
+    assert!(!bach_runtime::fresh::stays_in_heap(small.as_ptr(), 1 << 20), "a block smaller than the length asked about");
     println!("results_memory: page faults per evaluation of 2^27 results ({pages} pages): {faults:?}");
     if keep {
         // The first evaluation faults its results in; the ones after write into that memory.
@@ -61,5 +75,45 @@ fn main() {
     } else {
         assert!(faults[1..].iter().all(|&f| f >= pages / 2), "BACH_KEEP_FREED=0: results are fresh memory each time: {faults:?}");
     }
+    if std::env::var("BACH_DEVICE").as_deref() == Ok("cuda") {
+        on_the_gpu(&x, want, keep);
+    }
     println!("results_memory: ok");
+}
+
+/// On a GPU (`BACH_DEVICE=cuda`, as the GPU bundle runs it): the results of a stage streamed
+/// through the GPU in pieces land in the session's heap; that memory is kept page-locked once
+/// the first evaluation has ended, and the next evaluations' results, landing there, are
+/// copied straight into it. Every evaluation's results must be right.
+fn on_the_gpu(x: &ndarray::ArrayD<f64>, want: f64, keep: bool) {
+    use bach_runtime::{DeviceChoice, Devices, Policy};
+    let devices = Devices::select(DeviceChoice::Cuda).unwrap_or_else(|why| panic!("BACH_DEVICE=cuda, but: {why}"));
+    let s = Session::with_devices(devices);
+    // Every op on the GPU, in pieces of at most 256 MiB of device memory.
+    s.update_config(|c| {
+        c.policy = Policy::Greedy;
+        c.memory_cap = Some(256 << 20);
+    });
+    let mut notes = Vec::new();
+    with_session(&s, || {
+        let lx = Array::from_array(x.clone());
+        for round in 0..6 {
+            let y = (&lx * 2.0 + 1.0).exp().ln();
+            let v = y.eval().unwrap();
+            let got: f64 = v.iter().sum();
+            assert!((got - want).abs() <= want.abs() * 1e-9, "GPU round {round}: {got} against {want}");
+            let plan = s.trace().last().and_then(|e| e.plans.last().cloned()).expect("a plan");
+            assert!(plan.stages.iter().any(|st| st.pieces > 1 && st.device != bach_runtime::CPU), "the result comes from the GPU in pieces:\n{plan}");
+            drop(v);
+            drop(y);
+            // The page-locking runs on a worker once an evaluation has ended: let it finish.
+            std::thread::sleep(std::time::Duration::from_millis(1500));
+            notes.push(s.devices().report());
+        }
+    });
+    let last = notes.last().expect("rounds ran");
+    println!("results_memory: on the GPU: {last}");
+    if keep && !last.contains("staging buffers (") {
+        assert!(last.contains("of results' memory kept page-locked"), "the results' memory is kept page-locked after the first evaluation: {notes:#?}");
+    }
 }

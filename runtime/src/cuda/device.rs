@@ -88,6 +88,9 @@ fn fuse_on() -> bool {
 /// Largest piece of one device-to-host copy through one staging buffer, and how many are in
 /// flight while the drain thread copies earlier ones out.
 const CHUNK_OUT: usize = 16 << 20;
+/// The longest an evaluation waits, before its planning, for page-locking under way
+/// ([`super::memory::HostRegistry::settle`]).
+const SETTLE_BOUND: std::time::Duration = std::time::Duration::from_secs(1);
 const OUT_IN_FLIGHT: usize = 4;
 /// The device's own kernels around cuSOLVER's `syevd` ([`Launch::SymmetricEigen`]):
 /// `bach_eigen_check` flags a NaN or infinity in the lower triangle (`flags[1] = 1`; `syevd`
@@ -712,8 +715,30 @@ impl CudaDevice {
                 tag,
                 prefault: None,
                 out: Some(landing(at)?),
+                direct: None,
                 value: d,
             };
+            // Rows landing in page-locked memory (a landing of earlier results): one DMA
+            // straight into them, no staging buffers and no host copy.
+            if let Some(Landing::Rows(rows)) = download.out.as_mut() {
+                let whole = rows.whole_len();
+                let dest = rows.bytes_mut();
+                let at_addr = dest.as_ptr() as usize;
+                if !dest.is_empty() && self.gpu.registry.covers_range(at_addr..at_addr + dest.len()) {
+                    let stream = self.gpu.stream(Lane::D2h).cu_stream();
+                    // SAFETY: a live block (held by `value`) into page-locked rows owned by this
+                    // download until the end event, which `finish` waits for, has completed.
+                    unsafe { result::memcpy_dtoh_async(dest, src, stream) }.map_err(|e| at.cuda("cuMemcpyDtoHAsync", e))?;
+                    let start = download.start.take().expect("the span's start");
+                    let end = self.gpu.end(Lane::D2h, self.owner, Some((tag, EventKind::Transfer)), start).map_err(|e| at.cuda("cuEventRecord", e))?;
+                    self.gpu.registry.used_at(at_addr, end.clone());
+                    download.next = download.len;
+                    download.direct = Some(end);
+                    self.gpu.registry.rows_landed(whole, true);
+                    return Ok(download);
+                }
+                self.gpu.registry.rows_landed(whole, false);
+            }
             // A fresh landing of several chunks: fault its pages in ahead of the drain, which
             // copies chunk after chunk (a smaller one is drained before threads would help).
             if let (Some(Landing::Fresh(out)), true) = (download.out.as_mut(), prefault_on()) {
@@ -853,6 +878,8 @@ struct Download {
     /// stopped before the memory can go.
     prefault: Option<crate::fresh::Prefault>,
     out: Option<Landing>,
+    /// The end of one DMA straight into page-locked rows, when it went that way.
+    direct: Option<Arc<CudaEvent>>,
 }
 
 impl Download {
@@ -896,6 +923,9 @@ impl Download {
             // Declared after `out`, so dropped (its threads stopped) before `out` on every way
             // out of here, an error included.
             let prefault = self.prefault.take();
+            if let Some(done) = self.direct.take() {
+                done.synchronize().map_err(|e| at.cuda("waiting for a copy to the host", e))?;
+            }
             while let Some((offset, n, mut staging, done)) = self.inflight.pop_front() {
                 done.synchronize().map_err(|e| at.cuda("waiting for a copy to the host", e))?;
                 staging.done();
@@ -965,6 +995,22 @@ impl Device for CudaDevice {
         self.gpu.registry.keep(value);
     }
 
+    fn results_landed(&self, value: &Value) {
+        self.gpu.registry.land(value);
+    }
+
+    fn results_memory(&self, bytes: usize) -> crate::cost::MemoryKind {
+        if self.gpu.registry.results_pinned(bytes) {
+            crate::cost::MemoryKind::Pinned
+        } else {
+            crate::cost::MemoryKind::Pageable
+        }
+    }
+
+    fn before_planning(&self) {
+        self.gpu.registry.settle(SETTLE_BOUND);
+    }
+
     fn host_memory(&self, value: &Value) -> crate::cost::MemoryKind {
         match super::memory::host_range(value) {
             Some(r) if self.gpu.registry.covers_range(r.clone()) => crate::cost::MemoryKind::Pinned,
@@ -978,11 +1024,19 @@ impl Device for CudaDevice {
     }
 
     fn state_note(&self) -> Option<String> {
-        let (bytes, off) = self.gpu.registry.status();
+        let (bytes, landings, off) = self.gpu.registry.status();
         match off {
             Some(why) => Some(format!("{}: copies in go through staging buffers ({why})", self.profile.name)),
-            None if bytes > 0 => {
-                Some(format!("{}: {} of host arrays page-locked in place, or being (copied in straight, without staging)", self.profile.name, crate::units::bytes(bytes)))
+            None if bytes > landings => {
+                let mut note =
+                    format!("{}: {} of host arrays page-locked in place, or being (copied in straight, without staging)", self.profile.name, crate::units::bytes(bytes - landings));
+                if landings > 0 {
+                    note += &format!("; {} of results' memory kept page-locked (results copied out straight)", crate::units::bytes(landings));
+                }
+                Some(note)
+            }
+            None if landings > 0 => {
+                Some(format!("{}: {} of results' memory kept page-locked (results copied out straight, without staging)", self.profile.name, crate::units::bytes(landings)))
             }
             None => None,
         }

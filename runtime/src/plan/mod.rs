@@ -39,6 +39,11 @@ pub struct PartNode {
     /// once an accelerator has page-locked it ([`crate::Device::host_memory`]), so that its
     /// copies are priced at the copy engine's rate; ordinary memory otherwise.
     pub host_memory: MemoryKind,
+    /// The host memory a copy of this value out of an accelerator lands in, for a value
+    /// still to be computed: [`MemoryKind::Pinned`] when the accelerator keeps earlier
+    /// results' memory page-locked ([`crate::Device::results_memory`]); ordinary memory
+    /// otherwise.
+    pub lands_in: MemoryKind,
     /// Asked for by the evaluation.
     pub target: bool,
     /// Asked to stay in the accelerator's memory (`eval_on_device`) rather than come back.

@@ -103,15 +103,19 @@ pub(super) fn insert(
             }
             if to_host_reader || !device_whole {
                 on_host[o] = true;
+                // Results by rows are written in place (the executor's `RowsOut`), into memory
+                // the accelerator may keep page-locked; others land in fresh memory.
+                let node = &part.nodes[o];
+                let in_place = node.op.result_split().key() == "rows" && node.meta.ndim() > 0 && stage.split_len == Some(node.meta.rows()) && !device_whole;
                 transfers.push(Transfer {
                     node: o,
-                    id: part.nodes[o].id,
+                    id: node.id,
                     from: stage.device,
                     to: CPU,
-                    bytes: part.nodes[o].meta.bytes(),
+                    bytes: node.meta.bytes(),
                     stage: Some(s),
                     streamed: true,
-                    memory: MemoryKind::Pageable,
+                    memory: if in_place { node.lands_in } else { MemoryKind::Pageable },
                 });
             }
         }

@@ -132,11 +132,10 @@ pub(crate) fn problem(part: &GraphPart, consumers: &[Vec<usize>], devices: &[Dev
     for (i, node) in part.nodes.iter().enumerate() {
         let readers: Vec<usize> = consumers[i].iter().copied().filter(|&c| part.nodes[c].materialized.is_none()).collect();
         // A value's copy: the first reader's transfer estimator, else the cost model.
+        // Copies in read the value's host memory; copies out land in `lands_in`.
         let copy = |direction: Direction, a: &DeviceProfile| {
-            readers
-                .iter()
-                .find_map(|&c| part.nodes[c].op.estimate_transfer(&node.meta, a))
-                .unwrap_or_else(|| cost.copy_seconds_of(node.meta.bytes(), direction, node.host_memory, a))
+            let memory = if direction == Direction::H2d { node.host_memory } else { node.lands_in };
+            readers.iter().find_map(|&c| part.nodes[c].op.estimate_transfer(&node.meta, a)).unwrap_or_else(|| cost.copy_seconds_of(node.meta.bytes(), direction, memory, a))
         };
         let (to_accelerator_s, to_host_s) = accel.map_or((0.0, 0.0), |a| (copy(Direction::H2d, a), copy(Direction::D2h, a)));
         let mut n = ProblemNode {

@@ -232,6 +232,7 @@ mod tests {
                 cell: 1,
                 materialized,
                 host_memory: crate::cost::MemoryKind::Pageable,
+                lands_in: crate::cost::MemoryKind::Pageable,
                 target: targets & bit != 0 || i + 1 == kinds.len(),
                 keep_on_device: keep & bit != 0,
                 forced: None,
