@@ -809,3 +809,42 @@ fn a_fusing_device_is_paged_for_what_it_holds() {
         check_plan_order(&plan, &s.nodes());
     });
 }
+
+/// A fusing device runs a chain of elementwise ops as one kernel: the planner prices the ops
+/// inside the chain (read only by fusable ops, not asked for) at their arithmetic alone, and
+/// the op whose result leaves the chain as a kernel of its own. A device that does not fuse
+/// pays every op's launch and memory traffic.
+#[test]
+fn a_fusing_device_prices_a_chain_as_one_kernel() {
+    let s = Session::new();
+    with_session(&s, || {
+        s.update_config(|c| {
+            c.policy = Policy::Greedy;
+            c.cost = CostModel::h100();
+        });
+        let n = 1 << 22;
+        let x = Array::from_array(nd(&[n], uniform_vec(7, n, 0.0, 1.0)));
+        let y = Array::from_array(nd(&[n], uniform_vec(8, n, 0.0, 1.0)));
+        let inner = &x * &y;
+        let mid = inner.exp();
+        let w = (&mid + &x).sqrt() - &y;
+        let not_fusing = vec![DeviceProfile::cpu(), DeviceProfile { fuses_elementwise: false, ..DeviceProfile::hypothetical_gpu("H100", 80 << 30) }];
+        let fused = s.plan_for(&[w.lazy()], &devices()).unwrap();
+        let unfused = s.plan_for(&[w.lazy()], &not_fusing).unwrap();
+        let on = |plan: &Plan, v: &Array<f64>| plan.step_of(v.lazy().id()).unwrap().accelerator_s;
+        for v in [&inner, &mid] {
+            assert_eq!(plan_step_device(&fused, v), GPU, "{fused}");
+            assert_eq!(on(&fused, v), 0.0, "inside the chain: no launch, no memory traffic of its own\n{fused}");
+            assert!(on(&unfused, v) > 0.0, "{unfused}");
+        }
+        assert!(on(&fused, &w) > 0.0 && on(&fused, &w) == on(&unfused, &w), "the chain's last op is priced as a kernel\n{fused}");
+        assert!(fused.predicted.compute_s < unfused.predicted.compute_s, "{fused}\n{unfused}");
+        // Asked for, an op's result leaves the chain: it is priced as a kernel.
+        let asked = s.plan_for(&[w.lazy(), mid.lazy()], &devices()).unwrap();
+        assert!(on(&asked, &mid) > 0.0, "{asked}");
+    });
+}
+
+fn plan_step_device(plan: &Plan, v: &Array<f64>) -> DeviceId {
+    plan.step_of(v.lazy().id()).unwrap().device
+}
