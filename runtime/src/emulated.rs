@@ -9,10 +9,10 @@ use std::sync::Arc;
 use ndarray::{ArrayViewD, IxDyn};
 
 use crate::annotation::{Annotation, OpCtx};
-use crate::device::{run_cpu_kernel, Device, DeviceId, DeviceKind, DeviceProfile, MemoryUse, PendingCopy, Tag};
+use crate::device::{run_cpu_kernel, Device, DeviceId, DeviceKind, DeviceProfile, MemoryUse, PendingCopy, PendingWrite, Tag};
 use crate::error::{BachError, Result};
 use crate::units::bytes;
-use crate::value::{concat_rows, DeviceBuffer, DeviceValue, Element, Value, ValueRef};
+use crate::value::{concat_rows, DeviceBuffer, DeviceValue, Element, HostRows, Value, ValueRef};
 
 /// Bookkeeping of the emulated memory space.
 struct Space {
@@ -173,6 +173,15 @@ impl Device for EmulatedDevice {
             return Err(BachError::invalid("copy out", "the value is not on the emulated accelerator"));
         };
         Ok(PendingCopy::ready(copy_of(&self.host_view(d, "copy out")?)))
+    }
+    /// Straight into the result's rows: one copy, as a DMA into them would be (the default
+    /// copies out, then writes the rows).
+    fn copy_out_into(&self, value: ValueRef<'_>, dest: HostRows, _tag: Tag) -> Result<PendingWrite> {
+        let ValueRef::Device(d) = &value else {
+            return Err(BachError::invalid("copy out", "the value is not on the emulated accelerator"));
+        };
+        dest.write(self.host_view(d, "copy out")?)?;
+        Ok(PendingWrite::done())
     }
     fn concat_rows(&self, pieces: &[Value]) -> Result<Value> {
         if let [one] = pieces {
