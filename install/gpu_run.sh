@@ -166,6 +166,10 @@ if part bench; then
     # page-locked between evaluations (BACH_CUDA_LAND=0).
     step "black-scholes-26-lazy-no-landing" to_file "$results/black-scholes-26-lazy-no-landing.out" env BACH_CUDA_LAND=0 "$b" run black-scholes --log2 26 --inputs lazy --mode bach --device cuda --repeat 3 --json
     pair haversine-24 haversine --log2 24 --inputs reference --repeat 5
+    # A small evaluation on the GPU, where fixed costs show: scalar constants as kernel
+    # parameters (the default), and each copied in as its own 8-byte copy (BACH_CUDA_CONST=0).
+    step "black-scholes-16-gpu" to_file "$results/black-scholes-16-gpu.out" "$b" run black-scholes --log2 16 --mode bach --device cuda --policy greedy --repeat 20 --json
+    step "black-scholes-16-gpu-no-const" to_file "$results/black-scholes-16-gpu-no-const.out" env BACH_CUDA_CONST=0 "$b" run black-scholes --log2 16 --mode bach --device cuda --policy greedy --repeat 20 --json
 fi
 if part large; then
     pair haversine-27 haversine --log2 27 --inputs reference --repeat 3

@@ -133,6 +133,7 @@ def targets(results):
         ("black-scholes-22-8MiB-register16", "black-scholes-22-8MiB", "Black-Scholes 2^22 at 8 MiB: inputs page-locked from 16 MiB (BACH_CUDA_REGISTER_MIN)"),
         ("black-scholes-27-no-prefault", "black-scholes-27", "Black-Scholes 2^27: results not faulted in ahead (BACH_PREFAULT=0)"),
         ("black-scholes-26-lazy-no-prefault", "black-scholes-26-lazy", "Black-Scholes 2^26 lazy: results not faulted in ahead (BACH_PREFAULT=0)"),
+        ("black-scholes-16-gpu-no-const", "black-scholes-16-gpu", "Black-Scholes 2^16 on the GPU: scalars copied in one by one (BACH_CUDA_CONST=0)"),
         ("black-scholes-26-lazy-no-landing", "black-scholes-26-lazy", "Black-Scholes 2^26 lazy: results' memory not kept page-locked (BACH_CUDA_LAND=0)"),
         ("black-scholes-27-staging", "black-scholes-27", "Black-Scholes 2^27: inputs through staging only (BACH_CUDA_REGISTER=0)"),
         ("black-scholes-27-huge-pages", "black-scholes-27", "Black-Scholes 2^27: results on huge pages (BACH_HUGE_PAGES=1)"),

@@ -149,6 +149,54 @@ impl DeviceBuffer for CudaBuffer {
     }
 }
 
+/// A one-element value copied to the GPU (a scalar constant of an expression): kept as its
+/// bits, not copied. A fused kernel takes it as a parameter by value ([`fuse::generate`]);
+/// anything that needs it in memory gets it copied there at first use (one 8-byte copy, as
+/// before), `BACH_CUDA_CONST=0` copies it at once. Every scalar was its own copy and event
+/// pair before: Black-Scholes has nine.
+pub(super) struct CudaConstant {
+    dtype: DType,
+    /// The element's bytes (an f32's in the low four).
+    bits: u64,
+    /// The value in device memory, once something needed it there.
+    memory: std::sync::OnceLock<CudaBuffer>,
+}
+
+impl DeviceBuffer for CudaConstant {
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+impl CudaConstant {
+    /// The constant as a kernel parameter of its C type.
+    fn karg(&self) -> KArg {
+        match self.dtype {
+            DType::F32 => KArg::F32(f32::from_bits(self.bits as u32)),
+            DType::F64 => KArg::F64(f64::from_bits(self.bits)),
+            _ => KArg::U64(self.bits),
+        }
+    }
+}
+
+/// A constant of `meta` (one element) with the bits `bits`, for tests of the generated kernels.
+#[cfg(test)]
+pub(super) fn constant_for_tests(meta: Meta, bits: u64) -> DeviceValue {
+    let dtype = meta.dtype;
+    DeviceValue { device: DeviceId(1), meta, offset: 0, buffer: Arc::new(CudaConstant { dtype, bits, memory: std::sync::OnceLock::new() }) }
+}
+
+/// Whether `v` is a constant that a fused kernel takes by value.
+pub(super) fn is_constant(v: &DeviceValue) -> bool {
+    v.buffer::<CudaConstant>().is_some()
+}
+
+/// Whether one-element values stay constants (`BACH_CUDA_CONST=0`: copied at once).
+fn constants_on() -> bool {
+    static ON: std::sync::LazyLock<bool> = std::sync::LazyLock::new(|| std::env::var("BACH_CUDA_CONST").as_deref() != Ok("0"));
+    *ON
+}
+
 /// A GPU as a device of a session.
 pub struct CudaDevice {
     profile: DeviceProfile,
@@ -164,6 +212,7 @@ pub struct CudaDevice {
 enum KArg {
     U64(u64),
     F64(f64),
+    F32(f32),
 }
 
 /// An argument of a kernel: where its piece starts, and its meta.
@@ -218,7 +267,30 @@ impl CudaDevice {
         if d.device != self.profile.id {
             return Err(at.invalid(format!("a value of device {} was handed to {}", d.device.0, self.profile.name)));
         }
+        if let Some(c) = d.buffer::<CudaConstant>() {
+            if let Some(b) = c.memory.get() {
+                return Ok(b);
+            }
+            let b = self.constant_in_memory(c, at)?;
+            // Another thread may have put it there meanwhile: either copy serves.
+            let _ = c.memory.set(b);
+            return Ok(c.memory.get().expect("set just now"));
+        }
         d.buffer::<CudaBuffer>().ok_or_else(|| at.invalid("a device value that is not in CUDA memory"))
+    }
+
+    /// A constant copied into device memory (its first use that needs a pointer).
+    fn constant_in_memory(&self, c: &CudaConstant, at: At<'_>) -> Result<CudaBuffer> {
+        let size = c.dtype.size_of();
+        let block = self.gpu.pool.alloc(size, at)?;
+        block.touch(Lane::H2d);
+        let bytes = c.bits.to_le_bytes();
+        let stream = self.gpu.stream(Lane::H2d).cu_stream();
+        // SAFETY: `size` (at most 8) bytes from ordinary host memory, which the driver has
+        // copied aside when the call returns, into a live block of that size.
+        unsafe { result::memcpy_htod_async(block.ptr, &bytes[..size], stream) }.map_err(|e| at.cuda("cuMemcpyHtoDAsync", e))?;
+        let ready = self.gpu.marker(Lane::H2d).map_err(|e| at.cuda("cuEventRecord", e))?;
+        Ok(CudaBuffer { block, ready: Some(ready), lane: Lane::H2d })
     }
 
     fn input<'v>(&self, v: &'v ValueRef<'_>, at: At<'_>) -> Result<Input<'v>> {
@@ -283,6 +355,7 @@ impl CudaDevice {
             match k {
                 KArg::U64(v) => b.arg(v),
                 KArg::F64(v) => b.arg(v),
+                KArg::F32(v) => b.arg(v),
             };
         }
         let cfg = LaunchConfig { grid_dim: (grid, 1, 1), block_dim: (block, 1, 1), shared_mem_bytes: 0 };
@@ -669,13 +742,20 @@ impl CudaDevice {
             Some(r) => r.clone(),
             None => {
                 let g = fuse::generate(e);
-                let inputs = g.leaves.iter().map(|l| Ok(ValueRef::Device(l.clone()))).collect::<Result<Vec<_>>>()?;
-                let inputs = inputs.iter().map(|a| self.input(a, at)).collect::<Result<Vec<_>>>()?;
+                // Constants go by value; the other leaves are read from memory.
+                let in_memory: Vec<ValueRef<'_>> = g.leaves.iter().filter(|l| !is_constant(l)).map(|l| ValueRef::Device(l.clone())).collect();
+                let inputs = in_memory.iter().map(|a| self.input(a, at)).collect::<Result<Vec<_>>>()?;
                 let n = e.meta.len();
-                let mut kargs = Vec::with_capacity(2 + 3 * inputs.len());
+                let mut kargs = Vec::with_capacity(2 + 3 * g.leaves.len());
                 let out = self.gpu.pool.alloc(e.meta.bytes(), at)?;
                 kargs.extend([KArg::U64(n as u64), KArg::U64(out.ptr)]);
-                for i in &inputs {
+                let mut read = inputs.iter();
+                for l in &g.leaves {
+                    if let Some(c) = l.buffer::<CudaConstant>() {
+                        kargs.push(c.karg());
+                        continue;
+                    }
+                    let i = read.next().expect("one input per leaf in memory");
                     let (div, modulo) = index_map(&i.meta.shape, &e.meta.shape).map_err(|err| at.invalid(err))?;
                     kargs.extend([KArg::U64(i.ptr), KArg::U64(div), KArg::U64(modulo)]);
                 }
@@ -1055,6 +1135,12 @@ impl Device for CudaDevice {
             };
             let meta = value.meta();
             let bytes = host.bytes();
+            if constants_on() && meta.len() == 1 && matches!(meta.dtype, DType::F64 | DType::F32 | DType::I64) {
+                let mut le = [0u8; 8];
+                le[..bytes.len()].copy_from_slice(bytes);
+                let constant = CudaConstant { dtype: meta.dtype, bits: u64::from_le_bytes(le), memory: std::sync::OnceLock::new() };
+                return Ok(Value::Device(DeviceValue { device: self.profile.id, meta, offset: 0, buffer: Arc::new(constant) }));
+            }
             let block = self.gpu.pool.alloc(bytes.len(), at)?;
             block.touch(Lane::H2d);
             let start = self.gpu.begin(Lane::H2d).map_err(|e| at.cuda("cuEventRecord", e))?;

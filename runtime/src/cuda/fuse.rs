@@ -62,7 +62,9 @@ fn c_type(d: DType) -> &'static str {
 }
 
 /// `entry(u64 n, T_out* out, [const T_k* a_k, u64 div_k, u64 mod_k]...)`: the
-/// [`Launch::Elementwise`](crate::annotation::Launch) convention with one argument per leaf.
+/// [`Launch::Elementwise`](crate::annotation::Launch) convention with one argument per leaf;
+/// a leaf that is a constant ([`super::device::is_constant`]) is one parameter `T_k c_k` by
+/// value instead.
 pub(super) fn generate(root: &Expr) -> Generated {
     struct Walk {
         body: String,
@@ -114,12 +116,21 @@ pub(super) fn generate(root: &Expr) -> Generated {
     let mut w = Walk { body: String::new(), leaves: Vec::new(), leaf_index: HashMap::new(), done: HashMap::new(), ops: Vec::new() };
     let result = w.op(root);
     let mut src = format!("// bach: fused elementwise kernel ({})\nextern \"C\" __global__ void {ENTRY}(unsigned long long n, {}* out", w.ops.join(", "), c_type(root.expr.out));
+    let constant: Vec<bool> = w.leaves.iter().map(super::device::is_constant).collect();
     for (k, l) in w.leaves.iter().enumerate() {
-        let _ = write!(src, ", const {}* a{k}, unsigned long long div{k}, unsigned long long mod{k}", c_type(l.meta.dtype));
+        if constant[k] {
+            let _ = write!(src, ", const {} c{k}", c_type(l.meta.dtype));
+        } else {
+            let _ = write!(src, ", const {}* a{k}, unsigned long long div{k}, unsigned long long mod{k}", c_type(l.meta.dtype));
+        }
     }
     src += ") {\n    for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (unsigned long long)gridDim.x * blockDim.x) {\n";
     for (k, l) in w.leaves.iter().enumerate() {
-        let _ = writeln!(src, "        const {} l{k} = a{k}[(i / div{k}) % mod{k}];", c_type(l.meta.dtype));
+        if constant[k] {
+            let _ = writeln!(src, "        const {} l{k} = c{k};", c_type(l.meta.dtype));
+        } else {
+            let _ = writeln!(src, "        const {} l{k} = a{k}[(i / div{k}) % mod{k}];", c_type(l.meta.dtype));
+        }
     }
     src += &w.body;
     let _ = writeln!(src, "        out[i] = {result};\n    }}\n}}");
@@ -184,6 +195,25 @@ mod tests {
         let z = leaf(DType::F64, &[9]);
         let w = op("neg", &["x"], "-x", DType::F64, DType::F64, vec![z], &[9]);
         assert_eq!(generate(y.buffer::<Expr>().unwrap()).source, generate(w.buffer::<Expr>().unwrap()).source);
+    }
+
+    /// A scalar constant is a parameter by value, not a pointer read at every element; the
+    /// kernel still compiles (with NVRTC, where there is one).
+    #[test]
+    fn constants_are_parameters_by_value() {
+        for (d, f, bits) in [(DType::F64, "", 2.5f64.to_bits()), (DType::F32, "f", 2.5f32.to_bits() as u64)] {
+            let x = leaf(d, &[1000]);
+            let c = super::super::device::constant_for_tests(Meta::new(d, &[]), bits);
+            let xc = op("mul", &["x", "y"], "x * y", d, d, vec![x, c], &[1000]);
+            let e = op("exp", &["x"], &format!("exp{f}(x)"), d, d, vec![xc], &[1000]);
+            let g = generate(e.buffer::<Expr>().unwrap());
+            let t = c_type(d);
+            assert!(g.source.contains(&format!("const {t} c1")) && g.source.contains("const") && g.source.contains(&format!("const {t} l1 = c1;")), "{}", g.source);
+            assert!(!g.source.contains("a1["), "the constant is not read from memory:\n{}", g.source);
+            if super::super::nvrtc::version().is_ok() {
+                super::super::nvrtc::compile(&g.source, "compute_90").unwrap_or_else(|e| panic!("{e}\n{}", g.source));
+            }
+        }
     }
 
     #[test]
