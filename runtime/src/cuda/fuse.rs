@@ -203,7 +203,7 @@ mod tests {
     fn constants_are_parameters_by_value() {
         for (d, f, bits) in [(DType::F64, "", 2.5f64.to_bits()), (DType::F32, "f", 2.5f32.to_bits() as u64)] {
             let x = leaf(d, &[1000]);
-            let c = super::super::device::constant_for_tests(Meta::new(d, &[]), bits);
+            let c = super::super::device::constant_for_tests(Meta::new(d, []), bits);
             let xc = op("mul", &["x", "y"], "x * y", d, d, vec![x, c], &[1000]);
             let e = op("exp", &["x"], &format!("exp{f}(x)"), d, d, vec![xc], &[1000]);
             let g = generate(e.buffer::<Expr>().unwrap());
