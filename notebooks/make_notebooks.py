@@ -793,6 +793,18 @@ again: the chain moves over, copies and all.
     ("code", "chain"),
     ("code", ":bach cost"),
     ("markdown", """
+Those residuals are the default figures' (this machine, uncalibrated). `:bach calibrate`
+measures this machine in a few seconds (each op family on the CPU and on the accelerator,
+copies both ways, what a piece costs), saves the profile for later sessions here, and this
+session plans with it from now on. Evaluate something new and look at the residuals again.
+"""),
+    ("code", ":bach calibrate"),
+    ("code", """
+let again = ((&m * 3.0).sin() + (&m * 0.25).cos()).sqrt();
+again
+"""),
+    ("code", ":bach cost"),
+    ("markdown", """
 ## 6. What if this ran on an H100?
 
 `:bach whatif profile h100 <expr>` plans the same value with the cost model measured on an
@@ -804,6 +816,8 @@ let w = Array::<f64>::linspace(0.0, 1.0, 1 << 24);
 let fresh = ((&w * 2.0).sin() + (&w * 0.5).cos()).sqrt();
 """),
     ("code", ":bach whatif profile h100 fresh"),
+    ("markdown", "`:bach graph` draws the placement graph of a value (its plan, when it has not run): each op coloured by the device it runs on, the copies as marks of their own with their bytes."),
+    ("code", ":bach graph fresh"),
     ("markdown", """
 ## 7. Keeping a value on the device across cells
 

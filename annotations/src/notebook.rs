@@ -397,6 +397,17 @@ pub fn show_explain<A: Element>(a: &Array<A>) {
 /// Evaluations `:bach cost` and the charts look back over.
 const RECENT: usize = 12;
 
+/// The number of the last evaluation before the cost model last changed (calibrated, a
+/// parameter set, reset, another profile): `:bach cost` judges the model by the evaluations
+/// planned with it, and marks the earlier ones.
+static MODEL_SINCE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// The session's cost model changed: later residuals are the new model's.
+pub(crate) fn model_changed(s: &bach_runtime::Session) {
+    let last = s.trace().last().map_or(0, |e| e.eval);
+    MODEL_SINCE.store(last, std::sync::atomic::Ordering::Relaxed);
+}
+
 /// `:bach cost`: the cost model, for the kinds of device this session has, then how far its
 /// predictions were from the last evaluations (text and a predicted-vs-actual chart).
 pub fn show_cost() {
@@ -414,24 +425,30 @@ pub fn show_cost() {
         println!("\nno evaluations yet: residuals (predicted vs actual per stage) appear here after the first");
         return;
     }
-    print!("\n{}", residuals_text(evals, &s.devices().profiles()));
+    print!("\n{}", residuals_text(evals, &s.devices().profiles(), MODEL_SINCE.load(std::sync::atomic::Ordering::Relaxed)));
     show_chart(bach_runtime::chart::predicted_vs_actual_svg(evals, &s.devices().profiles()));
 }
 
 /// Per stage of `evals`: predicted, actual, their ratio; then the median and worst error and
-/// what to do when the model is off.
-fn residuals_text(evals: &[&bach_runtime::trace::EvalTrace], devices: &[bach_runtime::DeviceProfile]) -> String {
+/// what to do when the model is off. Evaluations up to `since` were planned with an earlier
+/// model: marked, and left out of the verdict when there are later ones.
+fn residuals_text(evals: &[&bach_runtime::trace::EvalTrace], devices: &[bach_runtime::DeviceProfile], since: u64) -> String {
     use bach_runtime::cost::seconds;
     let mut out = String::new();
     let _ = writeln!(out, "residuals of the last {} evaluation(s), per stage (ratio = actual / predicted):", evals.len());
     let _ = writeln!(out, "  {:<6} {:<5} {:<44} {:<18} {:>11} {:>11} {:>7}", "eval", "cell", "stage", "device", "predicted", "actual", "ratio");
+    let current = evals.iter().any(|e| e.eval > since);
     let mut errors = Vec::new();
     for e in evals {
+        let earlier = e.eval <= since;
         for st in &e.stages {
             let device = devices.get(st.device.0 as usize).map_or_else(|| format!("device {}", st.device.0), |d| d.name.clone());
             let r = st.ratio();
-            errors.push((r.max(1.0 / r.max(1e-12)), st.label(), e.eval));
-            let flag = if !(0.5..=2.0).contains(&r) { "  <- off by more than 2x" } else { "" };
+            if !(earlier && current) {
+                errors.push((r.max(1.0 / r.max(1e-12)), st.label(), e.eval));
+            }
+            let off = if !(0.5..=2.0).contains(&r) { "  <- off by more than 2x" } else { "" };
+            let flag = if earlier { format!("{off}  (an earlier model's)") } else { off.to_string() };
             let _ = writeln!(
                 out,
                 "  {:<6} {:<5} {:<44} {:<18} {:>11} {:>11} {:>6.2}x{flag}",
@@ -447,8 +464,13 @@ fn residuals_text(evals: &[&bach_runtime::trace::EvalTrace], devices: &[bach_run
     }
     errors.sort_by(|a, b| a.0.total_cmp(&b.0));
     if let (Some(mid), Some(worst)) = (errors.get(errors.len() / 2), errors.last()) {
-        let _ = writeln!(out, "median error {:.2}x, worst {:.2}x ({} of eval {})", mid.0, worst.0, worst.1, worst.2);
-        if worst.0 > 2.0 {
+        let whose = match (since > 0, current) {
+            (true, true) => " (the evaluations since the model last changed)",
+            (true, false) => " (the earlier model's: no evaluation since the model last changed)",
+            _ => "",
+        };
+        let _ = writeln!(out, "median error {:.2}x, worst {:.2}x ({} of eval {}){whose}", mid.0, worst.0, worst.1, worst.2);
+        if worst.0 > 2.0 && current {
             let _ = writeln!(out, "the model is off by more than 2x somewhere: `:bach calibrate` measures this machine and fixes its figures");
         }
     }
@@ -543,6 +565,7 @@ pub fn set_cost(assignment: &str) {
     let mut cost = s.config().cost;
     cost.set(path.trim(), value.trim()).unwrap_or_else(|e| panic!("{e}"));
     s.update_config(|c| c.cost = cost);
+    model_changed(&s);
     println!("cost model: {} = {}; the next evaluation plans with it", path.trim(), value.trim());
 }
 
@@ -552,6 +575,7 @@ pub fn reset_cost() {
     let cost = s.default_cost();
     println!("cost model: {}", cost.source);
     s.update_config(|c| c.cost = cost);
+    model_changed(&s);
 }
 
 /// `:bach cost profile <h100|default|FILE>`: plan with a shipped profile (a prediction for
@@ -562,6 +586,7 @@ pub fn use_cost_profile(name: &str) {
     let cost = crate::whatif::load_profile(name, &s.devices().profiles()).unwrap_or_else(|e| panic!("{e}"));
     println!("cost model: {}", cost.source);
     s.update_config(|c| c.cost = cost);
+    model_changed(&s);
 }
 
 /// `:bach cell <cpu|gpu|auto>`: where the ops this cell creates from here on run.
@@ -684,6 +709,42 @@ mod tests {
         assert!(text.lines().count() < 15, "{text}");
         let long = Value::from(ndarray::Array1::<f64>::zeros(1 << 20).into_dyn());
         assert!(values_text(&long).len() < 100, "{}", values_text(&long));
+    }
+
+    /// Residuals of evaluations planned with an earlier model are marked and left out of the
+    /// verdict once there are later ones: right after `:bach calibrate` the user is not told
+    /// to calibrate because of the uncalibrated model's misses.
+    #[test]
+    fn residuals_judge_the_model_by_the_evaluations_planned_with_it() {
+        use bach_runtime::trace::{EvalTrace, StageTime};
+        use std::time::Duration;
+        let eval = |n: u64, predicted_ms: u64, actual_ms: u64| EvalTrace {
+            eval: n,
+            cell: n,
+            start: Duration::ZERO,
+            end: Duration::from_millis(actual_ms),
+            pieces: 1,
+            events: vec![],
+            plans: vec![],
+            stages: vec![StageTime {
+                stage: Some(0),
+                device: bach_runtime::CPU,
+                ops: vec!["exp".into()],
+                elements: 1000,
+                predicted_s: predicted_ms as f64 / 1e3,
+                start: Duration::ZERO,
+                end: Duration::from_millis(actual_ms),
+            }],
+        };
+        let devices = [bach_runtime::DeviceProfile::cpu()];
+        let (old, new) = (eval(1, 10, 50), eval(2, 10, 12));
+        let never_changed = residuals_text(&[&old, &new], &devices, 0);
+        assert!(never_changed.contains("worst 5.00x") && never_changed.contains("`:bach calibrate` measures"), "{never_changed}");
+        let changed = residuals_text(&[&old, &new], &devices, 1);
+        assert!(changed.contains("(an earlier model's)") && changed.contains("worst 1.20x") && !changed.contains("`:bach calibrate` measures"), "{changed}");
+        assert!(changed.contains("since the model last changed"), "{changed}");
+        let nothing_since = residuals_text(&[&old], &devices, 1);
+        assert!(nothing_since.contains("worst 5.00x") && nothing_since.contains("no evaluation since the model last changed"), "{nothing_since}");
     }
 
     #[test]

@@ -286,6 +286,8 @@ def test_notebook_runs(jupyter_path, path, monkeypatch):
     `raises-exception` (the tour's error examples, which must fail), a chart, and each
     workload's reference check printed as passed."""
     monkeypatch.setenv("BACH_NOTEBOOK_LOG2", "10")
+    # The tour calibrates: not saved, so that later kernels in this run keep the defaults.
+    monkeypatch.setenv("BACH_PROFILE_DIR", "none")
     nb = nbformat.read(path, as_version=4)
     kernel = nb.metadata.kernelspec.name
     assert kernel in ("bach", "bach-emulated")
