@@ -350,7 +350,7 @@ fn run_stage(env: &Env<'_>, eval: u64, plan: &Plan, s: usize, stage: &Stage, par
         .map(|&o| {
             let node = &part.nodes[o];
             let to_host_here = !accel || to_host.contains(&o);
-            let by_rows = node.op.result_split().key() == "rows" && node.meta.ndim() > 0 && stage.split_len == Some(node.meta.rows());
+            let by_rows = node.merges_by_rows(stage.split_len);
             // One piece on the CPU is its own result already; an accelerator's copy out lands
             // in a RowsOut even then (memory the device may keep page-locked).
             let kept_here = stage.kept_on_device.contains(&o);

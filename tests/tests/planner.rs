@@ -19,6 +19,11 @@ fn devices() -> Vec<DeviceProfile> {
     vec![DeviceProfile::cpu(), DeviceProfile::hypothetical_gpu("H100", 80 << 30)]
 }
 
+/// [`devices`] with a GPU that launches every elementwise op alone.
+fn not_fusing_devices() -> Vec<DeviceProfile> {
+    vec![DeviceProfile::cpu(), DeviceProfile { fuses_elementwise: false, ..DeviceProfile::hypothetical_gpu("H100", 80 << 30) }]
+}
+
 /// A user annotation with an accelerator version: `2x + 1` (CPU kernel for running here).
 fn gpu_op(name: &str) -> Arc<Annotation> {
     oa(name)
@@ -792,7 +797,7 @@ fn a_fusing_device_is_paged_for_what_it_holds() {
             assert!(st.paged && st.device == GPU, "{plan}");
             st.piece_rows
         };
-        let not_fusing = vec![DeviceProfile::cpu(), DeviceProfile { fuses_elementwise: false, ..DeviceProfile::hypothetical_gpu("H100", 80 << 30) }];
+        let not_fusing = not_fusing_devices();
 
         // Five fused ops: x and y in, w out, 24 bytes a row, two pieces in flight.
         let w = ((&x * &y).exp() + &x).sqrt() - &y;
@@ -828,12 +833,12 @@ fn a_fusing_device_prices_a_chain_as_one_kernel() {
         let inner = &x * &y;
         let mid = inner.exp();
         let w = (&mid + &x).sqrt() - &y;
-        let not_fusing = vec![DeviceProfile::cpu(), DeviceProfile { fuses_elementwise: false, ..DeviceProfile::hypothetical_gpu("H100", 80 << 30) }];
+        let not_fusing = not_fusing_devices();
         let fused = s.plan_for(&[w.lazy()], &devices()).unwrap();
         let unfused = s.plan_for(&[w.lazy()], &not_fusing).unwrap();
         let on = |plan: &Plan, v: &Array<f64>| plan.step_of(v.lazy().id()).unwrap().accelerator_s;
         for v in [&inner, &mid] {
-            assert_eq!(plan_step_device(&fused, v), GPU, "{fused}");
+            assert_eq!(fused.step_of(v.lazy().id()).unwrap().device, GPU, "{fused}");
             assert_eq!(on(&fused, v), 0.0, "inside the chain: no launch, no memory traffic of its own\n{fused}");
             assert!(on(&unfused, v) > 0.0, "{unfused}");
         }
@@ -843,8 +848,4 @@ fn a_fusing_device_prices_a_chain_as_one_kernel() {
         let asked = s.plan_for(&[w.lazy(), mid.lazy()], &devices()).unwrap();
         assert!(on(&asked, &mid) > 0.0, "{asked}");
     });
-}
-
-fn plan_step_device(plan: &Plan, v: &Array<f64>) -> DeviceId {
-    plan.step_of(v.lazy().id()).unwrap().device
 }

@@ -480,6 +480,54 @@ struct RegistryState {
     in_worker: usize,
 }
 
+impl RegistryState {
+    /// Whether `len` bytes at `start` cannot be queued: page-locking is off, or they overlap
+    /// an array registered or queued.
+    fn refuses(&self, start: usize, len: usize) -> bool {
+        let overlaps = |s: usize, l: usize| start < s + l && s < start + len;
+        self.off.is_some() || self.entries.iter().any(|r| overlaps(r.start, r.len)) || self.queued.iter().any(|&(s, l)| overlaps(s, l))
+    }
+
+    /// Queue `len` bytes at `start` for the worker, once the evaluation ends (`owner`: the
+    /// array; `None`: a landing).
+    fn enqueue(&mut self, start: usize, len: usize, owner: Option<crate::value::Value>) {
+        self.queued.push((start, len));
+        self.bytes += len;
+        if owner.is_none() {
+            self.landing_bytes += len;
+        }
+        self.wanted.push((start, len, owner));
+    }
+
+    /// The job for `len` bytes at `start` (a landing if `landing`) left the queue without
+    /// being registered, or to be registered (its bytes then counted again).
+    fn dequeue(&mut self, start: usize, len: usize, landing: bool) {
+        self.queued.retain(|&(s, _)| s != start);
+        self.bytes -= len;
+        self.in_worker -= 1;
+        if landing {
+            self.landing_bytes -= len;
+        }
+    }
+
+    /// Unregister the entries `gone` picks (each after its last copy).
+    fn unregister_where(&mut self, ctx: &CudaContext, gone: impl Fn(&Registration) -> bool) {
+        let mut i = 0;
+        while i < self.entries.len() {
+            if !gone(&self.entries[i]) {
+                i += 1;
+                continue;
+            }
+            let r = self.entries.swap_remove(i);
+            unregister(ctx, &r);
+            self.bytes -= r.len;
+            if r.owner.is_none() {
+                self.landing_bytes -= r.len;
+            }
+        }
+    }
+}
+
 /// A host array for the worker to page-lock (no array: a landing).
 type RegisterJob = (usize, usize, Option<crate::value::Value>);
 
@@ -621,20 +669,13 @@ impl HostRegistry {
         }
         let mut st = lock(&self.state);
         self.sweep(&mut st);
-        let overlaps = |s: usize, l: usize| start < s + l && s < start + len;
-        if st.off.is_some() || st.entries.iter().any(|r| overlaps(r.start, r.len)) || st.queued.iter().any(|&(s, l)| overlaps(s, l)) {
-            return;
-        }
-        if st.bytes + len > self.cap || st.landing_bytes + len > self.cap / 2 {
+        if st.refuses(start, len) || st.bytes + len > self.cap || st.landing_bytes + len > self.cap / 2 {
             return;
         }
         let state = Arc::downgrade(&self.state);
         let ctx = self.ctx.clone();
         self.trim_hook.call_once(|| crate::fresh::before_trim(move || give_up_landings(&ctx, &state)));
-        st.queued.push((start, len));
-        st.bytes += len;
-        st.landing_bytes += len;
-        st.wanted.push((start, len, None));
+        st.enqueue(start, len, None);
     }
 
     /// The host array `value` (whole) will be read by this GPU: have it page-locked in the
@@ -647,17 +688,14 @@ impl HostRegistry {
             return;
         }
         let mut st = lock(&self.state);
-        let overlaps = |s: usize, l: usize| start < s + l && s < start + len;
-        if st.off.is_some() || st.entries.iter().any(|r| overlaps(r.start, r.len)) || st.queued.iter().any(|&(s, l)| overlaps(s, l)) {
+        if st.refuses(start, len) {
             return;
         }
         self.sweep(&mut st);
         if st.bytes + len > self.cap {
             return;
         }
-        st.queued.push((start, len));
-        st.bytes += len;
-        st.wanted.push((start, len, Some(value.clone())));
+        st.enqueue(start, len, Some(value.clone()));
     }
 
     /// The evaluation ended: hand the arrays asked for to the worker, which page-locks them
@@ -684,13 +722,7 @@ impl HostRegistry {
             let (start, len, landing) = (job.0, job.1, job.2.is_none());
             lock(&self.state).in_worker += 1;
             if tx.send(job).is_err() {
-                let mut st = lock(&self.state);
-                st.queued.retain(|&(s, _)| s != start);
-                st.bytes -= len;
-                st.in_worker -= 1;
-                if landing {
-                    st.landing_bytes -= len;
-                }
+                lock(&self.state).dequeue(start, len, landing);
             }
         }
     }
@@ -720,16 +752,7 @@ impl HostRegistry {
 
     /// Unregister the arrays nobody else holds any more (after their last copies).
     fn sweep(&self, st: &mut RegistryState) {
-        let mut i = 0;
-        while i < st.entries.len() {
-            if !st.entries[i].owner.as_ref().is_some_and(unique) {
-                i += 1;
-                continue;
-            }
-            let r = st.entries.swap_remove(i);
-            unregister(&self.ctx, &r);
-            st.bytes -= r.len;
-        }
+        st.unregister_where(&self.ctx, |r| r.owner.as_ref().is_some_and(unique));
     }
 
     /// Bytes registered or queued (of them, landings' bytes), and why page-locking is off
@@ -745,12 +768,7 @@ fn register_jobs(ctx: Arc<CudaContext>, state: Arc<Mutex<RegistryState>>, done: 
     for (start, len, owner) in jobs {
         let landing = owner.is_none();
         let dequeue = |st: &mut RegistryState| {
-            st.queued.retain(|&(s, _)| s != start);
-            st.bytes -= len;
-            st.in_worker -= 1;
-            if landing {
-                st.landing_bytes -= len;
-            }
+            st.dequeue(start, len, landing);
             done.notify_all();
         };
         if owner.as_ref().is_some_and(unique) || lock(&state).off.is_some() || ctx.bind_to_thread().is_err() {
@@ -792,18 +810,7 @@ fn register_jobs(ctx: Arc<CudaContext>, state: Arc<Mutex<RegistryState>>, done: 
 /// memory is given back to the OS.
 fn give_up_landings(ctx: &CudaContext, state: &std::sync::Weak<Mutex<RegistryState>>) {
     let Some(state) = state.upgrade() else { return };
-    let mut st = lock(&state);
-    let mut i = 0;
-    while i < st.entries.len() {
-        if st.entries[i].owner.is_some() {
-            i += 1;
-            continue;
-        }
-        let r = st.entries.swap_remove(i);
-        unregister(ctx, &r);
-        st.bytes -= r.len;
-        st.landing_bytes -= r.len;
-    }
+    lock(&state).unregister_where(ctx, |r| r.owner.is_none());
 }
 
 /// Whether results' memory is kept page-locked as landings: `BACH_CUDA_LAND=0` turns it off

@@ -52,6 +52,15 @@ pub struct PartNode {
     pub forced: Option<Forced>,
 }
 
+impl PartNode {
+    /// Whether this node's result, computed by a stage split into rows of length
+    /// `split_len`, merges by rows: the executor writes it in place, every piece's rows into
+    /// one host array (`RowsOut`), when it comes back to the host.
+    pub fn merges_by_rows(&self, split_len: Option<usize>) -> bool {
+        self.op.result_split().key() == "rows" && self.meta.ndim() > 0 && split_len == Some(self.meta.rows())
+    }
+}
+
 /// The nodes an evaluation needs, in topological order (arguments before users).
 #[derive(Clone, Default)]
 pub struct GraphPart {

@@ -106,7 +106,7 @@ pub(super) fn insert(
                 // Results by rows are written in place (the executor's `RowsOut`), into memory
                 // the accelerator may keep page-locked; others land in fresh memory.
                 let node = &part.nodes[o];
-                let in_place = node.op.result_split().key() == "rows" && node.meta.ndim() > 0 && stage.split_len == Some(node.meta.rows()) && !device_whole;
+                let in_place = node.merges_by_rows(stage.split_len) && !device_whole;
                 transfers.push(Transfer {
                     node: o,
                     id: node.id,

@@ -123,30 +123,30 @@ pub(crate) fn estimate(part: &GraphPart, i: usize, device: &DeviceProfile, cost:
     node.op.estimate(&args, &node.meta, device).unwrap_or_else(|| cost.op_seconds(node.op.family(), node.op.weight(), node.op.work(&args, &node.meta), device))
 }
 
-/// Whether node `i`, on accelerator `a`, is the inside of a fused chain: `a` fuses
+/// Seconds of node `i` on accelerator `a` when it is inside a fused chain: `a` fuses
 /// elementwise ops into one kernel, `i` is such an op (for its arguments' dtypes), has no
-/// estimator of its own, is not asked for, and every op that reads it is fusable too. Its
-/// result then never takes the device's memory ([`fused_seconds`]).
-fn fused_intermediate(part: &GraphPart, consumers: &[Vec<usize>], i: usize, a: &DeviceProfile) -> bool {
+/// estimator of its own, is not asked for, and every op that reads it is fusable too. Then
+/// its result never takes the device's memory, and it costs its arithmetic beyond one
+/// operation per element (its family's per-flop rate) and nothing for memory traffic or a
+/// launch of its own: those are the chain's, charged to the ops whose results leave it. The
+/// CUDA device ran Black-Scholes 2^24's 32 ops as fused kernels in 1.8 ms on the H100; priced
+/// op by op they came to 14 ms, and the stage's prediction to twice its time. `None`: not
+/// inside a chain.
+fn fused_seconds(part: &GraphPart, consumers: &[Vec<usize>], i: usize, a: &DeviceProfile, cost: &CostModel) -> Option<f64> {
     let fusable = |j: usize| {
         let node = &part.nodes[j];
         let dtypes: Vec<_> = node.inputs.iter().map(|&u| part.nodes[u].meta.dtype).collect();
         node.materialized.is_none() && node.op.fused_expr(&dtypes).is_some()
     };
     let node = &part.nodes[i];
+    if !a.fuses_elementwise || node.target || consumers[i].is_empty() || !fusable(i) || !consumers[i].iter().all(|&c| fusable(c)) {
+        return None;
+    }
     let args: Vec<Meta> = node.inputs.iter().map(|&u| part.nodes[u].meta.clone()).collect();
-    a.fuses_elementwise && !node.target && fusable(i) && node.op.estimate(&args, &node.meta, a).is_none() && !consumers[i].is_empty() && consumers[i].iter().all(|&c| fusable(c))
-}
-
-/// Seconds of an op inside a fused chain: its arithmetic beyond one operation per element
-/// (its family's per-flop rate), nothing for memory traffic or a launch of its own: those
-/// are the chain's, charged to the ops whose results leave it. The CUDA device ran
-/// Black-Scholes 2^24's 32 ops as fused kernels in 1.8 ms on the H100; priced op by op they
-/// came to 14 ms, and the stage's prediction to twice its time.
-fn fused_seconds(part: &GraphPart, i: usize, a: &DeviceProfile, cost: &CostModel) -> f64 {
-    let node = &part.nodes[i];
-    let args: Vec<Meta> = node.inputs.iter().map(|&u| part.nodes[u].meta.clone()).collect();
-    cost.op_rate(node.op.family(), a.kind).per_flop * node.op.work(&args, &node.meta).flops
+    if node.op.estimate(&args, &node.meta, a).is_some() {
+        return None;
+    }
+    Some(cost.op_rate(node.op.family(), a.kind).per_flop * node.op.work(&args, &node.meta).flops)
 }
 
 /// State the problem: where each node must be, or that it is free, and what everything costs.
@@ -186,7 +186,7 @@ pub(crate) fn problem(part: &GraphPart, consumers: &[Vec<usize>], devices: &[Dev
         n.cpu_s = estimate(part, i, cpu, cost);
         let has_version = node.op.accelerator().is_some();
         if let (Some(a), true) = (accel, has_version) {
-            n.accelerator_s = if fused_intermediate(part, consumers, i, a) { fused_seconds(part, i, a, cost) } else { estimate(part, i, a, cost) };
+            n.accelerator_s = fused_seconds(part, consumers, i, a, cost).unwrap_or_else(|| estimate(part, i, a, cost));
         }
         match node.op.kind() {
             OpKind::Source => {}
