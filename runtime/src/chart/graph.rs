@@ -19,6 +19,8 @@ const BOX_H: f64 = 40.0;
 const LAYER_H: f64 = 78.0;
 const GAP: f64 = 12.0;
 const TOP: f64 = 70.0;
+/// Characters of the subtitle that fit across the chart (14 px type).
+const SUBTITLE_CHARS: usize = 125;
 
 struct Node {
     label: String,
@@ -224,10 +226,15 @@ fn draw(plan: &Plan, nodes: Vec<Node>, collapsed: bool) -> String {
     };
     let sub = match &plan.predicted_for {
         _ if !sub.is_empty() => sub,
-        Some(m) => format!("policy {} · figures measured on {m}: a prediction · hover a box for its estimates and reason", plan.policy),
+        Some(m) => {
+            // A calibrated profile names its machine at length: cut the name, not the hint.
+            let rest = format!("policy {} · figures measured on : a prediction · hover a box for its estimates and reason", plan.policy);
+            let room = SUBTITLE_CHARS.saturating_sub(rest.chars().count()).max(16);
+            format!("policy {} · figures measured on {}: a prediction · hover a box for its estimates and reason", plan.policy, truncate(m, room))
+        }
         None => format!("policy {} · arguments above their users · hover a box for its estimates and reason", plan.policy),
     };
-    let _ = writeln!(out, "<text x=\"{}\" y=\"48\" text-anchor=\"middle\" font-size=\"14\" fill=\"#555\">{}</text>", WIDTH / 2, esc(&sub));
+    let _ = writeln!(out, "<text x=\"{}\" y=\"48\" text-anchor=\"middle\" font-size=\"14\" fill=\"#555\">{}</text>", WIDTH / 2, esc(&truncate(&sub, SUBTITLE_CHARS)));
     // Edges under the boxes.
     out.push_str("<g fill=\"none\" stroke=\"#9a9a9a\" stroke-width=\"1.2\">\n");
     for (i, n) in nodes.iter().enumerate() {
@@ -408,6 +415,19 @@ mod tests {
         assert!(svg.contains("→ device 8.0 MiB") || svg.contains("→ device 8 MiB"), "bytes on the marks");
         assert!(svg.contains("stroke-dasharray=\"5 3\""), "the paged stage is dashed");
         assert!(svg.contains("30 on H100") && svg.contains("1 on cpu"), "{}", &svg[..500]);
+    }
+
+    /// A plan made with a calibrated profile names the machine at length: the subtitle cuts
+    /// the name and keeps the hint, within the chart's width.
+    #[test]
+    fn a_long_machine_name_is_cut_to_fit() {
+        let mut p = sample();
+        p.predicted_for = Some(format!("vm: cpu (2 threads), emulated accelerator (host memory, CPU kernels; not a GPU), 4.0 GiB{}", " and more".repeat(10)));
+        let svg = render(&p);
+        let doc = roxmltree::Document::parse(&svg).unwrap();
+        let sub = doc.descendants().filter(|n| n.has_tag_name("text")).nth(1).and_then(|n| n.text()).unwrap().to_string();
+        assert!(sub.chars().count() <= SUBTITLE_CHARS && sub.ends_with("hover a box for its estimates and reason") && sub.contains("figures measured on vm: cpu"), "{sub}");
+        assert!(text_px(&sub, 14) < WIDTH as f64, "{sub}");
     }
 
     #[test]
