@@ -22,11 +22,11 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 BLACK_SCHOLES = """
 let n = 1 << 16;
-let price  = Array::<f64>::random_uniform(n, 10.0, 50.0, SEED + 1);
-let strike = Array::<f64>::random_uniform(n, 10.0, 50.0, SEED + 2);
-let t      = Array::<f64>::random_uniform(n, 1.0, 2.0, SEED + 3);
-let rate   = Array::<f64>::random_uniform(n, 0.01, 0.05, SEED + 4);
-let vol    = Array::<f64>::random_uniform(n, 0.1, 0.5, SEED + 5);
+let price  = Array1::<f64>::random_uniform(n, 10.0, 50.0, SEED + 1);
+let strike = Array1::<f64>::random_uniform(n, 10.0, 50.0, SEED + 2);
+let t      = Array1::<f64>::random_uniform(n, 1.0, 2.0, SEED + 3);
+let rate   = Array1::<f64>::random_uniform(n, 0.01, 0.05, SEED + 4);
+let vol    = Array1::<f64>::random_uniform(n, 0.1, 0.5, SEED + 5);
 let rsig = &vol * &vol * 3.0 + &rate;
 let vol_sqrt = t.sqrt() * &vol;
 let d1 = ((&price / &strike).log2() + &rsig * &t) / &vol_sqrt;
@@ -80,8 +80,8 @@ def main():
     ready = time.perf_counter() - t0
     # The kernel answers at once and starts evcxr, rust-analyzer and the prelude in the
     # background; a cell sent right away waits for that.
-    first, _ = run(kc, "let first = Array::<f64>::ones(1000).sum();\nfirst.to_scalar()?")
-    second, _ = run(kc, "let second = Array::<f64>::linspace(0.0, 1.0, 1000).sqrt().sum();\nsecond.to_scalar()?")
+    first, _ = run(kc, "let first = Array1::<f64>::ones(1000).sum_lazy();\nfirst.to_scalar()?")
+    second, _ = run(kc, "let second = Array1::<f64>::linspace(0.0, 1.0, 1000).sqrt().sum_lazy();\nsecond.to_scalar()?")
     # The cells run in the launcher Jupyter started, or in the standby it handed over to.
     kc.execute_interactive("println!(\"{}\", std::os::unix::process::parent_id());", output_hook=lambda m: outputs.append(m), timeout=60)
     kernel_pid = int("".join(m["content"].get("text", "") for m in outputs if m["msg_type"] == "stream").strip())

@@ -1,6 +1,7 @@
 """Writes the notebooks from their cells: `python3 make_notebooks.py [NAME...]` (in this folder);
 `python3 make_notebooks.py --markdown-only [NAME...]` rewrites only the markdown of the saved
-notebooks, keeping their outputs.
+notebooks, keeping their outputs; `--sources-only` rewrites markdown and code, keeping the
+outputs (for code edits that do not change what a cell shows).
 
 The notebooks it writes have no outputs; `bash install/run_notebook.sh --save all` then runs
 them through the kernel and stores the outputs (charts included) in place, as committed.
@@ -48,7 +49,8 @@ def twin_diff(name, plain, bach):
 
 The two functions in the cell above: the eager ndarray program (the `cpu` mode of
 `bach-bench`) and the Bach one. {changed} of its {total} lines differ. What changes, and why:
-the array types in the signature (`Array1`/`Array2` become `Array`); element-wise math, which
+the array types in the signature (ndarray's `Array1` becomes Bach's, the same name from
+`bach::prelude`; the estimators take Bach's any-shape `Array`); element-wise math, which
 ndarray spells `x.mapv(f64::sin)` and Bach `x.sin()` (Bach has `mapv` too, but a Rust closure
 can only run on the CPU, so the annotated method is what lets an op move); library calls
 (scikit-learn style models instead of the numerical kernels called by hand); and `?` where a
@@ -78,7 +80,7 @@ execution buys over eager ndarray. The full sweep on this project's build machin
 # ---------------------------------------------------------------- Black-Scholes
 
 BS_PLAIN = """
-fn black_scholes_ndarray(price: &Array1<f64>, strike: &Array1<f64>, t: &Array1<f64>, rate: &Array1<f64>, vol: &Array1<f64>) -> (Array1<f64>, Array1<f64>) {
+fn black_scholes_ndarray(price: &nd::Array1<f64>, strike: &nd::Array1<f64>, t: &nd::Array1<f64>, rate: &nd::Array1<f64>, vol: &nd::Array1<f64>) -> (nd::Array1<f64>, nd::Array1<f64>) {
     let rsig = vol * vol * C05 + rate;
     let vol_sqrt = t.mapv(f64::sqrt) * vol;
     let d1 = ((price / strike).mapv(f64::log2) + &rsig * t) / &vol_sqrt;
@@ -92,7 +94,7 @@ fn black_scholes_ndarray(price: &Array1<f64>, strike: &Array1<f64>, t: &Array1<f
 }
 """
 BS_BACH = """
-fn black_scholes_bach(price: &Array<f64>, strike: &Array<f64>, t: &Array<f64>, rate: &Array<f64>, vol: &Array<f64>) -> (Array<f64>, Array<f64>) {
+fn black_scholes_bach(price: &Array1<f64>, strike: &Array1<f64>, t: &Array1<f64>, rate: &Array1<f64>, vol: &Array1<f64>) -> (Array1<f64>, Array1<f64>) {
     let rsig = vol * vol * C05 + rate;
     let vol_sqrt = t.sqrt() * vol;
     let d1 = ((price / strike).log2() + &rsig * t) / &vol_sqrt;
@@ -112,17 +114,18 @@ black_scholes = [
 
 The option-pricing workload of the *Offload Annotations* paper (formulas in the project's
 `docs/workloads.md`). The program is ordinary ndarray code: compared with the eager version,
-only the array type changed (`bach::Array` instead of `ndarray::Array1`). Every line adds
+only the import changed (`bach::prelude`'s `Array1` instead of ndarray's) and the math is
+Bach's methods (`x.sqrt()` for `x.mapv(f64::sqrt)`). Every line adds
 nodes to one lazy graph that spans the cells below; nothing runs until a value is displayed.
 """),
     ("code", ":bach devices"),
     size(22),
     ("code", """
-let price  = Array::<f64>::random_uniform(n, 10.0, 50.0, 1);
-let strike = Array::<f64>::random_uniform(n, 10.0, 50.0, 2);
-let t      = Array::<f64>::random_uniform(n, 1.0, 2.0, 3);
-let rate   = Array::<f64>::random_uniform(n, 0.01, 0.05, 4);
-let vol    = Array::<f64>::random_uniform(n, 0.1, 0.5, 5);
+let price  = Array1::<f64>::random_uniform(n, 10.0, 50.0, 1);
+let strike = Array1::<f64>::random_uniform(n, 10.0, 50.0, 2);
+let t      = Array1::<f64>::random_uniform(n, 1.0, 2.0, 3);
+let rate   = Array1::<f64>::random_uniform(n, 0.01, 0.05, 4);
+let vol    = Array1::<f64>::random_uniform(n, 0.1, 0.5, 5);
 // The original's unusual constants, kept so numbers compare with the paper.
 const C05: f64 = 3.0;
 const C10: f64 = 1.5;
@@ -148,20 +151,20 @@ let put = &e_rt * &strike * (C10 - &big_d2) - &price * (C10 - &big_d1);
     ("markdown", "Displaying `call` evaluates it: the summary, and the timeline of where each op and piece ran. Read it left to right: one lane per device (and per copy direction when there is an accelerator), one bar per op and piece; hover a bar for its op, cell, size and time."),
     ("code", "call"),
     ("markdown", "`put` shares most of its graph with `call`, already computed: only its own ops run."),
-    ("code", "put.sum()"),
+    ("code", "put.sum_lazy()"),
     ("markdown", "## The same program, eager and lazy\n\nAs two functions: the plain ndarray program and the Bach one."),
-    ("code", "use ndarray::Array1;\n" + BS_PLAIN + BS_BACH),
+    ("code", "use ndarray as nd;\n" + BS_PLAIN + BS_BACH),
     twin_diff("Black-Scholes", BS_PLAIN, BS_BACH),
     ("markdown", "The numbers agree with the eager program on the same inputs, and with the reference values (inputs all 4.0: every call 23.999997299155808, every put 17.999997974366856):"),
     ("code", """
 let (p, k, tt, r, v) = (price.to_array1()?, strike.to_array1()?, t.to_array1()?, rate.to_array1()?, vol.to_array1()?);
 let (call_e, put_e) = black_scholes_ndarray(&p, &k, &tt, &r, &v);
-fn max_rel(a: &Array1<f64>, b: &Array1<f64>) -> f64 {
+fn max_rel(a: &nd::Array1<f64>, b: &nd::Array1<f64>) -> f64 {
     a.iter().zip(b).map(|(x, y)| ((x - y) / y).abs()).fold(0.0f64, f64::max)
 }
 let diff = max_rel(&call.to_array1()?, &call_e).max(max_rel(&put.to_array1()?, &put_e));
 println!("max relative difference, bach against eager ndarray: {diff:e}");
-let four = Array::<f64>::full(8, 4.0);
+let four = Array1::<f64>::full(8, 4.0);
 let (call_ref, put_ref) = black_scholes_bach(&four, &four, &four, &four, &four);
 let (c, q) = (call_ref.get(&[0])?, put_ref.get(&[0])?);
 let ok = diff < 1e-12 && (c - 23.999997299155808).abs() < 1e-12 && (q - 17.999997974366856).abs() < 1e-12;
@@ -175,14 +178,14 @@ let top = log2.clamp(12, 22);
 Sweep::new("black-scholes", (top - 8)..=top)
     .time_limit(20.0)
     .mode("ndarray", |k| {
-        let x = Array1::<f64>::linspace(10.0, 50.0, 1 << k);
-        let small = Array1::<f64>::linspace(0.1, 0.5, 1 << k);
+        let x = nd::Array1::<f64>::linspace(10.0, 50.0, 1 << k);
+        let small = nd::Array1::<f64>::linspace(0.1, 0.5, 1 << k);
         timed(|| Ok(black_scholes_ndarray(&x, &x.slice(ndarray::s![..;-1]).to_owned(), &(&small * 2.0 + 1.0), &(&small * 0.1), &small)))
     })
     .mode("bach", |k| {
         // The same inputs, made outside the timed region.
-        let x = Array1::<f64>::linspace(10.0, 50.0, 1 << k);
-        let small = Array1::<f64>::linspace(0.1, 0.5, 1 << k);
+        let x = nd::Array1::<f64>::linspace(10.0, 50.0, 1 << k);
+        let small = nd::Array1::<f64>::linspace(0.1, 0.5, 1 << k);
         let strike = Array::from_array(x.slice(ndarray::s![..;-1]).to_owned());
         let (t, rate) = (Array::from_array(&small * 2.0 + 1.0), Array::from_array(&small * 0.1));
         let (x, small) = (Array::from_array(x), Array::from_array(small));
@@ -200,7 +203,7 @@ Sweep::new("black-scholes", (top - 8)..=top)
 # ---------------------------------------------------------------- Haversine
 
 HAV_PLAIN = """
-fn haversine_ndarray(lat2: &Array1<f64>, lon2: &Array1<f64>) -> Array1<f64> {
+fn haversine_ndarray(lat2: &nd::Array1<f64>, lon2: &nd::Array1<f64>) -> nd::Array1<f64> {
     let dlat = ((lat2 - LAT1) / 2.0).mapv(f64::sin).mapv(|x| x.powi(2));
     let dlon = ((lon2 - LON1) / 2.0).mapv(f64::sin).mapv(|x| x.powi(2));
     let a = dlat + lat2.mapv(f64::cos) * LAT1.cos() * dlon;
@@ -208,7 +211,7 @@ fn haversine_ndarray(lat2: &Array1<f64>, lon2: &Array1<f64>) -> Array1<f64> {
 }
 """
 HAV_BACH = """
-fn haversine_bach(lat2: &Array<f64>, lon2: &Array<f64>) -> Array<f64> {
+fn haversine_bach(lat2: &Array1<f64>, lon2: &Array1<f64>) -> Array1<f64> {
     let dlat = ((lat2 - LAT1) / 2.0).sin().powi(2);
     let dlon = ((lon2 - LON1) / 2.0).sin().powi(2);
     let a = dlat + lat2.cos() * LAT1.cos() * dlon;
@@ -231,8 +234,8 @@ stage that runs in cache-sized pieces on all cores (and on the GPU when there is
 const LAT1: f64 = 0.70984286;
 const LON1: f64 = 1.23892197;
 const MILES: f64 = 3959.0;
-let lat2 = Array::<f64>::random_uniform(n, -std::f64::consts::FRAC_PI_2, std::f64::consts::FRAC_PI_2, 11);
-let lon2 = Array::<f64>::random_uniform(n, -std::f64::consts::PI, std::f64::consts::PI, 12);
+let lat2 = Array1::<f64>::random_uniform(n, -std::f64::consts::FRAC_PI_2, std::f64::consts::FRAC_PI_2, 11);
+let lon2 = Array1::<f64>::random_uniform(n, -std::f64::consts::PI, std::f64::consts::PI, 12);
 """),
     ("markdown", "The formula, over two cells: nothing runs yet, each line only adds to the graph."),
     ("code", """
@@ -248,14 +251,14 @@ let distance = a.sqrt().asin() * 2.0 * MILES;
     ("code", "distance"),
     ("code", "distance.max()?"),
     ("markdown", "## The same program, eager and lazy"),
-    ("code", "use ndarray::Array1;\n" + HAV_PLAIN + HAV_BACH),
+    ("code", "use ndarray as nd;\n" + HAV_PLAIN + HAV_BACH),
     twin_diff("Haversine", HAV_PLAIN, HAV_BACH),
     ("markdown", "Bach's result against the eager program on the same points, and the reference (every point at (0.0698132, 0.0698132): 4839.959830633562 miles):"),
     ("code", """
 let eager = haversine_ndarray(&lat2.to_array1()?, &lon2.to_array1()?);
 let diff = distance.to_array1()?.iter().zip(&eager).map(|(x, y)| ((x - y) / y).abs()).fold(0.0f64, f64::max);
 println!("max relative difference, bach against eager ndarray: {diff:e}");
-let same = Array::<f64>::full(1024, 0.0698132);
+let same = Array1::<f64>::full(1024, 0.0698132);
 let reference = haversine_bach(&same, &same).to_array1()?;
 let ok = diff < 1e-12 && reference.iter().all(|d| (d - 4839.959830633562).abs() < 1e-9);
 println!("reference check: {} (expected 4839.959830633562): {}", reference[0], if ok { "pass" } else { "FAIL" });
@@ -268,11 +271,11 @@ let top = log2.clamp(12, 22);
 Sweep::new("haversine", (top - 8)..=top)
     .time_limit(20.0)
     .mode("ndarray", |k| {
-        let (lat, lon) = (Array1::<f64>::linspace(-1.5, 1.5, 1 << k), Array1::<f64>::linspace(-3.1, 3.1, 1 << k));
+        let (lat, lon) = (nd::Array1::<f64>::linspace(-1.5, 1.5, 1 << k), nd::Array1::<f64>::linspace(-3.1, 3.1, 1 << k));
         timed(|| Ok(haversine_ndarray(&lat, &lon)))
     })
     .mode("bach", |k| {
-        let (lat, lon) = (Array::from_array(Array1::<f64>::linspace(-1.5, 1.5, 1 << k)), Array::from_array(Array1::<f64>::linspace(-3.1, 3.1, 1 << k)));
+        let (lat, lon) = (Array1::<f64>::linspace(-1.5, 1.5, 1 << k), Array1::<f64>::linspace(-3.1, 3.1, 1 << k));
         timed(|| haversine_bach(&lat, &lon).eval())
     })
     .run()
@@ -304,7 +307,7 @@ fn crime_index_bach(dir: &Path) -> Result<f64, BachError> {
     let ci = dp / 100000.0;
     let ci = where_(&ci.gt(0.02), 0.032, &ci);
     let ci = where_(&ci.lt(0.01), 0.005, &ci);
-    ci.sum().to_scalar()
+    ci.sum_lazy().to_scalar()
 }
 """
 
@@ -357,7 +360,7 @@ let dp = &adult * 2.0 + &big - &robberies * 2000.0;
 let ci = &dp / 100000.0;
 let ci = where_(&ci.gt(0.02), 0.032, &ci);
 let ci = where_(&ci.lt(0.01), 0.005, &ci);
-let result = ci.sum();
+let result = ci.sum_lazy();
 """),
     ("code", ":bach explain result"),
     ("code", "result"),
@@ -481,7 +484,7 @@ Sweep::new("dbscan", (top - 4)..=top)
     })
     .mode("bach", |k| {
         let (x, _) = Blobs { n_samples: 1 << k, n_features: 256, centers: 32, cluster_std: 1.0, center_box: (-2.0, 2.0), seed: 42 }.generate();
-        let x = Array::from_array(x);
+        let x = Array::from_array(x).into_dyn();
         let m = (((1usize << k) as f64 / 32.0 * 0.05).ceil() as usize).max(2);
         timed(|| dbscan_bach(&x, m)?.eval())
     })
@@ -543,10 +546,10 @@ let d = wine.columns().len() - 1;
 let (train, test) = train_test_indices(wine.len(), 0.7, 42)?;
 let x_train = table.take_rows(&train)?.t().slice_rows(0..d)?.t();
 let classes: Array1<i64> = wine.column("class")?.to_array1()?.mapv(|c| c as i64);
-let y_train = Array::from_array(classes.select(Axis(0), &train));
+let y_train = Array::from_array(classes.select(Axis(0), &train)).into_dyn();
 // The test rows, repeated 2^log2 times: row i is test row i mod 54.
 let rows: Vec<usize> = (0..test.len() << log2).map(|i| test[i % test.len()]).collect();
-let x_test = Array::from_array(table.to_array()?.into_dimensionality::<ndarray::Ix2>()?.select(Axis(0), &rows).slice(ndarray::s![.., ..d]).to_owned());
+let x_test = Array::from_array(table.to_array()?.into_dimensionality::<ndarray::Ix2>()?.select(Axis(0), &rows).slice(ndarray::s![.., ..d]).to_owned()).into_dyn();
 let y_test = classes.select(Axis(0), &rows);
 println!("{} training rows, {} test rows", train.len(), rows.len());
 """),
@@ -592,8 +595,8 @@ Sweep::new("pca-knn", (top - 6)..=top)
         timed(|| Ok(pca_knn_ndarray(&xt, &yt, &q)))
     })
     .mode("bach", |k| {
-        let q = Array::from_array(tiled(k));
-        let (xb, yb) = (Array::from_array(xt.clone()), Array::from_array(yt.clone()));
+        let q = Array::from_array(tiled(k)).into_dyn();
+        let (xb, yb) = (Array::from_array(xt.clone()).into_dyn(), Array::from_array(yt.clone()).into_dyn());
         timed(|| pca_knn_bach(&xb, &yb, &q)?.eval())
     })
     .run()
@@ -675,7 +678,7 @@ Sweep::new("tsvd", (top - 5)..=top)
     })
     .mode("bach", |k| {
         let (x, _) = Blobs { n_samples: 1 << k, n_features: 512, centers: 1, cluster_std: 1.0, center_box: (-10.0, 10.0), seed: 7 }.generate();
-        let x = Array::from_array(x);
+        let x = Array::from_array(x).into_dyn();
         timed(|| tsvd_bach(&x)?.0.eval())
     })
     .run()
@@ -708,7 +711,7 @@ A line of array code returns at once: it only records what to compute. Shapes ar
 without computing anything.
 """),
     ("code", """
-let x = Array::<f64>::linspace(0.0, 1.0, 1 << 20);
+let x = Array1::<f64>::linspace(0.0, 1.0, 1 << 20);
 let y = (&x * 2.0).exp() + 1.0;
 y.shape()
 """),
@@ -734,13 +737,14 @@ every one). `:bach breakdown` sums the same evaluation up by kind of work:
     ("markdown", """
 ## 3. A CPU-only op in an accelerator chain
 
-`mapv` takes a Rust closure: it cannot run on an accelerator, so Bach runs it on the CPU and
+`mapv_lazy` takes a Rust closure as a lazy op of the graph (ndarray's `mapv` runs at once on
+the host): a closure cannot run on an accelerator, so Bach runs it on the CPU and
 copies its input back and its output out again. `:bach explain` says why each op runs where it
 runs; the timeline shows the copies around the closure.
 """),
     ("code", """
 let a = (&x * 3.0).sin().on(Device::Gpu);
-let b = a.mapv(|v| if v > 0.5 { v } else { 0.0 });
+let b = a.mapv_lazy(|v| if v > 0.5 { v } else { 0.0 });
 let c = (&b + 1.0).ln().on(Device::Gpu);
 """),
     ("code", ":bach explain c"),
@@ -754,7 +758,7 @@ copies in, compute and copies out overlapping piece by piece.
 """),
     ("code", ":bach memory 4MiB"),
     ("code", """
-let big = Array::<f64>::linspace(0.0, 1.0, 1 << 22);
+let big = Array1::<f64>::linspace(0.0, 1.0, 1 << 22);
 let paged = ((&big * 5.0).sin() * (&big * 3.0).cos()).on(Device::Gpu);
 """),
     ("code", ":bach plan paged"),
@@ -769,7 +773,7 @@ cost model, copies included), `greedy` (everything that can run on the accelerat
 how far its predictions were from the measured times.
 """),
     ("code", """
-let m = Array::<f64>::linspace(0.0, 1.0, 1 << 21);
+let m = Array1::<f64>::linspace(0.0, 1.0, 1 << 21);
 let chain = ((&m * 2.0).sin() + (&m * 0.5).cos()).sqrt();
 """),
     ("code", ":bach explain chain"),
@@ -812,7 +816,7 @@ NVIDIA H100 machine, beside the current plan: two predicted timelines on one sca
 runs. (`:bach whatif <path> = <value> <expr>` does the same for one changed parameter.)
 """),
     ("code", """
-let w = Array::<f64>::linspace(0.0, 1.0, 1 << 24);
+let w = Array1::<f64>::linspace(0.0, 1.0, 1 << 24);
 let fresh = ((&w * 2.0).sin() + (&w * 0.5).cos()).sqrt();
 """),
     ("code", ":bach whatif profile h100 fresh"),
@@ -831,7 +835,7 @@ resident.eval_on_device()?;
 resident.location()
 """),
     ("code", """
-let from_resident = (&resident + 1.0).on(Device::Gpu).sum();
+let from_resident = (&resident + 1.0).on(Device::Gpu).sum_lazy();
 """),
     ("code", ":bach plan from_resident"),
     ("code", "from_resident"),
@@ -843,14 +847,14 @@ runs), with what did not match; a missing file at the cell that reads it. The va
 the graph are still there afterwards.
 """),
     ("code", """
-let wrong = &x + &Array::<f64>::linspace(0.0, 1.0, 3);
+let wrong = &x + &Array1::<f64>::linspace(0.0, 1.0, 3);
 wrong.eval()?;
 """, ["raises-exception"]),
     ("code", """
 let table = bach::read_csv("no/such/file.csv")?;
 """, ["raises-exception"]),
     ("markdown", "Everything from before is still here:"),
-    ("code", "z.sum()"),
+    ("code", "z.sum_lazy()"),
     ("markdown", """
 ## 9. Interrupting a long evaluation
 
@@ -859,12 +863,12 @@ what it kept, and the session goes on (values already computed stay computed). L
 the cell takes a few seconds.
 """),
     ("code", """
-let long = Array::<f64>::linspace(0.0, 1.0, 1 << 25);
+let long = Array1::<f64>::linspace(0.0, 1.0, 1 << 25);
 let mut acc = long.clone();
 for i in 0..12 {
     acc = (&acc * 1.0001 + i as f64).sin().on(Device::Auto);
 }
-acc.sum()
+acc.sum_lazy()
 """),
     ("markdown", """
 ## Where next
@@ -886,9 +890,10 @@ NOTEBOOKS = {
     "tsvd": tsvd,
 }
 
-def update_markdown(name):
-    """Rewrite only the markdown cells of a saved notebook, keeping its outputs (the cells
-    must be the same in number and kind)."""
+def update_markdown(name, code=False):
+    """Rewrite only the markdown cells of a saved notebook (and with `code`, the code cells'
+    sources too), keeping its outputs (the cells must be the same in number and kind). For
+    code edits that do not change what a cell shows."""
     path = HERE / f"{name}.ipynb"
     saved = json.loads(path.read_text())
     fresh = notebook(NOTEBOOKS[name])
@@ -896,7 +901,7 @@ def update_markdown(name):
     if kinds(saved) != kinds(fresh):
         raise SystemExit(f"{name}: the cells changed; write it anew and run it (install/run_notebook.sh --save)")
     for old, new in zip(saved["cells"], fresh["cells"]):
-        if old["cell_type"] == "markdown":
+        if old["cell_type"] == "markdown" or code:
             old["source"] = new["source"]
     path.write_text(json.dumps(saved, indent=1, ensure_ascii=False) + "\n")
 
@@ -908,6 +913,11 @@ if __name__ == "__main__":
         for name in args[1:] or list(NOTEBOOKS):
             update_markdown(name)
             print(f"updated the markdown of {name}.ipynb")
+        raise SystemExit(0)
+    if args[:1] == ["--sources-only"]:
+        for name in args[1:] or list(NOTEBOOKS):
+            update_markdown(name, code=True)
+            print(f"updated the sources of {name}.ipynb, outputs kept")
         raise SystemExit(0)
     only = args or list(NOTEBOOKS)
     for name in only:

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use bach_runtime::{oa_alloc, session, Annotation, BachError, DType, Element, Launch, Lazy, Meta, Result};
-use ndarray::{ArrayD, IxDyn};
+use ndarray::{ArrayD, Dimension, Ix1, Ix2, IxDyn};
 
 use crate::array::{Array, ShapeArg};
 use crate::kernels;
@@ -144,13 +144,13 @@ fn random_node(name: &str, dtype: DType, shape: Vec<usize>, seed: u32, draw: Dra
     session::current().alloc(&op, Meta::new(dtype, shape)).expect("an oa_alloc annotation")
 }
 
-impl<A: Element> Array<A> {
+impl<A: Element, D: Dimension> Array<A, D> {
     /// An array of `shape` filled with `value` (ndarray's `from_elem`).
-    pub fn from_elem(shape: impl ShapeArg, value: A) -> Self {
+    pub fn from_elem<Sh: ShapeArg<Dim = D>>(shape: Sh, value: A) -> Self {
         Self::fill("full", shape.dims(), value)
     }
     /// Same as [`Array::from_elem`] (numpy's name).
-    pub fn full(shape: impl ShapeArg, value: A) -> Self {
+    pub fn full<Sh: ShapeArg<Dim = D>>(shape: Sh, value: A) -> Self {
         Self::fill("full", shape.dims(), value)
     }
     fn fill(name: &str, shape: Vec<usize>, value: A) -> Self {
@@ -158,14 +158,32 @@ impl<A: Element> Array<A> {
     }
 }
 
-impl<A: Real> Array<A> {
-    pub fn zeros(shape: impl ShapeArg) -> Self {
+impl<A: Real, D: Dimension> Array<A, D> {
+    pub fn zeros<Sh: ShapeArg<Dim = D>>(shape: Sh) -> Self {
         Self::fill("zeros", shape.dims(), A::zero())
     }
-    pub fn ones(shape: impl ShapeArg) -> Self {
+    pub fn ones<Sh: ShapeArg<Dim = D>>(shape: Sh) -> Self {
         Self::fill("ones", shape.dims(), A::one())
     }
 
+    /// Uniform values in [low, high) from numpy's `RandomState(seed).uniform(low, high, shape)`.
+    /// Generated whole (one random stream) on the host. The bounds give the element type, so
+    /// `Array::random_uniform(n, 0.0, 1.0, seed)` is an `f64` array (numpy's default) and
+    /// `let x: Array1<f32> = Array::random_uniform(..)` an `f32` one; numbers are drawn in
+    /// `f64` either way, as numpy does, and rounded to `f32`.
+    pub fn random_uniform<Sh: ShapeArg<Dim = D>>(shape: Sh, low: A, high: A, seed: u32) -> Self {
+        let (low, high) = (low.to_f64().unwrap_or(f64::NAN), high.to_f64().unwrap_or(f64::NAN));
+        Self::wrap(random_node("random_uniform", A::DTYPE, shape.dims(), seed, Draw::Uniform { low, high }))
+    }
+    /// Normal values from numpy's `RandomState(seed).normal(mean, std, shape)` (the element
+    /// type as in [`Array::random_uniform`]).
+    pub fn random_normal<Sh: ShapeArg<Dim = D>>(shape: Sh, mean: A, std: A, seed: u32) -> Self {
+        let (mean, std) = (mean.to_f64().unwrap_or(f64::NAN), std.to_f64().unwrap_or(f64::NAN));
+        Self::wrap(random_node("random_normal", A::DTYPE, shape.dims(), seed, Draw::Normal { mean, std }))
+    }
+}
+
+impl<A: Real> Array<A, Ix1> {
     /// `n` evenly spaced values from `start` to `end` inclusive (as ndarray and numpy).
     pub fn linspace(start: A, end: A, n: usize) -> Self {
         let step = if n > 1 { (end - start) / A::of((n - 1) as f64) } else { A::zero() };
@@ -173,34 +191,48 @@ impl<A: Real> Array<A> {
     }
 
     /// Values from `start` to `end` (exclusive) by `step` (ndarray's `range`, numpy's
-    /// `arange`); an error when the step goes the wrong way or is zero.
-    pub fn range(start: A, end: A, step: A) -> Result<Self> {
+    /// `arange`). A step the wrong way or zero gives an empty array, as ndarray's.
+    pub fn range(start: A, end: A, step: A) -> Self {
+        let steps = ((end - start) / step).ceil();
+        let n = if step == A::zero() || steps.is_nan() || steps < A::zero() { 0 } else { steps.max(A::zero()).to_usize().unwrap_or(0) };
+        Self::wrap(arithmetic_node("range", A::DTYPE, param(start), param(step), n))
+    }
+
+    /// Values from `start` to `end` (exclusive) by `step` (numpy's `arange`); an error when
+    /// the step goes the wrong way or is zero.
+    pub fn arange(start: A, end: A, step: A) -> Result<Self> {
         let steps = ((end - start) / step).ceil();
         if step == A::zero() || steps.is_nan() || steps < A::zero() {
             return Err(BachError::invalid("range", format!("from {start} to {end} by {step}")));
         }
-        let n = steps.max(A::zero()).to_usize().unwrap_or(0);
-        Ok(Self::wrap(arithmetic_node("range", A::DTYPE, param(start), param(step), n)))
+        Ok(Self::range(start, end, step))
     }
 
-    /// Same as [`Array::range`] (numpy's name).
-    pub fn arange(start: A, end: A, step: A) -> Result<Self> {
-        Self::range(start, end, step)
+    /// `n` values from `base^start` to `base^end`, their exponents evenly spaced (ndarray's
+    /// `logspace`).
+    pub fn logspace(base: A, start: A, end: A, n: usize) -> Self {
+        Self::linspace(start, end, n).mapv_host(move |e| base.powf(e))
     }
 
-    /// Uniform values in [low, high) from numpy's `RandomState(seed).uniform(low, high, shape)`.
-    /// Generated whole (one random stream) on the host. The bounds give the element type, so
-    /// `Array::random_uniform(n, 0.0, 1.0, seed)` is an `f64` array (numpy's default) and
-    /// `let x: Array<f32> = Array::random_uniform(..)` an `f32` one; numbers are drawn in `f64`
-    /// either way, as numpy does, and rounded to `f32`.
-    pub fn random_uniform(shape: impl ShapeArg, low: A, high: A, seed: u32) -> Self {
-        let (low, high) = (low.to_f64().unwrap_or(f64::NAN), high.to_f64().unwrap_or(f64::NAN));
-        Self::wrap(random_node("random_uniform", A::DTYPE, shape.dims(), seed, Draw::Uniform { low, high }))
+    /// `n` values from `start` to `end` in geometric progression (ndarray's `geomspace`);
+    /// `None` when the two are of different signs or one is zero.
+    pub fn geomspace(start: A, end: A, n: usize) -> Option<Self> {
+        if start == A::zero() || end == A::zero() || (start < A::zero()) != (end < A::zero()) {
+            return None;
+        }
+        let sign = if start < A::zero() { -A::one() } else { A::one() };
+        let (ls, le) = ((start * sign).ln(), (end * sign).ln());
+        Some(Self::linspace(ls, le, n).mapv_host(move |e| sign * e.exp()))
     }
-    /// Normal values from numpy's `RandomState(seed).normal(mean, std, shape)` (the element
-    /// type as in [`Array::random_uniform`]).
-    pub fn random_normal(shape: impl ShapeArg, mean: A, std: A, seed: u32) -> Self {
-        let (mean, std) = (mean.to_f64().unwrap_or(f64::NAN), std.to_f64().unwrap_or(f64::NAN));
-        Self::wrap(random_node("random_normal", A::DTYPE, shape.dims(), seed, Draw::Normal { mean, std }))
+
+    fn mapv_host(&self, f: impl FnMut(A) -> A) -> Self {
+        self.mapv(f)
+    }
+}
+
+impl<A: Real> Array<A, Ix2> {
+    /// The `n` x `n` identity matrix (ndarray's `eye`).
+    pub fn eye(n: usize) -> Self {
+        Self::from_shape_fn((n, n), |(i, j)| if i == j { A::one() } else { A::zero() })
     }
 }

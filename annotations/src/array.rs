@@ -1,29 +1,44 @@
-//! `Array<A>`: a lazy n-d array (1-D and 2-D, plus 0-d results of reductions).
+//! `Array<A, D>`: a lazy n-d array of element `A` with ndarray's dimension type `D`
+//! (`Ix0`..`Ix6`, or `IxDyn`, the default: Bach's own dialect writes `Array<f64>`).
+//!
+//! The handle holds a graph node (`lazy`) and, once computed, the value (`value`). Code that
+//! is not annotated and touches the values (indexing, iteration, views, mutation; `host.rs`)
+//! evaluates the node and works on the value on the host; a mutation makes the handle's value
+//! its own (copy on write: no other handle or node ever sees it change) and drops the node,
+//! and the next annotated call on the array makes a new source node of the mutated value.
+//! Invariant: at least one of `lazy` and `value` is set; when both are, they hold the same
+//! values.
 
 use std::fmt;
 use std::marker::PhantomData;
-use std::ops::Index;
 use std::sync::{Arc, OnceLock};
 
 use bach_runtime::{session, Annotation, BachError, Element, Lazy, Meta, Plan, Result, Value};
-use ndarray::{ArcArray, Dimension, Ix1, Ix2, IxDyn};
+use ndarray::{ArcArray, Dimension, Ix0, Ix1, Ix2, Ix3, Ix4, Ix5, Ix6, IxDyn};
 
-/// A lazy n-d array of `A` (f64, f32 or bool). Cheap to clone, `Send + Sync`.
-pub struct Array<A: Element> {
-    lazy: Lazy,
+/// A lazy n-d array of `A` (f64, f32, i64 or bool) with dimension type `D`. Cheap to clone,
+/// `Send + Sync`.
+pub struct Array<A: Element, D: Dimension = IxDyn> {
+    /// The graph node; empty after a mutation until an annotated call needs one.
+    lazy: OnceLock<Lazy>,
     /// The evaluated value, kept by the handle so indexing can hand out references.
-    value: OnceLock<ArcArray<A, IxDyn>>,
-    _elem: PhantomData<A>,
+    value: OnceLock<ArcArray<A, D>>,
+    _marker: PhantomData<(A, D)>,
 }
 
-/// Aliases so that code written against ndarray's names reads the same.
-pub type Array1<A> = Array<A>;
-pub type Array2<A> = Array<A>;
-pub type ArrayD<A> = Array<A>;
+/// ndarray's aliases: the dimension is part of the type, as in ndarray.
+pub type Array0<A> = Array<A, Ix0>;
+pub type Array1<A> = Array<A, Ix1>;
+pub type Array2<A> = Array<A, Ix2>;
+pub type Array3<A> = Array<A, Ix3>;
+pub type Array4<A> = Array<A, Ix4>;
+pub type Array5<A> = Array<A, Ix5>;
+pub type Array6<A> = Array<A, Ix6>;
+pub type ArrayD<A> = Array<A, IxDyn>;
 
-impl<A: Element> Clone for Array<A> {
+impl<A: Element, D: Dimension> Clone for Array<A, D> {
     fn clone(&self) -> Self {
-        Array { lazy: self.lazy.clone(), value: self.value.clone(), _elem: PhantomData }
+        Array { lazy: self.lazy.clone(), value: self.value.clone(), _marker: PhantomData }
     }
 }
 
@@ -36,9 +51,9 @@ impl AsLazy for Lazy {
         self
     }
 }
-impl<A: Element> AsLazy for Array<A> {
+impl<A: Element, D: Dimension> AsLazy for Array<A, D> {
     fn as_lazy(&self) -> &Lazy {
-        &self.lazy
+        self.lazy()
     }
 }
 
@@ -49,135 +64,250 @@ pub fn evaluate(values: &[&dyn AsLazy]) -> Result<()> {
     first.as_lazy().session().evaluate(&lazies).map(|_| ())
 }
 
-/// A shape argument: `n`, `(rows, cols)`, `[rows, cols]` or a `Vec`.
+/// A shape argument, as ndarray's: `n` (1-d), `(rows, cols)` and tuples up to 6 (2-d to 6-d),
+/// `[n; N]` arrays, `Ix2(..)`-style dimensions, or a `Vec`/slice/`IxDyn` (dynamic).
 pub trait ShapeArg {
+    /// The dimension type of an array of this shape.
+    type Dim: Dimension;
     fn dims(self) -> Vec<usize>;
 }
 impl ShapeArg for usize {
+    type Dim = Ix1;
     fn dims(self) -> Vec<usize> {
         vec![self]
     }
 }
-impl ShapeArg for (usize, usize) {
-    fn dims(self) -> Vec<usize> {
-        vec![self.0, self.1]
-    }
+macro_rules! tuple_shape {
+    ($($D:ident: ($($t:ty),*) [$($i:tt),*];)*) => {$(
+        impl ShapeArg for ($($t,)*) {
+            type Dim = $D;
+            fn dims(self) -> Vec<usize> {
+                vec![$(self.$i),*]
+            }
+        }
+    )*};
 }
-impl<const N: usize> ShapeArg for [usize; N] {
-    fn dims(self) -> Vec<usize> {
-        self.to_vec()
-    }
+tuple_shape! {
+    Ix0: () [];
+    Ix2: (usize, usize) [0, 1];
+    Ix3: (usize, usize, usize) [0, 1, 2];
+    Ix4: (usize, usize, usize, usize) [0, 1, 2, 3];
+    Ix5: (usize, usize, usize, usize, usize) [0, 1, 2, 3, 4];
+    Ix6: (usize, usize, usize, usize, usize, usize) [0, 1, 2, 3, 4, 5];
 }
+macro_rules! fixed_shape {
+    ($($n:literal => $D:ident),*) => {$(
+        impl ShapeArg for [usize; $n] {
+            type Dim = $D;
+            fn dims(self) -> Vec<usize> {
+                self.to_vec()
+            }
+        }
+        impl ShapeArg for $D {
+            type Dim = $D;
+            fn dims(self) -> Vec<usize> {
+                self.slice().to_vec()
+            }
+        }
+    )*};
+}
+fixed_shape!(0 => Ix0, 1 => Ix1, 2 => Ix2, 3 => Ix3, 4 => Ix4, 5 => Ix5, 6 => Ix6);
 impl ShapeArg for Vec<usize> {
+    type Dim = IxDyn;
     fn dims(self) -> Vec<usize> {
         self
     }
 }
 impl ShapeArg for &[usize] {
+    type Dim = IxDyn;
     fn dims(self) -> Vec<usize> {
         self.to_vec()
     }
 }
+impl ShapeArg for IxDyn {
+    type Dim = IxDyn;
+    fn dims(self) -> Vec<usize> {
+        self.slice().to_vec()
+    }
+}
 
-/// The right-hand side of a binary op: an array or a scalar.
-pub trait Operand<A: Element> {
+/// The right-hand side of a binary op on an `Array<A, D>`: an array (of any dimension type:
+/// the result's is ndarray's `DimMax` of the two, as broadcasting gives) or a scalar.
+pub trait Operand<A: Element, D: Dimension> {
+    /// The dimension type of the result.
+    type Out: Dimension;
     /// A node for this operand in `like`'s session.
     fn node(&self, like: &Lazy) -> Lazy;
 }
-impl<A: Element> Operand<A> for Array<A> {
+impl<A: Element, D: Dimension + ndarray::DimMax<E>, E: Dimension> Operand<A, D> for Array<A, E> {
+    type Out = <D as ndarray::DimMax<E>>::Output;
     fn node(&self, _like: &Lazy) -> Lazy {
-        self.lazy.clone()
+        self.lazy().clone()
     }
 }
-impl<A: Element> Operand<A> for &Array<A> {
+impl<A: Element, D: Dimension + ndarray::DimMax<E>, E: Dimension> Operand<A, D> for &Array<A, E> {
+    type Out = <D as ndarray::DimMax<E>>::Output;
     fn node(&self, _like: &Lazy) -> Lazy {
-        self.lazy.clone()
+        self.lazy().clone()
     }
 }
-macro_rules! scalar_operand {
-    ($($t:ty),*) => {$(
-        impl Operand<$t> for $t {
-            fn node(&self, like: &Lazy) -> Lazy {
-                like.session().source(Value::from(ndarray::ArrayD::from_elem(IxDyn(&[]), *self)), "scalar")
-            }
-        }
-    )*};
+/// A scalar of the array's element type, broadcast over it.
+impl<A: Element, D: Dimension> Operand<A, D> for A {
+    type Out = D;
+    fn node(&self, like: &Lazy) -> Lazy {
+        like.session().source(A::wrap(ndarray::ArrayD::from_elem(IxDyn(&[]), *self).into_shared()), "scalar")
+    }
 }
-scalar_operand!(f64, f32, i64, bool);
 
-impl<A: Element> Array<A> {
-    /// Wrap a node whose dtype is `A`.
+/// `Some(n)` for a static dimension type of `n` axes; `None` for `IxDyn`.
+fn static_ndim<D: Dimension>() -> Option<usize> {
+    D::NDIM
+}
+
+/// An error unless `shape` has the number of axes of `D`.
+pub(crate) fn check_ndim<D: Dimension>(op: &str, shape: &[usize]) -> Result<()> {
+    match static_ndim::<D>() {
+        Some(n) if n != shape.len() => Err(BachError::shape(op, format!("a {}-d array (shape {shape:?}) is not {}", shape.len(), dim_name::<D>()))),
+        _ => Ok(()),
+    }
+}
+
+/// `Ix2` etc. in words, for errors.
+pub(crate) fn dim_name<D: Dimension>() -> String {
+    match D::NDIM {
+        Some(n) => format!("{n}-d (Ix{n})"),
+        None => "n-d (IxDyn)".into(),
+    }
+}
+
+impl<A: Element, D: Dimension> Array<A, D> {
+    /// Wrap a node whose dtype is `A` (and, for a static `D`, whose shape has `D`'s axes).
     pub fn from_lazy(lazy: Lazy) -> Result<Self> {
         if lazy.meta().dtype != A::DTYPE {
             return Err(BachError::dtype("Array", A::DTYPE, lazy.meta().dtype));
         }
-        Ok(Array { lazy, value: OnceLock::new(), _elem: PhantomData })
+        check_ndim::<D>("Array", &lazy.meta().shape)?;
+        Ok(Self::wrap(lazy))
     }
     pub(crate) fn wrap(lazy: Lazy) -> Self {
         debug_assert_eq!(lazy.meta().dtype, A::DTYPE);
-        Array { lazy, value: OnceLock::new(), _elem: PhantomData }
+        debug_assert!(D::NDIM.is_none_or(|n| n == lazy.meta().shape.len()), "{} is not {}", lazy.meta(), dim_name::<D>());
+        Array { lazy: OnceLock::from(lazy), value: OnceLock::new(), _marker: PhantomData }
+    }
+    /// A handle holding a host value and no node yet (the next annotated call makes one).
+    pub(crate) fn from_host(value: ArcArray<A, D>) -> Self {
+        Array { lazy: OnceLock::new(), value: OnceLock::from(value), _marker: PhantomData }
     }
 
-    /// An array holding `a`'s data (copied once into the session; evaluated already).
-    pub fn from_array<D: Dimension>(a: ndarray::Array<A, D>) -> Self {
-        Self::from_shared(a.into_dyn().into_shared())
+    /// An array holding `a`'s data (moved into the session; evaluated already).
+    pub fn from_array(a: ndarray::Array<A, D>) -> Self {
+        Self::wrap(session::current().source(A::wrap(a.into_dyn().into_shared()), "from_array"))
     }
-    /// An array holding a shared ndarray array (no copy).
-    pub fn from_shared(a: ArcArray<A, IxDyn>) -> Self {
-        Self::wrap(session::current().source(A::wrap(a), "from_array"))
-    }
-    /// A 1-D array of `v`.
-    pub fn from_vec(v: Vec<A>) -> Self {
-        Self::from_array(ndarray::Array1::from_vec(v))
-    }
-    /// An array of `shape` from `v` in row-major order.
-    pub fn from_shape_vec(shape: impl ShapeArg, v: Vec<A>) -> Result<Self> {
+    /// An array of `shape` from `v` in row-major order (ndarray's `from_shape_vec`).
+    pub fn from_shape_vec<Sh: ShapeArg<Dim = D>>(shape: Sh, v: Vec<A>) -> Result<Self> {
         let dims = shape.dims();
         let a = ndarray::ArrayD::from_shape_vec(IxDyn(&dims), v).map_err(|e| BachError::shape("from_shape_vec", e.to_string()))?;
-        Ok(Self::from_array(a))
+        Ok(Self::wrap(session::current().source(A::wrap(a.into_shared()), "from_shape_vec")))
+    }
+    /// An array of `shape` whose element at each index is `f(index)` (ndarray's
+    /// `from_shape_fn`; the index is `usize` for 1-d, a tuple for 2-d to 6-d, `IxDyn` for
+    /// dynamic arrays). Computed on the host as it is made.
+    pub fn from_shape_fn<Sh: ShapeArg<Dim = D>, F: FnMut(D::Pattern) -> A>(shape: Sh, f: F) -> Self {
+        let dim = D::from_dimension(&IxDyn(&shape.dims())).expect("a shape of D's axes");
+        Self::from_array(ndarray::Array::from_shape_fn(dim, f))
     }
 
+    /// The node of this array (made from its host value when it was mutated since).
     pub fn lazy(&self) -> &Lazy {
-        &self.lazy
+        self.lazy.get_or_init(|| {
+            let v = self.value.get().expect("an array holds a node or a value");
+            session::current().source(A::wrap(v.clone().into_dyn()), "host value")
+        })
     }
     pub fn meta(&self) -> &Meta {
-        self.lazy.meta()
+        self.lazy().meta()
     }
     pub fn shape(&self) -> &[usize] {
-        &self.lazy.meta().shape
+        match (self.lazy.get(), self.value.get()) {
+            (Some(l), _) => &l.meta().shape,
+            (None, Some(v)) => v.shape(),
+            (None, None) => unreachable!("an array holds a node or a value"),
+        }
     }
     pub fn ndim(&self) -> usize {
         self.shape().len()
     }
     pub fn len(&self) -> usize {
-        self.meta().len()
+        self.shape().iter().product()
     }
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
+    /// The shape as ndarray's pattern: `usize` for 1-d, a tuple for 2-d to 6-d.
+    pub fn dim(&self) -> D::Pattern {
+        self.raw_dim().into_pattern()
+    }
+    /// The shape as a `D` (ndarray's `raw_dim`).
+    pub fn raw_dim(&self) -> D {
+        D::from_dimension(&IxDyn(self.shape())).expect("the shape has D's axes")
+    }
+    /// Rows of a 2-d array (the first axis; ndarray's `nrows`).
+    pub fn nrows(&self) -> usize {
+        self.shape().first().copied().unwrap_or(1)
+    }
+    /// Columns of a 2-d array (the second axis; ndarray's `ncols`).
+    pub fn ncols(&self) -> usize {
+        self.shape().get(1).copied().unwrap_or(1)
+    }
+
+    /// The same array with a dynamic dimension type (ndarray's `into_dyn`).
+    pub fn into_dyn(self) -> Array<A, IxDyn> {
+        let value = self.value.into_inner().map_or_else(OnceLock::new, |v| OnceLock::from(v.into_dyn()));
+        Array { lazy: self.lazy, value, _marker: PhantomData }
+    }
+    /// The same array with dimension type `D2`; an error when its axes are not `D2`'s.
+    pub fn into_dimensionality<D2: Dimension>(self) -> Result<Array<A, D2>> {
+        check_ndim::<D2>("into_dimensionality", self.shape())?;
+        let value = match self.value.into_inner() {
+            Some(v) => OnceLock::from(v.into_dimensionality::<D2>().map_err(|e| BachError::shape("into_dimensionality", e.to_string()))?),
+            None => OnceLock::new(),
+        };
+        Ok(Array { lazy: self.lazy, value, _marker: PhantomData })
+    }
 
     /// Compute the value (once; later calls and other handles reuse it), on the CPU.
     pub fn eval(&self) -> Result<ArcArray<A, IxDyn>> {
+        Ok(self.eval_nd()?.clone().into_dyn())
+    }
+    /// Compute the value, as an ndarray array of this dimension type.
+    pub(crate) fn eval_nd(&self) -> Result<&ArcArray<A, D>> {
         if let Some(v) = self.value.get() {
-            return Ok(v.clone());
+            return Ok(v);
         }
-        let v = self.lazy.eval()?;
+        let lazy = self.lazy();
+        let v = lazy.eval()?;
         let a = v.array::<A>().ok_or_else(|| BachError::dtype("eval", A::DTYPE, v.meta().dtype))?.clone();
-        Ok(self.value.get_or_init(|| a).clone())
+        let a = a.into_dimensionality::<D>().map_err(|e| BachError::shape("eval", format!("{e}: shape {:?} is not {}", lazy.meta().shape, dim_name::<D>())))?;
+        Ok(self.value.get_or_init(|| a))
     }
     /// Compute the value and keep it in the accelerator's memory when it is computed there,
     /// so that later cells using it on the accelerator read it with no copy (reading it on the
     /// host, e.g. printing, copies it back each time). Returns the device it lives on.
     pub fn eval_on_device(&self) -> Result<bach_runtime::DeviceId> {
-        self.lazy.eval_on_device()
+        self.lazy().eval_on_device()
     }
     /// Where the computed value lives, by device name (`None` before it is computed).
     pub fn location(&self) -> Option<String> {
-        let d = self.lazy.location()?;
-        let s = self.lazy.session();
+        let lazy = self.lazy();
+        let d = lazy.location()?;
+        let s = lazy.session();
         Some(s.devices().get(d).map_or_else(|| format!("device {}", d.0), |dev| dev.profile().name.clone()))
     }
-    /// The value as an owned `ndarray` array.
+    /// The value as an owned `ndarray` array of this dimension type.
+    pub fn to_nd(&self) -> Result<ndarray::Array<A, D>> {
+        Ok(self.eval_nd()?.to_owned())
+    }
+    /// The value as an owned dynamic `ndarray` array.
     pub fn to_array(&self) -> Result<ndarray::ArrayD<A>> {
         Ok(self.eval()?.into_owned())
     }
@@ -187,7 +317,7 @@ impl<A: Element> Array<A> {
     pub fn to_array2(&self) -> Result<ndarray::Array2<A>> {
         self.to_array()?.into_dimensionality::<Ix2>().map_err(|e| BachError::shape("to_array2", format!("{e}: shape {:?}", self.shape())))
     }
-    /// The single element of a 0-d (or one-element) array, e.g. the result of `sum()`.
+    /// The single element of a 0-d (or one-element) array, e.g. the result of `sum_lazy()`.
     pub fn to_scalar(&self) -> Result<A> {
         let v = self.eval()?;
         match v.first() {
@@ -202,18 +332,18 @@ impl<A: Element> Array<A> {
     }
     /// The plan that evaluating this array would run (nothing runs).
     pub fn plan(&self) -> Result<Plan> {
-        self.lazy.plan()
+        self.lazy().plan()
     }
     /// Why each op of this array's plan runs where it runs: the estimates on each device, the
     /// copies, the margin, the reason in words (nothing runs).
     pub fn explain(&self) -> Result<crate::Explanation> {
-        self.lazy.plan().map(|p| crate::Explanation(p.explain()))
+        self.lazy().plan().map(|p| crate::Explanation(p.explain()))
     }
     /// Ask for the op computing this array to run on `device` (`Device::Auto`: where the
     /// policy puts it). Plans respect it and say so; an op with no accelerator version stays
     /// on the CPU and its plan says why. An array already computed keeps its value.
     pub fn on(self, device: crate::Device) -> Self {
-        self.lazy.force(match device {
+        self.lazy().force(match device {
             crate::Device::Cpu => Some(false),
             crate::Device::Gpu => Some(true),
             crate::Device::Auto => None,
@@ -222,70 +352,92 @@ impl<A: Element> Array<A> {
     }
     /// Whether the value has been computed.
     pub fn is_evaluated(&self) -> bool {
-        self.value.get().is_some() || self.lazy.is_evaluated()
+        self.value.get().is_some() || self.lazy.get().is_some_and(|l| l.is_evaluated())
     }
 
-    fn evaluated(&self) -> &ArcArray<A, IxDyn> {
-        if self.value.get().is_none() {
-            if let Err(e) = self.eval() {
-                panic!("bach: cannot evaluate {}: {e}", self.meta());
-            }
+    /// The value, evaluated here if it is not yet; a failure panics at the caller's line with
+    /// the reason (what ndarray-style code that touches values expects).
+    #[track_caller]
+    pub(crate) fn evaluated(&self) -> &ArcArray<A, D> {
+        match self.eval_nd() {
+            Ok(v) => v,
+            Err(e) => panic!("bach: cannot evaluate {}: {e}", self.meta()),
         }
-        self.value.get().expect("just evaluated")
     }
 
-    /// Call annotated `op` with `self` and `others` as arguments.
-    pub(crate) fn call<B: Element>(&self, op: &Arc<Annotation>, others: &[&Lazy]) -> Result<Array<B>> {
-        let mut args = vec![&self.lazy];
+    /// The value for writing: evaluated, made this handle's own (copied when any other
+    /// handle or node shares it), and the node dropped (the next annotated call makes a new
+    /// one from the value). Nothing another handle can see changes.
+    #[track_caller]
+    pub(crate) fn evaluated_mut(&mut self) -> &mut ArcArray<A, D> {
+        self.evaluated();
+        self.lazy = OnceLock::new();
+        // ArcArray copies on its first write while another handle or a node shares it.
+        self.value.get_mut().expect("just evaluated")
+    }
+
+    /// Call annotated `op` with `self` and `others` as arguments; the result has dimension
+    /// type `E`.
+    pub(crate) fn call<B: Element, E: Dimension>(&self, op: &Arc<Annotation>, others: &[&Lazy]) -> Result<Array<B, E>> {
+        let mut args = vec![self.lazy()];
         args.extend_from_slice(others);
-        Ok(Array::wrap(op.call(&args)?))
+        let lazy = op.call(&args)?;
+        check_ndim::<E>(op.name(), &lazy.meta().shape)?;
+        Ok(Array::wrap(lazy))
     }
 }
 
-impl<A: Element, D: Dimension> From<ndarray::Array<A, D>> for Array<A> {
+impl<A: Element> Array<A, IxDyn> {
+    /// An array holding a shared ndarray array (no copy).
+    pub fn from_shared(a: ArcArray<A, IxDyn>) -> Self {
+        Self::wrap(session::current().source(A::wrap(a), "from_array"))
+    }
+}
+
+impl<A: Element> Array<A, Ix1> {
+    /// A 1-D array of `v` (ndarray's `from_vec`).
+    pub fn from_vec(v: Vec<A>) -> Self {
+        Self::from_array(ndarray::Array1::from_vec(v))
+    }
+}
+
+impl<A: Element, D: Dimension> From<ndarray::Array<A, D>> for Array<A, D> {
     fn from(a: ndarray::Array<A, D>) -> Self {
         Array::from_array(a)
     }
 }
 
-/// Indexing evaluates; an index out of bounds panics as in ndarray.
-impl<A: Element, const N: usize> Index<[usize; N]> for Array<A> {
-    type Output = A;
-    #[track_caller]
-    fn index(&self, index: [usize; N]) -> &A {
-        &self.evaluated()[IxDyn(&index)]
-    }
-}
-impl<A: Element> Index<usize> for Array<A> {
-    type Output = A;
-    #[track_caller]
-    fn index(&self, index: usize) -> &A {
-        &self.evaluated()[IxDyn(&[index])]
-    }
-}
-
 /// Display evaluates and prints like ndarray.
-impl<A: Element> fmt::Display for Array<A> {
+impl<A: Element, D: Dimension> fmt::Display for Array<A, D> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        display_lazy(&self.lazy, f)
+        match self.value.get() {
+            Some(v) => display_value(&A::wrap(v.clone().into_dyn()), f),
+            None => display_lazy(self.lazy(), f),
+        }
     }
 }
-impl<A: Element> fmt::Debug for Array<A> {
+impl<A: Element, D: Dimension> fmt::Debug for Array<A, D> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        debug_lazy(&self.lazy, f)
+        debug_lazy(self.lazy(), f)
     }
 }
 
 // Formatting is not generic: ndarray's formatting code is compiled here once, not again in
 // every notebook cell that prints an array.
 
+fn display_value(v: &Value, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    match v {
+        Value::F64(a) => fmt::Display::fmt(a, f),
+        Value::F32(a) => fmt::Display::fmt(a, f),
+        Value::I64(a) => fmt::Display::fmt(a, f),
+        Value::Bool(a) => fmt::Display::fmt(a, f),
+        _ => write!(f, "<{}: not a host array>", v.meta()),
+    }
+}
+
 fn display_lazy(lazy: &Lazy, f: &mut fmt::Formatter<'_>) -> fmt::Result {
     match lazy.eval() {
-        Ok(Value::F64(a)) => fmt::Display::fmt(&a, f),
-        Ok(Value::F32(a)) => fmt::Display::fmt(&a, f),
-        Ok(Value::I64(a)) => fmt::Display::fmt(&a, f),
-        Ok(Value::Bool(a)) => fmt::Display::fmt(&a, f),
-        Ok(_) => write!(f, "<{}: not a host array>", lazy.meta()),
+        Ok(v) => display_value(&v, f),
         Err(e) => write!(f, "<{} not evaluated: {e}>", lazy.meta()),
     }
 }

@@ -36,7 +36,7 @@ use std::time::Instant;
 
 use bach_runtime::{CostModel, Device, DeviceKind, Direction, Family, MemoryKind, Policy, Session, Tag, Value, CPU};
 
-use crate::Array;
+use crate::{Array, Array2};
 
 /// Elements of the one-op stage that measures what a stage costs whatever its size.
 const TINY: usize = 16;
@@ -191,14 +191,20 @@ pub fn calibrate_session(session: &Arc<Session>, save_to: Option<&std::path::Pat
         // The other programs: what is left once the stage's own cost (just fitted) is taken off.
         let alloc: Vec<Point> = SIZES
             .iter()
-            .map(|&n| Ok(Point { calls: 1.0, work: n as f64, seconds: on.time(|| Array::<f64>::linspace(0.1, 0.9, n))?.ops_seconds(&model) }))
+            .map(|&n| Ok(Point { calls: 1.0, work: n as f64, seconds: on.time(|| Array::<f64, _>::linspace(0.1, 0.9, n).into_dyn())?.ops_seconds(&model) }))
             .collect::<crate::Result<_>>()?;
         fit(Family::Alloc, alloc, &mut rows, &mut model);
         let linspace = |model: &CostModel, n: usize| model.op_rate(Family::Alloc, profile.kind).seconds(bach_runtime::Work { elements: n as f64, flops: 0.0 });
 
         let reduce: Vec<Point> = SIZES
             .iter()
-            .map(|&n| Ok(Point { calls: 1.0, work: n as f64, seconds: on.time(|| Array::<f64>::linspace(0.1, 0.9, n).sum())?.ops_seconds(&model) - linspace(&model, n) }))
+            .map(|&n| {
+                Ok(Point {
+                    calls: 1.0,
+                    work: n as f64,
+                    seconds: on.time(|| Array::<f64, _>::linspace(0.1, 0.9, n).sum_lazy().into_dyn())?.ops_seconds(&model) - linspace(&model, n),
+                })
+            })
             .collect::<crate::Result<_>>()?;
         fit(Family::Reduce, reduce, &mut rows, &mut model);
 
@@ -210,7 +216,7 @@ pub fn calibrate_session(session: &Arc<Session>, save_to: Option<&std::path::Pat
         let mut product = Vec::new();
         let per_result_element = model.op_rate(Family::Product, profile.kind).per_element;
         for (r, k) in [(1usize << 8, PRODUCT_K), (1 << 11, PRODUCT_K), (1 << 14, PRODUCT_K), (8, 8)] {
-            let t = on.time(|| Array::<f64>::full((r, k), 1.5).dot(&Array::full((k, k), 0.5)))?;
+            let t = on.time(|| Array2::<f64>::full((r, k), 1.5).dot(&Array2::full((k, k), 0.5)).into_dyn())?;
             let m = |rows: usize, cols: usize| bach_runtime::Meta::new(bach_runtime::DType::F64, [rows, cols]);
             let work = bach_runtime::Work::of(Family::Product, &[m(r, k), m(k, k)], &m(r, k));
             let others = linspace(&model, r * k) + linspace(&model, k * k) + per_result_element * work.elements;
@@ -221,7 +227,9 @@ pub fn calibrate_session(session: &Arc<Session>, save_to: Option<&std::path::Pat
         if profile.id == CPU {
             let layout: Vec<Point> = SIZES
                 .iter()
-                .map(|&n| Ok(Point { calls: 1.0, work: n as f64, seconds: on.time(|| Array::<f64>::full((n / 64, 64), 1.5).t())?.ops_seconds(&model) - linspace(&model, n) }))
+                .map(|&n| {
+                    Ok(Point { calls: 1.0, work: n as f64, seconds: on.time(|| Array2::<f64>::full((n / 64, 64), 1.5).t().into_dyn())?.ops_seconds(&model) - linspace(&model, n) })
+                })
                 .collect::<crate::Result<_>>()?;
             fit(Family::Layout, layout, &mut rows, &mut model);
             // A closure costs little beside the stage around it: as for the elementwise ops, what
@@ -270,7 +278,7 @@ pub fn calibrate_session(session: &Arc<Session>, save_to: Option<&std::path::Pat
             // memory cap), its result brought back, so both copy the same bytes each way;
             // the difference per extra piece.
             let host = bach_runtime::with_session(&own, || -> crate::Result<Array<f64>> {
-                let x = Array::<f64>::random_uniform(PIECES_N, 0.5, 1.5, 7);
+                let x = Array::<f64>::random_uniform(vec![PIECES_N], 0.5, 1.5, 7);
                 x.eval()?;
                 Ok(x)
             })?;
@@ -369,7 +377,7 @@ fn per_op(short: &Timed, long: &Timed, short_weight: f64, long_weight: f64) -> f
 fn closure_chain(x: &Array<f64>, k: usize) -> Array<f64> {
     let mut y = x.clone();
     for _ in 0..k {
-        y = y.mapv(|v| v * 0.75 + 0.25);
+        y = y.mapv_lazy(|v| v * 0.75 + 0.25);
     }
     y
 }
@@ -430,7 +438,7 @@ impl Bench<'_> {
     /// as fast as they do in Black-Scholes or Haversine.
     fn input(&self, n: usize) -> crate::Result<Array<f64>> {
         bach_runtime::with_session(self.session, || {
-            let x = Array::<f64>::random_uniform(n, 0.5, 1.5, 7);
+            let x = Array::<f64>::random_uniform(vec![n], 0.5, 1.5, 7);
             if self.accelerator {
                 x.eval_on_device()?;
             } else {

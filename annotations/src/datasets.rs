@@ -110,7 +110,7 @@ pub fn train_test_indices(n: usize, train_size: f64, seed: u32) -> Result<(Vec<u
 /// numpy's stream, then handed to the session as its values).
 pub fn make_blobs(blobs: &Blobs) -> (Array<f64>, Array<i64>) {
     let (x, y) = blobs.generate();
-    (Array::from_array(x), Array::from_array(y))
+    (Array::from_array(x).into_dyn(), Array::from_array(y).into_dyn())
 }
 
 /// What `train_test_split` returns: `(x_train, x_test, y_train, y_test)`.
@@ -128,10 +128,10 @@ pub fn train_test_split<A: Element, B: Element>(x: &Array<A>, y: &Array<B>, trai
     Ok((x.take_rows(&train)?, x.take_rows(&test)?, y.take_rows(&train)?, y.take_rows(&test)?))
 }
 
-impl<A: Element> Array<A> {
+impl<A: Element, D: ndarray::Dimension> Array<A, D> {
     /// The rows `indices` of this array, in that order (ndarray's `select(Axis(0), ..)`); an
     /// error at this line when an index is out of bounds.
-    pub fn take_rows(&self, indices: &[usize]) -> Result<Array<A>> {
+    pub fn take_rows(&self, indices: &[usize]) -> Result<Array<A, D>> {
         let rows = self.shape().first().copied().unwrap_or(0);
         if self.ndim() == 0 {
             return Err(BachError::invalid("take_rows", "a 0-d array has no rows"));

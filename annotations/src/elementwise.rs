@@ -6,7 +6,7 @@
 use std::sync::{Arc, LazyLock};
 
 use bach_runtime::{oa, split, Annotation, BachError, DType, Element, Family, Launch, Lazy, Meta, Result, Value, ValueRef};
-use ndarray::{ArrayD, ArrayViewD, IxDyn, Zip};
+use ndarray::{ArrayD, ArrayViewD, Dimension, IxDyn, Zip};
 
 use crate::array::{Array, Operand};
 use crate::kernels::{self, Row};
@@ -227,10 +227,10 @@ macro_rules! unary_table {
         /// The unary rows for the kernel generator.
         pub(crate) const UNARY: &[Row] = &[$(Row { name: $name, vars: &[stringify!($x)], out: None, c: $c }),*];
 
-        impl<A: Real> Array<A> {
+        impl<A: Real, D: Dimension> Array<A, D> {
             $(
                 #[doc = concat!("Elementwise `", $name, "` (lazy).")]
-                pub fn $method(&self) -> Array<A> {
+                pub fn $method(&self) -> Array<A, D> {
                     static OP: LazyLock<Arc<Annotation>> = LazyLock::new(|| unary_op($name));
                     self.call(&OP, &[]).expect("unary ops accept every float array")
                 }
@@ -334,8 +334,8 @@ mask_table! {
     NOT => "not", |x| !x, "!x";
 }
 
-impl<A: Element> Array<A> {
-    fn binary<B: Element>(&self, op: &Arc<Annotation>, rhs: impl Operand<A>) -> Result<Array<B>> {
+impl<A: Element, D: Dimension> Array<A, D> {
+    fn binary<B: Element, R: Operand<A, D>>(&self, op: &Arc<Annotation>, rhs: R) -> Result<Array<B, R::Out>> {
         let r = rhs.node(self.lazy());
         self.call(op, &[&r])
     }
@@ -348,71 +348,72 @@ pub(crate) fn or_panic<T>(r: Result<T>) -> T {
     r.unwrap_or_else(|e| panic!("{e}"))
 }
 
-impl<A: Real> Array<A> {
-    pub fn try_add(&self, rhs: impl Operand<A>) -> Result<Array<A>> {
+impl<A: Real, D: Dimension> Array<A, D> {
+    pub fn try_add<R: Operand<A, D>>(&self, rhs: R) -> Result<Array<A, R::Out>> {
         self.binary(&ADD, rhs)
     }
-    pub fn try_sub(&self, rhs: impl Operand<A>) -> Result<Array<A>> {
+    pub fn try_sub<R: Operand<A, D>>(&self, rhs: R) -> Result<Array<A, R::Out>> {
         self.binary(&SUB, rhs)
     }
-    pub fn try_mul(&self, rhs: impl Operand<A>) -> Result<Array<A>> {
+    pub fn try_mul<R: Operand<A, D>>(&self, rhs: R) -> Result<Array<A, R::Out>> {
         self.binary(&MUL, rhs)
     }
-    pub fn try_div(&self, rhs: impl Operand<A>) -> Result<Array<A>> {
+    pub fn try_div<R: Operand<A, D>>(&self, rhs: R) -> Result<Array<A, R::Out>> {
         self.binary(&DIV, rhs)
     }
     /// Elementwise `x.powf(y)` with an array or a scalar exponent.
     #[track_caller]
-    pub fn powf(&self, rhs: impl Operand<A>) -> Array<A> {
+    pub fn powf<R: Operand<A, D>>(&self, rhs: R) -> Array<A, R::Out> {
         or_panic(self.binary(&POWF, rhs))
     }
     /// Elementwise `x.powi(n)`.
-    pub fn powi(&self, n: i32) -> Array<A> {
+    pub fn powi(&self, n: i32) -> Array<A, D> {
         self.call(&powi_op(n), &[]).expect("powi accepts every float array")
     }
     /// Elementwise minimum with an array or a scalar (NaN propagates).
     #[track_caller]
-    pub fn minimum(&self, rhs: impl Operand<A>) -> Array<A> {
+    pub fn minimum<R: Operand<A, D>>(&self, rhs: R) -> Array<A, R::Out> {
         or_panic(self.binary(&MINIMUM, rhs))
     }
     /// Elementwise maximum with an array or a scalar (NaN propagates).
     #[track_caller]
-    pub fn maximum(&self, rhs: impl Operand<A>) -> Array<A> {
+    pub fn maximum<R: Operand<A, D>>(&self, rhs: R) -> Array<A, R::Out> {
         or_panic(self.binary(&MAXIMUM, rhs))
     }
     #[track_caller]
-    pub fn gt(&self, rhs: impl Operand<A>) -> Array<bool> {
+    pub fn gt<R: Operand<A, D>>(&self, rhs: R) -> Array<bool, R::Out> {
         or_panic(self.binary(&GT, rhs))
     }
     #[track_caller]
-    pub fn ge(&self, rhs: impl Operand<A>) -> Array<bool> {
+    pub fn ge<R: Operand<A, D>>(&self, rhs: R) -> Array<bool, R::Out> {
         or_panic(self.binary(&GE, rhs))
     }
     #[track_caller]
-    pub fn lt(&self, rhs: impl Operand<A>) -> Array<bool> {
+    pub fn lt<R: Operand<A, D>>(&self, rhs: R) -> Array<bool, R::Out> {
         or_panic(self.binary(&LT, rhs))
     }
     #[track_caller]
-    pub fn le(&self, rhs: impl Operand<A>) -> Array<bool> {
+    pub fn le<R: Operand<A, D>>(&self, rhs: R) -> Array<bool, R::Out> {
         or_panic(self.binary(&LE, rhs))
     }
     #[track_caller]
-    pub fn equal(&self, rhs: impl Operand<A>) -> Array<bool> {
+    pub fn equal<R: Operand<A, D>>(&self, rhs: R) -> Array<bool, R::Out> {
         or_panic(self.binary(&EQ, rhs))
     }
     #[track_caller]
-    pub fn not_equal(&self, rhs: impl Operand<A>) -> Array<bool> {
+    pub fn not_equal<R: Operand<A, D>>(&self, rhs: R) -> Array<bool, R::Out> {
         or_panic(self.binary(&NE, rhs))
     }
 
     /// Elementwise conversion to another float type.
-    pub fn cast<B: Real>(&self) -> Array<B> {
+    pub fn cast<B: Real>(&self) -> Array<B, D> {
         self.call(&cast_op(B::DTYPE), &[]).expect("casts accept every float array")
     }
 
-    /// Apply a Rust closure to every element. It runs on the CPU only (a closure cannot be
-    /// offloaded); the plan says so.
-    pub fn mapv(&self, f: impl Fn(A) -> A + Send + Sync + 'static) -> Array<A> {
+    /// Apply a Rust closure to every element, lazily: an op of the graph, planned with the
+    /// rest, that runs on the CPU only (a closure cannot be offloaded; the plan says so).
+    /// ndarray's [`Array::mapv`] runs at once on the host and takes any closure.
+    pub fn mapv_lazy(&self, f: impl Fn(A) -> A + Send + Sync + 'static) -> Array<A, D> {
         let op = oa("mapv")
             .elementwise()
             .family(Family::Closure)
@@ -425,19 +426,25 @@ impl<A: Real> Array<A> {
 
 /// Integer arrays (class and cluster labels, indices): cast to a float type to compute with
 /// them; comparisons compare them as f64 (exact below 2^53).
-impl Array<i64> {
+impl<D: Dimension> Array<i64, D> {
     /// Elementwise conversion to a float type.
-    pub fn cast<B: Real>(&self) -> Array<B> {
+    pub fn cast<B: Real>(&self) -> Array<B, D> {
         self.call(&cast_op(B::DTYPE), &[]).expect("casts accept every i64 array")
     }
     /// Elementwise `==` with another integer array (numpy broadcasting).
     #[track_caller]
-    pub fn equal(&self, rhs: &Array<i64>) -> Array<bool> {
+    pub fn equal<E: Dimension>(&self, rhs: &Array<i64, E>) -> Array<bool, <D as ndarray::DimMax<E>>::Output>
+    where
+        D: ndarray::DimMax<E>,
+    {
         self.cast::<f64>().equal(rhs.cast::<f64>())
     }
     /// Elementwise `!=` with another integer array (numpy broadcasting).
     #[track_caller]
-    pub fn not_equal(&self, rhs: &Array<i64>) -> Array<bool> {
+    pub fn not_equal<E: Dimension>(&self, rhs: &Array<i64, E>) -> Array<bool, <D as ndarray::DimMax<E>>::Output>
+    where
+        D: ndarray::DimMax<E>,
+    {
         self.cast::<f64>().not_equal(rhs.cast::<f64>())
     }
 }
@@ -534,11 +541,21 @@ pub(crate) fn where_op(d: DType) -> Arc<Annotation> {
 /// numpy's `where`: elements of `a` where `mask` is true, else of `b` (arrays or scalars,
 /// broadcast together).
 #[track_caller]
-pub fn where_<A: Element>(mask: &Array<bool>, a: impl Operand<A>, b: impl Operand<A>) -> Array<A> {
+pub fn where_<A: Element, D: Dimension, Ra: Operand<A, D>, Rb: Operand<A, D>>(mask: &Array<bool, D>, a: Ra, b: Rb) -> Array<A, <Ra::Out as ndarray::DimMax<Rb::Out>>::Output>
+where
+    Ra::Out: ndarray::DimMax<Rb::Out>,
+{
     or_panic(try_where(mask, a, b))
 }
 
-pub fn try_where<A: Element>(mask: &Array<bool>, a: impl Operand<A>, b: impl Operand<A>) -> Result<Array<A>> {
+pub fn try_where<A: Element, D: Dimension, Ra: Operand<A, D>, Rb: Operand<A, D>>(
+    mask: &Array<bool, D>,
+    a: Ra,
+    b: Rb,
+) -> Result<Array<A, <Ra::Out as ndarray::DimMax<Rb::Out>>::Output>>
+where
+    Ra::Out: ndarray::DimMax<Rb::Out>,
+{
     let like: &Lazy = mask.lazy();
     let (a, b) = (a.node(like), b.node(like));
     mask.call(&where_op(A::DTYPE), &[&a, &b])
@@ -583,75 +600,90 @@ fn select<T: Copy>(m: ArrayViewD<'_, bool>, a: ArrayViewD<'_, T>, b: ArrayViewD<
 }
 
 /// Operators: `&a + &b`, `&a * 2.0`, `2.0 - &a`, `-&a`... A shape mismatch panics at the
-/// line of the operator with a clear message (as in ndarray); `try_add` etc. return it.
+/// line of the operator with a clear message (as in ndarray); `try_add` etc. return it. The
+/// result's dimension type is ndarray's: broadcasting an `Array2` with an `Array1` gives an
+/// `Array2`.
 macro_rules! operator {
-    ($Trait:ident, $method:ident, $try:ident, $OP:ident) => {
-        impl<A: Real, R: Operand<A>> std::ops::$Trait<R> for &Array<A> {
-            type Output = Array<A>;
+    ($Trait:ident, $method:ident, $try:ident, $OP:ident, $Assign:ident, $assign:ident) => {
+        impl<A: Real, D: Dimension, R: Operand<A, D>> std::ops::$Trait<R> for &Array<A, D> {
+            type Output = Array<A, R::Out>;
             #[track_caller]
-            fn $method(self, rhs: R) -> Array<A> {
+            fn $method(self, rhs: R) -> Array<A, R::Out> {
                 or_panic(self.$try(rhs))
             }
         }
-        impl<A: Real, R: Operand<A>> std::ops::$Trait<R> for Array<A> {
-            type Output = Array<A>;
+        impl<A: Real, D: Dimension, R: Operand<A, D>> std::ops::$Trait<R> for Array<A, D> {
+            type Output = Array<A, R::Out>;
             #[track_caller]
-            fn $method(self, rhs: R) -> Array<A> {
+            fn $method(self, rhs: R) -> Array<A, R::Out> {
                 or_panic(self.$try(rhs))
+            }
+        }
+        /// `a += rhs` binds `a` to a new lazy node `a + rhs` (nothing another handle holds
+        /// changes). The result must keep `a`'s shape, as in ndarray.
+        impl<A: Real, D: Dimension, R: Operand<A, D, Out = D>> std::ops::$Assign<R> for Array<A, D> {
+            #[track_caller]
+            fn $assign(&mut self, rhs: R) {
+                let shape = self.shape().to_vec();
+                let r = or_panic(self.$try(rhs));
+                if r.shape() != shape.as_slice() {
+                    panic!("{}", BachError::shape(stringify!($assign), format!("the result's shape {:?} is not the array's {:?}", r.shape(), shape)));
+                }
+                *self = r;
             }
         }
         operator!(@scalar_left $Trait, $method, $OP, f64);
         operator!(@scalar_left $Trait, $method, $OP, f32);
     };
     (@scalar_left $Trait:ident, $method:ident, $OP:ident, $t:ty) => {
-        impl std::ops::$Trait<&Array<$t>> for $t {
-            type Output = Array<$t>;
+        impl<D: Dimension> std::ops::$Trait<&Array<$t, D>> for $t {
+            type Output = Array<$t, D>;
             #[track_caller]
-            fn $method(self, rhs: &Array<$t>) -> Array<$t> {
-                let s = self.node(rhs.lazy());
+            fn $method(self, rhs: &Array<$t, D>) -> Array<$t, D> {
+                let s = <$t as Operand<$t, D>>::node(&self, rhs.lazy());
                 or_panic($OP.call(&[&s, rhs.lazy()]).map(Array::wrap))
             }
         }
-        impl std::ops::$Trait<Array<$t>> for $t {
-            type Output = Array<$t>;
+        impl<D: Dimension> std::ops::$Trait<Array<$t, D>> for $t {
+            type Output = Array<$t, D>;
             #[track_caller]
-            fn $method(self, rhs: Array<$t>) -> Array<$t> {
+            fn $method(self, rhs: Array<$t, D>) -> Array<$t, D> {
                 self.$method(&rhs)
             }
         }
     };
 }
-operator!(Add, add, try_add, ADD);
-operator!(Sub, sub, try_sub, SUB);
-operator!(Mul, mul, try_mul, MUL);
-operator!(Div, div, try_div, DIV);
+operator!(Add, add, try_add, ADD, AddAssign, add_assign);
+operator!(Sub, sub, try_sub, SUB, SubAssign, sub_assign);
+operator!(Mul, mul, try_mul, MUL, MulAssign, mul_assign);
+operator!(Div, div, try_div, DIV, DivAssign, div_assign);
 
-impl<A: Real> std::ops::Neg for &Array<A> {
-    type Output = Array<A>;
-    fn neg(self) -> Array<A> {
+impl<A: Real, D: Dimension> std::ops::Neg for &Array<A, D> {
+    type Output = Array<A, D>;
+    fn neg(self) -> Array<A, D> {
         Array::neg(self)
     }
 }
-impl<A: Real> std::ops::Neg for Array<A> {
-    type Output = Array<A>;
-    fn neg(self) -> Array<A> {
+impl<A: Real, D: Dimension> std::ops::Neg for Array<A, D> {
+    type Output = Array<A, D>;
+    fn neg(self) -> Array<A, D> {
         Array::neg(&self)
     }
 }
 
 macro_rules! bool_operator {
     ($Trait:ident, $method:ident, $OP:ident) => {
-        impl<R: Operand<bool>> std::ops::$Trait<R> for &Array<bool> {
-            type Output = Array<bool>;
+        impl<D: Dimension, R: Operand<bool, D>> std::ops::$Trait<R> for &Array<bool, D> {
+            type Output = Array<bool, R::Out>;
             #[track_caller]
-            fn $method(self, rhs: R) -> Array<bool> {
+            fn $method(self, rhs: R) -> Array<bool, R::Out> {
                 or_panic(self.binary(&$OP, rhs))
             }
         }
-        impl<R: Operand<bool>> std::ops::$Trait<R> for Array<bool> {
-            type Output = Array<bool>;
+        impl<D: Dimension, R: Operand<bool, D>> std::ops::$Trait<R> for Array<bool, D> {
+            type Output = Array<bool, R::Out>;
             #[track_caller]
-            fn $method(self, rhs: R) -> Array<bool> {
+            fn $method(self, rhs: R) -> Array<bool, R::Out> {
                 or_panic(self.binary(&$OP, rhs))
             }
         }
@@ -660,15 +692,15 @@ macro_rules! bool_operator {
 bool_operator!(BitAnd, bitand, AND);
 bool_operator!(BitOr, bitor, OR);
 
-impl std::ops::Not for &Array<bool> {
-    type Output = Array<bool>;
-    fn not(self) -> Array<bool> {
+impl<D: Dimension> std::ops::Not for &Array<bool, D> {
+    type Output = Array<bool, D>;
+    fn not(self) -> Array<bool, D> {
         self.call(&NOT, &[]).expect("not accepts every mask")
     }
 }
-impl std::ops::Not for Array<bool> {
-    type Output = Array<bool>;
-    fn not(self) -> Array<bool> {
+impl<D: Dimension> std::ops::Not for Array<bool, D> {
+    type Output = Array<bool, D>;
+    fn not(self) -> Array<bool, D> {
         !&self
     }
 }

@@ -508,10 +508,10 @@ mod tests {
 
     /// Every op of the library, for one float type, through the public API.
     fn every_op<A: crate::Real>() -> Vec<Array<A>> {
-        let x = Array::<A>::from_vec((0..40).map(|i| A::of(i as f64 / 50.0 - 0.3)).collect());
-        let y = Array::<A>::from_vec((0..40).map(|i| A::of(0.7 - i as f64 / 30.0)).collect());
-        let m = Array::<A>::from_shape_vec([8, 5], (0..40).map(|i| A::of(i as f64 * 0.25 - 3.0)).collect()).unwrap();
-        let v5 = Array::<A>::linspace(A::of(1.0), A::of(2.0), 5);
+        let x = crate::Array1::<A>::from_vec((0..40).map(|i| A::of(i as f64 / 50.0 - 0.3)).collect()).into_dyn();
+        let y = crate::Array1::<A>::from_vec((0..40).map(|i| A::of(0.7 - i as f64 / 30.0)).collect()).into_dyn();
+        let m = Array::<A>::from_shape_vec(vec![8, 5], (0..40).map(|i| A::of(i as f64 * 0.25 - 3.0)).collect()).unwrap();
+        let v5 = crate::Array1::<A>::linspace(A::of(1.0), A::of(2.0), 5).into_dyn();
         let mut out = vec![
             x.sqrt(),
             x.exp(),
@@ -553,19 +553,19 @@ mod tests {
             where_(&(x.ge(&y) & x.lt(A::of(0.2))), &x, &y),
             where_(&(!&x.le(&y) | x.equal(&y)), A::of(1.0), &y),
             where_(&where_(&x.not_equal(&y), true, x.lt(&y)), &x, &y),
-            where_(&(x.gt(&y) & Array::<bool>::full(40, true)), &x, &y),
+            where_(&(x.gt(&y) & Array::<bool>::full(vec![40], true)), &x, &y),
             x.cast::<f64>().cast::<A>(),
             x.cast::<f32>().cast::<A>(),
-            &x + Array::<A>::zeros(40),
-            &x + Array::<A>::ones(40),
-            &x * Array::<A>::full(40, A::of(3.0)),
-            &x - Array::<A>::from_elem(40, A::of(2.0)),
-            &x + Array::<A>::linspace(A::of(0.0), A::of(1.0), 40),
-            &x + Array::<A>::range(A::of(0.0), A::of(40.0), A::of(1.0)).unwrap(),
-            &x + Array::<A>::arange(A::of(1.0), A::of(41.0), A::of(1.0)).unwrap(),
-            x.sum(),
-            x.min().unwrap(),
-            x.max().unwrap(),
+            &x + Array::<A>::zeros(vec![40]),
+            &x + Array::<A>::ones(vec![40]),
+            &x * Array::<A>::full(vec![40], A::of(3.0)),
+            &x - Array::<A>::from_elem(vec![40], A::of(2.0)),
+            &x + crate::Array1::<A>::linspace(A::of(0.0), A::of(1.0), 40).into_dyn(),
+            &x + crate::Array1::<A>::range(A::of(0.0), A::of(40.0), A::of(1.0)).into_dyn(),
+            &x + crate::Array1::<A>::arange(A::of(1.0), A::of(41.0), A::of(1.0)).unwrap().into_dyn(),
+            x.sum_lazy().into_dyn(),
+            x.min().unwrap().into_dyn(),
+            x.max().unwrap().into_dyn(),
             x.sum_axis(Axis(0)),
             m.sum_axis(Axis(0)),
             m.sum_axis(Axis(1)),
@@ -573,14 +573,14 @@ mod tests {
             m.min_axis(Axis(1)),
             m.max_axis(Axis(0)),
             m.max_axis(Axis(1)),
-            m.sum(),
-            m.mean().unwrap(),
+            m.sum_lazy().into_dyn(),
+            m.mean_lazy().unwrap().into_dyn(),
             m.var_axis(Axis(1), A::of(0.0)),
             x.dot(&y),
             v5.dot(&m.t()),
             m.dot(&v5),
             m.dot(&m.t()),
-            &x * Array::<A>::random_uniform(40, A::zero(), A::one(), 7),
+            &x * Array::<A>::random_uniform(vec![40], A::zero(), A::one(), 7),
         ];
         out.push(m.sqrt().sum_axis(Axis(1)));
         out
@@ -601,7 +601,7 @@ mod tests {
             labels.cast::<f32>().eval().unwrap();
             where_(&labels.cast::<f64>().gt(0.0), &labels, -1i64).eval().unwrap();
             // The ML library's own kernels: X^T X, the k-nearest vote, DBSCAN's neighbourhoods.
-            let x = Array::<f64>::from_shape_vec([6, 2], vec![0.0, 0.0, 0.1, 0.0, 0.0, 0.2, 5.0, 5.0, 5.1, 5.0, 5.0, 5.2]).unwrap();
+            let x = Array::<f64>::from_shape_vec(vec![6, 2], vec![0.0, 0.0, 0.1, 0.0, 0.0, 0.2, 5.0, 5.0, 5.1, 5.0, 5.0, 5.2]).unwrap();
             let y = Array::from_vec(vec![0i64, 0, 0, 1, 1, 1]);
             crate::ml::TruncatedSvd::params(1).fit(&x).unwrap().squared_singular_values.eval().unwrap();
             let knn = crate::ml::KNeighborsClassifier::params(3).fit(&x, &y).unwrap();

@@ -22,6 +22,7 @@ mod calibrate;
 mod csv;
 pub mod datasets;
 mod elementwise;
+mod host;
 pub mod kernels;
 mod linalg;
 pub mod ml;
@@ -34,12 +35,15 @@ mod simd;
 pub mod sweep;
 mod whatif;
 
-pub use array::{evaluate, Array, Array1, Array2, ArrayD, AsLazy, Operand, ShapeArg};
+pub use array::{evaluate, Array, Array0, Array1, Array2, Array3, Array4, Array5, Array6, ArrayD, AsLazy, Operand, ShapeArg};
 pub use bach_runtime as runtime;
 pub use bach_runtime::{BachError, Result};
 pub use calibrate::{calibrate, calibrate_session, Calibration, Fitted};
 pub use csv::{read_csv, ColumnKey, Table};
 pub use elementwise::where_;
+pub use linalg::Dot;
+#[doc(hidden)]
+pub use ndarray as nd;
 pub use real::Real;
 pub use reduce::pairwise_sum;
 pub use whatif::{whatif, whatif_profile, WhatIf};
@@ -72,8 +76,32 @@ impl Explanation {
 }
 
 /// Everything a notebook needs: `use bach::prelude::*;`
+///
+/// It holds what `ndarray::prelude::*` holds, with Bach's arrays in place of ndarray's owned
+/// ones (`Array`, `Array0`..`Array6`, `ArrayD`, `array!`), and ndarray's views, dimension
+/// types and macros as they are, so ndarray code ports by changing its imports.
 pub mod prelude {
-    pub use crate::{evaluate, where_, Array, Array1, Array2, ArrayD, Device, Real};
+    pub use crate::{array, evaluate, where_, Array, Array0, Array1, Array2, Array3, Array4, Array5, Array6, ArrayD, Device, Dot, Real};
     pub use bach_runtime::{BachError, Plan};
-    pub use ndarray::{s, Axis, NewAxis};
+    pub use ndarray::{
+        arr0, arr1, arr2, aview0, aview1, aview2, s, ArcArray, ArrayBase, ArrayView, ArrayView0, ArrayView1, ArrayView2, ArrayView3, ArrayView4, ArrayView5, ArrayView6,
+        ArrayViewD, ArrayViewMut, ArrayViewMut0, ArrayViewMut1, ArrayViewMut2, ArrayViewMut3, ArrayViewMut4, ArrayViewMut5, ArrayViewMut6, ArrayViewMutD, Axis, Dim, Dimension, Ix,
+        Ix0, Ix1, Ix2, Ix3, Ix4, Ix5, Ix6, IxDyn, NewAxis, RawArrayView, RawArrayViewMut, ShapeBuilder,
+    };
+}
+
+// ndarray's other public names, so that `use bach::{Zip, s, Axis};` reads as `use ndarray::..`.
+pub use ndarray::{
+    arr0, arr1, arr2, arr3, aview0, aview1, aview2, azip, s, stack, ArcArray, ArrayBase, ArrayView, ArrayView0, ArrayView1, ArrayView2, ArrayView3, ArrayView4, ArrayView5,
+    ArrayView6, ArrayViewD, ArrayViewMut, ArrayViewMut0, ArrayViewMut1, ArrayViewMut2, ArrayViewMut3, ArrayViewMut4, ArrayViewMut5, ArrayViewMut6, ArrayViewMutD, Axis, Data,
+    DataMut, Dim, Dimension, Ix, Ix0, Ix1, Ix2, Ix3, Ix4, Ix5, Ix6, IxDyn, NewAxis, RemoveAxis, ShapeBuilder, ShapeError, Slice, SliceInfo, SliceInfoElem, Zip,
+};
+
+/// ndarray's `array!` giving a Bach array: `array![1., 2., 3.]` is an `Array1<f64>`,
+/// `array![[1., 2.], [3., 4.]]` an `Array2<f64>` (made on the host, evaluated already).
+#[macro_export]
+macro_rules! array {
+    ($($t:tt)*) => {
+        $crate::Array::from_array($crate::nd::array![$($t)*])
+    };
 }

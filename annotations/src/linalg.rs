@@ -5,7 +5,7 @@ use std::sync::{Arc, LazyLock};
 
 use bach_runtime::split::{self, Partials};
 use bach_runtime::{oa, Annotation, BachError, Element, Family, Launch, Meta, Result, Value, ValueRef};
-use ndarray::{ArrayViewD, Axis, Ix1, Ix2, IxDyn, SliceArg, SliceInfoElem};
+use ndarray::{ArrayViewD, Axis, Dimension, Ix0, Ix1, Ix2, IxDyn, SliceArg, SliceInfoElem};
 
 use crate::array::Array;
 use crate::elementwise::or_panic;
@@ -100,22 +100,90 @@ fn product_meta(a: &Meta, b: &Meta) -> Result<Meta> {
     Ok(Meta::new(a.dtype, shape))
 }
 
-impl<A: Real> Array<A> {
-    /// Matrix/vector product, as ndarray's `dot`: panics at this line when the inner
-    /// dimensions differ; [`Array::try_dot`] returns it as an error.
+/// ndarray's `dot` by the arguments' dimension types: vector·vector is a number (evaluated,
+/// as in ndarray; [`Array::dot_lazy`] keeps it lazy), matrix·vector and vector·matrix a
+/// vector, matrix·matrix a matrix; dynamic arrays give dynamic arrays (a 0-d one for two
+/// vectors).
+pub trait Dot<Rhs> {
+    /// What `dot` returns.
+    type Output;
+    /// The lazy product (a 0-d array for two vectors).
+    type Lazy;
+    fn dot(&self, rhs: &Rhs) -> Self::Output;
+    fn try_dot(&self, rhs: &Rhs) -> Result<Self::Lazy>;
+}
+macro_rules! dot_dims {
+    ($($L:ty, $R:ty => $O:ty;)*) => {$(
+        impl<A: Real> Dot<Array<A, $R>> for Array<A, $L> {
+            type Output = Array<A, $O>;
+            type Lazy = Array<A, $O>;
+            #[track_caller]
+            fn dot(&self, rhs: &Array<A, $R>) -> Array<A, $O> {
+                or_panic(self.product(rhs))
+            }
+            fn try_dot(&self, rhs: &Array<A, $R>) -> Result<Array<A, $O>> {
+                self.product(rhs)
+            }
+        }
+    )*};
+}
+dot_dims! {
+    Ix2, Ix2 => Ix2;
+    Ix2, Ix1 => Ix1;
+    Ix1, Ix2 => Ix1;
+    IxDyn, IxDyn => IxDyn;
+    IxDyn, Ix1 => IxDyn;
+    IxDyn, Ix2 => IxDyn;
+    Ix1, IxDyn => IxDyn;
+    Ix2, IxDyn => IxDyn;
+}
+impl<A: Real> Dot<Array<A, Ix1>> for Array<A, Ix1> {
+    type Output = A;
+    type Lazy = Array<A, Ix0>;
     #[track_caller]
-    pub fn dot(&self, rhs: &Array<A>) -> Array<A> {
-        or_panic(self.try_dot(rhs))
+    fn dot(&self, rhs: &Array<A, Ix1>) -> A {
+        or_panic(self.product::<Ix1, Ix0>(rhs).and_then(|p| p.to_scalar()))
     }
-    pub fn try_dot(&self, rhs: &Array<A>) -> Result<Array<A>> {
+    fn try_dot(&self, rhs: &Array<A, Ix1>) -> Result<Array<A, Ix0>> {
+        self.product(rhs)
+    }
+}
+
+impl<A: Real, D: Dimension> Array<A, D> {
+    /// Matrix/vector product, as ndarray's `dot` (see [`Dot`]): panics at this line when the
+    /// inner dimensions differ; [`Array::try_dot`] returns it as an error.
+    #[track_caller]
+    pub fn dot<R>(&self, rhs: &R) -> <Self as Dot<R>>::Output
+    where
+        Self: Dot<R>,
+    {
+        Dot::dot(self, rhs)
+    }
+    /// The product, lazy whatever the dimensions (two vectors give a 0-d array); an error
+    /// when the inner dimensions differ.
+    pub fn try_dot<R>(&self, rhs: &R) -> Result<<Self as Dot<R>>::Lazy>
+    where
+        Self: Dot<R>,
+    {
+        Dot::try_dot(self, rhs)
+    }
+    fn product<E: Dimension, O: Dimension>(&self, rhs: &Array<A, E>) -> Result<Array<A, O>> {
         let (op, _) = product(self.meta(), rhs.meta())?;
         self.call(&op, &[rhs.lazy()])
     }
 }
 
-impl<A: Element> Array<A> {
+impl<A: Real> Array<A, Ix1> {
+    /// The dot product of two vectors as a lazy 0-d array.
+    #[track_caller]
+    pub fn dot_lazy(&self, rhs: &Array<A, Ix1>) -> Array<A, Ix0> {
+        or_panic(self.product(rhs))
+    }
+}
+
+impl<A: Element, D: Dimension> Array<A, D> {
     /// The transpose (a copy in standard layout when evaluated).
-    pub fn t(&self) -> Array<A> {
+    pub fn t(&self) -> Array<A, D> {
         static T: LazyLock<Arc<Annotation>> = LazyLock::new(|| {
             oa("transpose")
                 .family(Family::Layout)
@@ -136,7 +204,7 @@ impl<A: Element> Array<A> {
     }
 
     /// Rows `range` (ndarray's `slice(s![a..b, ..])`); an error at this line if out of bounds.
-    pub fn slice_rows(&self, range: Range<usize>) -> Result<Array<A>> {
+    pub fn slice_rows(&self, range: Range<usize>) -> Result<Array<A, D>> {
         let rows = self.shape().first().copied().unwrap_or(0);
         if self.ndim() == 0 || range.start > range.end || range.end > rows {
             return Err(BachError::invalid("slice_rows", format!("rows {range:?} of shape {:?}", self.shape())));
@@ -150,12 +218,12 @@ impl<A: Element> Array<A> {
     /// panics at this line with the reason, as ndarray's does; [`Array::try_slice`] returns
     /// it as an error.
     #[track_caller]
-    pub fn slice<I: SliceArg<IxDyn>>(&self, info: I) -> Array<A> {
+    pub fn slice<I: SliceArg<D>>(&self, info: I) -> Array<A, I::OutDim> {
         or_panic(self.try_slice(info))
     }
 
     /// [`Array::slice`], with a slice that does not fit the shape as an error.
-    pub fn try_slice<I: SliceArg<IxDyn>>(&self, info: I) -> Result<Array<A>> {
+    pub fn try_slice<I: SliceArg<D>>(&self, info: I) -> Result<Array<A, I::OutDim>> {
         let elems = info.as_ref().to_vec();
         let shape = sliced_shape(self.shape(), &elems).map_err(|why| BachError::invalid("slice", format!("{} of shape {:?}: {why}", describe(&elems), self.shape())))?;
         self.call(&slice_op(elems, shape), &[])
@@ -164,19 +232,29 @@ impl<A: Element> Array<A> {
     /// Row `index` of a matrix (ndarray's `row`): a 1-d array. Panics at this line when the
     /// array is not 2-d or the row is past its end.
     #[track_caller]
-    pub fn row(&self, index: usize) -> Array<A> {
-        or_panic(self.try_slice(&[SliceInfoElem::Index(index as isize), SliceInfoElem::from(..)][..]))
+    pub fn row(&self, index: usize) -> Array<A, D::Smaller> {
+        or_panic(self.slice_elems(&[SliceInfoElem::Index(index as isize), SliceInfoElem::from(..)]))
     }
 
     /// Column `index` of a matrix (ndarray's `column`): a 1-d array. Panics at this line when
     /// the array is not 2-d or the column is past its end.
     #[track_caller]
-    pub fn column(&self, index: usize) -> Array<A> {
-        or_panic(self.try_slice(&[SliceInfoElem::from(..), SliceInfoElem::Index(index as isize)][..]))
+    pub fn column(&self, index: usize) -> Array<A, D::Smaller> {
+        or_panic(self.slice_elems(&[SliceInfoElem::from(..), SliceInfoElem::Index(index as isize)]))
     }
 
-    /// A new axis of length 1 at `axis` (ndarray's `insert_axis`).
-    pub fn insert_axis(&self, axis: Axis) -> Result<Array<A>> {
+    fn slice_elems<E: Dimension>(&self, elems: &[SliceInfoElem]) -> Result<Array<A, E>> {
+        let shape = sliced_shape(self.shape(), elems).map_err(|why| BachError::invalid("slice", format!("{} of shape {:?}: {why}", describe(elems), self.shape())))?;
+        self.call(&slice_op(elems.to_vec(), shape), &[])
+    }
+
+    /// A new axis of length 1 at `axis` (ndarray's `insert_axis`): panics at this line when
+    /// `axis` is past the array's axes; [`Array::try_insert_axis`] returns it as an error.
+    #[track_caller]
+    pub fn insert_axis(&self, axis: Axis) -> Array<A, D::Larger> {
+        or_panic(self.try_insert_axis(axis))
+    }
+    pub fn try_insert_axis(&self, axis: Axis) -> Result<Array<A, D::Larger>> {
         let at = axis.index();
         if at > self.ndim() {
             return Err(BachError::invalid("insert_axis", format!("axis {at} of a {}-d array", self.ndim())));

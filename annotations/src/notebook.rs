@@ -285,7 +285,7 @@ fn last_eval(s: &Session) -> Option<u64> {
     s.trace().last().map(|e| e.eval)
 }
 
-impl<A: Element> Array<A> {
+impl<A: Element, D: ndarray::Dimension> Array<A, D> {
     /// How evcxr shows a lazy array that ends a cell: it is evaluated; its timeline chart
     /// goes out as its own display, and a summary (shape, dtype, where it ran) with the
     /// values as ndarray prints them ([`values_text`]) is the cell's result. An evaluation error ends the cell with that error.
@@ -374,7 +374,7 @@ where
 }
 
 /// `:bach plan <expr>`: the plan for a value, without running it.
-pub fn show_plan<A: Element>(a: &Array<A>) {
+pub fn show_plan<A: Element, D: ndarray::Dimension>(a: &Array<A, D>) {
     if a.is_evaluated() {
         let place = a.location().unwrap_or_else(|| "the host".into());
         println!("already computed: the value ({}, shape {:?}) is on {place}; nothing left to plan (`:bach trace` shows how it was computed)", A::DTYPE, a.shape());
@@ -387,7 +387,7 @@ pub fn show_plan<A: Element>(a: &Array<A>) {
 }
 
 /// `:bach explain <expr>`: why each op of a value's plan runs where it runs.
-pub fn show_explain<A: Element>(a: &Array<A>) {
+pub fn show_explain<A: Element, D: ndarray::Dimension>(a: &Array<A, D>) {
     match a.explain() {
         Ok(e) => print!("{e}"),
         Err(e) => panic!("{e}"),
@@ -498,7 +498,7 @@ pub fn calibrate() {
 
 /// `:bach whatif <path> = <value> ... <expr>`: the value's plan with those parameters beside
 /// the current one, as text and two predicted timelines; nothing runs.
-pub fn whatif<A: Element>(settings: &[(&str, &str)], a: &Array<A>) {
+pub fn whatif<A: Element, D: ndarray::Dimension>(settings: &[(&str, &str)], a: &Array<A, D>) {
     match crate::whatif::whatif(a, settings) {
         Ok(w) => show_whatif(&w),
         Err(e) => panic!("{e}"),
@@ -506,7 +506,7 @@ pub fn whatif<A: Element>(settings: &[(&str, &str)], a: &Array<A>) {
 }
 
 /// `:bach whatif profile <h100|default|FILE> <expr>`.
-pub fn whatif_profile<A: Element>(profile: &str, a: &Array<A>) {
+pub fn whatif_profile<A: Element, D: ndarray::Dimension>(profile: &str, a: &Array<A, D>) {
     match crate::whatif::whatif_profile(a, profile) {
         Ok(w) => show_whatif(&w),
         Err(e) => panic!("{e}"),
@@ -536,7 +536,7 @@ pub fn show_breakdown() {
 
 /// `:bach graph <expr>`: the placement graph of a value: its plan when it is pending, the plan
 /// that computed it when it was evaluated.
-pub fn show_graph<A: Element>(a: &Array<A>) {
+pub fn show_graph<A: Element, D: ndarray::Dimension>(a: &Array<A, D>) {
     show_graph_of(a.lazy());
 }
 

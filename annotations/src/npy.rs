@@ -23,7 +23,9 @@ impl<A: Element> Array<A> {
         let value = read_value(path.as_ref(), A::DTYPE)?;
         Ok(Self::wrap(session::current().source(value, "read_npy")))
     }
+}
 
+impl<A: Element, D: ndarray::Dimension> Array<A, D> {
     /// Evaluate and write to an `.npy` file.
     pub fn write_npy(&self, path: impl AsRef<Path>) -> Result<()> {
         write_value(path.as_ref(), &A::wrap(self.eval()?))

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use bach_runtime::split::{self, Partials};
 use bach_runtime::{oa, Annotation, BachError, DType, Launch, Meta, Result, Value, ValueRef};
-use ndarray::{s, Array1, ArrayD, ArrayView2, ArrayViewD, Axis, Ix2, IxDyn};
+use ndarray::{s, Array1, ArrayD, ArrayView2, ArrayViewD, Axis, Dimension, Ix0, Ix2, IxDyn, RemoveAxis};
 
 use crate::array::Array;
 use crate::elementwise::or_panic;
@@ -157,6 +157,40 @@ impl Reducer {
         }
     }
 
+    /// The annotation reducing an array of 3 to 6 axes over `axis` (None: everything), whole
+    /// on the CPU (the piecewise and accelerator kernels reduce 1-d and 2-d arrays).
+    fn nd_annotation(self, axis: Option<usize>) -> Arc<Annotation> {
+        let name = self.entry(axis);
+        oa(format!("{name}_nd"))
+            .family(bach_runtime::Family::Reduce)
+            .unsplittable()
+            .cpu_only("reductions of arrays of more than 2 axes run on the CPU")
+            .shape(move |m: &[Meta]| {
+                let mut shape = m[0].shape.clone();
+                match axis {
+                    None => shape.clear(),
+                    Some(a) => {
+                        shape.remove(a);
+                    }
+                }
+                Ok(Meta::new(m[0].dtype, shape))
+            })
+            .cpu(move |_, args| {
+                fn typed<A: Real>(r: Reducer, v: ArrayViewD<'_, A>, axis: Option<usize>) -> Value {
+                    match axis {
+                        None => Value::from(ArrayD::from_elem(IxDyn(&[]), r.all(&v))),
+                        Some(a) => Value::from(v.map_axis(Axis(a), |lane| r.all(&lane.into_dyn()))),
+                    }
+                }
+                match &args[0] {
+                    ValueRef::F64(a) => Ok(typed(self, a.view(), axis)),
+                    ValueRef::F32(a) => Ok(typed(self, a.view(), axis)),
+                    v => Err(BachError::dtype(self.name(), "f64 or f32", v.dtype())),
+                }
+            })
+            .build()
+    }
+
     /// The annotation reducing an `ndim`-d array over `axis` (None: everything).
     fn annotation(self, axis: Option<usize>, ndim: usize) -> Arc<Annotation> {
         let name = self.name();
@@ -205,14 +239,12 @@ pub(crate) fn catalog() -> Vec<Arc<Annotation>> {
     Reducer::ALL.iter().flat_map(|&r| [r.annotation(None, 2), r.annotation(Some(0), 2), r.annotation(Some(1), 2)]).collect()
 }
 
-impl<A: Real> Array<A> {
-    fn reduce(&self, r: Reducer, axis: Option<Axis>) -> Result<Array<A>> {
+impl<A: Real, D: Dimension> Array<A, D> {
+    fn reduce<E: Dimension>(&self, r: Reducer, axis: Option<Axis>) -> Result<Array<A, E>> {
         let ndim = self.ndim();
         let axis = axis.map(|a| a.index());
-        match axis {
-            Some(a) if a >= ndim || ndim > 2 => return Err(BachError::invalid(r.name(), format!("axis {a} of a {ndim}-d array (1-d and 2-d arrays are supported)"))),
-            None if ndim > 2 => return Err(BachError::invalid(r.name(), "1-d and 2-d arrays are supported")),
-            _ => {}
+        if let Some(a) = axis.filter(|&a| a >= ndim) {
+            return Err(BachError::invalid(r.name(), format!("axis {a} of a {ndim}-d array")));
         }
         let n = match axis {
             None => self.len(),
@@ -221,56 +253,94 @@ impl<A: Real> Array<A> {
         if r != Reducer::Sum && n == 0 {
             return Err(BachError::EmptyReduction { op: r.name().to_string() });
         }
+        if ndim > 2 {
+            return self.call(&r.nd_annotation(axis), &[]);
+        }
         self.call(&r.annotation(axis, ndim), &[])
     }
 
-    /// Sum of all elements (pairwise summation), a 0-d array.
-    pub fn sum(&self) -> Array<A> {
+    /// Sum of all elements (pairwise summation), as ndarray's `sum`: evaluates (the sum is
+    /// planned and placed like any op) and returns the number. [`Array::sum_lazy`] is the
+    /// lazy form.
+    #[track_caller]
+    pub fn sum(&self) -> A {
+        or_panic(self.sum_lazy().to_scalar())
+    }
+    /// Sum of all elements as a lazy 0-d array (Bach's form: nothing runs until it is
+    /// displayed or evaluated).
+    pub fn sum_lazy(&self) -> Array<A, Ix0> {
         self.reduce(Reducer::Sum, None).expect("sum accepts 1-d and 2-d arrays")
     }
     /// Sums along `axis` (ndarray's `sum_axis`): panics at this line when the array has no
     /// such axis; [`Array::try_sum_axis`] returns it as an error.
     #[track_caller]
-    pub fn sum_axis(&self, axis: Axis) -> Array<A> {
+    pub fn sum_axis(&self, axis: Axis) -> Array<A, D::Smaller>
+    where
+        D: RemoveAxis,
+    {
         or_panic(self.try_sum_axis(axis))
     }
-    pub fn try_sum_axis(&self, axis: Axis) -> Result<Array<A>> {
+    pub fn try_sum_axis(&self, axis: Axis) -> Result<Array<A, D::Smaller>>
+    where
+        D: RemoveAxis,
+    {
         self.reduce(Reducer::Sum, Some(axis))
     }
-    /// Smallest element (NaN if any is NaN); an error for an empty array.
-    pub fn min(&self) -> Result<Array<A>> {
+    /// Smallest element (NaN if any is NaN), a lazy 0-d array; an error for an empty array.
+    pub fn min(&self) -> Result<Array<A, Ix0>> {
         self.reduce(Reducer::Min, None)
     }
-    pub fn max(&self) -> Result<Array<A>> {
+    /// Largest element (NaN if any is NaN), a lazy 0-d array; an error for an empty array.
+    pub fn max(&self) -> Result<Array<A, Ix0>> {
         self.reduce(Reducer::Max, None)
     }
     /// Smallest elements along `axis`; panics at this line when the array has no such axis
     /// or the axis is empty ([`Array::try_min_axis`] returns it as an error).
     #[track_caller]
-    pub fn min_axis(&self, axis: Axis) -> Array<A> {
+    pub fn min_axis(&self, axis: Axis) -> Array<A, D::Smaller>
+    where
+        D: RemoveAxis,
+    {
         or_panic(self.try_min_axis(axis))
     }
-    pub fn try_min_axis(&self, axis: Axis) -> Result<Array<A>> {
+    pub fn try_min_axis(&self, axis: Axis) -> Result<Array<A, D::Smaller>>
+    where
+        D: RemoveAxis,
+    {
         self.reduce(Reducer::Min, Some(axis))
     }
     /// Largest elements along `axis`; as [`Array::min_axis`].
     #[track_caller]
-    pub fn max_axis(&self, axis: Axis) -> Array<A> {
+    pub fn max_axis(&self, axis: Axis) -> Array<A, D::Smaller>
+    where
+        D: RemoveAxis,
+    {
         or_panic(self.try_max_axis(axis))
     }
-    pub fn try_max_axis(&self, axis: Axis) -> Result<Array<A>> {
+    pub fn try_max_axis(&self, axis: Axis) -> Result<Array<A, D::Smaller>>
+    where
+        D: RemoveAxis,
+    {
         self.reduce(Reducer::Max, Some(axis))
     }
-    /// Mean of all elements; an error for an empty array.
-    pub fn mean(&self) -> Result<Array<A>> {
+    /// Mean of all elements, as ndarray's `mean`: `None` for an empty array (evaluates).
+    #[track_caller]
+    pub fn mean(&self) -> Option<A> {
+        self.mean_lazy().ok().map(|m| or_panic(m.to_scalar()))
+    }
+    /// Mean of all elements as a lazy 0-d array; an error for an empty array.
+    pub fn mean_lazy(&self) -> Result<Array<A, Ix0>> {
         if self.is_empty() {
             return Err(BachError::EmptyReduction { op: "mean".into() });
         }
-        self.sum().try_div(A::of(self.len() as f64))
+        self.sum_lazy().try_div(A::of(self.len() as f64))
     }
     /// Means along `axis`; an error for an empty axis (ndarray: `None`), so `.unwrap()` reads
     /// as it does with ndarray.
-    pub fn mean_axis(&self, axis: Axis) -> Result<Array<A>> {
+    pub fn mean_axis(&self, axis: Axis) -> Result<Array<A, D::Smaller>>
+    where
+        D: RemoveAxis,
+    {
         let s = self.try_sum_axis(axis)?;
         let n = self.shape()[axis.index()];
         if n == 0 {
@@ -278,54 +348,77 @@ impl<A: Real> Array<A> {
         }
         s.try_div(A::of(n as f64))
     }
-    /// Variance with `ddof` degrees of freedom (0: population), two passes like numpy, as a
-    /// 0-d array (ndarray's `var`): panics at this line when `ddof` leaves no degrees of
-    /// freedom; [`Array::try_var`] returns it as an error.
+    /// Variance with `ddof` degrees of freedom (0: population), two passes like numpy, as
+    /// ndarray's `var` (evaluates): panics at this line when `ddof` leaves no degrees of
+    /// freedom; [`Array::try_var`] returns it as an error, [`Array::var_lazy`] is lazy.
     #[track_caller]
-    pub fn var(&self, ddof: A) -> Array<A> {
+    pub fn var(&self, ddof: A) -> A {
+        or_panic(self.try_var(ddof).and_then(|v| v.to_scalar()))
+    }
+    /// [`Array::var`] as a lazy 0-d array.
+    #[track_caller]
+    pub fn var_lazy(&self, ddof: A) -> Array<A, Ix0> {
         or_panic(self.try_var(ddof))
     }
-    pub fn try_var(&self, ddof: A) -> Result<Array<A>> {
+    pub fn try_var(&self, ddof: A) -> Result<Array<A, Ix0>> {
         let n = A::of(self.len() as f64);
         if n - ddof <= A::zero() {
             return Err(BachError::EmptyReduction { op: "var".into() });
         }
-        let d = self.try_sub(self.mean()?)?;
-        (&d * &d).sum().try_div(n - ddof)
+        let d = self.clone().into_dyn().try_sub(self.mean_lazy()?)?;
+        (&d * &d).sum_lazy().try_div(n - ddof)
     }
     /// Standard deviation; as [`Array::var`].
     #[track_caller]
-    pub fn std(&self, ddof: A) -> Array<A> {
+    pub fn std(&self, ddof: A) -> A {
+        or_panic(self.try_std(ddof).and_then(|v| v.to_scalar()))
+    }
+    /// [`Array::std`] as a lazy 0-d array.
+    #[track_caller]
+    pub fn std_lazy(&self, ddof: A) -> Array<A, Ix0> {
         or_panic(self.try_std(ddof))
     }
-    pub fn try_std(&self, ddof: A) -> Result<Array<A>> {
+    pub fn try_std(&self, ddof: A) -> Result<Array<A, Ix0>> {
         Ok(self.try_var(ddof)?.sqrt())
     }
     /// Variance along `axis` with `ddof` degrees of freedom (ndarray's `var_axis`): panics at
     /// this line when the array has no such axis or `ddof` leaves no degrees of freedom;
     /// [`Array::try_var_axis`] returns it as an error.
     #[track_caller]
-    pub fn var_axis(&self, axis: Axis, ddof: A) -> Array<A> {
+    pub fn var_axis(&self, axis: Axis, ddof: A) -> Array<A, D::Smaller>
+    where
+        D: RemoveAxis,
+    {
         or_panic(self.try_var_axis(axis, ddof))
     }
-    pub fn try_var_axis(&self, axis: Axis, ddof: A) -> Result<Array<A>> {
+    pub fn try_var_axis(&self, axis: Axis, ddof: A) -> Result<Array<A, D::Smaller>>
+    where
+        D: RemoveAxis,
+    {
         let n = A::of(*self.shape().get(axis.index()).ok_or_else(|| BachError::invalid("var_axis", format!("no axis {}", axis.index())))? as f64);
         if n - ddof <= A::zero() {
             return Err(BachError::EmptyReduction { op: "var_axis".into() });
         }
-        let mut m = self.mean_axis(axis)?;
-        if axis.index() == 1 {
-            m = m.insert_axis(Axis(1))?;
+        let x = self.clone().into_dyn();
+        let mut m = x.mean_axis(axis)?;
+        if axis.index() >= 1 {
+            m = m.insert_axis(axis);
         }
-        let d = self.try_sub(m)?;
-        (&d * &d).try_sum_axis(axis)?.try_div(n - ddof)
+        let d = x.try_sub(m)?;
+        (&d * &d).try_sum_axis(axis)?.try_div(n - ddof)?.into_dimensionality()
     }
     /// Standard deviations along `axis`; as [`Array::var_axis`].
     #[track_caller]
-    pub fn std_axis(&self, axis: Axis, ddof: A) -> Array<A> {
+    pub fn std_axis(&self, axis: Axis, ddof: A) -> Array<A, D::Smaller>
+    where
+        D: RemoveAxis,
+    {
         or_panic(self.try_std_axis(axis, ddof))
     }
-    pub fn try_std_axis(&self, axis: Axis, ddof: A) -> Result<Array<A>> {
+    pub fn try_std_axis(&self, axis: Axis, ddof: A) -> Result<Array<A, D::Smaller>>
+    where
+        D: RemoveAxis,
+    {
         Ok(self.try_var_axis(axis, ddof)?.sqrt())
     }
 }

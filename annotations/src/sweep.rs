@@ -14,7 +14,7 @@
 //!     })
 //!     .mode("bach", |k| {
 //!         let x = Array::linspace(0.0, 1.0, 1 << k);
-//!         timed(|| (&x * &x).sum().to_scalar())
+//!         timed(|| (&x * &x).sum_lazy().to_scalar())
 //!     })
 //!     .run();
 //! assert_eq!(result.ran("bach").len(), 3);
@@ -406,7 +406,7 @@ mod tests {
             Sweep::new("exp", 14..=16)
                 .mode("bach", |k| {
                     let x = Array::linspace(0.0, 1.0, 1 << k);
-                    timed(|| (&x * 2.0).exp().sum().to_scalar())
+                    timed(|| (&x * 2.0).exp().sum_lazy().to_scalar())
                 })
                 .run()
         });

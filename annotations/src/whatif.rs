@@ -29,14 +29,14 @@ pub struct WhatIf {
 
 /// A what-if for `a` with parameters set (`("transfer.h2d.bandwidth", "5GB/s")`, paths as in
 /// `:bach cost set`): `:bach whatif <path> = <value> ... <expr>`.
-pub fn whatif<A: bach_runtime::Element>(a: &Array<A>, settings: &[(&str, &str)]) -> crate::Result<WhatIf> {
+pub fn whatif<A: bach_runtime::Element, D: ndarray::Dimension>(a: &Array<A, D>, settings: &[(&str, &str)]) -> crate::Result<WhatIf> {
     whatif_settings(a.lazy(), settings)
 }
 
 /// A what-if for `a` under a profile: `h100` (the one measured on an H100 host), `default`
 /// (this machine's uncalibrated defaults) or a profile file (`bach-bench calibrate --out`,
 /// `bach-bench cost`): `:bach whatif profile <h100|default|FILE> <expr>`.
-pub fn whatif_profile<A: bach_runtime::Element>(a: &Array<A>, profile: &str) -> crate::Result<WhatIf> {
+pub fn whatif_profile<A: bach_runtime::Element, D: ndarray::Dimension>(a: &Array<A, D>, profile: &str) -> crate::Result<WhatIf> {
     let model = load_profile(profile, &a.lazy().session().devices().profiles())?;
     // The machine the profile describes: this one for `default`.
     let gpu = match profile.trim() {

@@ -238,7 +238,7 @@ fn bach_program(w: Workload, inp: &Inputs) -> bach::Result<Outputs> {
             let ci = &dp / 100000.0;
             let ci = where_(&ci.gt(0.02), 0.032, &ci);
             let ci = where_(&ci.lt(0.01), 0.005, &ci);
-            let result = ci.sum().to_scalar()?;
+            let result = ci.sum_lazy().to_scalar()?;
             out.figures.insert("result".into(), result);
             out.f64s.insert("result".into(), ndarray::arr0(result).into_dyn());
         }

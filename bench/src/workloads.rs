@@ -84,7 +84,7 @@ impl Workload {
             .enumerate()
             .map(|(i, &(name, _, lo, hi))| {
                 let (start, end) = lazy_range(i, lo, hi);
-                (name, bach::Array::linspace(start, end, n))
+                (name, bach::Array::linspace(start, end, n).into_dyn())
             })
             .collect()
     }

@@ -193,7 +193,7 @@ fn warm() -> Result<(), String> {
     }
     use engine::Engine;
     engine
-        .execute("let _bach_warm = Array::<f64>::linspace(0.0, 1.0, 8).sqrt().sum();\n_bach_warm.to_scalar().unwrap()", 0, &mut Quiet)
+        .execute("let _bach_warm = Array1::<f64>::linspace(0.0, 1.0, 8).sqrt().sum_lazy();\n_bach_warm.to_scalar().unwrap()", 0, &mut Quiet)
         .map_err(|e| format!("warm-up cell failed: {}: {}\n{}", e.ename, e.evalue, e.traceback.join("\n")))?;
     eprintln!("bach-kernel: build warmed in {:.0} s ({})", started.elapsed().as_secs_f64(), engine.build_dir().display());
     let config = engine.build_dir().with_extension("config");

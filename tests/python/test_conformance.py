@@ -35,12 +35,12 @@ class BachConformance(jupyter_kernel_test.KernelTests):
     code_execute_result = [
         {"code": "6 * 7", "result": "42"},
         {"code": '"hi".to_string()', "result": '"hi"'},
-        {"code": "Array::<f64>::ones(4).sum().to_scalar().unwrap()", "result": "4.0"},
+        {"code": "Array1::<f64>::ones(4).sum_lazy().to_scalar().unwrap()", "result": "4.0"},
     ]
     code_display_data = [
-        {"code": "let _ = Array::<f64>::ones(16).sum().to_scalar();\n:bach trace last", "mime": "image/svg+xml"},
-        {"code": "Array::<f64>::ones(16).sum()", "mime": "text/html"},
-        {"code": "Array::<f64>::ones(16).sqrt()", "mime": "text/html"},
+        {"code": "let _ = Array1::<f64>::ones(16).sum();\n:bach trace last", "mime": "image/svg+xml"},
+        {"code": "Array1::<f64>::ones(16).sum_lazy()", "mime": "text/html"},
+        {"code": "Array1::<f64>::ones(16).sqrt()", "mime": "text/html"},
     ]
     code_history_pattern = "6 *"
     supported_history_operations = ("tail", "range", "search")

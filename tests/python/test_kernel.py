@@ -69,7 +69,7 @@ def test_graph_across_cells_and_lazy_display_with_chart(kernel):
     # Every evaluation gets its full timeline (by default only those of 5 ms or more).
     r, msgs = run(kc, ":bach chart full")
     assert r["status"] == "ok" and "every evaluation a cell shows gets its timeline" in text(msgs), text(msgs)
-    r, msgs = run(kc, "b.sum()")
+    r, msgs = run(kc, "b.sum_lazy()")
     assert r["status"] == "ok", r
     result = of_type(msgs, "execute_result")
     assert len(result) == 1, msgs
@@ -110,7 +110,7 @@ def test_panic_is_an_error_and_variables_survive(kernel):
 
 def test_bad_shapes_error_at_the_cell(kernel):
     _, kc = kernel
-    r, _ = run(kc, "let x3 = Array::<f64>::zeros(3);\nlet x4 = Array::<f64>::zeros(4);")
+    r, _ = run(kc, "let x3 = Array1::<f64>::zeros(3);\nlet x4 = Array1::<f64>::zeros(4);")
     assert r["status"] == "ok"
     r, msgs = run(kc, "let bad = &x3 + &x4;")
     assert r["status"] == "error"
@@ -141,9 +141,9 @@ def test_compile_error_is_shown_once(kernel):
 
 def test_interrupt_stops_a_long_evaluation_and_keeps_the_session(kernel):
     km, kc = kernel
-    r, _ = run(kc, "let big = Array::<f64>::random_uniform(1 << 23, 0.0, 1.0, 1);\nlet mut chain = big.clone();\nfor _ in 0..800 { chain = (&chain * 0.5 + 0.25).sqrt(); }")
+    r, _ = run(kc, "let big = Array1::<f64>::random_uniform(1 << 23, 0.0, 1.0, 1);\nlet mut chain = big.clone();\nfor _ in 0..800 { chain = (&chain * 0.5 + 0.25).sqrt(); }")
     assert r["status"] == "ok", r
-    msg_id = kc.execute("chain.sum()")
+    msg_id = kc.execute("chain.sum_lazy()")
     time.sleep(2.0)
     started = time.time()
     km.interrupt_kernel()
@@ -155,7 +155,7 @@ def test_interrupt_stops_a_long_evaluation_and_keeps_the_session(kernel):
     r, msgs = run(kc, "big.len()")
     assert r["status"] == "ok"
     assert of_type(msgs, "execute_result")[0]["content"]["data"]["text/plain"] == str(1 << 23)
-    r, msgs = run(kc, "big.slice_rows(0..4)?.sum()")
+    r, msgs = run(kc, "big.slice_rows(0..4)?.sum_lazy()")
     assert r["status"] == "ok", r
 
 
@@ -169,7 +169,7 @@ def test_interrupt_of_code_stuck_outside_bach_restarts_and_says_what_was_lost(ke
     assert reply["parent_header"]["msg_id"] == msg_id
     assert reply["content"]["status"] == "error"
     assert "lost_soon" in "\n".join(reply["content"]["traceback"])
-    r, msgs = run(kc, "Array::<f64>::ones(3).sum()")
+    r, msgs = run(kc, "Array1::<f64>::ones(3).sum_lazy()")
     assert r["status"] == "ok", r
 
 
@@ -197,7 +197,7 @@ def test_magics(kernel):
     r, msgs = run(kc, ":bach devices")
     assert r["status"] == "ok"
     assert "no GPU: running on CPU" in text(msgs)
-    r, msgs = run(kc, "let m = Array::<f64>::ones(10_000) * 3.0;\n:bach plan m")
+    r, msgs = run(kc, "let m = Array1::<f64>::ones(10_000) * 3.0;\n:bach plan m")
     assert r["status"] == "ok", r
     assert "stage 0 on cpu" in text(msgs)
     r, msgs = run(kc, "let _ = m.to_array()?;\n:bach plan m")
@@ -217,7 +217,7 @@ def test_short_evaluations_get_one_line_and_the_timeline_on_request(kernel):
     _, kc = kernel
     r, msgs = run(kc, ":bach chart auto 10s")
     assert r["status"] == "ok" and "evaluations of 10.000 s or more get their timeline" in text(msgs), text(msgs)
-    r, msgs = run(kc, "let t16 = Array::<f64>::ones(16) * 3.0;\nt16.sum()")
+    r, msgs = run(kc, "let t16 = Array1::<f64>::ones(16) * 3.0;\nt16.sum_lazy()")
     assert r["status"] == "ok", text(msgs)
     shown = of_type(msgs, "display_data")
     assert len(shown) == 1 and "image/svg+xml" not in shown[0]["content"]["data"], shown
@@ -228,9 +228,9 @@ def test_short_evaluations_get_one_line_and_the_timeline_on_request(kernel):
     assert "48" in of_type(msgs, "execute_result")[0]["content"]["data"]["text/plain"]
     r, msgs = run(kc, ":bach trace last")
     assert r["status"] == "ok" and len(svgs(msgs)) == 1 and "sum" in svgs(msgs)[0], text(msgs)
-    r, msgs = run(kc, ":bach chart auto 0s\n(&t16 + 1.0).sum()")
+    r, msgs = run(kc, ":bach chart auto 0s\n(&t16 + 1.0).sum_lazy()")
     assert r["status"] == "ok" and len(svgs(msgs)) == 1, text(msgs)
-    r, msgs = run(kc, ":bach chart compact\n(&t16 + 2.0).sum()")
+    r, msgs = run(kc, ":bach chart compact\n(&t16 + 2.0).sum_lazy()")
     assert r["status"] == "ok" and not svgs(msgs) and "Bach: " in text(msgs) + "".join(m["content"]["data"]["text/plain"] for m in of_type(msgs, "display_data")), msgs
     r, msgs = run(kc, ":bach chart sometimes")
     assert r["status"] == "error" and "usage: :bach chart <full|compact|auto [TIME]>" in r["evalue"] + text(msgs), r
@@ -251,7 +251,7 @@ def test_calibrate_cost_whatif_and_charts(kernel):
     assert "calibrated in" in out and "math" in out and "elementwise" in out, out
     if os.environ.get("BACH_PROFILE_DIR") not in (None, "", "none"):
         assert "saved as " + os.environ["BACH_PROFILE_DIR"] in out, out
-    r, msgs = run(kc, "let cw = Array::<f64>::linspace(0.0, 1.0, 1 << 18);\nlet cv = (&cw * 2.0).exp().sum();\ncv")
+    r, msgs = run(kc, "let cw = Array1::<f64>::linspace(0.0, 1.0, 1 << 18);\nlet cv = (&cw * 2.0).exp().sum_lazy();\ncv")
     assert r["status"] == "ok", text(msgs)
     r, msgs = run(kc, ":bach cost")
     assert r["status"] == "ok", text(msgs)
@@ -333,7 +333,7 @@ def test_question_mark_returning_early_is_an_error_at_its_cell(kernel):
     reply, _ = run(kc, 'let qm_kept = 41;\nlet qm_n: i32 = "12".parse()?;')
     assert reply["status"] == "ok", reply
     # A missing file through `?`: an error at this cell, with the message.
-    reply, msgs = run(kc, 'let qm_lost = 1;\nlet qm_a = Array::<f64>::read_npy("/no/such/file.npy")?;\nqm_a.sum()')
+    reply, msgs = run(kc, 'let qm_lost = 1;\nlet qm_a = Array::<f64>::read_npy("/no/such/file.npy")?;\nqm_a.sum_lazy()')
     assert reply["status"] == "error", reply
     assert "cannot read `/no/such/file.npy`" in reply["evalue"], reply
     tb = of_type(msgs, "error")[0]["content"]["traceback"]
@@ -342,7 +342,7 @@ def test_question_mark_returning_early_is_an_error_at_its_cell(kernel):
     assert "cannot read" not in streams, "the error is shown once, as the cell's error"
     # Earlier variables are kept, this cell's are not; a `?` that succeeds in the final
     # expression still shows the value.
-    reply, msgs = run(kc, "qm_kept + qm_n + Array::<f64>::ones(3).sum().to_scalar()? as i32")
+    reply, msgs = run(kc, "qm_kept + qm_n + Array1::<f64>::ones(3).sum_lazy().to_scalar()? as i32")
     assert reply["status"] == "ok", reply
     assert of_type(msgs, "execute_result")[0]["content"]["data"]["text/plain"] == "56"
     reply, _ = run(kc, "qm_lost")
@@ -399,7 +399,7 @@ def test_placement_changes_with_the_cost_model_and_explain_says_why(jupyter_path
     env = dict(os.environ, BACH_DEVICE="emulated:256MiB")
     km, kc = jupyter_client.manager.start_new_kernel(kernel_name="bach", startup_timeout=TIMEOUT, env=env)
     try:
-        r, msgs = run(kc, "let x = Array::<f64>::linspace(0.0, 1.0, 1 << 16);\nlet y = (&x * 3.0).exp();\n:bach explain y")
+        r, msgs = run(kc, "let x = Array1::<f64>::linspace(0.0, 1.0, 1 << 16);\nlet y = (&x * 3.0).exp();\n:bach explain y")
         assert r["status"] == "ok", (r, text(msgs))
         out = text(msgs)
         assert out.startswith("policy optimal: predicted"), out
@@ -476,7 +476,7 @@ def gone(pid, within=10.0):
     return False
 
 
-WHO_AND_WHERE = 'println!("{} {}", std::os::unix::process::parent_id(), std::fs::read_to_string("data.txt").unwrap());\nlet v = Array::random_uniform(4, 0.0, 1.0, 1);\nv.sum().to_scalar()?'
+WHO_AND_WHERE = 'println!("{} {}", std::os::unix::process::parent_id(), std::fs::read_to_string("data.txt").unwrap());\nlet v = Array::random_uniform(4, 0.0, 1.0, 1);\nv.sum_lazy().to_scalar()?'
 
 
 def test_a_kernel_start_takes_over_the_standby(jupyter_path, tmp_path):
@@ -553,7 +553,7 @@ def test_a_cold_start_says_so_and_completion_waits_for_it(jupyter_path):
 
 def test_a_long_evaluation_shows_its_progress_in_place(kernel):
     _, kc = kernel
-    r, msgs = run(kc, "let pg = Array::<f64>::random_uniform(1 << 22, 0.0, 1.0, 3);\nlet mut pc = pg.clone();\nfor _ in 0..250 { pc = (&pc * 0.5 + 0.25).sqrt(); }\npc.sum().to_scalar()?")
+    r, msgs = run(kc, "let pg = Array1::<f64>::random_uniform(1 << 22, 0.0, 1.0, 3);\nlet mut pc = pg.clone();\nfor _ in 0..250 { pc = (&pc * 0.5 + 0.25).sqrt(); }\npc.sum_lazy().to_scalar()?")
     assert r["status"] == "ok", r
     lines = [m for m in msgs if m["msg_type"] in ("display_data", "update_display_data") and m["content"]["transient"].get("display_id", "").startswith("bach-progress-")]
     assert lines, "an evaluation over a second shows a progress line"

@@ -129,7 +129,7 @@ fn a_value_kept_on_the_device_is_reused_there_without_a_copy() {
             assert_close(&name, &y.to_array().unwrap(), &xs.mapv(|v| v * 3.0 + 1.0), tol(&s));
             assert_eq!(y.lazy().location(), Some(ACCEL), "{name}");
             // Used on the CPU (a closure): copied back once, before that stage.
-            let m = y.mapv(|v| v - 1.0);
+            let m = y.mapv_lazy(|v| v - 1.0);
             assert_close(&name, &m.to_array().unwrap(), &xs.mapv(|v| v * 3.0), tol(&s));
             let ev = last_eval(&s);
             assert!(ev.events.iter().any(|e| e.kind == EventKind::Transfer && e.node == y.lazy().id() && e.to == Some(CPU)), "{name}:\n{}", ev.plan_text());
@@ -144,7 +144,7 @@ fn an_allocation_whose_first_user_runs_on_the_device_is_made_there() {
             let n = 50_001;
             let xs = nd(&[n], uniform_vec(14, n, -1.0, 1.0));
             let x = Array::from_array(xs.clone());
-            let twos: Array<f64> = Array::full(n, 2.0);
+            let twos: Array<f64> = Array::full(vec![n], 2.0);
             let y = &twos * &x;
             let plan = y.plan().unwrap();
             assert_eq!(plan.allocations.iter().find(|a| a.id == twos.lazy().id()).map(|a| a.device), Some(ACCEL), "{name}:\n{plan}");
@@ -208,7 +208,7 @@ fn a_failing_kernel_on_the_device_is_an_error_and_the_session_goes_on() {
             let y: Array<f64> = Array::from_lazy(bad.call(&[x.lazy()]).unwrap()).unwrap();
             let err = y.eval().unwrap_err().to_string();
             assert!(err.contains("explodes") && err.contains("kaboom") && err.contains("emulated"), "{name}: {err}");
-            let fine = (&x + 1.0).sum().to_scalar().unwrap();
+            let fine = (&x + 1.0).sum_lazy().to_scalar().unwrap();
             assert!((fine - (exact_sum(x.to_array().unwrap().iter().copied()) + 1000.0)).abs() < 1e-9, "{name}");
         });
     }

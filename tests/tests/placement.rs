@@ -107,7 +107,7 @@ fn values_and_cells_force_a_device_and_plans_say_so() {
         assert_eq!(st.device, GPU, "{plan}");
         assert_eq!(st.reason, "forced to the accelerator by .on(...)");
         assert_eq!(st.margin_s, None, "a forced op is not free to move");
-        let closure = x.mapv(|v| v * 2.0).on(Device::Gpu);
+        let closure = x.mapv_lazy(|v| v * 2.0).on(Device::Gpu);
         let st = s.plan_for(&[closure.lazy()], &devices()).unwrap().step_of(closure.lazy().id()).unwrap().clone();
         assert_eq!(st.device, CPU);
         assert_eq!(st.reason, "a Rust closure runs on the CPU only", "the annotation's reason wins");
@@ -152,7 +152,7 @@ fn explain_gives_estimates_copies_margin_and_reason_per_op() {
         for _ in 0..9 {
             y = call(&op, &[y.lazy()]);
         }
-        let z = x.mapv(|v| v + 1.0);
+        let z = x.mapv_lazy(|v| v + 1.0);
         let plan = s.plan_for(&[y.lazy(), z.lazy()], &devices()).unwrap();
         let text = plan.explain();
         assert!(text.starts_with("policy optimal: predicted "), "{text}");

@@ -156,7 +156,7 @@ fn a_chain_on_the_gpu_moves_only_its_ends() {
         check_plan_order(&plan, &s.nodes());
 
         // GPU -> a closure on the CPU -> GPU: the value goes down and back up.
-        let m = a.mapv(|v| v * 3.0);
+        let m = a.mapv_lazy(|v| v * 3.0);
         let c = call(&k2, &[m.lazy()]);
         let plan = s.plan_for(&[c.lazy()], &devices()).unwrap();
         let (sa, sm, sc) = (plan.step_of(a.lazy().id()).unwrap(), plan.step_of(m.lazy().id()).unwrap(), plan.step_of(c.lazy().id()).unwrap());
@@ -177,7 +177,7 @@ fn a_lazy_allocation_is_made_where_its_first_user_runs() {
     with_session(&s, || {
         let k = gpu_op("k");
         // 32 MiB: large enough that the accelerator's piece (0.3 ms) is worth it.
-        let z: Array<f64> = Array::zeros(1 << 22);
+        let z: Array<f64> = Array::zeros(vec![1 << 22]);
         let y = call(&k, &[z.lazy()]);
         let plan = s.plan_for(&[y.lazy()], &devices()).unwrap();
         assert_eq!(plan.allocations.len(), 1, "{plan}");
@@ -190,13 +190,13 @@ fn a_lazy_allocation_is_made_where_its_first_user_runs() {
         check_plan_order(&plan, &s.nodes());
 
         // First user on the CPU (a closure): allocated on the host.
-        let o: Array<f64> = Array::ones(1 << 16);
-        let m = o.mapv(|v| v + 1.0);
+        let o: Array<f64> = Array::ones(vec![1 << 16]);
+        let m = o.mapv_lazy(|v| v + 1.0);
         let plan = s.plan_for(&[m.lazy()], &devices()).unwrap();
         assert_eq!(plan.allocations[0].device, CPU, "{plan}");
         assert!(plan.transfers.is_empty(), "{plan}");
         // No user at all: on the host.
-        let lonely: Array<f64> = Array::full(10, 3.0);
+        let lonely: Array<f64> = Array::full(vec![10], 3.0);
         let plan = s.plan_for(&[lonely.lazy()], &devices()).unwrap();
         assert_eq!(plan.allocations[0].device, CPU);
         assert_eq!(plan.allocations[0].first_user, None);
@@ -254,10 +254,10 @@ fn cpu_only_policy_puts_everything_on_the_cpu() {
     with_session(&s, || {
         s.update_config(|c| c.policy = Policy::CpuOnly);
         let k = gpu_op("k");
-        let z: Array<f64> = Array::zeros(5000);
+        let z: Array<f64> = Array::zeros(vec![5000]);
         let x = Array::from_array(nd(&[5000], uniform_vec(4, 5000, -1.0, 1.0)));
         let y = call(&k, &[(&x + &z).lazy()]);
-        let w = (&call(&k, &[y.lazy()]) * 2.0).sum();
+        let w = (&call(&k, &[y.lazy()]) * 2.0).sum_lazy();
         let plan = s.plan_for(&[w.lazy()], &devices()).unwrap();
         assert_eq!(plan.policy, Policy::CpuOnly);
         assert!(plan.steps.iter().all(|st| st.device == CPU), "{plan}");
@@ -387,7 +387,7 @@ fn a_transfer_comes_before_the_first_stage_that_needs_it() {
     with_session(&s, || {
         let (k, add) = (gpu_op("k"), gpu_add());
         let x = Array::from_array(nd(&[4096], uniform_vec(5, 4096, -1.0, 1.0)));
-        let u = x.mapv(|v| v * 0.5); // on the CPU (a closure), level 0
+        let u = x.mapv_lazy(|v| v * 0.5); // on the CPU (a closure), level 0
         let v = &u - &u.max().unwrap(); // on the CPU, after a merge: level 1
         let a = call(&add, &[v.lazy(), u.lazy()]); // GPU, level 2, reads u
         let b = call(&k, &[u.lazy()]); // GPU, level 1, reads u
@@ -407,7 +407,7 @@ fn a_host_input_reaches_the_gpu_before_its_first_gpu_stage() {
     with_session(&s, || {
         let (k, add) = (gpu_op("k"), gpu_add());
         let x = Array::from_array(nd(&[4096], uniform_vec(7, 4096, -1.0, 1.0)));
-        let v = x.mapv(|v| v + 1.0); // CPU
+        let v = x.mapv_lazy(|v| v + 1.0); // CPU
         let a = call(&add, &[v.lazy(), x.lazy()]); // GPU, after v: stage 1
         let b = call(&k, &[x.lazy()]); // GPU, stage 0
         let plan = s.plan_for(&[a.lazy(), b.lazy()], &devices()).unwrap();

@@ -138,10 +138,10 @@ fn evaluate_edge_cases() {
         assert!(matches!(Array::<f32>::from_lazy(y.lazy().clone()), Err(E::DType { .. })));
         assert!(matches!(Array::<bool>::from_lazy(y.lazy().clone()), Err(E::DType { .. })));
         // Evaluating a value from inside a kernel (a closure reading another lazy value).
-        let offset = (&x + 10.0).sum();
+        let offset = (&x + 10.0).sum_lazy();
         let big = Array::from_vec(uniform_vec(10, N, 0.0, 1.0));
         let off2 = offset.clone();
-        let z = big.mapv(move |v| v + off2.to_scalar().unwrap());
+        let z = big.mapv_lazy(move |v| v + off2.to_scalar().unwrap());
         let want = big.to_array().unwrap().mapv(|v| v + 23.0);
         assert_exact("nested evaluation", &z.to_array().unwrap(), &want);
         assert!(offset.is_evaluated());
@@ -224,7 +224,7 @@ fn handles_are_send_and_sync() {
     let x = with_session(&s, || Array::from_vec(uniform_vec(3, N, 0.0, 1.0)));
     let want = x.to_array().unwrap();
     // Values built on other threads (ops go to their arguments' session, whatever thread).
-    let built: Vec<Array<f64>> = std::thread::scope(|sc| {
+    let built: Vec<Array1<f64>> = std::thread::scope(|sc| {
         let hs: Vec<_> = (0..4)
             .map(|k| {
                 let x = &x;
@@ -430,7 +430,7 @@ fn a_panicking_closure_is_a_kernel_error() {
     with_session(&s, || {
         let xs = ndarray::Array1::from(uniform_vec(7, N, 0.0, 1.0)).into_dyn();
         let x = Array::from_array(xs.clone());
-        let y = x.mapv(|v| if v > 0.999 { panic!("boom: {v} is too big") } else { v * 2.0 });
+        let y = x.mapv_lazy(|v| if v > 0.999 { panic!("boom: {v} is too big") } else { v * 2.0 });
         let z = &y + 1.0;
         match z.eval() {
             Err(E::Kernel { op, device, detail }) => {
@@ -445,12 +445,12 @@ fn a_panicking_closure_is_a_kernel_error() {
         assert!(matches!(z.eval(), Err(E::Kernel { .. })));
         // The session still works, also with the same input, and in the same evaluation as a
         // value that depends on nothing failing.
-        let ok = x.mapv(|v| v * 2.0);
+        let ok = x.mapv_lazy(|v| v * 2.0);
         assert_exact("after the panic", &ok.to_array().unwrap(), &xs.mapv(|v| v * 2.0));
         let w = (&x + 2.0).sqrt();
         assert_close("after the panic", &w.to_array().unwrap(), &xs.mapv(|v| (v + 2.0).sqrt()), 1e-12);
         // A panic with a non-text payload.
-        let q = x.mapv(|v| if v > 0.5 { std::panic::panic_any(42u8) } else { v });
+        let q = x.mapv_lazy(|v| if v > 0.5 { std::panic::panic_any(42u8) } else { v });
         assert!(matches!(q.eval(), Err(E::Kernel { .. })));
     });
 }
@@ -478,8 +478,8 @@ fn interrupt_stops_an_evaluation_and_a_later_one_works() {
         let armed = Arc::new(AtomicBool::new(true));
         let (sc, a2) = (s.clone(), armed.clone());
         let a = (&x * 2.0).exp(); // stage 1
-        let total = a.sum(); // merged at the end of stage 1
-        let b = (&a / &total).mapv(move |v| {
+        let total = a.sum_lazy(); // merged at the end of stage 1
+        let b = (&a / &total).mapv_lazy(move |v| {
             if a2.swap(false, Ordering::SeqCst) {
                 sc.interrupt();
             }
@@ -538,14 +538,14 @@ fn the_trace_has_an_event_per_piece() {
         assert!(!last.events.iter().any(|e| e.kind == EventKind::Merge), "rows need no merge");
         // A reduction's partials still merge.
         drop(trace);
-        let total = y.sum();
+        let total = y.sum_lazy();
         total.eval().unwrap();
         let trace = s.trace();
         let merges: Vec<_> = trace.last().unwrap().events.iter().filter(|e| e.node == total.lazy().id() && e.kind == EventKind::Merge).collect();
         assert_eq!(merges.len(), 1, "the partial sums merge once");
         // An allocation's pieces are Alloc events.
         drop(trace);
-        let z: Array<f64> = Array::zeros(N);
+        let z: Array<f64> = Array::zeros(vec![N]);
         let u = &z + 1.0;
         u.eval().unwrap();
         let trace = s.trace();
@@ -560,7 +560,7 @@ fn mapv_says_why_it_stays_on_the_cpu() {
     let s = isolated();
     with_session(&s, || {
         let x = Array::from_vec(vec![1.0; 1000]);
-        let y = x.mapv(|v| v + 1.0);
+        let y = x.mapv_lazy(|v| v + 1.0);
         let plan = y.plan().unwrap();
         let step = plan.step_of(y.lazy().id()).unwrap();
         assert_eq!(step.op, "mapv");
@@ -570,7 +570,7 @@ fn mapv_says_why_it_stays_on_the_cpu() {
         let gpu = s.plan_for(&[y.lazy()], &[bach_runtime::DeviceProfile::cpu(), bach_runtime::DeviceProfile::hypothetical_gpu("H100", 80 << 30)]).unwrap();
         let step = gpu.step_of(y.lazy().id()).unwrap();
         assert_eq!((step.device, step.reason.to_string().as_str()), (CPU, "a Rust closure runs on the CPU only"));
-        let f32s = Array::from_vec(vec![1.0f32; 10]).mapv(|v| v * 2.0);
+        let f32s = Array::from_vec(vec![1.0f32; 10]).mapv_lazy(|v| v * 2.0);
         assert_eq!(f32s.plan().unwrap().steps[0].reason, "a Rust closure runs on the CPU only");
         assert_eq!(f32s.to_array().unwrap(), ArrayD::from_elem(IxDyn(&[10]), 2.0f32));
     });

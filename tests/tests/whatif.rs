@@ -13,7 +13,7 @@ fn a_whatif_re_plans_without_running_and_says_what_moves() {
     with_session(&s, || {
         s.update_config(|c| c.cost = CostModel::h100());
         let x = Array::from_array(ndarray::Array1::linspace(0.0, 1.0, 1 << 22));
-        let y = (&x * 2.0 + 1.0).exp().sin().cos().exp().sum();
+        let y = (&x * 2.0 + 1.0).exp().sin().cos().exp().sum_lazy();
         let w = bach::whatif(&y, &[("transfer.h2d.bandwidth", "17MB/s"), ("transfer.d2h.bandwidth", "15MB/s")]).unwrap();
         assert!(w.current.steps.iter().any(|st| st.device != CPU), "{}", w.current);
         assert!(w.changed.steps.iter().all(|st| st.device == CPU), "{}", w.changed);
@@ -77,7 +77,7 @@ fn a_profile_whatif_with_the_emulated_accelerator_plans_for_the_profiles_gpu() {
     let devices = bach_runtime::Devices::select(bach_runtime::DeviceChoice::Emulated(None)).unwrap();
     let s = Session::with_devices(devices);
     with_session(&s, || {
-        let w = Array::<f64>::linspace(0.0, 1.0, 1 << 24);
+        let w = Array::<f64, _>::linspace(0.0, 1.0, 1 << 24);
         let fresh = ((&w * 2.0).sin() + (&w * 0.5).cos()).sqrt();
         let what = bach::whatif_profile(&fresh, "h100").unwrap();
         assert!(what.current.devices.iter().any(|d| d.kind == bach_runtime::DeviceKind::Emulated), "{}", what.current);
@@ -98,7 +98,7 @@ fn evaluations_record_predicted_and_actual_per_stage() {
     with_session(&s, || {
         let x = Array::from_array(ndarray::Array1::linspace(0.0, 1.0, 1 << 16));
         let y = (&x * 2.0).exp();
-        let m = y.sum();
+        let m = y.sum_lazy();
         m.eval().unwrap();
         let t = s.trace();
         let e = t.last().unwrap();

@@ -14,7 +14,7 @@ const PUT_REF: f64 = 17.999997974366856;
 const HAV_REF: f64 = 4839.959830633562;
 
 /// Black-Scholes with bach, the formulas of workloads.md exactly.
-fn black_scholes(price: &Array<f64>, strike: &Array<f64>, t: &Array<f64>, rate: &Array<f64>, vol: &Array<f64>) -> (Array<f64>, Array<f64>) {
+fn black_scholes(price: &Array1<f64>, strike: &Array1<f64>, t: &Array1<f64>, rate: &Array1<f64>, vol: &Array1<f64>) -> (Array1<f64>, Array1<f64>) {
     let c05 = BS_C05;
     let c10 = BS_C10;
     let invsqrt2 = 1.0 / 2f64.sqrt();
@@ -33,7 +33,7 @@ fn black_scholes(price: &Array<f64>, strike: &Array<f64>, t: &Array<f64>, rate: 
 /// The same computation written as the original benchmark did, reusing a few variables
 /// ("out=" buffers): every statement rebinds a name, and later statements read both old and
 /// new bindings. A runtime that orders a write after a read gets this wrong.
-fn black_scholes_reusing_names(price: &Array<f64>, strike: &Array<f64>, t: &Array<f64>, rate: &Array<f64>, vol: &Array<f64>) -> (Array<f64>, Array<f64>) {
+fn black_scholes_reusing_names(price: &Array1<f64>, strike: &Array1<f64>, t: &Array1<f64>, rate: &Array1<f64>, vol: &Array1<f64>) -> (Array1<f64>, Array1<f64>) {
     let invsqrt2 = 1.0 / 2f64.sqrt();
     let mut tmp = vol * vol; // tmp = vol*vol
     tmp = &tmp * BS_C05; // tmp = vol*vol*c05
@@ -70,7 +70,7 @@ fn black_scholes_reusing_names(price: &Array<f64>, strike: &Array<f64>, t: &Arra
 }
 
 /// Haversine with bach, the formulas of workloads.md exactly.
-fn haversine(lat2: &Array<f64>, lon2: &Array<f64>) -> Array<f64> {
+fn haversine(lat2: &Array1<f64>, lon2: &Array1<f64>) -> Array1<f64> {
     let lat1_cos = HAV_LAT1.cos(); // on the host
     let dlat = ((lat2 - HAV_LAT1) / 2.0).sin().powi(2);
     let dlon = ((lon2 - HAV_LON1) / 2.0).sin().powi(2);
@@ -89,7 +89,7 @@ fn each_piece_size(f: impl Fn(&str)) {
 }
 
 #[track_caller]
-fn all_equal(what: &str, got: &Array<f64>, want: f64) {
+fn all_equal(what: &str, got: &Array1<f64>, want: f64) {
     let v = got.to_array().unwrap();
     assert_eq!(v.shape(), &[N], "{what}");
     let bad: Vec<(usize, f64)> = v.iter().copied().enumerate().filter(|&(_, x)| !close(x, want, 1e-12, 0.0)).take(3).collect();
@@ -102,7 +102,7 @@ fn black_scholes_reference_values() {
         // Inputs as lazy allocations (as the benchmark creates them), and as host arrays.
         let lazy_fill = || Array::full(N, 4.0);
         let host = || Array::from_array(Nd1::from_elem(N, 4.0));
-        for (how, make) in [("full", &lazy_fill as &dyn Fn() -> Array<f64>), ("from_array", &host)] {
+        for (how, make) in [("full", &lazy_fill as &dyn Fn() -> Array1<f64>), ("from_array", &host)] {
             let (price, strike, t, rate, vol) = (make(), make(), make(), make(), make());
             let (call, put) = black_scholes(&price, &strike, &t, &rate, &vol);
             bach::evaluate(&[&call, &put]).unwrap();
@@ -146,7 +146,7 @@ fn bs_inputs(seed: u64, n: usize) -> BsInputs {
 }
 
 #[track_caller]
-fn agree(what: &str, got: &Array<f64>, want: &Nd1<f64>) {
+fn agree(what: &str, got: &Array1<f64>, want: &Nd1<f64>) {
     assert_close(what, &got.to_array().unwrap(), &want.clone().into_dyn(), 1e-12);
 }
 
@@ -175,7 +175,7 @@ fn black_scholes_random_inputs() {
         let vol = Array::random_uniform(N, 0.1, 0.5, 15);
         let (call, put) = black_scholes(&price, &strike, &t, &rate, &vol);
         bach::evaluate(&[&call, &put]).unwrap();
-        let h = |a: &Array<f64>| a.to_array1().unwrap();
+        let h = |a: &Array1<f64>| a.to_array1().unwrap();
         let (want_call, want_put) = black_scholes_eager(&h(&price), &h(&strike), &h(&t), &h(&rate), &h(&vol));
         agree(&format!("call, random_uniform inputs ({ctx})"), &call, &want_call);
         agree(&format!("put, random_uniform inputs ({ctx})"), &put, &want_put);
@@ -295,10 +295,10 @@ fn a_value_read_by_a_reduction_and_rewritten() {
     each_piece_size(|ctx| {
         let v = data(42);
         let ci = Array::from_array(v.clone());
-        let before = ci.sum();
+        let before = ci.sum_lazy();
         let ci2 = where_(&ci.gt(0.02), 0.032, &ci);
         let ci3 = where_(&ci2.lt(0.01), 0.005, &ci2);
-        let after = ci3.sum();
+        let after = ci3.sum_lazy();
         bach::evaluate(&[&after, &before]).unwrap();
         let want_before = exact_sum(v.iter().copied());
         let w3: Vec<f64> = v.iter().map(|&x| if x > 0.02 { 0.032 } else { x }).map(|x| if x < 0.01 { 0.005 } else { x }).collect();

@@ -65,7 +65,8 @@ pub struct FittedScaler {
 }
 
 impl StandardScaler {
-    pub fn fit(&self, x: &Array<f64>) -> Result<FittedScaler> {
+    pub fn fit<D: ndarray::Dimension>(&self, x: &Array<f64, D>) -> Result<FittedScaler> {
+        let x = &x.clone().into_dyn();
         matrix("StandardScaler", x)?;
         let mean = x.mean_axis(Axis(0))?;
         let std = x.try_std_axis(Axis(0), 0.0)?;
@@ -76,7 +77,8 @@ impl StandardScaler {
 
 impl FittedScaler {
     /// `(x - mean) / scale`, row by row.
-    pub fn transform(&self, x: &Array<f64>) -> Result<Array<f64>> {
+    pub fn transform<D: ndarray::Dimension>(&self, x: &Array<f64, D>) -> Result<Array<f64>> {
+        let x = &x.clone().into_dyn();
         let (_, d) = matrix("StandardScaler.transform", x)?;
         if self.mean.shape() != [d] {
             return Err(BachError::shape("StandardScaler.transform", format!("fitted on {} features, got {d}", self.mean.len())));
@@ -228,7 +230,8 @@ impl Pca {
     pub fn params(n_components: usize) -> Pca {
         Pca { n_components }
     }
-    pub fn fit(&self, x: &Array<f64>) -> Result<FittedPca> {
+    pub fn fit<D: ndarray::Dimension>(&self, x: &Array<f64, D>) -> Result<FittedPca> {
+        let x = &x.clone().into_dyn();
         let (n, _) = components_of("Pca", x, self.n_components)?;
         if n < 2 {
             return Err(BachError::invalid("Pca", "needs at least 2 samples"));
@@ -243,7 +246,8 @@ impl Pca {
 
 impl FittedPca {
     /// `(x - mean) components^T`: `(n, n_components)`.
-    pub fn transform(&self, x: &Array<f64>) -> Result<Array<f64>> {
+    pub fn transform<D: ndarray::Dimension>(&self, x: &Array<f64, D>) -> Result<Array<f64>> {
+        let x = &x.clone().into_dyn();
         matrix("Pca.transform", x)?;
         x.try_sub(&self.mean)?.try_dot(&self.components.t())
     }
@@ -277,13 +281,15 @@ impl TruncatedSvd {
     pub fn params(n_components: usize) -> TruncatedSvd {
         TruncatedSvd { n_components }
     }
-    pub fn fit(&self, x: &Array<f64>) -> Result<FittedTruncatedSvd> {
+    pub fn fit<D: ndarray::Dimension>(&self, x: &Array<f64, D>) -> Result<FittedTruncatedSvd> {
+        let x = &x.clone().into_dyn();
         components_of("TruncatedSvd", x, self.n_components)?;
         let (values, components) = eigen(&gram(x)?, self.n_components)?;
         Ok(FittedTruncatedSvd { components, squared_singular_values: values, n_components: self.n_components })
     }
     /// `fit(x)` then `transform(x)`.
-    pub fn fit_transform(&self, x: &Array<f64>) -> Result<(FittedTruncatedSvd, Array<f64>)> {
+    pub fn fit_transform<D: ndarray::Dimension>(&self, x: &Array<f64, D>) -> Result<(FittedTruncatedSvd, Array<f64>)> {
+        let x = &x.clone().into_dyn();
         let f = self.fit(x)?;
         let t = f.transform(x)?;
         Ok((f, t))
@@ -292,7 +298,8 @@ impl TruncatedSvd {
 
 impl FittedTruncatedSvd {
     /// `x V` = U * Sigma for the data it was fitted on: `(n, n_components)`.
-    pub fn transform(&self, x: &Array<f64>) -> Result<Array<f64>> {
+    pub fn transform<D: ndarray::Dimension>(&self, x: &Array<f64, D>) -> Result<Array<f64>> {
+        let x = &x.clone().into_dyn();
         matrix("TruncatedSvd.transform", x)?;
         x.try_dot(&self.components.t())
     }
@@ -327,7 +334,9 @@ impl KNeighborsClassifier {
     pub fn params(k: usize) -> KNeighborsClassifier {
         KNeighborsClassifier { k }
     }
-    pub fn fit(&self, x: &Array<f64>, y: &Array<i64>) -> Result<FittedKNeighbors> {
+    pub fn fit<D: ndarray::Dimension, E: ndarray::Dimension>(&self, x: &Array<f64, D>, y: &Array<i64, E>) -> Result<FittedKNeighbors> {
+        let x = &x.clone().into_dyn();
+        let y = &y.clone().into_dyn();
         let (n, _) = matrix("KNeighborsClassifier", x)?;
         if y.shape() != [n] {
             return Err(BachError::shape("KNeighborsClassifier", format!("x has {n} rows but y has shape {:?}", y.shape())));
@@ -411,17 +420,19 @@ pub(crate) fn knn_vote_op(k: usize) -> Arc<Annotation> {
 impl FittedKNeighbors {
     /// Squared distances from each row of `q` to each training row: `|q|^2 - 2 q x^T + |x|^2`
     /// (as scikit-learn's `euclidean_distances`), negatives clipped to 0.
-    pub fn squared_distances(&self, q: &Array<f64>) -> Result<Array<f64>> {
+    pub fn squared_distances<D: ndarray::Dimension>(&self, q: &Array<f64, D>) -> Result<Array<f64>> {
+        let q = &q.clone().into_dyn();
         let (_, d) = matrix("KNeighborsClassifier.predict", q)?;
         if self.x.shape()[1] != d {
             return Err(BachError::shape("KNeighborsClassifier.predict", format!("fitted on {} features, got {d}", self.x.shape()[1])));
         }
-        let q_norms = (q * q).try_sum_axis(Axis(1))?.insert_axis(Axis(1))?;
+        let q_norms = (q * q).try_sum_axis(Axis(1))?.try_insert_axis(Axis(1))?;
         let cross = q.try_dot(&self.x.t())?;
         Ok((&q_norms - &(&cross * 2.0)).try_add(&self.sq_norms)?.maximum(0.0))
     }
     /// The majority label of each row's k nearest training rows (ties: the smallest label).
-    pub fn predict(&self, q: &Array<f64>) -> Result<Array<i64>> {
+    pub fn predict<D: ndarray::Dimension>(&self, q: &Array<f64, D>) -> Result<Array<i64>> {
+        let q = &q.clone().into_dyn();
         let d2 = self.squared_distances(q)?;
         knn_vote(&d2, &self.y, self.k)
     }
@@ -445,7 +456,8 @@ impl Dbscan {
     /// Cluster labels (`-1`: noise), unsplittable: the neighbourhoods need every point. Two
     /// ops: the neighbourhoods ([`radius_neighbours`], on the GPU a cross product) and the
     /// labelling (`dbscan_labels`, on the host).
-    pub fn fit_predict(&self, x: &Array<f64>) -> Result<Array<i64>> {
+    pub fn fit_predict<D: ndarray::Dimension>(&self, x: &Array<f64, D>) -> Result<Array<i64>> {
+        let x = &x.clone().into_dyn();
         if self.eps.is_nan() || self.eps <= 0.0 || self.min_samples == 0 {
             return Err(BachError::invalid("Dbscan", format!("eps must be > 0 and min_samples >= 1 (got {} and {})", self.eps, self.min_samples)));
         }

@@ -1,0 +1,189 @@
+//! Where ndarray code that is not annotated touches an array's values: the array is evaluated
+//! (planned and run as any evaluation) and the code runs on its host value, through ndarray.
+//!
+//! `Array<A, D>` derefs to the evaluated `ArcArray<A, D>`, so every ndarray method Bach does
+//! not annotate works as in ndarray (`iter`, `fold`, `indexed_iter`, `outer_iter`,
+//! `axis_iter`, `rows`, `lanes`, `windows`, `to_vec`, `as_slice`, `view`, indexing), and
+//! `DerefMut` gives its mutating methods (`mapv_inplace`, `fill`, `slice_mut`, `row_mut`,
+//! `iter_mut`, `a[[i, j]] = v`, `accumulate_axis_inplace`): the handle's value is made its own
+//! first (copy on write: no other handle or graph node sees it change) and its node is
+//! dropped, so the next annotated call works on the mutated value. Annotated methods (Bach's
+//! own, `sum`, `dot`, `exp`, ...) are inherent and come first, so they stay lazy and placed.
+//! The methods here that return arrays give Bach arrays, holding a host value.
+
+use std::ops::{Deref, DerefMut};
+
+use bach_runtime::{BachError, Element, Result};
+use ndarray::{ArcArray, ArrayView, ArrayViewMut, Axis, Dimension, IntoNdProducer, Ix1, RemoveAxis};
+
+use crate::array::Array;
+
+impl<A: Element, D: Dimension> Deref for Array<A, D> {
+    type Target = ArcArray<A, D>;
+    /// The evaluated value (evaluates; a failure panics at the caller's line).
+    #[track_caller]
+    fn deref(&self) -> &ArcArray<A, D> {
+        self.evaluated()
+    }
+}
+
+impl<A: Element, D: Dimension> DerefMut for Array<A, D> {
+    /// The value for writing: this handle's own from here on.
+    #[track_caller]
+    fn deref_mut(&mut self) -> &mut ArcArray<A, D> {
+        self.evaluated_mut()
+    }
+}
+
+impl<'a, A: Element, D: Dimension> IntoIterator for &'a Array<A, D> {
+    type Item = &'a A;
+    type IntoIter = ndarray::iter::Iter<'a, A, D>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.evaluated().iter()
+    }
+}
+
+impl<'a, A: Element, D: Dimension> IntoIterator for &'a mut Array<A, D> {
+    type Item = &'a mut A;
+    type IntoIter = ndarray::iter::IterMut<'a, A, D>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.evaluated_mut().iter_mut()
+    }
+}
+
+/// `Zip::from(&a).and(&mut b)` over Bach arrays, as over ndarray's.
+impl<'a, A: Element, D: Dimension> IntoNdProducer for &'a Array<A, D> {
+    type Item = &'a A;
+    type Dim = D;
+    type Output = ArrayView<'a, A, D>;
+    fn into_producer(self) -> Self::Output {
+        self.evaluated().view()
+    }
+}
+impl<'a, A: Element, D: Dimension> IntoNdProducer for &'a mut Array<A, D> {
+    type Item = &'a mut A;
+    type Dim = D;
+    type Output = ArrayViewMut<'a, A, D>;
+    fn into_producer(self) -> Self::Output {
+        self.evaluated_mut().view_mut()
+    }
+}
+
+/// `==` compares shapes and values, as ndarray's (evaluates both).
+impl<A: Element + PartialEq, D: Dimension, E: Dimension> PartialEq<Array<A, E>> for Array<A, D> {
+    fn eq(&self, other: &Array<A, E>) -> bool {
+        self.shape() == other.shape() && self.evaluated().iter().eq(other.evaluated().iter())
+    }
+}
+impl<A: Element + PartialEq, D: Dimension, S: ndarray::Data<Elem = A>> PartialEq<ndarray::ArrayBase<S, D>> for Array<A, D> {
+    fn eq(&self, other: &ndarray::ArrayBase<S, D>) -> bool {
+        **self == *other
+    }
+}
+
+/// `iter.collect::<Array1<_>>()` and `Array::from_iter(..)`.
+impl<A: Element> FromIterator<A> for Array<A, Ix1> {
+    fn from_iter<I: IntoIterator<Item = A>>(iter: I) -> Self {
+        Array::from_host(ndarray::Array1::from_iter(iter).into_shared())
+    }
+}
+
+/// A Bach array into an owned ndarray array (evaluates; no copy when this handle holds the
+/// only reference to the value).
+impl<A: Element, D: Dimension> From<Array<A, D>> for ndarray::Array<A, D> {
+    #[track_caller]
+    fn from(a: Array<A, D>) -> Self {
+        a.evaluated().clone().into_owned()
+    }
+}
+impl<A: Element, D: Dimension> From<&Array<A, D>> for ndarray::Array<A, D> {
+    #[track_caller]
+    fn from(a: &Array<A, D>) -> Self {
+        a.evaluated().to_owned()
+    }
+}
+impl<A: Element> From<Vec<A>> for Array<A, Ix1> {
+    fn from(v: Vec<A>) -> Self {
+        Array::from_vec(v)
+    }
+}
+
+/// An ndarray result as a Bach array holding its host value.
+pub(crate) fn host<A: Element, D: Dimension>(a: ndarray::Array<A, D>) -> Array<A, D> {
+    Array::from_host(a.into_shared())
+}
+
+impl<A: Element, D: Dimension> Array<A, D> {
+    /// `f` of each element, into a new array (ndarray's `mapv`): on the host, with any
+    /// closure (borrowing locals, returning another element type). The annotated math
+    /// (`x.exp()`, `&x * 2.0`) stays lazy and can run on an accelerator; a closure cannot.
+    #[track_caller]
+    pub fn mapv<B: Element, F: FnMut(A) -> B>(&self, f: F) -> Array<B, D> {
+        host(self.evaluated().mapv(f))
+    }
+    /// `f` of a reference to each element (ndarray's `map`), on the host.
+    #[track_caller]
+    pub fn map<'a, B: Element, F: FnMut(&'a A) -> B>(&'a self, f: F) -> Array<B, D> {
+        host(self.evaluated().map(f))
+    }
+    /// [`Array::mapv`] consuming the array (ndarray's `mapv_into`).
+    #[track_caller]
+    pub fn mapv_into<F: FnMut(A) -> A>(mut self, f: F) -> Self {
+        self.evaluated_mut().mapv_inplace(f);
+        self
+    }
+    /// Copy `rhs`'s values into this array, broadcasting them (ndarray's `assign`).
+    #[track_caller]
+    pub fn assign<E: Dimension>(&mut self, rhs: &Array<A, E>) {
+        let r = rhs.evaluated().clone();
+        self.evaluated_mut().assign(&r);
+    }
+    /// The elements at `indices` along `axis` (ndarray's `select`), on the host.
+    #[track_caller]
+    pub fn select(&self, axis: Axis, indices: &[usize]) -> Self
+    where
+        D: RemoveAxis,
+    {
+        host(self.evaluated().select(axis, indices))
+    }
+    /// `f` of each 1-d lane along `axis` (ndarray's `map_axis`), on the host.
+    #[track_caller]
+    pub fn map_axis<'a, B: Element, F: FnMut(ArrayView<'a, A, Ix1>) -> B>(&'a self, axis: Axis, f: F) -> Array<B, D::Smaller>
+    where
+        D: RemoveAxis,
+    {
+        host(self.evaluated().map_axis(axis, f))
+    }
+    /// The elements in a new shape, read in row-major order (ndarray's
+    /// `into_shape_with_order`); an error when the lengths differ.
+    pub fn into_shape_with_order<Sh: crate::ShapeArg>(self, shape: Sh) -> Result<Array<A, Sh::Dim>> {
+        let dims = shape.dims();
+        let v = self.eval_nd()?.as_standard_layout().into_owned();
+        let e = <Sh::Dim as Dimension>::from_dimension(&ndarray::IxDyn(&dims)).ok_or_else(|| BachError::shape("into_shape_with_order", format!("{dims:?}")))?;
+        v.into_shape_with_order(e).map(host).map_err(|err| BachError::shape("into_shape_with_order", format!("{err}: {} elements into shape {dims:?}", self.len())))
+    }
+    /// [`Array::into_shape_with_order`] without consuming the array (ndarray's `to_shape`
+    /// gives a view; this gives an array).
+    pub fn to_shape<Sh: crate::ShapeArg>(&self, shape: Sh) -> Result<Array<A, Sh::Dim>> {
+        self.clone().into_shape_with_order(shape)
+    }
+    /// Every element in row-major order, as a 1-d array (ndarray's `flatten`).
+    #[track_caller]
+    pub fn flatten(&self) -> Array<A, Ix1> {
+        host(self.evaluated().flatten().into_owned())
+    }
+    /// The axes in the order `axes` (ndarray's `permuted_axes`), on the host.
+    #[track_caller]
+    pub fn permuted_axes<T: ndarray::IntoDimension<Dim = D>>(self, axes: T) -> Self {
+        host(self.evaluated().clone().permuted_axes(axes).as_standard_layout().into_owned())
+    }
+    /// The axes reversed (ndarray's `reversed_axes`; the same as [`Array::t`]).
+    pub fn reversed_axes(self) -> Self {
+        self.t()
+    }
+    /// The value as an owned ndarray array (ndarray's `into_owned`).
+    #[track_caller]
+    pub fn into_owned(self) -> ndarray::Array<A, D> {
+        self.into()
+    }
+}
