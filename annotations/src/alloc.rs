@@ -28,6 +28,18 @@ fn param<A: Element>(v: A) -> f64 {
     }
 }
 
+/// The session to make an allocation of `shape` in at once on the host, when it is small
+/// enough (the session's `eager_max_elements`); `None`: a lazy allocation, made where its
+/// first user runs.
+fn small_at_once(shape: &[usize]) -> Option<Arc<bach_runtime::Session>> {
+    let n: usize = shape.iter().product();
+    if n > crate::array::EAGER_MAX_ELEMENTS {
+        return None;
+    }
+    let s = session::current();
+    (n <= s.eager_max_elements()).then_some(s)
+}
+
 /// A constant fill `name` of `value`: accelerator entry `fill`.
 fn fill_op<A: Element>(name: &str, value: A) -> Arc<Annotation> {
     oa_alloc(name)
@@ -154,6 +166,11 @@ impl<A: Element, D: Dimension> Array<A, D> {
         Self::fill("full", shape.dims(), value)
     }
     fn fill(name: &str, shape: Vec<usize>, value: A) -> Self {
+        if let Some(home) = small_at_once(&shape) {
+            // Made here and now (see `EAGER_MAX_ELEMENTS`): the fill kernel's values.
+            let a = ArrayD::from_elem(IxDyn(&shape), value).into_shared().into_dimensionality::<D>().expect("a shape of D's axes");
+            return Self::from_host_in(a, home);
+        }
         Self::wrap(fill_node(name, A::DTYPE, shape, param(value)))
     }
 }
@@ -187,7 +204,16 @@ impl<A: Real> Array<A, Ix1> {
     /// `n` evenly spaced values from `start` to `end` inclusive (as ndarray and numpy).
     pub fn linspace(start: A, end: A, n: usize) -> Self {
         let step = if n > 1 { (end - start) / A::of((n - 1) as f64) } else { A::zero() };
-        Self::wrap(arithmetic_node("linspace", A::DTYPE, param(start), param(step), n))
+        Self::sequence("linspace", start, step, n)
+    }
+
+    /// `start + step * i` for `i` in `0..n`: made here and now when small, else lazily.
+    fn sequence(name: &str, start: A, step: A, n: usize) -> Self {
+        if let Some(home) = small_at_once(&[n]) {
+            let v: Vec<A> = (0..n).map(|i| start + step * A::of(i as f64)).collect();
+            return Self::from_host_in(ndarray::Array1::from_vec(v).into_shared(), home);
+        }
+        Self::wrap(arithmetic_node(name, A::DTYPE, param(start), param(step), n))
     }
 
     /// Values from `start` to `end` (exclusive) by `step` (ndarray's `range`, numpy's
@@ -195,7 +221,7 @@ impl<A: Real> Array<A, Ix1> {
     pub fn range(start: A, end: A, step: A) -> Self {
         let steps = ((end - start) / step).ceil();
         let n = if step == A::zero() || steps.is_nan() || steps < A::zero() { 0 } else { steps.max(A::zero()).to_usize().unwrap_or(0) };
-        Self::wrap(arithmetic_node("range", A::DTYPE, param(start), param(step), n))
+        Self::sequence("range", start, step, n)
     }
 
     /// Values from `start` to `end` (exclusive) by `step` (numpy's `arange`); an error when

@@ -13,7 +13,7 @@ use std::fmt;
 use std::marker::PhantomData;
 use std::sync::{Arc, OnceLock};
 
-use bach_runtime::{session, Annotation, BachError, Element, Lazy, Meta, Plan, Result, Value};
+use bach_runtime::{session, Annotation, BachError, Element, Family, Lazy, Meta, OpCtx, Plan, Result, Session, Value, ValueRef};
 use ndarray::{ArcArray, Dimension, Ix0, Ix1, Ix2, Ix3, Ix4, Ix5, Ix6, IxDyn};
 
 /// A lazy n-d array of `A` (f64, f32, i64 or bool) with dimension type `D`. Cheap to clone,
@@ -21,10 +21,24 @@ use ndarray::{ArcArray, Dimension, Ix0, Ix1, Ix2, Ix3, Ix4, Ix5, Ix6, IxDyn};
 pub struct Array<A: Element, D: Dimension = IxDyn> {
     /// The graph node; empty after a mutation until an annotated call needs one.
     lazy: OnceLock<Lazy>,
+    /// The value when the handle was made with it or wrote it (a host value).
+    held: Option<ArcArray<A, D>>,
     /// The evaluated value, kept by the handle so indexing can hand out references.
     value: OnceLock<ArcArray<A, D>>,
+    /// The session a node made later from `value` goes to (set when `lazy` is empty).
+    home: Option<Arc<Session>>,
     _marker: PhantomData<(A, D)>,
 }
+
+/// Ops whose arguments are all host values of at most the session's `eager_max_elements`
+/// (4096 by default, never above this) elements (and whose result is no larger) run at once
+/// on the CPU, with no graph node and no plan: a plan costs tens of
+/// microseconds, an op on a few hundred elements well under one (ndarray code loops over
+/// small arrays: a Runge-Kutta step, a 3-vector). Ops of larger arrays, or of lazy values,
+/// are planned and placed. Rust closures (`mapv_lazy`), a cell that pins its ops
+/// (`:bach cell gpu`) and the `greedy` policy always go through the graph.
+/// The session's `eager_max_elements` (`BACH_EAGER_MAX`) lowers it; 0 turns it off.
+pub const EAGER_MAX_ELEMENTS: usize = 1 << 16;
 
 /// ndarray's aliases: the dimension is part of the type, as in ndarray.
 pub type Array0<A> = Array<A, Ix0>;
@@ -38,7 +52,7 @@ pub type ArrayD<A> = Array<A, IxDyn>;
 
 impl<A: Element, D: Dimension> Clone for Array<A, D> {
     fn clone(&self) -> Self {
-        Array { lazy: self.lazy.clone(), value: self.value.clone(), _marker: PhantomData }
+        Array { lazy: self.lazy.clone(), held: self.held.clone(), value: self.value.clone(), home: self.home.clone(), _marker: PhantomData }
     }
 }
 
@@ -138,11 +152,35 @@ pub trait Operand<A: Element, D: Dimension> {
     type Out: Dimension;
     /// A node for this operand in `like`'s session.
     fn node(&self, like: &Lazy) -> Lazy;
+    /// Its value, when it is on the host already (a scalar always is).
+    fn host_value(&self) -> Option<Value>;
+    /// Its value on the host, to compute with directly (the small-array fast path).
+    fn host(&self) -> Option<Host<'_, A>>;
+    /// Its value on the host as a view of dimension type `E`, when it is an array of `E`'s
+    /// axes (the fast path's common case: no dynamic dimensions).
+    fn host_as<E: Dimension>(&self) -> Option<ndarray::ArrayView<'_, A, E>> {
+        None
+    }
+}
+
+/// An operand's value on the host.
+pub enum Host<'a, A> {
+    Array(ndarray::ArrayViewD<'a, A>),
+    Scalar(A),
 }
 impl<A: Element, D: Dimension + ndarray::DimMax<E>, E: Dimension> Operand<A, D> for Array<A, E> {
     type Out = <D as ndarray::DimMax<E>>::Output;
     fn node(&self, _like: &Lazy) -> Lazy {
         self.lazy().clone()
+    }
+    fn host_value(&self) -> Option<Value> {
+        Array::host_value(self)
+    }
+    fn host(&self) -> Option<Host<'_, A>> {
+        self.value_ref().map(|v| Host::Array(v.view().into_dyn()))
+    }
+    fn host_as<F: Dimension>(&self) -> Option<ndarray::ArrayView<'_, A, F>> {
+        self.value_ref()?.view().into_dimensionality::<F>().ok()
     }
 }
 impl<A: Element, D: Dimension + ndarray::DimMax<E>, E: Dimension> Operand<A, D> for &Array<A, E> {
@@ -150,12 +188,49 @@ impl<A: Element, D: Dimension + ndarray::DimMax<E>, E: Dimension> Operand<A, D> 
     fn node(&self, _like: &Lazy) -> Lazy {
         self.lazy().clone()
     }
+    fn host_value(&self) -> Option<Value> {
+        Array::host_value(self)
+    }
+    fn host(&self) -> Option<Host<'_, A>> {
+        self.value_ref().map(|v| Host::Array(v.view().into_dyn()))
+    }
+    fn host_as<F: Dimension>(&self) -> Option<ndarray::ArrayView<'_, A, F>> {
+        self.value_ref()?.view().into_dimensionality::<F>().ok()
+    }
 }
+/// The element types that are scalar operands (`&a * 2.0`): f64, f32, i64 and bool.
+pub trait Scalar: Element {}
+impl Scalar for f64 {}
+impl Scalar for f32 {}
+impl Scalar for i64 {}
+impl Scalar for bool {}
+
 /// A scalar of the array's element type, broadcast over it.
-impl<A: Element, D: Dimension> Operand<A, D> for A {
+impl<A: Scalar, D: Dimension> Operand<A, D> for A {
     type Out = D;
     fn node(&self, like: &Lazy) -> Lazy {
         like.session().source(A::wrap(ndarray::ArrayD::from_elem(IxDyn(&[]), *self).into_shared()), "scalar")
+    }
+    fn host_value(&self) -> Option<Value> {
+        Some(A::wrap(ndarray::ArrayD::from_elem(IxDyn(&[]), *self).into_shared()))
+    }
+    fn host(&self) -> Option<Host<'_, A>> {
+        Some(Host::Scalar(*self))
+    }
+}
+
+/// An ndarray array or view as an operand (`&bach + &view`): its values become a source of
+/// the graph (copied once).
+impl<A: Element, D: Dimension + ndarray::DimMax<E>, E: Dimension, S: ndarray::Data<Elem = A>> Operand<A, D> for &ndarray::ArrayBase<S, E> {
+    type Out = <D as ndarray::DimMax<E>>::Output;
+    fn node(&self, like: &Lazy) -> Lazy {
+        like.session().source(Operand::<A, D>::host_value(self).expect("a host array"), "ndarray")
+    }
+    fn host_value(&self) -> Option<Value> {
+        Some(A::wrap(ndarray::ArrayBase::to_owned(*self).into_dyn().into_shared()))
+    }
+    fn host(&self) -> Option<Host<'_, A>> {
+        Some(Host::Array(self.view().into_dyn()))
     }
 }
 
@@ -192,16 +267,57 @@ impl<A: Element, D: Dimension> Array<A, D> {
     pub(crate) fn wrap(lazy: Lazy) -> Self {
         debug_assert_eq!(lazy.meta().dtype, A::DTYPE);
         debug_assert!(D::NDIM.is_none_or(|n| n == lazy.meta().shape.len()), "{} is not {}", lazy.meta(), dim_name::<D>());
-        Array { lazy: OnceLock::from(lazy), value: OnceLock::new(), _marker: PhantomData }
+        Array { lazy: OnceLock::from(lazy), held: None, value: OnceLock::new(), home: None, _marker: PhantomData }
     }
     /// A handle holding a host value and no node yet (the next annotated call makes one).
     pub(crate) fn from_host(value: ArcArray<A, D>) -> Self {
-        Array { lazy: OnceLock::new(), value: OnceLock::from(value), _marker: PhantomData }
+        Self::from_host_in(value, session::current())
+    }
+    pub(crate) fn from_host_in(value: ArcArray<A, D>, home: Arc<Session>) -> Self {
+        Array { lazy: OnceLock::new(), held: Some(value), value: OnceLock::new(), home: Some(home), _marker: PhantomData }
+    }
+
+    /// The session this array's node is (or will be) in.
+    pub(crate) fn home(&self) -> Arc<Session> {
+        match (self.lazy.get(), &self.home) {
+            (Some(l), _) => l.session().clone(),
+            (None, Some(h)) => h.clone(),
+            (None, None) => session::current(),
+        }
+    }
+    /// The value, when this handle holds it on the host and it is small enough to compute
+    /// with at once (see [`EAGER_MAX_ELEMENTS`]), with the most elements the session allows.
+    pub(crate) fn small_host(&self) -> Option<(&ArcArray<A, D>, usize)> {
+        let v = self.value_ref()?;
+        if v.len() > EAGER_MAX_ELEMENTS {
+            return None;
+        }
+        let max = match (self.lazy.get(), &self.home) {
+            (Some(l), _) => l.session().eager_max_elements(),
+            (None, Some(h)) => h.eager_max_elements(),
+            (None, None) => session::current().eager_max_elements(),
+        };
+        (v.len() <= max).then_some((v, max))
+    }
+    /// The value, when this handle holds it (made with it, wrote it, or evaluated it).
+    pub(crate) fn value_ref(&self) -> Option<&ArcArray<A, D>> {
+        self.held.as_ref().or_else(|| self.value.get())
+    }
+    /// The value as the runtime's, when this handle holds it on the host.
+    pub(crate) fn host_value(&self) -> Option<Value> {
+        self.value_ref().map(|v| A::wrap(v.clone().into_dyn()))
     }
 
     /// An array holding `a`'s data (moved into the session; evaluated already).
     pub fn from_array(a: ndarray::Array<A, D>) -> Self {
-        Self::wrap(session::current().source(A::wrap(a.into_dyn().into_shared()), "from_array"))
+        let a = a.into_shared();
+        let s = session::current();
+        if a.len() <= EAGER_MAX_ELEMENTS && a.len() <= s.eager_max_elements() {
+            // Small: its node is made when a planned op needs one.
+            return Self::from_host_in(a, s);
+        }
+        let lazy = s.source(A::wrap(a.clone().into_dyn()), "from_array");
+        Array { lazy: OnceLock::from(lazy), held: Some(a), value: OnceLock::new(), home: None, _marker: PhantomData }
     }
     /// An array of `shape` from `v` in row-major order (ndarray's `from_shape_vec`).
     pub fn from_shape_vec<Sh: ShapeArg<Dim = D>>(shape: Sh, v: Vec<A>) -> Result<Self> {
@@ -220,15 +336,15 @@ impl<A: Element, D: Dimension> Array<A, D> {
     /// The node of this array (made from its host value when it was mutated since).
     pub fn lazy(&self) -> &Lazy {
         self.lazy.get_or_init(|| {
-            let v = self.value.get().expect("an array holds a node or a value");
-            session::current().source(A::wrap(v.clone().into_dyn()), "host value")
+            let v = self.value_ref().expect("an array holds a node or a value");
+            self.home().source(A::wrap(v.clone().into_dyn()), "host value")
         })
     }
     pub fn meta(&self) -> &Meta {
         self.lazy().meta()
     }
     pub fn shape(&self) -> &[usize] {
-        match (self.lazy.get(), self.value.get()) {
+        match (self.lazy.get(), self.value_ref()) {
             (Some(l), _) => &l.meta().shape,
             (None, Some(v)) => v.shape(),
             (None, None) => unreachable!("an array holds a node or a value"),
@@ -263,16 +379,18 @@ impl<A: Element, D: Dimension> Array<A, D> {
     /// The same array with a dynamic dimension type (ndarray's `into_dyn`).
     pub fn into_dyn(self) -> Array<A, IxDyn> {
         let value = self.value.into_inner().map_or_else(OnceLock::new, |v| OnceLock::from(v.into_dyn()));
-        Array { lazy: self.lazy, value, _marker: PhantomData }
+        Array { lazy: self.lazy, held: self.held.map(|v| v.into_dyn()), value, home: self.home, _marker: PhantomData }
     }
     /// The same array with dimension type `D2`; an error when its axes are not `D2`'s.
     pub fn into_dimensionality<D2: Dimension>(self) -> Result<Array<A, D2>> {
         check_ndim::<D2>("into_dimensionality", self.shape())?;
+        let cast = |v: ArcArray<A, D>| v.into_dimensionality::<D2>().map_err(|e| BachError::shape("into_dimensionality", e.to_string()));
         let value = match self.value.into_inner() {
-            Some(v) => OnceLock::from(v.into_dimensionality::<D2>().map_err(|e| BachError::shape("into_dimensionality", e.to_string()))?),
+            Some(v) => OnceLock::from(cast(v)?),
             None => OnceLock::new(),
         };
-        Ok(Array { lazy: self.lazy, value, _marker: PhantomData })
+        let held = self.held.map(cast).transpose()?;
+        Ok(Array { lazy: self.lazy, held, value, home: self.home, _marker: PhantomData })
     }
 
     /// Compute the value (once; later calls and other handles reuse it), on the CPU.
@@ -281,7 +399,7 @@ impl<A: Element, D: Dimension> Array<A, D> {
     }
     /// Compute the value, as an ndarray array of this dimension type.
     pub(crate) fn eval_nd(&self) -> Result<&ArcArray<A, D>> {
-        if let Some(v) = self.value.get() {
+        if let Some(v) = self.value_ref() {
             return Ok(v);
         }
         let lazy = self.lazy();
@@ -352,7 +470,7 @@ impl<A: Element, D: Dimension> Array<A, D> {
     }
     /// Whether the value has been computed.
     pub fn is_evaluated(&self) -> bool {
-        self.value.get().is_some() || self.lazy.get().is_some_and(|l| l.is_evaluated())
+        self.value_ref().is_some() || self.lazy.get().is_some_and(|l| l.is_evaluated())
     }
 
     /// The value, evaluated here if it is not yet; a failure panics at the caller's line with
@@ -371,20 +489,62 @@ impl<A: Element, D: Dimension> Array<A, D> {
     #[track_caller]
     pub(crate) fn evaluated_mut(&mut self) -> &mut ArcArray<A, D> {
         self.evaluated();
-        self.lazy = OnceLock::new();
+        if let Some(l) = self.lazy.take() {
+            self.home = Some(l.session().clone());
+        }
+        if self.held.is_none() {
+            self.held = self.value.take();
+        }
         // ArcArray copies on its first write while another handle or a node shares it.
-        self.value.get_mut().expect("just evaluated")
+        self.held.as_mut().expect("just evaluated")
     }
 
     /// Call annotated `op` with `self` and `others` as arguments; the result has dimension
     /// type `E`.
     pub(crate) fn call<B: Element, E: Dimension>(&self, op: &Arc<Annotation>, others: &[&Lazy]) -> Result<Array<B, E>> {
+        if others.is_empty() {
+            if let Some(v) = self.host_value() {
+                if let Some(r) = eager(op, &[v], || self.home()) {
+                    return r;
+                }
+            }
+        }
         let mut args = vec![self.lazy()];
         args.extend_from_slice(others);
         let lazy = op.call(&args)?;
         check_ndim::<E>(op.name(), &lazy.meta().shape)?;
         Ok(Array::wrap(lazy))
     }
+}
+
+/// `op` run at once on the CPU over the host values `args` (see [`EAGER_MAX_ELEMENTS`]), its
+/// result a handle with no node yet (in `home`'s session when one is made); `None` when it
+/// does not apply. A shape or dtype error is the op's own, as from the graph.
+pub(crate) fn eager<B: Element, E: Dimension>(op: &Annotation, args: &[Value], home: impl FnOnce() -> Arc<Session>) -> Option<Result<Array<B, E>>> {
+    if op.family() == Family::Closure || args.iter().any(|a| a.meta().len() > EAGER_MAX_ELEMENTS) {
+        return None;
+    }
+    let home = home();
+    let max = home.eager_max_elements();
+    if args.iter().any(|a| a.meta().len() > max) {
+        return None;
+    }
+    let metas: Vec<Meta> = args.iter().map(|a| a.meta()).collect();
+    let meta = match op.result_meta(&metas) {
+        Ok(m) if m.len() > max => return None,
+        Ok(m) => m,
+        Err(e) => return Some(Err(e)),
+    };
+    let run = || -> Result<Array<B, E>> {
+        check_ndim::<E>(op.name(), &meta.shape)?;
+        let views: Vec<ValueRef<'_>> = args.iter().map(|a| a.view()).collect();
+        let ctx = OpCtx { meta: &meta, rows: 0..meta.shape.first().copied().unwrap_or(1), piece: 0, node: 0 };
+        let v = op.run_cpu(&ctx, &views)?;
+        let a = B::array_of(&v).ok_or_else(|| BachError::dtype(op.name(), B::DTYPE, v.meta().dtype))?.clone();
+        let a = a.into_dimensionality::<E>().map_err(|e| BachError::shape(op.name(), e.to_string()))?;
+        Ok(Array::from_host_in(a, home))
+    };
+    Some(run())
 }
 
 impl<A: Element> Array<A, IxDyn> {
@@ -410,7 +570,7 @@ impl<A: Element, D: Dimension> From<ndarray::Array<A, D>> for Array<A, D> {
 /// Display evaluates and prints like ndarray.
 impl<A: Element, D: Dimension> fmt::Display for Array<A, D> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.value.get() {
+        match self.value_ref() {
             Some(v) => display_value(&A::wrap(v.clone().into_dyn()), f),
             None => display_lazy(self.lazy(), f),
         }

@@ -8,7 +8,7 @@ use std::sync::{Arc, LazyLock};
 use bach_runtime::{oa, split, Annotation, BachError, DType, Element, Family, Launch, Lazy, Meta, Result, Value, ValueRef};
 use ndarray::{ArrayD, ArrayViewD, Dimension, IxDyn, Zip};
 
-use crate::array::{Array, Operand};
+use crate::array::{Array, Host, Operand};
 use crate::kernels::{self, Row};
 use crate::real::Real;
 use crate::simd;
@@ -336,6 +336,11 @@ mask_table! {
 
 impl<A: Element, D: Dimension> Array<A, D> {
     fn binary<B: Element, R: Operand<A, D>>(&self, op: &Arc<Annotation>, rhs: R) -> Result<Array<B, R::Out>> {
+        if let (Some(a), Some(b)) = (self.host_value(), rhs.host_value()) {
+            if let Some(r) = crate::array::eager(op, &[a, b], || self.home()) {
+                return r;
+            }
+        }
         let r = rhs.node(self.lazy());
         self.call(op, &[&r])
     }
@@ -603,12 +608,35 @@ fn select<T: Copy>(m: ArrayViewD<'_, bool>, a: ArrayViewD<'_, T>, b: ArrayViewD<
 /// line of the operator with a clear message (as in ndarray); `try_add` etc. return it. The
 /// result's dimension type is ndarray's: broadcasting an `Array2` with an `Array1` gives an
 /// `Array2`.
+/// `f` over a small host array and a host operand, computed here and now (the fast path of
+/// the arithmetic operators: no annotation, no node; the same arithmetic as the ops' CPU
+/// kernels, so the same bits). `None` when it does not apply (a lazy or large value, a shape
+/// that does not broadcast: the graph path says why).
+fn at_once<A: Real, D: Dimension, R: Operand<A, D>>(a: &Array<A, D>, rhs: &R, name: &str, f: impl Fn(A, A) -> A) -> Option<Array<A, R::Out>> {
+    let (x, max) = a.small_host()?;
+    // The same shape and dimension type, or a scalar: walked with `a`'s own dimension type,
+    // no dynamic dimensions (they walk slowly).
+    if let Some(y) = rhs.host_as::<D>().filter(|y| y.shape() == x.shape()) {
+        let out = Zip::from(x).and(&y).map_collect(|&u, &v| f(u, v));
+        return Some(Array::from_host_in(out.into_dimensionality::<R::Out>().ok()?.into_shared(), a.home()));
+    }
+    let out = match rhs.host()? {
+        Host::Scalar(s) => return Some(Array::from_host_in(x.map(|&v| f(v, s)).into_dimensionality::<R::Out>().ok()?.into_shared(), a.home())),
+        Host::Array(y) if y.len() <= max => zip2(name, x.view().into_dyn(), y, f).ok()?,
+        Host::Array(_) => return None,
+    };
+    Some(Array::from_host_in(out.into_dimensionality::<R::Out>().ok()?.into_shared(), a.home()))
+}
+
 macro_rules! operator {
-    ($Trait:ident, $method:ident, $try:ident, $OP:ident, $Assign:ident, $assign:ident) => {
+    ($Trait:ident, $method:ident, $try:ident, $OP:ident, $Assign:ident, $assign:ident, $op:tt) => {
         impl<A: Real, D: Dimension, R: Operand<A, D>> std::ops::$Trait<R> for &Array<A, D> {
             type Output = Array<A, R::Out>;
             #[track_caller]
             fn $method(self, rhs: R) -> Array<A, R::Out> {
+                if let Some(r) = at_once(self, &rhs, stringify!($method), |x, y| x $op y) {
+                    return r;
+                }
                 or_panic(self.$try(rhs))
             }
         }
@@ -616,7 +644,7 @@ macro_rules! operator {
             type Output = Array<A, R::Out>;
             #[track_caller]
             fn $method(self, rhs: R) -> Array<A, R::Out> {
-                or_panic(self.$try(rhs))
+                (&self).$method(rhs)
             }
         }
         /// `a += rhs` binds `a` to a new lazy node `a + rhs` (nothing another handle holds
@@ -625,21 +653,36 @@ macro_rules! operator {
             #[track_caller]
             fn $assign(&mut self, rhs: R) {
                 let shape = self.shape().to_vec();
-                let r = or_panic(self.$try(rhs));
+                let r = match at_once(self, &rhs, stringify!($method), |x, y| x $op y) {
+                    Some(r) => r,
+                    None => or_panic(self.$try(rhs)),
+                };
                 if r.shape() != shape.as_slice() {
                     panic!("{}", BachError::shape(stringify!($assign), format!("the result's shape {:?} is not the array's {:?}", r.shape(), shape)));
                 }
                 *self = r;
             }
         }
-        operator!(@scalar_left $Trait, $method, $OP, f64);
-        operator!(@scalar_left $Trait, $method, $OP, f32);
+        operator!(@scalar_left $Trait, $method, $OP, f64, $op);
+        operator!(@scalar_left $Trait, $method, $OP, f32, $op);
+        /// An ndarray array or view on the left of a Bach array gives a Bach array.
+        impl<'a, A: Real, D: Dimension + ndarray::DimMax<E>, E: Dimension, S: ndarray::Data<Elem = A>> std::ops::$Trait<&'a Array<A, E>> for &ndarray::ArrayBase<S, D> {
+            type Output = Array<A, <D as ndarray::DimMax<E>>::Output>;
+            #[track_caller]
+            fn $method(self, rhs: &'a Array<A, E>) -> Self::Output {
+                let left = Array::<A, D>::from_host_in(self.to_owned().into_shared(), rhs.home());
+                or_panic(left.$try(rhs))
+            }
+        }
     };
-    (@scalar_left $Trait:ident, $method:ident, $OP:ident, $t:ty) => {
+    (@scalar_left $Trait:ident, $method:ident, $OP:ident, $t:ty, $op:tt) => {
         impl<D: Dimension> std::ops::$Trait<&Array<$t, D>> for $t {
             type Output = Array<$t, D>;
             #[track_caller]
             fn $method(self, rhs: &Array<$t, D>) -> Array<$t, D> {
+                if let Some((y, _)) = rhs.small_host() {
+                    return Array::from_host_in(y.map(|&v| self $op v).into_shared(), rhs.home());
+                }
                 let s = <$t as Operand<$t, D>>::node(&self, rhs.lazy());
                 or_panic($OP.call(&[&s, rhs.lazy()]).map(Array::wrap))
             }
@@ -653,21 +696,24 @@ macro_rules! operator {
         }
     };
 }
-operator!(Add, add, try_add, ADD, AddAssign, add_assign);
-operator!(Sub, sub, try_sub, SUB, SubAssign, sub_assign);
-operator!(Mul, mul, try_mul, MUL, MulAssign, mul_assign);
-operator!(Div, div, try_div, DIV, DivAssign, div_assign);
+operator!(Add, add, try_add, ADD, AddAssign, add_assign, +);
+operator!(Sub, sub, try_sub, SUB, SubAssign, sub_assign, -);
+operator!(Mul, mul, try_mul, MUL, MulAssign, mul_assign, *);
+operator!(Div, div, try_div, DIV, DivAssign, div_assign, /);
 
 impl<A: Real, D: Dimension> std::ops::Neg for &Array<A, D> {
     type Output = Array<A, D>;
     fn neg(self) -> Array<A, D> {
+        if let Some((x, _)) = self.small_host() {
+            return Array::from_host_in(x.map(|&v| -v).into_shared(), self.home());
+        }
         Array::neg(self)
     }
 }
 impl<A: Real, D: Dimension> std::ops::Neg for Array<A, D> {
     type Output = Array<A, D>;
     fn neg(self) -> Array<A, D> {
-        Array::neg(&self)
+        -&self
     }
 }
 

@@ -35,7 +35,7 @@ mod simd;
 pub mod sweep;
 mod whatif;
 
-pub use array::{evaluate, Array, Array0, Array1, Array2, Array3, Array4, Array5, Array6, ArrayD, AsLazy, Operand, ShapeArg};
+pub use array::{evaluate, Array, Array0, Array1, Array2, Array3, Array4, Array5, Array6, ArrayD, AsLazy, Host, Operand, Scalar, ShapeArg};
 pub use bach_runtime as runtime;
 pub use bach_runtime::{BachError, Result};
 pub use calibrate::{calibrate, calibrate_session, Calibration, Fitted};
@@ -84,17 +84,18 @@ pub mod prelude {
     pub use crate::{array, evaluate, where_, Array, Array0, Array1, Array2, Array3, Array4, Array5, Array6, ArrayD, Device, Dot, Real};
     pub use bach_runtime::{BachError, Plan};
     pub use ndarray::{
-        arr0, arr1, arr2, aview0, aview1, aview2, s, ArcArray, ArrayBase, ArrayView, ArrayView0, ArrayView1, ArrayView2, ArrayView3, ArrayView4, ArrayView5, ArrayView6,
-        ArrayViewD, ArrayViewMut, ArrayViewMut0, ArrayViewMut1, ArrayViewMut2, ArrayViewMut3, ArrayViewMut4, ArrayViewMut5, ArrayViewMut6, ArrayViewMutD, Axis, Dim, Dimension, Ix,
-        Ix0, Ix1, Ix2, Ix3, Ix4, Ix5, Ix6, IxDyn, NewAxis, RawArrayView, RawArrayViewMut, ShapeBuilder,
+        arr0, arr1, arr2, aview0, aview1, aview2, aview_mut1, azip, s, ArcArray, ArrayBase, ArrayView, ArrayView0, ArrayView1, ArrayView2, ArrayView3, ArrayView4, ArrayView5,
+        ArrayView6, ArrayViewD, ArrayViewMut, ArrayViewMut0, ArrayViewMut1, ArrayViewMut2, ArrayViewMut3, ArrayViewMut4, ArrayViewMut5, ArrayViewMut6, ArrayViewMutD, Axis,
+        CowArray, Dim, Dimension, Ix, Ix0, Ix1, Ix2, Ix3, Ix4, Ix5, Ix6, IxDyn, NewAxis, RawArrayView, RawArrayViewMut, ShapeBuilder,
     };
 }
 
 // ndarray's other public names, so that `use bach::{Zip, s, Axis};` reads as `use ndarray::..`.
 pub use ndarray::{
-    arr0, arr1, arr2, arr3, aview0, aview1, aview2, azip, s, stack, ArcArray, ArrayBase, ArrayView, ArrayView0, ArrayView1, ArrayView2, ArrayView3, ArrayView4, ArrayView5,
-    ArrayView6, ArrayViewD, ArrayViewMut, ArrayViewMut0, ArrayViewMut1, ArrayViewMut2, ArrayViewMut3, ArrayViewMut4, ArrayViewMut5, ArrayViewMut6, ArrayViewMutD, Axis, Data,
-    DataMut, Dim, Dimension, Ix, Ix0, Ix1, Ix2, Ix3, Ix4, Ix5, Ix6, IxDyn, NewAxis, RemoveAxis, ShapeBuilder, ShapeError, Slice, SliceInfo, SliceInfoElem, Zip,
+    arr0, arr1, arr2, arr3, aview0, aview1, aview2, aview_mut1, azip, concatenate, s, stack, ArcArray, ArrayBase, ArrayView, ArrayView0, ArrayView1, ArrayView2, ArrayView3,
+    ArrayView4, ArrayView5, ArrayView6, ArrayViewD, ArrayViewMut, ArrayViewMut0, ArrayViewMut1, ArrayViewMut2, ArrayViewMut3, ArrayViewMut4, ArrayViewMut5, ArrayViewMut6,
+    ArrayViewMutD, Axis, CowArray, Data, DataMut, Dim, Dimension, Ix, Ix0, Ix1, Ix2, Ix3, Ix4, Ix5, Ix6, IxDyn, NewAxis, RemoveAxis, ShapeBuilder, ShapeError, Slice, SliceInfo,
+    SliceInfoElem, Zip,
 };
 
 /// ndarray's `array!` giving a Bach array: `array![1., 2., 3.]` is an `Array1<f64>`,

@@ -225,6 +225,12 @@ impl<A: Element, D: Dimension> Array<A, D> {
     /// [`Array::slice`], with a slice that does not fit the shape as an error.
     pub fn try_slice<I: SliceArg<D>>(&self, info: I) -> Result<Array<A, I::OutDim>> {
         let elems = info.as_ref().to_vec();
+        if let Some((x, _)) = self.small_host() {
+            // A small host value: the copy here and now (ndarray's slice checks the same).
+            if sliced_shape(self.shape(), &elems).is_ok() {
+                return Ok(Array::from_host_in(x.slice(info).to_owned().into_shared(), self.home()));
+            }
+        }
         let shape = sliced_shape(self.shape(), &elems).map_err(|why| BachError::invalid("slice", format!("{} of shape {:?}: {why}", describe(&elems), self.shape())))?;
         self.call(&slice_op(elems, shape), &[])
     }

@@ -28,6 +28,7 @@
 mod gpu;
 mod ml;
 mod mlgpu;
+mod small;
 mod sweep;
 mod workloads;
 
@@ -130,6 +131,7 @@ const USAGE: &str = "usage:
   bach-bench cost [--profile h100|default|FILE] [--device D]   (the cost model as JSON: edit it, pass it back with --profile FILE)
   bach-bench calibrate [--device D] [--out FILE]   (measure this machine, save its profile in the cache dir (and FILE): later sessions here load it)
   bach-bench bandwidth [--sizes 1MiB,64MiB,1GiB] [--repeat R] [--launches N]
+  bach-bench small-arrays [--steps N] [--repeat R]   (ndarray code on 3-element arrays in a loop, as written and ported to Bach)
   bach-bench sweep <workload> --from A --to B [--modes cpu,bach,gpu] [--device D] [--memory SIZE] [--repeat R] [--limit SECONDS] [--out DIR]
              (each mode at sizes 2^A..2^B; writes sweep-<workload>.json and .svg into DIR, default .)
 run, compare and plan take --policy optimal|greedy|threshold|cpu and --profile h100|default|FILE (a cost model as JSON)
@@ -500,6 +502,15 @@ const BACH_TOLERANCE: f64 = 1e-9;
 
 fn main() -> ExitCode {
     let argv: Vec<String> = std::env::args().skip(1).collect();
+    if argv.first().is_some_and(|c| c == "small-arrays") {
+        return match small::main(&argv[1..]) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("bach-bench: {e}");
+                ExitCode::FAILURE
+            }
+        };
+    }
     let args = match parse(&argv) {
         Ok(a) => a,
         Err(e) => {

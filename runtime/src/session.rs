@@ -7,7 +7,7 @@
 use std::cell::RefCell;
 use std::collections::HashSet;
 use std::fmt;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, RwLock};
 use std::time::Instant;
 
@@ -113,6 +113,15 @@ pub struct Config {
     pub cost: CostModel,
     /// Cap on the accelerator memory the planner may use (bytes).
     pub memory_cap: Option<u64>,
+    /// Ops over host values of at most this many elements run at once on the CPU, outside
+    /// the graph (the `bach` library's arrays; 0 turns it off). `BACH_EAGER_MAX` sets it;
+    /// 4096 by default.
+    pub eager_max_elements: usize,
+}
+
+/// `BACH_EAGER_MAX`, else 4096.
+fn eager_max_from_env() -> usize {
+    std::env::var("BACH_EAGER_MAX").ok().and_then(|v| v.trim().parse().ok()).unwrap_or(4096)
 }
 
 /// A Bach session: the graph, the devices, the settings and the timeline.
@@ -125,6 +134,9 @@ pub struct Session {
     config: RwLock<Config>,
     /// The device the current cell asked for (`:bach cell cpu|gpu`), until the next cell.
     cell_forced: Mutex<Option<Forced>>,
+    /// `eager_max_elements()`, kept up to date as the config and the cell's pinning change
+    /// (read on every op of the `bach` library's arrays).
+    eager_max: AtomicUsize,
     trace: Mutex<Trace>,
     epoch: Instant,
 }
@@ -212,14 +224,16 @@ impl Session {
     pub fn with_devices(devices: Devices) -> Arc<Session> {
         crate::fresh::keep_freed_memory();
         let (cost, _) = CostModel::for_this_machine(&devices.profiles());
+        let eager_max = eager_max_from_env();
         Arc::new(Session {
             graph: Mutex::new(Graph::default()),
             cell: AtomicU64::new(0),
             interrupt: AtomicBool::new(false),
             evals: AtomicU64::new(0),
             devices,
-            config: RwLock::new(Config { policy: Policy::Optimal, cost, memory_cap: None }),
+            config: RwLock::new(Config { policy: Policy::Optimal, cost, memory_cap: None, eager_max_elements: eager_max }),
             cell_forced: Mutex::new(None),
+            eager_max: AtomicUsize::new(eager_max),
             trace: Mutex::new(Trace::default()),
             epoch: Instant::now(),
         })
@@ -230,6 +244,7 @@ impl Session {
     pub fn set_cell(&self, n: u64) {
         if self.cell.swap(n, Ordering::SeqCst) != n {
             *lock(&self.cell_forced) = None;
+            self.update_eager_max();
         }
         self.interrupt.store(false, Ordering::SeqCst);
     }
@@ -241,6 +256,7 @@ impl Session {
     /// CPU (`Some(false)`), or where the policy puts them (`None`); the next cell resets it.
     pub fn force_cell(&self, accelerator: Option<bool>) {
         *lock(&self.cell_forced) = accelerator.map(|accelerator| Forced { accelerator, by_cell: true });
+        self.update_eager_max();
     }
 
     /// The cost model this session started with (what `:bach cost reset` restores): this
@@ -262,6 +278,7 @@ impl Session {
     }
     pub fn update_config(&self, f: impl FnOnce(&mut Config)) {
         f(&mut self.config.write().unwrap_or_else(|p| p.into_inner()));
+        self.update_eager_max();
     }
     pub fn trace(&self) -> MutexGuard<'_, Trace> {
         lock(&self.trace)
@@ -426,6 +443,20 @@ impl Session {
     }
 
     /// The plan that evaluating `targets` would run, without running it.
+    /// The most elements an op on host values may have to run at once on the CPU, outside
+    /// the graph (`Config::eager_max_elements`): 0 when the current cell pins its ops to a
+    /// device (`:bach cell cpu|gpu`) or under the `greedy` policy (every op that can runs on
+    /// the accelerator, whatever its size).
+    pub fn eager_max_elements(&self) -> usize {
+        self.eager_max.load(Ordering::Relaxed)
+    }
+    /// Recompute `eager_max` from the config and the cell's pinning (after either changes).
+    fn update_eager_max(&self) {
+        let c = self.config.read().unwrap_or_else(|p| p.into_inner());
+        let max = if c.policy == Policy::Greedy || lock(&self.cell_forced).is_some() { 0 } else { c.eager_max_elements };
+        self.eager_max.store(max, Ordering::Relaxed);
+    }
+
     pub fn plan(&self, targets: &[&Lazy]) -> Result<Plan> {
         self.plan_for(targets, &self.devices.profiles())
     }

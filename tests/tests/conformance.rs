@@ -256,7 +256,11 @@ fn results_are_written_in_place_piece_by_piece() {
 #[test]
 fn cpu_results_are_written_in_place_piece_by_piece() {
     let s = Session::with_devices(Devices::select(DeviceChoice::Cpu).unwrap());
-    s.update_config(|c| c.cost.cpu_piece_bytes = 1000);
+    // Small arrays too go through the plan and its pieces here (not run at once).
+    s.update_config(|c| {
+        c.cost.cpu_piece_bytes = 1000;
+        c.eager_max_elements = 0;
+    });
     with_session(&s, || {
         for rows in [1usize, 2, 41, 1000, 10_007] {
             let xs = nd(&[rows, 2], uniform_vec(rows as u64, rows * 2, 0.0, 3.0));

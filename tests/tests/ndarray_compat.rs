@@ -33,8 +33,8 @@ fn dimension_types_and_shapes() {
     assert_eq!(d.into_dimensionality::<Ix3>().unwrap().dim(), (2, 3, 4));
     assert!(m.clone().into_dimensionality::<Ix1>().is_err());
     assert_eq!(column_means(&array![[1.0, 2.0], [3.0, 4.0]]), array![2.0, 3.0]);
-    // Nothing above evaluated the lazy fills but the means and the comparison.
-    assert!(!m.is_evaluated() && !z.is_evaluated());
+    // Small allocations are made at once; large ones are lazy, made where first used.
+    assert!(m.is_evaluated() && !Array2::<f64>::zeros((1000, 100)).is_evaluated());
 }
 
 #[test]
@@ -56,10 +56,10 @@ fn return_types_are_ndarrays() {
     assert_eq!(mv, array![3.0, 7.0]);
     let mm: Array2<f64> = m.dot(&m);
     assert_eq!(mm, ndarray::array![[7.0, 10.0], [15.0, 22.0]]);
-    // The lazy forms stay lazy.
-    let lazy = (&x * 2.0).sum_lazy();
+    // The lazy forms stay lazy (of a lazy value: small host values run at once).
+    let lazy = (&Array::<f64, _>::linspace(1.0, 1.0, 10_000) * 2.0).sum_lazy();
     assert!(!lazy.is_evaluated());
-    assert_eq!(lazy.to_scalar().unwrap(), 20.0);
+    assert_eq!(lazy.to_scalar().unwrap(), 20_000.0);
     assert_eq!(x.dot_lazy(&x).to_scalar().unwrap(), 30.0);
     let e = x.insert_axis(Axis(1));
     assert_eq!(e.dim(), (4, 1));
@@ -113,10 +113,15 @@ fn mutation_is_copy_on_write() {
     d.slice_mut(s![2..]).fill(-1.0);
     assert_eq!(d, array![0.0, 20.0, -1.0, -1.0]);
     assert_eq!(b, array![0.0, 1.0, 2.0, 3.0], "another handle never sees a mutation");
-    // Later annotated calls see the mutated value, lazily.
+    // Later annotated calls see the mutated value (a small one at once, a large one lazily).
     let e = (&d + 1.0).sqrt();
-    assert!(!e.is_evaluated());
     assert_eq!(e.to_vec(), vec![1.0, 21f64.sqrt(), 0.0, 0.0]);
+    let mut big = Array1::<f64>::ones(100_000);
+    let before = big.clone();
+    big[0] = 5.0;
+    let e = &big + 1.0;
+    assert!(!e.is_evaluated());
+    assert_eq!((e[0], e[1], before[0]), (6.0, 2.0, 1.0));
     let mut m = Array2::<f64>::zeros((3, 2));
     m.row_mut(1).fill(1.0);
     m.column_mut(0).assign(&ndarray::array![5.0, 6.0, 7.0]);
@@ -195,4 +200,38 @@ fn reductions_of_more_than_two_axes() {
     assert_eq!((&c * 2.0 + 1.0).sum_axis(Axis(2)), (&plain * 2.0 + 1.0).sum_axis(Axis(2)));
     let e = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| c.sum_axis(Axis(3)))).unwrap_err();
     assert!(e.downcast_ref::<String>().is_some_and(|m| m.contains("axis 3")), "{e:?}");
+}
+
+#[test]
+fn ndarray_arrays_and_views_mix_with_bach_arrays() {
+    let b = array![1.0, 2.0, 3.0];
+    let nd = ndarray::array![10.0, 20.0, 30.0];
+    let sum: Array1<f64> = &b + &nd.view();
+    assert_eq!(sum, array![11.0, 22.0, 33.0]);
+    let diff: Array1<f64> = &nd - &b;
+    assert_eq!(diff, array![9.0, 18.0, 27.0]);
+    let m = Array2::<f64>::ones((2, 3));
+    let row: Array2<f64> = &m * &nd;
+    assert_eq!(row.row(1).to_vec(), vec![10.0, 20.0, 30.0]);
+}
+
+#[test]
+fn small_host_values_run_at_once_and_large_ones_are_planned() {
+    let s = bach_runtime::Session::new();
+    bach_runtime::with_session(&s, || {
+        let before = s.trace().evals().count();
+        let small = Array::from_vec(vec![1.0, 2.0, 3.0]);
+        let y = (&small * 2.0 + 1.0).sqrt();
+        assert!(y.is_evaluated(), "small host values run at once");
+        assert_eq!(y.sum(), 3f64.sqrt() + 5f64.sqrt() + 7f64.sqrt());
+        assert_eq!(s.trace().evals().count(), before, "without a plan or an evaluation");
+        // A lazy input (an allocation) is planned as before, and so is a large array.
+        let lazy = (&Array1::<f64>::ones(10_000) * 2.0).sum_lazy();
+        assert!(!lazy.is_evaluated());
+        let large = Array::from_array(ndarray::Array1::<f64>::ones(100_000));
+        let big = &large * 2.0;
+        assert!(!big.is_evaluated());
+        assert_eq!(big.sum(), 200_000.0);
+        assert!(s.trace().evals().count() > before);
+    });
 }

@@ -14,7 +14,11 @@ use proptest::prelude::*;
 /// A session whose CPU pieces hold at most `bytes` of the widest value.
 fn session_with_pieces(bytes: usize) -> Arc<Session> {
     let s = Session::new();
-    s.update_config(|c| c.cost.cpu_piece_bytes = bytes);
+    // Every op through the plan and its pieces, small arrays too (not run at once).
+    s.update_config(|c| {
+        c.cost.cpu_piece_bytes = bytes;
+        c.eager_max_elements = 0;
+    });
     s
 }
 

@@ -174,6 +174,8 @@ fn a_chain_on_the_gpu_moves_only_its_ends() {
 #[test]
 fn a_lazy_allocation_is_made_where_its_first_user_runs() {
     let s = Session::new();
+    // Small allocations too are graph nodes here (not made at once on the host).
+    s.update_config(|c| c.eager_max_elements = 0);
     with_session(&s, || {
         let k = gpu_op("k");
         // 32 MiB: large enough that the accelerator's piece (0.3 ms) is worth it.

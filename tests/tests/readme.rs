@@ -37,8 +37,10 @@ fn readme_slicing_example() -> Result<(), BachError> {
     assert_eq!(tail, plain.slice(ndarray::s![-3.., ndarray::NewAxis, ..]).into_dyn());
     assert_eq!(m.row(2).to_array1()?, plain.row(2));
     assert_eq!(m.column(4).to_array1()?, plain.column(4));
-    // Lazy: composed with the rest before anything runs.
-    let total = (&m.column(0) * 2.0).sum_lazy();
+    // Lazy: composed with the rest before anything runs (of a lazy value; a small array
+    // like `m` runs at once).
+    let big = Array::from_array(ndarray::Array2::from_shape_fn((6000, 5), |(i, j)| plain[[i % 6, j]]));
+    let total = (&big.slice(s![..6, ..]).column(0) * 2.0).sum_lazy();
     assert!(!total.is_evaluated());
     assert_eq!(total.to_scalar()?, 2.0 * plain.column(0).sum());
     Ok(())

@@ -15,8 +15,12 @@ use ndarray::{ArrayD, Axis as NdAxis, IxDyn};
 
 const N: usize = 100_003;
 
+/// A session of its own whose ops all go through the graph (small host values are not run
+/// at once: these tests look at the graph's nodes and evaluations).
 fn isolated() -> Arc<Session> {
-    Session::new()
+    let s = Session::new();
+    s.update_config(|c| c.eager_max_elements = 0);
+    s
 }
 
 fn evals(s: &Session) -> usize {
