@@ -543,21 +543,21 @@ pub(crate) fn where_op(d: DType) -> Arc<Annotation> {
     Arc::clone(&OPS[k])
 }
 
+/// The dimension type two arrays broadcast to (ndarray's `DimMax`).
+pub type Wider<D, E> = <D as ndarray::DimMax<E>>::Output;
+
 /// numpy's `where`: elements of `a` where `mask` is true, else of `b` (arrays or scalars,
 /// broadcast together).
 #[track_caller]
-pub fn where_<A: Element, D: Dimension, Ra: Operand<A, D>, Rb: Operand<A, D>>(mask: &Array<bool, D>, a: Ra, b: Rb) -> Array<A, <Ra::Out as ndarray::DimMax<Rb::Out>>::Output>
+pub fn where_<A: Element, D: Dimension, Ra: Operand<A, D>, Rb: Operand<A, D>>(mask: &Array<bool, D>, a: Ra, b: Rb) -> Array<A, Wider<Ra::Out, Rb::Out>>
 where
     Ra::Out: ndarray::DimMax<Rb::Out>,
 {
     or_panic(try_where(mask, a, b))
 }
 
-pub fn try_where<A: Element, D: Dimension, Ra: Operand<A, D>, Rb: Operand<A, D>>(
-    mask: &Array<bool, D>,
-    a: Ra,
-    b: Rb,
-) -> Result<Array<A, <Ra::Out as ndarray::DimMax<Rb::Out>>::Output>>
+#[allow(clippy::type_complexity)]
+pub fn try_where<A: Element, D: Dimension, Ra: Operand<A, D>, Rb: Operand<A, D>>(mask: &Array<bool, D>, a: Ra, b: Rb) -> Result<Array<A, Wider<Ra::Out, Rb::Out>>>
 where
     Ra::Out: ndarray::DimMax<Rb::Out>,
 {
