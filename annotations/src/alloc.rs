@@ -252,7 +252,7 @@ impl<A: Real> Array<A, Ix1> {
     }
 
     fn mapv_host(&self, f: impl FnMut(A) -> A) -> Self {
-        self.mapv(f)
+        crate::host::host(self.evaluated().mapv(f))
     }
 }
 
@@ -260,5 +260,10 @@ impl<A: Real> Array<A, Ix2> {
     /// The `n` x `n` identity matrix (ndarray's `eye`).
     pub fn eye(n: usize) -> Self {
         Self::from_shape_fn((n, n), |(i, j)| if i == j { A::one() } else { A::zero() })
+    }
+    /// The square matrix with `diag` on its diagonal (ndarray's `from_diag`).
+    #[track_caller]
+    pub fn from_diag(diag: &Array<A, Ix1>) -> Self {
+        Self::from_array(ndarray::Array2::from_diag(&diag.evaluated().view()))
     }
 }

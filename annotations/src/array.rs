@@ -126,6 +126,14 @@ macro_rules! fixed_shape {
     )*};
 }
 fixed_shape!(0 => Ix0, 1 => Ix1, 2 => Ix2, 3 => Ix3, 4 => Ix4, 5 => Ix5, 6 => Ix6);
+/// `(3, 4).f()` and the like: the shape (Bach's arrays are laid out in row-major order
+/// whatever the order asked for; the values are the same).
+impl<D: Dimension> ShapeArg for ndarray::Shape<D> {
+    type Dim = D;
+    fn dims(self) -> Vec<usize> {
+        self.raw_dim().slice().to_vec()
+    }
+}
 impl ShapeArg for Vec<usize> {
     type Dim = IxDyn;
     fn dims(self) -> Vec<usize> {

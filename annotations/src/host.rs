@@ -81,6 +81,22 @@ impl<A: Element + PartialEq, D: Dimension, S: ndarray::Data<Elem = A>> PartialEq
     }
 }
 
+/// `ndarray == bach`, as ndarray's `==`.
+impl<A: Element + PartialEq, D: Dimension, S: ndarray::Data<Elem = A>> PartialEq<Array<A, D>> for ndarray::ArrayBase<S, D> {
+    fn eq(&self, other: &Array<A, D>) -> bool {
+        *self == **other
+    }
+}
+
+/// `ArrayView::from(&a)`: a view of the evaluated value (what ndarray's `stack!` and
+/// `concatenate!` take).
+impl<'a, A: Element, D: Dimension> From<&'a Array<A, D>> for ArrayView<'a, A, D> {
+    #[track_caller]
+    fn from(a: &'a Array<A, D>) -> Self {
+        a.evaluated().view()
+    }
+}
+
 /// `iter.collect::<Array1<_>>()` and `Array::from_iter(..)`.
 impl<A: Element> FromIterator<A> for Array<A, Ix1> {
     fn from_iter<I: IntoIterator<Item = A>>(iter: I) -> Self {
@@ -113,18 +129,49 @@ pub(crate) fn host<A: Element, D: Dimension>(a: ndarray::Array<A, D>) -> Array<A
     Array::from_host(a.into_shared())
 }
 
+/// What `mapv` and `map` give for an element type: a Bach array of Bach's element types
+/// (f64, f32, i64, bool), an ndarray array of the other numeric types, `char` and `String`
+/// (Bach's graph does not hold them).
+pub trait MapTo: Sized {
+    type Out<D: Dimension>;
+    fn make<D: Dimension>(a: ndarray::Array<Self, D>) -> Self::Out<D>;
+}
+macro_rules! map_to_bach {
+    ($($t:ty),*) => {$(
+        impl MapTo for $t {
+            type Out<D: Dimension> = Array<$t, D>;
+            fn make<D: Dimension>(a: ndarray::Array<$t, D>) -> Array<$t, D> {
+                host(a)
+            }
+        }
+    )*};
+}
+map_to_bach!(f64, f32, i64, bool);
+macro_rules! map_to_ndarray {
+    ($($t:ty),*) => {$(
+        impl MapTo for $t {
+            type Out<D: Dimension> = ndarray::Array<$t, D>;
+            fn make<D: Dimension>(a: ndarray::Array<$t, D>) -> ndarray::Array<$t, D> {
+                a
+            }
+        }
+    )*};
+}
+map_to_ndarray!(usize, isize, u8, u16, u32, u64, u128, i8, i16, i32, i128, char, String);
+
 impl<A: Element, D: Dimension> Array<A, D> {
     /// `f` of each element, into a new array (ndarray's `mapv`): on the host, with any
-    /// closure (borrowing locals, returning another element type). The annotated math
+    /// closure (borrowing locals, returning another element type: a Bach array of f64, f32,
+    /// i64 or bool, an ndarray array of other types, see [`MapTo`]). The annotated math
     /// (`x.exp()`, `&x * 2.0`) stays lazy and can run on an accelerator; a closure cannot.
     #[track_caller]
-    pub fn mapv<B: Element, F: FnMut(A) -> B>(&self, f: F) -> Array<B, D> {
-        host(self.evaluated().mapv(f))
+    pub fn mapv<B: MapTo, F: FnMut(A) -> B>(&self, f: F) -> B::Out<D> {
+        B::make(self.evaluated().mapv(f))
     }
     /// `f` of a reference to each element (ndarray's `map`), on the host.
     #[track_caller]
-    pub fn map<'a, B: Element, F: FnMut(&'a A) -> B>(&'a self, f: F) -> Array<B, D> {
-        host(self.evaluated().map(f))
+    pub fn map<'a, B: MapTo, F: FnMut(&'a A) -> B>(&'a self, f: F) -> B::Out<D> {
+        B::make(self.evaluated().map(f))
     }
     /// [`Array::mapv`] consuming the array (ndarray's `mapv_into`).
     #[track_caller]
@@ -148,11 +195,11 @@ impl<A: Element, D: Dimension> Array<A, D> {
     }
     /// `f` of each 1-d lane along `axis` (ndarray's `map_axis`), on the host.
     #[track_caller]
-    pub fn map_axis<'a, B: Element, F: FnMut(ArrayView<'a, A, Ix1>) -> B>(&'a self, axis: Axis, f: F) -> Array<B, D::Smaller>
+    pub fn map_axis<'a, B: MapTo, F: FnMut(ArrayView<'a, A, Ix1>) -> B>(&'a self, axis: Axis, f: F) -> B::Out<D::Smaller>
     where
         D: RemoveAxis,
     {
-        host(self.evaluated().map_axis(axis, f))
+        B::make(self.evaluated().map_axis(axis, f))
     }
     /// The elements in a new shape, read in row-major order (ndarray's
     /// `into_shape_with_order`); an error when the lengths differ.

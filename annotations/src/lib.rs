@@ -24,6 +24,8 @@ pub mod datasets;
 mod elementwise;
 mod host;
 pub mod kernels;
+// Shadows `ndarray::linalg` in the glob re-export below (reach it as `bach::nd::linalg`).
+#[allow(hidden_glob_reexports)]
 mod linalg;
 pub mod ml;
 pub mod notebook;
@@ -81,7 +83,17 @@ impl Explanation {
 /// ones (`Array`, `Array0`..`Array6`, `ArrayD`, `array!`), and ndarray's views, dimension
 /// types and macros as they are, so ndarray code ports by changing its imports.
 pub mod prelude {
-    pub use crate::{array, evaluate, where_, Array, Array0, Array1, Array2, Array3, Array4, Array5, Array6, ArrayD, Device, Dot, Real};
+    pub use crate::array;
+    pub use crate::prelude_without_macros::*;
+}
+
+/// [`prelude`] without the `array!` macro: what the Jupyter kernel imports into every
+/// session, so that a cell's own `use ndarray::prelude::*` (ndarray code as written) meets no
+/// second `array!` (two macros of one name from two glob imports are an error; two types are
+/// not: the cell's own import wins).
+#[doc(hidden)]
+pub mod prelude_without_macros {
+    pub use crate::{evaluate, where_, Array, Array0, Array1, Array2, Array3, Array4, Array5, Array6, ArrayD, Device, Dot, Real};
     pub use bach_runtime::{BachError, Plan};
     pub use ndarray::{
         arr0, arr1, arr2, aview0, aview1, aview2, aview_mut1, azip, s, ArcArray, ArrayBase, ArrayView, ArrayView0, ArrayView1, ArrayView2, ArrayView3, ArrayView4, ArrayView5,
@@ -90,13 +102,9 @@ pub mod prelude {
     };
 }
 
-// ndarray's other public names, so that `use bach::{Zip, s, Axis};` reads as `use ndarray::..`.
-pub use ndarray::{
-    arr0, arr1, arr2, arr3, aview0, aview1, aview2, aview_mut1, azip, concatenate, s, stack, ArcArray, ArrayBase, ArrayView, ArrayView0, ArrayView1, ArrayView2, ArrayView3,
-    ArrayView4, ArrayView5, ArrayView6, ArrayViewD, ArrayViewMut, ArrayViewMut0, ArrayViewMut1, ArrayViewMut2, ArrayViewMut3, ArrayViewMut4, ArrayViewMut5, ArrayViewMut6,
-    ArrayViewMutD, Axis, CowArray, Data, DataMut, Dim, Dimension, Ix, Ix0, Ix1, Ix2, Ix3, Ix4, Ix5, Ix6, IxDyn, NewAxis, RemoveAxis, ShapeBuilder, ShapeError, Slice, SliceInfo,
-    SliceInfoElem, Zip,
-};
+// Every other public name of ndarray, so that `use bach::{Zip, s, NdFloat};` reads as
+// `use ndarray::..` (the crate's own `Array`, `Array1`.., `array!` come first).
+pub use ndarray::*;
 
 /// ndarray's `array!` giving a Bach array: `array![1., 2., 3.]` is an `Array1<f64>`,
 /// `array![[1., 2.], [3., 4.]]` an `Array2<f64>` (made on the host, evaluated already).

@@ -80,7 +80,7 @@ impl Home {
         let restore = self.tested_lock().map(|l| restore_lock_line(&l, build)).unwrap_or_default();
         let deps: String = self.notebook_deps().iter().map(|(n, v)| format!(":dep {n} = {v}\n")).collect();
         format!(
-            "{restore}{deps}{restore}use bach::prelude::*;\nuse bach::notebook::ShowDebug as _;\nbach::notebook::cell(0);\nlet bach_session = bach::notebook::NotebookSession;\n\"0\".parse::<u8>()?;\n"
+            "{restore}{deps}{restore}use bach::prelude_without_macros::*;\nuse bach::notebook::ShowDebug as _;\nbach::notebook::cell(0);\nlet bach_session = bach::notebook::NotebookSession;\n\"0\".parse::<u8>()?;\n"
         )
     }
 }

@@ -116,7 +116,8 @@ fn unary_cases<A: E>() -> Vec<UnaryCase<A>> {
         ("powi(3)", |x| x.powi(3), |v| v.powi(3)),
         ("powi(-2)", |x| x.powi(-2), |v| v.powi(-2)),
         ("powi(0)", |x| x.powi(0), |v| v.powi(0)),
-        ("mapv", |x| x.mapv(|v| v * v - A::of(0.5)), |v| v * v - A::of(0.5)),
+        ("mapv_into", |x| x.clone().mapv_into(|v| v * v - A::of(0.5)), |v| v * v - A::of(0.5)),
+        ("mapv_lazy", |x| x.mapv_lazy(|v| v * v - A::of(0.5)), |v| v * v - A::of(0.5)),
     ]
 }
 

@@ -4,7 +4,7 @@
 
     // y = 2 + 3 x (+ a small deterministic wiggle)
     let x = Array::linspace(0.0, 1.0, 11);
-    let wiggle = x.mapv(|v| 0.01 * (13.0 * v).sin());
+    let wiggle = x.mapv(|v: f64| 0.01 * (13.0 * v).sin());
     let y = x.mapv(|v| 2.0 + 3.0 * v) + &wiggle;
 
     // design matrix [1, x]

@@ -2,7 +2,7 @@
 {
     use ndarray::prelude::*;
 
-    let m = array![[3.0, 4.0, 0.0], [1.0, 1.0, 1.0], [0.0, -2.0, 0.0], [2.0, 3.0, 6.0]];
+    let m: Array2<f64> = array![[3.0, 4.0, 0.0], [1.0, 1.0, 1.0], [0.0, -2.0, 0.0], [2.0, 3.0, 6.0]];
 
     // L2 normalisation of each row
     let norms = m.map_axis(Axis(1), |row| row.dot(&row).sqrt());

@@ -16,6 +16,6 @@
 
     let z = (&data - &mean) / &std;
     println!("{:.6}", z);
-    println!("column means after = {:.6}", z.mean_axis(Axis(0)).unwrap().mapv(|v| v.abs()));
+    println!("column means after = {:.6}", z.mean_axis(Axis(0)).unwrap().mapv(|v: f64| v.abs()));
     println!("column std after = {:.6}", z.std_axis(Axis(0), 1.0));
 }

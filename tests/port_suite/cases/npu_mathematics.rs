@@ -28,7 +28,7 @@
     println!("{}", &a - &b);
     println!("{}", &a / &b);
     // a**3
-    println!("{}", a.mapv(|a| a.powi(3)));
+    println!("{}", a.mapv(|a: f64| a.powi(3)));
     // np.sqrt(a)
     println!("{:.6}", a.mapv(f64::sqrt));
     // (a>0.5)
