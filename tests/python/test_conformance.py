@@ -38,9 +38,10 @@ class BachConformance(jupyter_kernel_test.KernelTests):
         {"code": "Array1::<f64>::ones(4).sum_lazy().to_scalar().unwrap()", "result": "4.0"},
     ]
     code_display_data = [
-        {"code": "let _ = Array1::<f64>::ones(16).sum();\n:bach trace last", "mime": "image/svg+xml"},
-        {"code": "Array1::<f64>::ones(16).sum_lazy()", "mime": "text/html"},
-        {"code": "Array1::<f64>::ones(16).sqrt()", "mime": "text/html"},
+        # 8192 elements: above the size that runs at once without a plan (4096).
+        {"code": "let _ = Array1::<f64>::ones(8192).sum();\n:bach trace last", "mime": "image/svg+xml"},
+        {"code": "Array1::<f64>::ones(8192).sum_lazy()", "mime": "text/html"},
+        {"code": "Array1::<f64>::ones(8192).sqrt()", "mime": "text/html"},
     ]
     code_history_pattern = "6 *"
     supported_history_operations = ("tail", "range", "search")

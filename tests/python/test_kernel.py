@@ -217,7 +217,8 @@ def test_short_evaluations_get_one_line_and_the_timeline_on_request(kernel):
     _, kc = kernel
     r, msgs = run(kc, ":bach chart auto 10s")
     assert r["status"] == "ok" and "evaluations of 10.000 s or more get their timeline" in text(msgs), text(msgs)
-    r, msgs = run(kc, "let t16 = Array1::<f64>::ones(16) * 3.0;\nt16.sum_lazy()")
+    # 8192 elements: above the size that runs at once without a plan (4096).
+    r, msgs = run(kc, "let t16 = Array1::<f64>::ones(8192) * 3.0;\nt16.sum_lazy()")
     assert r["status"] == "ok", text(msgs)
     shown = of_type(msgs, "display_data")
     assert len(shown) == 1 and "image/svg+xml" not in shown[0]["content"]["data"], shown
@@ -225,7 +226,7 @@ def test_short_evaluations_get_one_line_and_the_timeline_on_request(kernel):
     assert line.startswith("Bach: ") and "cpu: " in line and "mul" in line and "sum" in line and "no copies" in line, line
     assert "\n" not in line and "`:bach trace last` draws its timeline" in line, line
     assert "bach-compact" in shown[0]["content"]["data"]["text/html"]
-    assert "48" in of_type(msgs, "execute_result")[0]["content"]["data"]["text/plain"]
+    assert "24576" in of_type(msgs, "execute_result")[0]["content"]["data"]["text/plain"]
     r, msgs = run(kc, ":bach trace last")
     assert r["status"] == "ok" and len(svgs(msgs)) == 1 and "sum" in svgs(msgs)[0], text(msgs)
     r, msgs = run(kc, ":bach chart auto 0s\n(&t16 + 1.0).sum_lazy()")

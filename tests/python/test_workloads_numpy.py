@@ -120,7 +120,8 @@ def test_gpu_bundle_targets_read_the_benchmarks_output(tmp_path):
     (tmp_path / "haversine-24.out").write_text("ratio cpu/bach = 3.00\nratio gpu/bach = 0.42\n")
     rate = '{"test":"%s","device":"x","memory":"pinned","bytes":%d,"seconds":1,"gb_per_s":%s,"runs":1}\n'
     (tmp_path / "bandwidth.out").write_text(rate % ("h2d", 1 << 20, "10.0") + rate % ("h2d", 1 << 30, "50.0") + rate % ("d2h", 1 << 30, "40.0"))
-    lazy = bench("black-scholes-26-lazy", "compare", "black-scholes", "--log2", "12", "--repeat", "1", "--inputs", "lazy")
+    # 2^13: larger than the arrays that run at once without a plan (4096 elements).
+    lazy = bench("black-scholes-26-lazy", "compare", "black-scholes", "--log2", "13", "--repeat", "1", "--inputs", "lazy")
     assert '"breakdown"' in lazy and '"last_evaluation_seconds"' in lazy
     bench("dbscan-14", "compare", "dbscan", "--log2", "8", "--repeat", "1", "--device", "cpu")
     # run.sh's `pair`: a `run --mode gpu` record then a `run --mode bach` one, no ratio line.
