@@ -191,19 +191,20 @@ impl<A: Element, D: Dimension + ndarray::DimMax<E>, E: Dimension> Operand<A, D> 
         self.value_ref()?.view().into_dimensionality::<F>().ok()
     }
 }
+/// A reference operates as the array does.
 impl<A: Element, D: Dimension + ndarray::DimMax<E>, E: Dimension> Operand<A, D> for &Array<A, E> {
     type Out = <D as ndarray::DimMax<E>>::Output;
-    fn node(&self, _like: &Lazy) -> Lazy {
-        self.lazy().clone()
+    fn node(&self, like: &Lazy) -> Lazy {
+        Operand::<A, D>::node(*self, like)
     }
     fn host_value(&self) -> Option<Value> {
-        Array::host_value(self)
+        Operand::<A, D>::host_value(*self)
     }
     fn host(&self) -> Option<Host<'_, A>> {
-        self.value_ref().map(|v| Host::Array(v.view().into_dyn()))
+        Operand::<A, D>::host(*self)
     }
     fn host_as<F: Dimension>(&self) -> Option<ndarray::ArrayView<'_, A, F>> {
-        self.value_ref()?.view().into_dimensionality::<F>().ok()
+        Operand::<A, D>::host_as(*self)
     }
 }
 /// The element types that are scalar operands (`&a * 2.0`): f64, f32, i64 and bool.
@@ -242,14 +243,9 @@ impl<A: Element, D: Dimension + ndarray::DimMax<E>, E: Dimension, S: ndarray::Da
     }
 }
 
-/// `Some(n)` for a static dimension type of `n` axes; `None` for `IxDyn`.
-fn static_ndim<D: Dimension>() -> Option<usize> {
-    D::NDIM
-}
-
 /// An error unless `shape` has the number of axes of `D`.
 pub(crate) fn check_ndim<D: Dimension>(op: &str, shape: &[usize]) -> Result<()> {
-    match static_ndim::<D>() {
+    match D::NDIM {
         Some(n) if n != shape.len() => Err(BachError::shape(op, format!("a {}-d array (shape {shape:?}) is not {}", shape.len(), dim_name::<D>()))),
         _ => Ok(()),
     }

@@ -59,6 +59,18 @@ fn nan_max<A: Real>(a: A, b: A) -> A {
     }
 }
 
+/// The result of reducing `m` over `axis` (`None`: every axis).
+fn reduced_meta(m: &Meta, axis: Option<usize>) -> Meta {
+    let mut shape = m.shape.clone();
+    match axis {
+        None => shape.clear(),
+        Some(a) => {
+            shape.remove(a);
+        }
+    }
+    Meta::new(m.dtype, shape)
+}
+
 impl Reducer {
     pub(crate) const ALL: [Reducer; 3] = [Reducer::Sum, Reducer::Min, Reducer::Max];
 
@@ -165,16 +177,7 @@ impl Reducer {
             .family(bach_runtime::Family::Reduce)
             .unsplittable()
             .cpu_only("reductions of arrays of more than 2 axes run on the CPU")
-            .shape(move |m: &[Meta]| {
-                let mut shape = m[0].shape.clone();
-                match axis {
-                    None => shape.clear(),
-                    Some(a) => {
-                        shape.remove(a);
-                    }
-                }
-                Ok(Meta::new(m[0].dtype, shape))
-            })
+            .shape(move |m: &[Meta]| Ok(reduced_meta(&m[0], axis)))
             .cpu(move |_, args| {
                 fn typed<A: Real>(r: Reducer, v: ArrayViewD<'_, A>, axis: Option<usize>) -> Value {
                     match axis {
@@ -197,16 +200,8 @@ impl Reducer {
         let whole = axis.is_none() || ndim == 1;
         let launch_axis = if whole { None } else { axis };
         let op_name = self.entry(launch_axis);
-        let builder = oa(op_name.clone()).accelerator_launch(op_name, kernels::reduce_source(), Launch::Reduce { axis: launch_axis }).shape(move |m: &[Meta]| {
-            let mut shape = m[0].shape.clone();
-            match axis {
-                None => shape.clear(),
-                Some(a) => {
-                    shape.remove(a);
-                }
-            }
-            Ok(Meta::new(m[0].dtype, shape))
-        });
+        let builder =
+            oa(op_name.clone()).accelerator_launch(op_name, kernels::reduce_source(), Launch::Reduce { axis: launch_axis }).shape(move |m: &[Meta]| Ok(reduced_meta(&m[0], axis)));
         let down = !whole && axis == Some(0);
         let builder = if whole || down {
             // Each piece holds some rows: partials merged by the reducer.

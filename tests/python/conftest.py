@@ -6,6 +6,7 @@ import pathlib
 import subprocess
 import time
 
+import jupyter_client
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -55,3 +56,12 @@ def jupyter_path(tmp_path_factory):
         os.environ.pop("JUPYTER_PATH", None)
     else:
         os.environ["JUPYTER_PATH"] = old
+
+
+@pytest.fixture(scope="module")
+def kernel(jupyter_path):
+    """A "bach" kernel for one test module: (manager, client)."""
+    km, kc = jupyter_client.manager.start_new_kernel(kernel_name="bach", startup_timeout=300)
+    yield km, kc
+    kc.stop_channels()
+    km.shutdown_kernel(now=True)

@@ -18,14 +18,6 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 TIMEOUT = 300
 
 
-@pytest.fixture(scope="module")
-def kernel(jupyter_path):
-    km, kc = jupyter_client.manager.start_new_kernel(kernel_name="bach", startup_timeout=TIMEOUT)
-    yield km, kc
-    kc.stop_channels()
-    km.shutdown_kernel(now=True)
-
-
 def run(kc, code, timeout=TIMEOUT):
     """Execute `code`; return (reply content, list of iopub messages for it)."""
     msg_id = kc.execute(code)

@@ -58,14 +58,6 @@ def test_cases_are_one_block_of_ndarray_code():
         assert "use bach" in port(src) and "use ndarray" not in port(src), f.name
 
 
-@pytest.fixture(scope="module")
-def kernel(jupyter_path):
-    km, kc = jupyter_client.manager.start_new_kernel(kernel_name="bach", startup_timeout=TIMEOUT)
-    yield km, kc
-    kc.stop_channels()
-    km.shutdown_kernel(now=True)
-
-
 def test_ndarray_code_runs_with_only_the_import_changed(kernel):
     km, kc = kernel
     suite = load_port()
