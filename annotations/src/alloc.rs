@@ -6,15 +6,17 @@ use std::sync::Arc;
 
 use bach_runtime::{oa_alloc, session, Annotation, BachError, DType, Element, Launch, Lazy, Meta, Result};
 use ndarray::{ArrayD, Dimension, Ix1, Ix2, IxDyn};
+use num_traits::{One, Zero};
 
 use crate::array::{Array, ShapeArg};
 use crate::kernels;
 use crate::random::RandomState;
 use crate::real::Real;
 
-/// An element as the `double` parameter of a fill kernel (bool: 0 or 1).
-fn param<A: Element>(v: A) -> f64 {
-    let any: &dyn std::any::Any = &v;
+/// An element of a graph element type as the `double` parameter of a fill kernel (bool: 0 or
+/// 1).
+fn param<A: 'static>(v: &A) -> f64 {
+    let any: &dyn std::any::Any = v;
     if let Some(x) = any.downcast_ref::<f64>() {
         *x
     } else if let Some(x) = any.downcast_ref::<f32>() {
@@ -43,7 +45,7 @@ fn small_at_once(shape: &[usize]) -> Option<Arc<bach_runtime::Session>> {
 /// A constant fill `name` of `value`: accelerator entry `fill`.
 fn fill_op<A: Element>(name: &str, value: A) -> Arc<Annotation> {
     oa_alloc(name)
-        .accelerator_launch(kernels::FILL, kernels::fill_source(), Launch::Fill { params: vec![param(value)] })
+        .accelerator_launch(kernels::FILL, kernels::fill_source(), Launch::Fill { params: vec![param(&value)] })
         .cpu(move |ctx, _| Ok(A::wrap(ArrayD::from_elem(IxDyn(&piece_shape(ctx.meta, &ctx.rows)), value).into_shared())))
         .build()
 }
@@ -51,7 +53,7 @@ fn fill_op<A: Element>(name: &str, value: A) -> Arc<Annotation> {
 /// `start + step * i`: accelerator entry `sequence`.
 fn arithmetic_op<A: Real>(name: &str, start: A, step: A) -> Arc<Annotation> {
     oa_alloc(name)
-        .accelerator_launch(kernels::SEQUENCE, kernels::fill_source(), Launch::Fill { params: vec![param(start), param(step)] })
+        .accelerator_launch(kernels::SEQUENCE, kernels::fill_source(), Launch::Fill { params: vec![param(&start), param(&step)] })
         .cpu(move |ctx, _| {
             let v: Vec<A> = ctx.rows.clone().map(|i| start + step * A::of(i as f64)).collect();
             Ok(A::wrap(ArrayD::from_shape_vec(IxDyn(&[v.len()]), v).expect("1-d").into_shared()))
@@ -156,7 +158,9 @@ fn random_node(name: &str, dtype: DType, shape: Vec<usize>, seed: u32, draw: Dra
     session::current().alloc(&op, Meta::new(dtype, shape)).expect("an oa_alloc annotation")
 }
 
-impl<A: Element, D: Dimension> Array<A, D> {
+/// Constant arrays of any element type: a lazy allocation node for the graph's element types
+/// (made where its first user runs), a host array for the others.
+impl<A: Clone + 'static, D: Dimension> Array<A, D> {
     /// An array of `shape` filled with `value` (ndarray's `from_elem`).
     pub fn from_elem<Sh: ShapeArg<Dim = D>>(shape: Sh, value: A) -> Self {
         Self::fill("full", shape.dims(), value)
@@ -166,23 +170,31 @@ impl<A: Element, D: Dimension> Array<A, D> {
         Self::fill("full", shape.dims(), value)
     }
     fn fill(name: &str, shape: Vec<usize>, value: A) -> Self {
-        if let Some(home) = small_at_once(&shape) {
-            // Made here and now (see `EAGER_MAX_ELEMENTS`): the fill kernel's values.
-            let a = ArrayD::from_elem(IxDyn(&shape), value).into_shared().into_dimensionality::<D>().expect("a shape of D's axes");
-            return Self::from_host_in(a, home);
+        let graph = crate::array::graph_element::<A>();
+        if let (Some((dtype, read)), None) = (graph, small_at_once(&shape)) {
+            return Self::from_node(fill_node(name, dtype, shape, param(&value)), read);
         }
-        Self::wrap(fill_node(name, A::DTYPE, shape, param(value)))
+        // Made here and now (small, see `EAGER_MAX_ELEMENTS`, or not a graph element type).
+        let a = ArrayD::from_elem(IxDyn(&shape), value).into_shared().into_dimensionality::<D>().expect("a shape of D's axes");
+        Self::from_host(a)
+    }
+}
+
+impl<A: Clone + Zero + 'static, D: Dimension> Array<A, D> {
+    /// An array of `shape` filled with zeros (ndarray's `zeros`).
+    pub fn zeros<Sh: ShapeArg<Dim = D>>(shape: Sh) -> Self {
+        Self::fill("zeros", shape.dims(), A::zero())
+    }
+}
+
+impl<A: Clone + One + 'static, D: Dimension> Array<A, D> {
+    /// An array of `shape` filled with ones (ndarray's `ones`).
+    pub fn ones<Sh: ShapeArg<Dim = D>>(shape: Sh) -> Self {
+        Self::fill("ones", shape.dims(), A::one())
     }
 }
 
 impl<A: Real, D: Dimension> Array<A, D> {
-    pub fn zeros<Sh: ShapeArg<Dim = D>>(shape: Sh) -> Self {
-        Self::fill("zeros", shape.dims(), A::zero())
-    }
-    pub fn ones<Sh: ShapeArg<Dim = D>>(shape: Sh) -> Self {
-        Self::fill("ones", shape.dims(), A::one())
-    }
-
     /// Uniform values in [low, high) from numpy's `RandomState(seed).uniform(low, high, shape)`.
     /// Generated whole (one random stream) on the host. The bounds give the element type, so
     /// `Array::random_uniform(n, 0.0, 1.0, seed)` is an `f64` array (numpy's default) and
@@ -213,7 +225,7 @@ impl<A: Real> Array<A, Ix1> {
             let v: Vec<A> = (0..n).map(|i| start + step * A::of(i as f64)).collect();
             return Self::from_host_in(ndarray::Array1::from_vec(v).into_shared(), home);
         }
-        Self::wrap(arithmetic_node(name, A::DTYPE, param(start), param(step), n))
+        Self::wrap(arithmetic_node(name, A::DTYPE, param(&start), param(&step), n))
     }
 
     /// Values from `start` to `end` (exclusive) by `step` (ndarray's `range`, numpy's
@@ -256,14 +268,17 @@ impl<A: Real> Array<A, Ix1> {
     }
 }
 
-impl<A: Real> Array<A, Ix2> {
+impl<A: Clone + Zero + One> Array<A, Ix2> {
     /// The `n` x `n` identity matrix (ndarray's `eye`).
     pub fn eye(n: usize) -> Self {
         Self::from_shape_fn((n, n), |(i, j)| if i == j { A::one() } else { A::zero() })
     }
-    /// The square matrix with `diag` on its diagonal (ndarray's `from_diag`).
+}
+impl<A: Clone + Zero> Array<A, Ix2> {
+    /// The square matrix with `diag` on its diagonal (ndarray's `from_diag`; a Bach array is
+    /// evaluated).
     #[track_caller]
-    pub fn from_diag(diag: &Array<A, Ix1>) -> Self {
-        Self::from_array(ndarray::Array2::from_diag(&diag.evaluated().view()))
+    pub fn from_diag<S: ndarray::Data<Elem = A>>(diag: &ndarray::ArrayBase<S, Ix1>) -> Self {
+        Self::from_array(ndarray::Array2::from_diag(diag))
     }
 }

@@ -16,9 +16,13 @@ use std::sync::{Arc, OnceLock};
 use bach_runtime::{session, Annotation, BachError, Element, Family, Lazy, Meta, OpCtx, Plan, Result, Session, Value, ValueRef};
 use ndarray::{ArcArray, Dimension, Ix0, Ix1, Ix2, Ix3, Ix4, Ix5, Ix6, IxDyn};
 
-/// A lazy n-d array of `A` (f64, f32, i64 or bool) with dimension type `D`. Cheap to clone,
-/// `Send + Sync`.
-pub struct Array<A: Element, D: Dimension = IxDyn> {
+/// An n-d array of `A` with dimension type `D`. Cheap to clone, `Send + Sync`.
+///
+/// Arrays of Bach's graph element types (f64, f32, i64, bool: `bach_runtime::Element`) are
+/// lazy: annotated calls add graph nodes, planned and placed. Arrays of any other element
+/// type (`u8`, `i32`, `usize`, `char`, a user's struct, ...) are host arrays: every op on
+/// them runs at once, through ndarray, as in ndarray (`host.rs`).
+pub struct Array<A, D: Dimension = IxDyn> {
     /// The graph node; empty after a mutation until an annotated call needs one.
     lazy: OnceLock<Lazy>,
     /// The value when the handle was made with it or wrote it (a host value).
@@ -27,7 +31,35 @@ pub struct Array<A: Element, D: Dimension = IxDyn> {
     value: OnceLock<ArcArray<A, D>>,
     /// The session a node made later from `value` goes to (set when `lazy` is empty).
     home: Option<Arc<Session>>,
+    /// How `lazy`'s value becomes an `A` array (set by the graph element types' constructors;
+    /// host arrays never have a node).
+    read: ReadNode<A>,
     _marker: PhantomData<(A, D)>,
+}
+
+/// Reads a node's computed value as an array of `A`.
+pub(crate) type ReadNode<A> = fn(&Lazy) -> Result<ArcArray<A, IxDyn>>;
+
+/// A graph node's value as an `A` array (evaluates it).
+pub(crate) fn read_node<A: Element>(lazy: &Lazy) -> Result<ArcArray<A, IxDyn>> {
+    let v = lazy.eval()?;
+    v.array::<A>().cloned().ok_or_else(|| BachError::dtype("eval", A::DTYPE, v.meta().dtype))
+}
+
+/// `A`'s dtype and node reader when it is one of the graph's element types (f64, f32, i64,
+/// bool): what code generic over any element type (`Array::zeros`) asks before it makes a
+/// node.
+pub(crate) fn graph_element<A: 'static>() -> Option<(bach_runtime::DType, ReadNode<A>)> {
+    fn of<B: Element, A: 'static>() -> Option<(bach_runtime::DType, ReadNode<A>)> {
+        let read: ReadNode<B> = read_node::<B>;
+        (&read as &dyn std::any::Any).downcast_ref::<ReadNode<A>>().map(|r| (B::DTYPE, *r))
+    }
+    of::<f64, A>().or_else(of::<f32, A>).or_else(of::<i64, A>).or_else(of::<bool, A>)
+}
+
+/// Host arrays have no node.
+fn no_node<A>(lazy: &Lazy) -> Result<ArcArray<A, IxDyn>> {
+    Err(BachError::invalid("eval", format!("{} is not an array of a graph element type", lazy.meta())))
 }
 
 /// Ops whose arguments are all host values of at most the session's `eager_max_elements`
@@ -50,9 +82,9 @@ pub type Array5<A> = Array<A, Ix5>;
 pub type Array6<A> = Array<A, Ix6>;
 pub type ArrayD<A> = Array<A, IxDyn>;
 
-impl<A: Element, D: Dimension> Clone for Array<A, D> {
+impl<A, D: Dimension> Clone for Array<A, D> {
     fn clone(&self) -> Self {
-        Array { lazy: self.lazy.clone(), held: self.held.clone(), value: self.value.clone(), home: self.home.clone(), _marker: PhantomData }
+        Array { lazy: self.lazy.clone(), held: self.held.clone(), value: self.value.clone(), home: self.home.clone(), read: self.read, _marker: PhantomData }
     }
 }
 
@@ -271,14 +303,88 @@ impl<A: Element, D: Dimension> Array<A, D> {
     pub(crate) fn wrap(lazy: Lazy) -> Self {
         debug_assert_eq!(lazy.meta().dtype, A::DTYPE);
         debug_assert!(D::NDIM.is_none_or(|n| n == lazy.meta().shape.len()), "{} is not {}", lazy.meta(), dim_name::<D>());
-        Array { lazy: OnceLock::from(lazy), held: None, value: OnceLock::new(), home: None, _marker: PhantomData }
+        Array { lazy: OnceLock::from(lazy), held: None, value: OnceLock::new(), home: None, read: read_node::<A>, _marker: PhantomData }
+    }
+    /// The value as the runtime's, when this handle holds it on the host.
+    pub(crate) fn host_value(&self) -> Option<Value> {
+        self.value_ref().map(|v| A::wrap(v.clone().into_dyn()))
+    }
+
+    /// The node of this array (made from its host value when it was mutated since).
+    pub fn lazy(&self) -> &Lazy {
+        self.lazy.get_or_init(|| {
+            let v = self.value_ref().expect("an array holds a node or a value");
+            self.home().source(A::wrap(v.clone().into_dyn()), "host value")
+        })
+    }
+    pub fn meta(&self) -> &Meta {
+        self.lazy().meta()
+    }
+    /// Compute the value and keep it in the accelerator's memory when it is computed there,
+    /// so that later cells using it on the accelerator read it with no copy (reading it on the
+    /// host, e.g. printing, copies it back each time). Returns the device it lives on.
+    pub fn eval_on_device(&self) -> Result<bach_runtime::DeviceId> {
+        self.lazy().eval_on_device()
+    }
+    /// Where the computed value lives, by device name (`None` before it is computed).
+    pub fn location(&self) -> Option<String> {
+        let lazy = self.lazy();
+        let d = lazy.location()?;
+        let s = lazy.session();
+        Some(s.devices().get(d).map_or_else(|| format!("device {}", d.0), |dev| dev.profile().name.clone()))
+    }
+    /// The plan that evaluating this array would run (nothing runs).
+    pub fn plan(&self) -> Result<Plan> {
+        self.lazy().plan()
+    }
+    /// Why each op of this array's plan runs where it runs: the estimates on each device, the
+    /// copies, the margin, the reason in words (nothing runs).
+    pub fn explain(&self) -> Result<crate::Explanation> {
+        self.lazy().plan().map(|p| crate::Explanation(p.explain()))
+    }
+    /// Ask for the op computing this array to run on `device` (`Device::Auto`: where the
+    /// policy puts it). Plans respect it and say so; an op with no accelerator version stays
+    /// on the CPU and its plan says why. An array already computed keeps its value.
+    pub fn on(self, device: crate::Device) -> Self {
+        self.lazy().force(match device {
+            crate::Device::Cpu => Some(false),
+            crate::Device::Gpu => Some(true),
+            crate::Device::Auto => None,
+        });
+        self
+    }
+
+    /// Call annotated `op` with `self` and `others` as arguments; the result has dimension
+    /// type `E`.
+    pub(crate) fn call<B: Element, E: Dimension>(&self, op: &Arc<Annotation>, others: &[&Lazy]) -> Result<Array<B, E>> {
+        if others.is_empty() {
+            if let Some(v) = self.host_value() {
+                if let Some(r) = eager(op, &[v], || self.home()) {
+                    return r;
+                }
+            }
+        }
+        let mut args = vec![self.lazy()];
+        args.extend_from_slice(others);
+        let lazy = op.call(&args)?;
+        check_ndim::<E>(op.name(), &lazy.meta().shape)?;
+        Ok(Array::wrap(lazy))
+    }
+}
+
+/// What every array has, of any element type.
+impl<A, D: Dimension> Array<A, D> {
+    /// A handle of `lazy`, a node of `A`s made by `read`'s element type (see
+    /// [`graph_element`]).
+    pub(crate) fn from_node(lazy: Lazy, read: ReadNode<A>) -> Self {
+        Array { lazy: OnceLock::from(lazy), held: None, value: OnceLock::new(), home: None, read, _marker: PhantomData }
     }
     /// A handle holding a host value and no node yet (the next annotated call makes one).
     pub(crate) fn from_host(value: ArcArray<A, D>) -> Self {
         Self::from_host_in(value, session::current())
     }
     pub(crate) fn from_host_in(value: ArcArray<A, D>, home: Arc<Session>) -> Self {
-        Array { lazy: OnceLock::new(), held: Some(value), value: OnceLock::new(), home: Some(home), _marker: PhantomData }
+        Array { lazy: OnceLock::new(), held: Some(value), value: OnceLock::new(), home: Some(home), read: no_node::<A>, _marker: PhantomData }
     }
 
     /// The session this array's node is (or will be) in.
@@ -307,45 +413,34 @@ impl<A: Element, D: Dimension> Array<A, D> {
     pub(crate) fn value_ref(&self) -> Option<&ArcArray<A, D>> {
         self.held.as_ref().or_else(|| self.value.get())
     }
-    /// The value as the runtime's, when this handle holds it on the host.
-    pub(crate) fn host_value(&self) -> Option<Value> {
-        self.value_ref().map(|v| A::wrap(v.clone().into_dyn()))
-    }
 
-    /// An array holding `a`'s data (moved into the session; evaluated already).
-    pub fn from_array(a: ndarray::Array<A, D>) -> Self {
-        let a = a.into_shared();
-        let s = session::current();
-        if a.len() <= EAGER_MAX_ELEMENTS && a.len() <= s.eager_max_elements() {
-            // Small: its node is made when a planned op needs one.
-            return Self::from_host_in(a, s);
-        }
-        let lazy = s.source(A::wrap(a.clone().into_dyn()), "from_array");
-        Array { lazy: OnceLock::from(lazy), held: Some(a), value: OnceLock::new(), home: None, _marker: PhantomData }
+    /// An array holding `a`'s data (moved into the session; evaluated already: a graph node
+    /// is made of it when an annotated call needs one).
+    pub fn from_array(a: ndarray::Array<A, D>) -> Self
+    where
+        A: Clone,
+    {
+        Self::from_host(a.into_shared())
     }
     /// An array of `shape` from `v` in row-major order (ndarray's `from_shape_vec`).
-    pub fn from_shape_vec<Sh: ShapeArg<Dim = D>>(shape: Sh, v: Vec<A>) -> Result<Self> {
+    pub fn from_shape_vec<Sh: ShapeArg<Dim = D>>(shape: Sh, v: Vec<A>) -> Result<Self>
+    where
+        A: Clone,
+    {
         let dims = shape.dims();
         let a = ndarray::ArrayD::from_shape_vec(IxDyn(&dims), v).map_err(|e| BachError::shape("from_shape_vec", e.to_string()))?;
-        Ok(Self::wrap(session::current().source(A::wrap(a.into_shared()), "from_shape_vec")))
+        let a = a.into_dimensionality::<D>().map_err(|e| BachError::shape("from_shape_vec", format!("{e}: shape {dims:?} is not {}", dim_name::<D>())))?;
+        Ok(Self::from_host(a.into_shared()))
     }
     /// An array of `shape` whose element at each index is `f(index)` (ndarray's
     /// `from_shape_fn`; the index is `usize` for 1-d, a tuple for 2-d to 6-d, `IxDyn` for
     /// dynamic arrays). Computed on the host as it is made.
-    pub fn from_shape_fn<Sh: ShapeArg<Dim = D>, F: FnMut(D::Pattern) -> A>(shape: Sh, f: F) -> Self {
+    pub fn from_shape_fn<Sh: ShapeArg<Dim = D>, F: FnMut(D::Pattern) -> A>(shape: Sh, f: F) -> Self
+    where
+        A: Clone,
+    {
         let dim = D::from_dimension(&IxDyn(&shape.dims())).expect("a shape of D's axes");
         Self::from_array(ndarray::Array::from_shape_fn(dim, f))
-    }
-
-    /// The node of this array (made from its host value when it was mutated since).
-    pub fn lazy(&self) -> &Lazy {
-        self.lazy.get_or_init(|| {
-            let v = self.value_ref().expect("an array holds a node or a value");
-            self.home().source(A::wrap(v.clone().into_dyn()), "host value")
-        })
-    }
-    pub fn meta(&self) -> &Meta {
-        self.lazy().meta()
     }
     pub fn shape(&self) -> &[usize] {
         match (self.lazy.get(), self.value_ref()) {
@@ -383,7 +478,7 @@ impl<A: Element, D: Dimension> Array<A, D> {
     /// The same array with a dynamic dimension type (ndarray's `into_dyn`).
     pub fn into_dyn(self) -> Array<A, IxDyn> {
         let value = self.value.into_inner().map_or_else(OnceLock::new, |v| OnceLock::from(v.into_dyn()));
-        Array { lazy: self.lazy, held: self.held.map(|v| v.into_dyn()), value, home: self.home, _marker: PhantomData }
+        Array { lazy: self.lazy, held: self.held.map(|v| v.into_dyn()), value, home: self.home, read: self.read, _marker: PhantomData }
     }
     /// The same array with dimension type `D2`; an error when its axes are not `D2`'s.
     pub fn into_dimensionality<D2: Dimension>(self) -> Result<Array<A, D2>> {
@@ -394,7 +489,7 @@ impl<A: Element, D: Dimension> Array<A, D> {
             None => OnceLock::new(),
         };
         let held = self.held.map(cast).transpose()?;
-        Ok(Array { lazy: self.lazy, held, value, home: self.home, _marker: PhantomData })
+        Ok(Array { lazy: self.lazy, held, value, home: self.home, read: self.read, _marker: PhantomData })
     }
 
     /// Compute the value (once; later calls and other handles reuse it), on the CPU.
@@ -406,71 +501,55 @@ impl<A: Element, D: Dimension> Array<A, D> {
         if let Some(v) = self.value_ref() {
             return Ok(v);
         }
-        let lazy = self.lazy();
-        let v = lazy.eval()?;
-        let a = v.array::<A>().ok_or_else(|| BachError::dtype("eval", A::DTYPE, v.meta().dtype))?.clone();
+        let lazy = self.lazy.get().expect("an array holds a node or a value");
+        let a = (self.read)(lazy)?;
         let a = a.into_dimensionality::<D>().map_err(|e| BachError::shape("eval", format!("{e}: shape {:?} is not {}", lazy.meta().shape, dim_name::<D>())))?;
         Ok(self.value.get_or_init(|| a))
     }
-    /// Compute the value and keep it in the accelerator's memory when it is computed there,
-    /// so that later cells using it on the accelerator read it with no copy (reading it on the
-    /// host, e.g. printing, copies it back each time). Returns the device it lives on.
-    pub fn eval_on_device(&self) -> Result<bach_runtime::DeviceId> {
-        self.lazy().eval_on_device()
-    }
-    /// Where the computed value lives, by device name (`None` before it is computed).
-    pub fn location(&self) -> Option<String> {
-        let lazy = self.lazy();
-        let d = lazy.location()?;
-        let s = lazy.session();
-        Some(s.devices().get(d).map_or_else(|| format!("device {}", d.0), |dev| dev.profile().name.clone()))
-    }
     /// The value as an owned `ndarray` array of this dimension type.
-    pub fn to_nd(&self) -> Result<ndarray::Array<A, D>> {
+    pub fn to_nd(&self) -> Result<ndarray::Array<A, D>>
+    where
+        A: Clone,
+    {
         Ok(self.eval_nd()?.to_owned())
     }
     /// The value as an owned dynamic `ndarray` array.
-    pub fn to_array(&self) -> Result<ndarray::ArrayD<A>> {
+    pub fn to_array(&self) -> Result<ndarray::ArrayD<A>>
+    where
+        A: Clone,
+    {
         Ok(self.eval()?.into_owned())
     }
-    pub fn to_array1(&self) -> Result<ndarray::Array1<A>> {
+    pub fn to_array1(&self) -> Result<ndarray::Array1<A>>
+    where
+        A: Clone,
+    {
         self.to_array()?.into_dimensionality::<Ix1>().map_err(|e| BachError::shape("to_array1", format!("{e}: shape {:?}", self.shape())))
     }
-    pub fn to_array2(&self) -> Result<ndarray::Array2<A>> {
+    pub fn to_array2(&self) -> Result<ndarray::Array2<A>>
+    where
+        A: Clone,
+    {
         self.to_array()?.into_dimensionality::<Ix2>().map_err(|e| BachError::shape("to_array2", format!("{e}: shape {:?}", self.shape())))
     }
     /// The single element of a 0-d (or one-element) array, e.g. the result of `sum_lazy()`.
-    pub fn to_scalar(&self) -> Result<A> {
+    pub fn to_scalar(&self) -> Result<A>
+    where
+        A: Clone,
+    {
         let v = self.eval()?;
         match v.first() {
-            Some(x) if v.len() == 1 => Ok(*x),
+            Some(x) if v.len() == 1 => Ok(x.clone()),
             _ => Err(BachError::shape("to_scalar", format!("array of shape {:?} is not a scalar", v.shape()))),
         }
     }
     /// The element at `index` (evaluates).
-    pub fn get(&self, index: &[usize]) -> Result<A> {
+    pub fn get(&self, index: &[usize]) -> Result<A>
+    where
+        A: Clone,
+    {
         let v = self.eval()?;
-        v.get(IxDyn(index)).copied().ok_or_else(|| BachError::invalid("index", format!("{index:?} is out of bounds for shape {:?}", v.shape())))
-    }
-    /// The plan that evaluating this array would run (nothing runs).
-    pub fn plan(&self) -> Result<Plan> {
-        self.lazy().plan()
-    }
-    /// Why each op of this array's plan runs where it runs: the estimates on each device, the
-    /// copies, the margin, the reason in words (nothing runs).
-    pub fn explain(&self) -> Result<crate::Explanation> {
-        self.lazy().plan().map(|p| crate::Explanation(p.explain()))
-    }
-    /// Ask for the op computing this array to run on `device` (`Device::Auto`: where the
-    /// policy puts it). Plans respect it and say so; an op with no accelerator version stays
-    /// on the CPU and its plan says why. An array already computed keeps its value.
-    pub fn on(self, device: crate::Device) -> Self {
-        self.lazy().force(match device {
-            crate::Device::Cpu => Some(false),
-            crate::Device::Gpu => Some(true),
-            crate::Device::Auto => None,
-        });
-        self
+        v.get(IxDyn(index)).cloned().ok_or_else(|| BachError::invalid("index", format!("{index:?} is out of bounds for shape {:?}", v.shape())))
     }
     /// Whether the value has been computed.
     pub fn is_evaluated(&self) -> bool {
@@ -483,7 +562,7 @@ impl<A: Element, D: Dimension> Array<A, D> {
     pub(crate) fn evaluated(&self) -> &ArcArray<A, D> {
         match self.eval_nd() {
             Ok(v) => v,
-            Err(e) => panic!("bach: cannot evaluate {}: {e}", self.meta()),
+            Err(e) => panic!("bach: cannot evaluate {}: {e}", self.lazy.get().map_or_else(|| "an array".to_string(), |l| l.meta().to_string())),
         }
     }
 
@@ -501,23 +580,6 @@ impl<A: Element, D: Dimension> Array<A, D> {
         }
         // ArcArray copies on its first write while another handle or a node shares it.
         self.held.as_mut().expect("just evaluated")
-    }
-
-    /// Call annotated `op` with `self` and `others` as arguments; the result has dimension
-    /// type `E`.
-    pub(crate) fn call<B: Element, E: Dimension>(&self, op: &Arc<Annotation>, others: &[&Lazy]) -> Result<Array<B, E>> {
-        if others.is_empty() {
-            if let Some(v) = self.host_value() {
-                if let Some(r) = eager(op, &[v], || self.home()) {
-                    return r;
-                }
-            }
-        }
-        let mut args = vec![self.lazy()];
-        args.extend_from_slice(others);
-        let lazy = op.call(&args)?;
-        check_ndim::<E>(op.name(), &lazy.meta().shape)?;
-        Ok(Array::wrap(lazy))
     }
 }
 
@@ -558,32 +620,54 @@ impl<A: Element> Array<A, IxDyn> {
     }
 }
 
-impl<A: Element> Array<A, Ix1> {
+impl<A: Clone> Array<A, Ix1> {
     /// A 1-D array of `v` (ndarray's `from_vec`).
     pub fn from_vec(v: Vec<A>) -> Self {
         Self::from_array(ndarray::Array1::from_vec(v))
     }
 }
 
-impl<A: Element, D: Dimension> From<ndarray::Array<A, D>> for Array<A, D> {
+impl<A: Clone, D: Dimension> From<ndarray::Array<A, D>> for Array<A, D> {
     fn from(a: ndarray::Array<A, D>) -> Self {
         Array::from_array(a)
     }
 }
 
 /// Display evaluates and prints like ndarray.
-impl<A: Element, D: Dimension> fmt::Display for Array<A, D> {
+impl<A: fmt::Display + 'static, D: Dimension> fmt::Display for Array<A, D> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.value_ref() {
-            Some(v) => display_value(&A::wrap(v.clone().into_dyn()), f),
-            None => display_lazy(self.lazy(), f),
+        match (self.value_ref(), self.lazy.get()) {
+            (Some(v), _) => match graph_value(v) {
+                Some(v) => display_value(&v, f),
+                None => fmt::Display::fmt(v, f),
+            },
+            (None, Some(lazy)) => display_lazy(lazy, f),
+            (None, None) => unreachable!("an array holds a node or a value"),
         }
     }
 }
-impl<A: Element, D: Dimension> fmt::Debug for Array<A, D> {
+impl<A: fmt::Debug + 'static, D: Dimension> fmt::Debug for Array<A, D> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        debug_lazy(self.lazy(), f)
+        match (self.value_ref(), self.lazy.get()) {
+            (Some(v), None) => match graph_value(v) {
+                Some(v) => debug_value(&v, f),
+                None => fmt::Debug::fmt(v, f),
+            },
+            (_, Some(lazy)) => debug_lazy(lazy, f),
+            (None, None) => unreachable!("an array holds a node or a value"),
+        }
     }
+}
+
+/// A host value of a graph element type as the runtime's `Value` (no copy), so that it is
+/// formatted by the code compiled here.
+fn graph_value<A: 'static, D: Dimension>(v: &ArcArray<A, D>) -> Option<Value> {
+    let v = v.clone().into_dyn();
+    let any: &dyn std::any::Any = &v;
+    fn as_value<B: Element>(any: &dyn std::any::Any) -> Option<Value> {
+        any.downcast_ref::<ArcArray<B, IxDyn>>().map(|v| B::wrap(v.clone()))
+    }
+    as_value::<f64>(any).or_else(|| as_value::<f32>(any)).or_else(|| as_value::<i64>(any)).or_else(|| as_value::<bool>(any))
 }
 
 // Formatting is not generic: ndarray's formatting code is compiled here once, not again in
@@ -603,6 +687,16 @@ fn display_lazy(lazy: &Lazy, f: &mut fmt::Formatter<'_>) -> fmt::Result {
     match lazy.eval() {
         Ok(v) => display_value(&v, f),
         Err(e) => write!(f, "<{} not evaluated: {e}>", lazy.meta()),
+    }
+}
+
+fn debug_value(v: &Value, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    match v {
+        Value::F64(a) => write!(f, "{a:?}"),
+        Value::F32(a) => write!(f, "{a:?}"),
+        Value::I64(a) => write!(f, "{a:?}"),
+        Value::Bool(a) => write!(f, "{a:?}"),
+        _ => write!(f, "<{}: not a host array>", v.meta()),
     }
 }
 

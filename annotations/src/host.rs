@@ -13,12 +13,12 @@
 
 use std::ops::{Deref, DerefMut};
 
-use bach_runtime::{BachError, Element, Result};
+use bach_runtime::{BachError, Result};
 use ndarray::{ArcArray, ArrayView, ArrayViewMut, Axis, Dimension, IntoNdProducer, Ix1, RemoveAxis};
 
 use crate::array::Array;
 
-impl<A: Element, D: Dimension> Deref for Array<A, D> {
+impl<A, D: Dimension> Deref for Array<A, D> {
     type Target = ArcArray<A, D>;
     /// The evaluated value (evaluates; a failure panics at the caller's line).
     #[track_caller]
@@ -27,7 +27,7 @@ impl<A: Element, D: Dimension> Deref for Array<A, D> {
     }
 }
 
-impl<A: Element, D: Dimension> DerefMut for Array<A, D> {
+impl<A, D: Dimension> DerefMut for Array<A, D> {
     /// The value for writing: this handle's own from here on.
     #[track_caller]
     fn deref_mut(&mut self) -> &mut ArcArray<A, D> {
@@ -35,7 +35,7 @@ impl<A: Element, D: Dimension> DerefMut for Array<A, D> {
     }
 }
 
-impl<'a, A: Element, D: Dimension> IntoIterator for &'a Array<A, D> {
+impl<'a, A, D: Dimension> IntoIterator for &'a Array<A, D> {
     type Item = &'a A;
     type IntoIter = ndarray::iter::Iter<'a, A, D>;
     fn into_iter(self) -> Self::IntoIter {
@@ -43,7 +43,7 @@ impl<'a, A: Element, D: Dimension> IntoIterator for &'a Array<A, D> {
     }
 }
 
-impl<'a, A: Element, D: Dimension> IntoIterator for &'a mut Array<A, D> {
+impl<'a, A: Clone, D: Dimension> IntoIterator for &'a mut Array<A, D> {
     type Item = &'a mut A;
     type IntoIter = ndarray::iter::IterMut<'a, A, D>;
     fn into_iter(self) -> Self::IntoIter {
@@ -52,7 +52,7 @@ impl<'a, A: Element, D: Dimension> IntoIterator for &'a mut Array<A, D> {
 }
 
 /// `Zip::from(&a).and(&mut b)` over Bach arrays, as over ndarray's.
-impl<'a, A: Element, D: Dimension> IntoNdProducer for &'a Array<A, D> {
+impl<'a, A, D: Dimension> IntoNdProducer for &'a Array<A, D> {
     type Item = &'a A;
     type Dim = D;
     type Output = ArrayView<'a, A, D>;
@@ -60,7 +60,7 @@ impl<'a, A: Element, D: Dimension> IntoNdProducer for &'a Array<A, D> {
         self.evaluated().view()
     }
 }
-impl<'a, A: Element, D: Dimension> IntoNdProducer for &'a mut Array<A, D> {
+impl<'a, A: Clone, D: Dimension> IntoNdProducer for &'a mut Array<A, D> {
     type Item = &'a mut A;
     type Dim = D;
     type Output = ArrayViewMut<'a, A, D>;
@@ -70,19 +70,19 @@ impl<'a, A: Element, D: Dimension> IntoNdProducer for &'a mut Array<A, D> {
 }
 
 /// `==` compares shapes and values, as ndarray's (evaluates both).
-impl<A: Element + PartialEq, D: Dimension, E: Dimension> PartialEq<Array<A, E>> for Array<A, D> {
+impl<A: PartialEq, D: Dimension, E: Dimension> PartialEq<Array<A, E>> for Array<A, D> {
     fn eq(&self, other: &Array<A, E>) -> bool {
         self.shape() == other.shape() && self.evaluated().iter().eq(other.evaluated().iter())
     }
 }
-impl<A: Element + PartialEq, D: Dimension, S: ndarray::Data<Elem = A>> PartialEq<ndarray::ArrayBase<S, D>> for Array<A, D> {
+impl<A: PartialEq, D: Dimension, S: ndarray::Data<Elem = A>> PartialEq<ndarray::ArrayBase<S, D>> for Array<A, D> {
     fn eq(&self, other: &ndarray::ArrayBase<S, D>) -> bool {
         **self == *other
     }
 }
 
 /// `ndarray == bach`, as ndarray's `==`.
-impl<A: Element + PartialEq, D: Dimension, S: ndarray::Data<Elem = A>> PartialEq<Array<A, D>> for ndarray::ArrayBase<S, D> {
+impl<A: PartialEq, D: Dimension, S: ndarray::Data<Elem = A>> PartialEq<Array<A, D>> for ndarray::ArrayBase<S, D> {
     fn eq(&self, other: &Array<A, D>) -> bool {
         *self == **other
     }
@@ -90,7 +90,7 @@ impl<A: Element + PartialEq, D: Dimension, S: ndarray::Data<Elem = A>> PartialEq
 
 /// `ArrayView::from(&a)`: a view of the evaluated value (what ndarray's `stack!` and
 /// `concatenate!` take).
-impl<'a, A: Element, D: Dimension> From<&'a Array<A, D>> for ArrayView<'a, A, D> {
+impl<'a, A, D: Dimension> From<&'a Array<A, D>> for ArrayView<'a, A, D> {
     #[track_caller]
     fn from(a: &'a Array<A, D>) -> Self {
         a.evaluated().view()
@@ -98,7 +98,7 @@ impl<'a, A: Element, D: Dimension> From<&'a Array<A, D>> for ArrayView<'a, A, D>
 }
 
 /// `iter.collect::<Array1<_>>()` and `Array::from_iter(..)`.
-impl<A: Element> FromIterator<A> for Array<A, Ix1> {
+impl<A: Clone> FromIterator<A> for Array<A, Ix1> {
     fn from_iter<I: IntoIterator<Item = A>>(iter: I) -> Self {
         Array::from_host(ndarray::Array1::from_iter(iter).into_shared())
     }
@@ -106,72 +106,42 @@ impl<A: Element> FromIterator<A> for Array<A, Ix1> {
 
 /// A Bach array into an owned ndarray array (evaluates; no copy when this handle holds the
 /// only reference to the value).
-impl<A: Element, D: Dimension> From<Array<A, D>> for ndarray::Array<A, D> {
+impl<A: Clone, D: Dimension> From<Array<A, D>> for ndarray::Array<A, D> {
     #[track_caller]
     fn from(a: Array<A, D>) -> Self {
         a.evaluated().clone().into_owned()
     }
 }
-impl<A: Element, D: Dimension> From<&Array<A, D>> for ndarray::Array<A, D> {
+impl<A: Clone, D: Dimension> From<&Array<A, D>> for ndarray::Array<A, D> {
     #[track_caller]
     fn from(a: &Array<A, D>) -> Self {
         a.evaluated().to_owned()
     }
 }
-impl<A: Element> From<Vec<A>> for Array<A, Ix1> {
+impl<A: Clone> From<Vec<A>> for Array<A, Ix1> {
     fn from(v: Vec<A>) -> Self {
         Array::from_vec(v)
     }
 }
 
 /// An ndarray result as a Bach array holding its host value.
-pub(crate) fn host<A: Element, D: Dimension>(a: ndarray::Array<A, D>) -> Array<A, D> {
+pub(crate) fn host<A: Clone, D: Dimension>(a: ndarray::Array<A, D>) -> Array<A, D> {
     Array::from_host(a.into_shared())
 }
 
-/// What `mapv` and `map` give for an element type: a Bach array of Bach's element types
-/// (f64, f32, i64, bool), an ndarray array of the other numeric types, `char` and `String`
-/// (Bach's graph does not hold them).
-pub trait MapTo: Sized {
-    type Out<D: Dimension>;
-    fn make<D: Dimension>(a: ndarray::Array<Self, D>) -> Self::Out<D>;
-}
-macro_rules! map_to_bach {
-    ($($t:ty),*) => {$(
-        impl MapTo for $t {
-            type Out<D: Dimension> = Array<$t, D>;
-            fn make<D: Dimension>(a: ndarray::Array<$t, D>) -> Array<$t, D> {
-                host(a)
-            }
-        }
-    )*};
-}
-map_to_bach!(f64, f32, i64, bool);
-macro_rules! map_to_ndarray {
-    ($($t:ty),*) => {$(
-        impl MapTo for $t {
-            type Out<D: Dimension> = ndarray::Array<$t, D>;
-            fn make<D: Dimension>(a: ndarray::Array<$t, D>) -> ndarray::Array<$t, D> {
-                a
-            }
-        }
-    )*};
-}
-map_to_ndarray!(usize, isize, u8, u16, u32, u64, u128, i8, i16, i32, i128, char, String);
-
-impl<A: Element, D: Dimension> Array<A, D> {
+impl<A: Clone, D: Dimension> Array<A, D> {
     /// `f` of each element, into a new array (ndarray's `mapv`): on the host, with any
-    /// closure (borrowing locals, returning another element type: a Bach array of f64, f32,
-    /// i64 or bool, an ndarray array of other types, see [`MapTo`]). The annotated math
+    /// closure (borrowing locals, returning another element type: `|x| x > 0.5` gives an
+    /// `Array<bool, D>`, `|x| x as usize` a host array of `usize`). The annotated math
     /// (`x.exp()`, `&x * 2.0`) stays lazy and can run on an accelerator; a closure cannot.
     #[track_caller]
-    pub fn mapv<B: MapTo, F: FnMut(A) -> B>(&self, f: F) -> B::Out<D> {
-        B::make(self.evaluated().mapv(f))
+    pub fn mapv<B: Clone, F: FnMut(A) -> B>(&self, f: F) -> Array<B, D> {
+        host(self.evaluated().mapv(f))
     }
     /// `f` of a reference to each element (ndarray's `map`), on the host.
     #[track_caller]
-    pub fn map<'a, B: MapTo, F: FnMut(&'a A) -> B>(&'a self, f: F) -> B::Out<D> {
-        B::make(self.evaluated().map(f))
+    pub fn map<'a, B: Clone, F: FnMut(&'a A) -> B>(&'a self, f: F) -> Array<B, D> {
+        host(self.evaluated().map(f))
     }
     /// [`Array::mapv`] consuming the array (ndarray's `mapv_into`).
     #[track_caller]
@@ -195,11 +165,11 @@ impl<A: Element, D: Dimension> Array<A, D> {
     }
     /// `f` of each 1-d lane along `axis` (ndarray's `map_axis`), on the host.
     #[track_caller]
-    pub fn map_axis<'a, B: MapTo, F: FnMut(ArrayView<'a, A, Ix1>) -> B>(&'a self, axis: Axis, f: F) -> B::Out<D::Smaller>
+    pub fn map_axis<'a, B: Clone, F: FnMut(ArrayView<'a, A, Ix1>) -> B>(&'a self, axis: Axis, f: F) -> Array<B, D::Smaller>
     where
         D: RemoveAxis,
     {
-        B::make(self.evaluated().map_axis(axis, f))
+        host(self.evaluated().map_axis(axis, f))
     }
     /// The elements in a new shape, read in row-major order (ndarray's
     /// `into_shape_with_order`); an error when the lengths differ.
@@ -224,13 +194,16 @@ impl<A: Element, D: Dimension> Array<A, D> {
     pub fn permuted_axes<T: ndarray::IntoDimension<Dim = D>>(self, axes: T) -> Self {
         host(self.evaluated().clone().permuted_axes(axes).as_standard_layout().into_owned())
     }
-    /// The axes reversed (ndarray's `reversed_axes`; the same as [`Array::t`]).
-    pub fn reversed_axes(self) -> Self {
-        self.t()
-    }
     /// The value as an owned ndarray array (ndarray's `into_owned`).
     #[track_caller]
     pub fn into_owned(self) -> ndarray::Array<A, D> {
         self.into()
+    }
+}
+
+impl<A: bach_runtime::Element, D: Dimension> Array<A, D> {
+    /// The axes reversed (ndarray's `reversed_axes`; the same as [`Array::t`]).
+    pub fn reversed_axes(self) -> Self {
+        self.t()
     }
 }

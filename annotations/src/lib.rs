@@ -23,6 +23,7 @@ mod csv;
 pub mod datasets;
 mod elementwise;
 mod host;
+mod host_ops;
 pub mod kernels;
 // Shadows `ndarray::linalg` in the glob re-export below (reach it as `bach::nd::linalg`).
 #[allow(hidden_glob_reexports)]
@@ -43,6 +44,7 @@ pub use bach_runtime::{BachError, Result};
 pub use calibrate::{calibrate, calibrate_session, Calibration, Fitted};
 pub use csv::{read_csv, ColumnKey, Table};
 pub use elementwise::where_;
+pub use host_ops::{BinOp, Integer, IntegerOperand};
 pub use linalg::Dot;
 #[doc(hidden)]
 pub use ndarray as nd;

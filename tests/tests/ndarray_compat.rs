@@ -235,3 +235,49 @@ fn small_host_values_run_at_once_and_large_ones_are_planned() {
         assert!(s.trace().evals().count() > before);
     });
 }
+
+/// Arrays of element types the graph does not hold (`u8`, `i32`, `usize`, `char`, a struct)
+/// are host arrays: every op runs at once through ndarray, with ndarray's results.
+#[test]
+fn host_arrays_of_any_element_type() {
+    // Counting, as ndarray code does it.
+    let mut counts = Array1::<usize>::zeros(3);
+    for &b in [0usize, 2, 2, 1, 2].iter() {
+        counts[b] += 1;
+    }
+    assert_eq!(counts, ndarray::array![1usize, 1, 3]);
+    assert_eq!(counts.sum(), 5);
+    let mut cm = Array2::<u32>::zeros((2, 2));
+    cm[[1, 0]] += 4;
+    assert_eq!(cm.sum_axis(Axis(0)), ndarray::array![4u32, 0]);
+    // Integer arithmetic with arrays, views and scalars, broadcasting as ndarray.
+    let a = array![[1, 2, 3], [4, 5, 6]];
+    let _: &Array2<i32> = &a;
+    let row = ndarray::array![10, 20, 30];
+    assert_eq!(&a + &row, ndarray::array![[11, 22, 33], [14, 25, 36]]);
+    assert_eq!(&a * 2 - 1, ndarray::array![[1, 3, 5], [7, 9, 11]]);
+    assert_eq!(10 - &a, ndarray::array![[9, 8, 7], [6, 5, 4]]);
+    assert_eq!(&a % 4, ndarray::array![[1, 2, 3], [0, 1, 2]]);
+    assert_eq!(a.clone() + row.view(), &row.view() + &a);
+    let mut b = a.clone();
+    b += 1;
+    b *= &a;
+    assert_eq!(b, ndarray::array![[2, 6, 12], [20, 30, 42]]);
+    assert_eq!(a, ndarray::array![[1, 2, 3], [4, 5, 6]], "a += on a clone leaves the original");
+    assert_eq!(-&a, ndarray::array![[-1, -2, -3], [-4, -5, -6]]);
+    // Constructors and by-value shape methods, and conversions to and from the graph's types.
+    let t = Array3::from_shape_fn((2, 3, 4), |(i, j, k)| 100 * i + 10 * j + k);
+    let p = t.permuted_axes([2, 0, 1]);
+    assert_eq!((p.shape(), p[[3, 1, 2]]), (&[4usize, 2, 3][..], 123));
+    let u: Array2<u8> = array![[1, 2], [3, 250]];
+    let f = u.mapv(f64::from);
+    let _: &Array2<f64> = &f;
+    assert_eq!(f.sum(), 256.0);
+    assert_eq!(f.mapv(|x| x as u8), u);
+    assert_eq!(Array::from_elem(3, 'x').iter().collect::<String>(), "xxx");
+    assert_eq!(Array2::<i64>::eye(2), ndarray::Array2::<i64>::eye(2));
+    assert_eq!(Array2::from_diag(&ndarray::arr1(&[1, 2])), ndarray::array![[1, 0], [0, 2]]);
+    assert_eq!(Array2::from_diag(&array![1.0, 2.0]).sum(), 3.0);
+    assert_eq!(format!("{}", array![1u8, 2]), format!("{}", ndarray::array![1u8, 2]));
+    assert_eq!(format!("{:?}", array![1u8, 2]), format!("{:?}", ndarray::array![1u8, 2]));
+}
