@@ -116,6 +116,16 @@ pub trait ShapeArg {
     /// The dimension type of an array of this shape.
     type Dim: Dimension;
     fn dims(self) -> Vec<usize>;
+    /// `v` as an ndarray array of this shape, its elements read in the order the shape asks
+    /// for (row-major, or column-major for `(m, n).f()`), as ndarray's `from_shape_vec`.
+    fn array_of_vec<A>(self, v: Vec<A>) -> std::result::Result<ndarray::Array<A, Self::Dim>, ndarray::ShapeError>
+    where
+        Self: Sized,
+    {
+        let dims = self.dims();
+        let dim = Self::Dim::from_dimension(&IxDyn(&dims)).ok_or_else(|| ndarray::ShapeError::from_kind(ndarray::ErrorKind::IncompatibleShape))?;
+        ndarray::Array::from_shape_vec(dim, v)
+    }
 }
 impl ShapeArg for usize {
     type Dim = Ix1;
@@ -164,6 +174,9 @@ impl<D: Dimension> ShapeArg for ndarray::Shape<D> {
     type Dim = D;
     fn dims(self) -> Vec<usize> {
         self.raw_dim().slice().to_vec()
+    }
+    fn array_of_vec<A>(self, v: Vec<A>) -> std::result::Result<ndarray::Array<A, D>, ndarray::ShapeError> {
+        ndarray::Array::from_shape_vec(self, v)
     }
 }
 impl ShapeArg for Vec<usize> {
@@ -427,9 +440,9 @@ impl<A, D: Dimension> Array<A, D> {
     where
         A: Clone,
     {
-        let dims = shape.dims();
-        let a = ndarray::ArrayD::from_shape_vec(IxDyn(&dims), v).map_err(|e| BachError::shape("from_shape_vec", e.to_string()))?;
-        let a = a.into_dimensionality::<D>().map_err(|e| BachError::shape("from_shape_vec", format!("{e}: shape {dims:?} is not {}", dim_name::<D>())))?;
+        let a = shape.array_of_vec(v).map_err(|e| BachError::shape("from_shape_vec", e.to_string()))?;
+        // Bach's values are row-major (the same elements at the same indices).
+        let a = if a.is_standard_layout() { a } else { a.as_standard_layout().into_owned() };
         Ok(Self::from_host(a.into_shared()))
     }
     /// An array of `shape` whose element at each index is `f(index)` (ndarray's
@@ -562,8 +575,12 @@ impl<A, D: Dimension> Array<A, D> {
     pub(crate) fn evaluated(&self) -> &ArcArray<A, D> {
         match self.eval_nd() {
             Ok(v) => v,
-            Err(e) => panic!("bach: cannot evaluate {}: {e}", self.lazy.get().map_or_else(|| "an array".to_string(), |l| l.meta().to_string())),
+            Err(e) => panic!("bach: cannot evaluate {}: {e}", self.described()),
         }
+    }
+    /// The node's dtype and shape, for messages.
+    fn described(&self) -> String {
+        self.lazy.get().map_or_else(|| format!("an array of shape {:?}", self.shape()), |l| l.meta().to_string())
     }
 
     /// The value for writing: evaluated, made this handle's own (copied when any other
@@ -633,80 +650,22 @@ impl<A: Clone, D: Dimension> From<ndarray::Array<A, D>> for Array<A, D> {
     }
 }
 
-/// Display evaluates and prints like ndarray.
-impl<A: fmt::Display + 'static, D: Dimension> fmt::Display for Array<A, D> {
+/// Display evaluates and prints like ndarray (an evaluation that fails prints why).
+impl<A: fmt::Display, D: Dimension> fmt::Display for Array<A, D> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match (self.value_ref(), self.lazy.get()) {
-            (Some(v), _) => match graph_value(v) {
-                Some(v) => display_value(&v, f),
-                None => fmt::Display::fmt(v, f),
-            },
-            (None, Some(lazy)) => display_lazy(lazy, f),
-            (None, None) => unreachable!("an array holds a node or a value"),
+        match self.eval_nd() {
+            Ok(v) => fmt::Display::fmt(v, f),
+            Err(e) => write!(f, "<{} not evaluated: {e}>", self.described()),
         }
     }
 }
-impl<A: fmt::Debug + 'static, D: Dimension> fmt::Debug for Array<A, D> {
+/// ndarray's `Debug`, and the graph node's number when the array has one.
+impl<A: fmt::Debug, D: Dimension> fmt::Debug for Array<A, D> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match (self.value_ref(), self.lazy.get()) {
-            (Some(v), None) => match graph_value(v) {
-                Some(v) => debug_value(&v, f),
-                None => fmt::Debug::fmt(v, f),
-            },
-            (_, Some(lazy)) => debug_lazy(lazy, f),
-            (None, None) => unreachable!("an array holds a node or a value"),
+        match (self.eval_nd(), self.lazy.get()) {
+            (Ok(v), Some(lazy)) => write!(f, "{v:?}, bach #{}", lazy.id()),
+            (Ok(v), None) => fmt::Debug::fmt(v, f),
+            (Err(e), _) => write!(f, "<{} not evaluated: {e}>", self.described()),
         }
-    }
-}
-
-/// A host value of a graph element type as the runtime's `Value` (no copy), so that it is
-/// formatted by the code compiled here.
-fn graph_value<A: 'static, D: Dimension>(v: &ArcArray<A, D>) -> Option<Value> {
-    let v = v.clone().into_dyn();
-    let any: &dyn std::any::Any = &v;
-    fn as_value<B: Element>(any: &dyn std::any::Any) -> Option<Value> {
-        any.downcast_ref::<ArcArray<B, IxDyn>>().map(|v| B::wrap(v.clone()))
-    }
-    as_value::<f64>(any).or_else(|| as_value::<f32>(any)).or_else(|| as_value::<i64>(any)).or_else(|| as_value::<bool>(any))
-}
-
-// Formatting is not generic: ndarray's formatting code is compiled here once, not again in
-// every notebook cell that prints an array.
-
-fn display_value(v: &Value, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-    match v {
-        Value::F64(a) => fmt::Display::fmt(a, f),
-        Value::F32(a) => fmt::Display::fmt(a, f),
-        Value::I64(a) => fmt::Display::fmt(a, f),
-        Value::Bool(a) => fmt::Display::fmt(a, f),
-        _ => write!(f, "<{}: not a host array>", v.meta()),
-    }
-}
-
-fn display_lazy(lazy: &Lazy, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-    match lazy.eval() {
-        Ok(v) => display_value(&v, f),
-        Err(e) => write!(f, "<{} not evaluated: {e}>", lazy.meta()),
-    }
-}
-
-fn debug_value(v: &Value, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-    match v {
-        Value::F64(a) => write!(f, "{a:?}"),
-        Value::F32(a) => write!(f, "{a:?}"),
-        Value::I64(a) => write!(f, "{a:?}"),
-        Value::Bool(a) => write!(f, "{a:?}"),
-        _ => write!(f, "<{}: not a host array>", v.meta()),
-    }
-}
-
-fn debug_lazy(lazy: &Lazy, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-    match lazy.eval() {
-        Ok(Value::F64(a)) => write!(f, "{a:?}, bach #{}", lazy.id()),
-        Ok(Value::F32(a)) => write!(f, "{a:?}, bach #{}", lazy.id()),
-        Ok(Value::I64(a)) => write!(f, "{a:?}, bach #{}", lazy.id()),
-        Ok(Value::Bool(a)) => write!(f, "{a:?}, bach #{}", lazy.id()),
-        Ok(_) => write!(f, "<{} #{}: not a host array>", lazy.meta(), lazy.id()),
-        Err(e) => write!(f, "<{} #{} not evaluated: {e}>", lazy.meta(), lazy.id()),
     }
 }

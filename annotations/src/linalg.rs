@@ -149,6 +149,38 @@ impl<A: Real> Dot<Array<A, Ix1>> for Array<A, Ix1> {
     }
 }
 
+/// ndarray arrays and views in a product with Bach arrays, either side (`view.dot(&a)`,
+/// `a.dot(&view)`), as ndarray's `dot`: the ndarray operand's values become a graph source,
+/// and the product is Bach's (lazy, placed).
+macro_rules! dot_ndarray {
+    ($($L:ty, $R:ty;)*) => {$(
+        impl<A: Real, S: ndarray::Data<Elem = A>> ndarray::linalg::Dot<Array<A, $R>> for ndarray::ArrayBase<S, $L> {
+            type Output = <Array<A, $L> as Dot<Array<A, $R>>>::Output;
+            #[track_caller]
+            fn dot(&self, rhs: &Array<A, $R>) -> Self::Output {
+                Dot::dot(&Array::<A, $L>::from_array(self.to_owned()), rhs)
+            }
+        }
+        impl<A: Real, S: ndarray::Data<Elem = A>> Dot<ndarray::ArrayBase<S, $R>> for Array<A, $L> {
+            type Output = <Array<A, $L> as Dot<Array<A, $R>>>::Output;
+            type Lazy = <Array<A, $L> as Dot<Array<A, $R>>>::Lazy;
+            #[track_caller]
+            fn dot(&self, rhs: &ndarray::ArrayBase<S, $R>) -> Self::Output {
+                Dot::dot(self, &Array::<A, $R>::from_array(rhs.to_owned()))
+            }
+            fn try_dot(&self, rhs: &ndarray::ArrayBase<S, $R>) -> Result<Self::Lazy> {
+                Dot::try_dot(self, &Array::<A, $R>::from_array(rhs.to_owned()))
+            }
+        }
+    )*};
+}
+dot_ndarray! {
+    Ix2, Ix2;
+    Ix2, Ix1;
+    Ix1, Ix2;
+    Ix1, Ix1;
+}
+
 impl<A: Real, D: Dimension> Array<A, D> {
     /// Matrix/vector product, as ndarray's `dot` (see [`Dot`]): panics at this line when the
     /// inner dimensions differ; [`Array::try_dot`] returns it as an error.
