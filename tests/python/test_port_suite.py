@@ -3,7 +3,8 @@ for NumPy users" guide, quick-start and API docs, and common data-science snippe
 in the installed "bach" kernel as written (with ndarray) and then with only its
 `use ndarray...` lines changed to `use bach...`. Every original must run; the ports must
 print exactly what the originals printed for at least the fraction in
-tests/port_suite/THRESHOLD."""
+tests/port_suite/THRESHOLD, and every other case with the one more changed line its
+`// one more line:` comment names."""
 
 import importlib.util
 import pathlib
@@ -42,6 +43,22 @@ def test_port_changes_only_use_lines():
     )
 
 
+def test_one_more_line_changes_exactly_one_line():
+    suite = load_port()
+    src = "// source: x\n// one more line: f(a) ==> f(a.into())\n{\n    use ndarray::prelude::*;\n    f(a)\n}\n"
+    assert suite.port_with_one_more_line(src) == (
+        "// source: x\n// one more line: f(a) ==> f(a.into())\n{\n    use bach::prelude::*;\n    f(a.into())\n}\n"
+    )
+    with pytest.raises(ValueError):
+        suite.port_with_one_more_line(src.replace("    f(a)\n", ""))
+    assert suite.port_with_one_more_line("// source: x\n{\n}\n") is None
+    for f in sorted(CASES.glob("*.rs")):
+        src = f.read_text()
+        if suite.one_more_line(src):
+            changed = suite.port_with_one_more_line(src)
+            assert sum(a != b for a, b in zip(suite.port(src).splitlines(), changed.splitlines())) == 1, f.name
+
+
 def test_cases_are_one_block_of_ndarray_code():
     files = sorted(CASES.glob("*.rs"))
     assert len(files) >= 60, len(files)
@@ -50,7 +67,7 @@ def test_cases_are_one_block_of_ndarray_code():
         src = f.read_text()
         lines = src.splitlines()
         assert lines[0].startswith("// source: "), f.name
-        code = [l for l in lines[1:] if l.strip()]
+        code = [l for l in lines[1:] if l.strip() and not l.lstrip().startswith("//")]
         assert code[0] == "{" and code[-1] == "}", f.name
         assert any(l.lstrip().startswith("use ndarray") for l in lines), f.name
         # The only mention of ndarray outside the `use` lines is the source comment.
@@ -72,3 +89,5 @@ def test_ndarray_code_runs_with_only_the_import_changed(kernel):
         f"{ran} of {total} cases ({ran / total:.2f}) run with only the import changed; "
         f"the threshold is {want}. Failing:\n{failing}"
     )
+    more = suite.summary_with_one_more_line(results)
+    assert more == total, f"only {more} of {total} cases run with at most one more changed line:\n{failing}"

@@ -1,4 +1,5 @@
 // source: written for this suite
+// one more line: sim[[i, j]] = cosine(docs.row(i), docs.row(j)); ==> sim[[i, j]] = cosine(docs.view().row(i), docs.view().row(j));
 {
     use ndarray::prelude::*;
 

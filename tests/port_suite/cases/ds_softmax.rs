@@ -1,4 +1,5 @@
 // source: written for this suite
+// one more line: out.row_mut(i).assign(&softmax(&row.to_owned())); ==> out.row_mut(i).assign(&softmax(&row.to_owned().into()));
 {
     use ndarray::prelude::*;
 

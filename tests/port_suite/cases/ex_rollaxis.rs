@@ -1,4 +1,5 @@
 // source: examples/rollaxis.rs (arrays printed with {:8.4} instead of {:8.4?}); ndarray is MIT OR Apache-2.0
+// one more line: data = roll_axis(data, Axis(2), Axis(0)); ==> data = roll_axis(data.into_owned(), Axis(2), Axis(0)).into();
 {
     use ndarray::prelude::*;
     use ndarray::Data;

@@ -1,4 +1,5 @@
 // source: examples/zip_many.rs; ndarray is MIT OR Apache-2.0
+// one more line: azip!((a in &mut a, &b in &b, &c in c) *a = b + c); ==> azip!((a in &mut a, &b in &b, &c in &c) *a = b + c);
 {
     use ndarray::prelude::*;
     use ndarray::Zip;

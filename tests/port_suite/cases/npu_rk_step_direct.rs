@@ -1,4 +1,5 @@
 // source: src/doc/ndarray_for_numpy_users/rk_step.rs (the direct translation, driven with SciPy's RK23 tableau on y'' = -y); ndarray is MIT OR Apache-2.0
+// one more line: (y_new, f_new, error) ==> (y_new.into(), f_new, error.into())
 {
     use ndarray::prelude::*;
 

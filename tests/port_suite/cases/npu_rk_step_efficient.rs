@@ -1,4 +1,5 @@
 // source: src/doc/ndarray_for_numpy_users/rk_step.rs (the more efficient version, driven with SciPy's RK23 tableau on y'' = -y); ndarray is MIT OR Apache-2.0
+// one more line: (y_new, error) ==> (y_new.into(), error.into())
 {
     use ndarray::prelude::*;
 
