@@ -171,8 +171,8 @@ impl<A: Clone + 'static, D: Dimension> Array<A, D> {
     }
     fn fill(name: &str, shape: Vec<usize>, value: A) -> Self {
         let graph = crate::array::graph_element::<A>();
-        if let (Some((dtype, read)), None) = (graph, small_at_once(&shape)) {
-            return Self::from_node(fill_node(name, dtype, shape, param(&value)), read);
+        if let (Some(g), None) = (graph, small_at_once(&shape)) {
+            return Self::from_node(fill_node(name, g.dtype, shape, param(&value)), g.read);
         }
         // Made here and now (small, see `EAGER_MAX_ELEMENTS`, or not a graph element type).
         let a = ArrayD::from_elem(IxDyn(&shape), value).into_shared().into_dimensionality::<D>().expect("a shape of D's axes");
@@ -268,13 +268,13 @@ impl<A: Real> Array<A, Ix1> {
     }
 }
 
-impl<A: Clone + Zero + One> Array<A, Ix2> {
+impl<A: Clone + Zero + One + 'static> Array<A, Ix2> {
     /// The `n` x `n` identity matrix (ndarray's `eye`).
     pub fn eye(n: usize) -> Self {
         Self::from_shape_fn((n, n), |(i, j)| if i == j { A::one() } else { A::zero() })
     }
 }
-impl<A: Clone + Zero> Array<A, Ix2> {
+impl<A: Clone + Zero + 'static> Array<A, Ix2> {
     /// The square matrix with `diag` on its diagonal (ndarray's `from_diag`; a Bach array is
     /// evaluated).
     #[track_caller]

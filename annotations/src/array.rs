@@ -49,13 +49,26 @@ pub(crate) fn read_node<A: Element>(lazy: &Lazy) -> Result<ArcArray<A, IxDyn>> {
 /// `A`'s dtype and node reader when it is one of the graph's element types (f64, f32, i64,
 /// bool): what code generic over any element type (`Array::zeros`) asks before it makes a
 /// node.
-pub(crate) fn graph_element<A: 'static>() -> Option<(bach_runtime::DType, ReadNode<A>)> {
-    fn of<B: Element, A: 'static>() -> Option<(bach_runtime::DType, ReadNode<A>)> {
-        let read: ReadNode<B> = read_node::<B>;
-        (&read as &dyn std::any::Any).downcast_ref::<ReadNode<A>>().map(|r| (B::DTYPE, *r))
+pub(crate) fn graph_element<A: 'static>() -> Option<GraphElement<A>> {
+    fn of<B: Element, A: 'static>() -> Option<GraphElement<A>> {
+        let g = GraphElement::<B> { dtype: B::DTYPE, read: read_node::<B>, wrap: B::wrap };
+        (&g as &dyn std::any::Any).downcast_ref::<GraphElement<A>>().copied()
     }
     of::<f64, A>().or_else(of::<f32, A>).or_else(of::<i64, A>).or_else(of::<bool, A>)
 }
+
+/// What code generic over any element type needs to make a graph node of `A`s.
+pub(crate) struct GraphElement<A> {
+    pub dtype: bach_runtime::DType,
+    pub read: ReadNode<A>,
+    pub wrap: fn(ArcArray<A, IxDyn>) -> Value,
+}
+impl<A> Clone for GraphElement<A> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<A> Copy for GraphElement<A> {}
 
 /// Host arrays have no node.
 fn no_node<A>(lazy: &Lazy) -> Result<ArcArray<A, IxDyn>> {
@@ -427,30 +440,39 @@ impl<A, D: Dimension> Array<A, D> {
         self.held.as_ref().or_else(|| self.value.get())
     }
 
-    /// An array holding `a`'s data (moved into the session; evaluated already: a graph node
-    /// is made of it when an annotated call needs one).
+    /// An array holding `a`'s data (moved into the session; evaluated already). A large
+    /// array of a graph element type is a source node from here on; a small one (see
+    /// [`EAGER_MAX_ELEMENTS`]) gets its node when a planned op needs one.
     pub fn from_array(a: ndarray::Array<A, D>) -> Self
     where
-        A: Clone,
+        A: Clone + 'static,
     {
-        Self::from_host(a.into_shared())
+        let a = a.into_shared();
+        let s = session::current();
+        match graph_element::<A>() {
+            Some(g) if a.len() > EAGER_MAX_ELEMENTS.min(s.eager_max_elements()) => {
+                let lazy = s.source((g.wrap)(a.clone().into_dyn()), "from_array");
+                Array { lazy: OnceLock::from(lazy), held: Some(a), value: OnceLock::new(), home: None, read: g.read, _marker: PhantomData }
+            }
+            _ => Self::from_host_in(a, s),
+        }
     }
     /// An array of `shape` from `v` in row-major order (ndarray's `from_shape_vec`).
     pub fn from_shape_vec<Sh: ShapeArg<Dim = D>>(shape: Sh, v: Vec<A>) -> Result<Self>
     where
-        A: Clone,
+        A: Clone + 'static,
     {
         let a = shape.array_of_vec(v).map_err(|e| BachError::shape("from_shape_vec", e.to_string()))?;
         // Bach's values are row-major (the same elements at the same indices).
         let a = if a.is_standard_layout() { a } else { a.as_standard_layout().into_owned() };
-        Ok(Self::from_host(a.into_shared()))
+        Ok(Self::from_array(a))
     }
     /// An array of `shape` whose element at each index is `f(index)` (ndarray's
     /// `from_shape_fn`; the index is `usize` for 1-d, a tuple for 2-d to 6-d, `IxDyn` for
     /// dynamic arrays). Computed on the host as it is made.
     pub fn from_shape_fn<Sh: ShapeArg<Dim = D>, F: FnMut(D::Pattern) -> A>(shape: Sh, f: F) -> Self
     where
-        A: Clone,
+        A: Clone + 'static,
     {
         let dim = D::from_dimension(&IxDyn(&shape.dims())).expect("a shape of D's axes");
         Self::from_array(ndarray::Array::from_shape_fn(dim, f))
@@ -637,14 +659,14 @@ impl<A: Element> Array<A, IxDyn> {
     }
 }
 
-impl<A: Clone> Array<A, Ix1> {
+impl<A: Clone + 'static> Array<A, Ix1> {
     /// A 1-D array of `v` (ndarray's `from_vec`).
     pub fn from_vec(v: Vec<A>) -> Self {
         Self::from_array(ndarray::Array1::from_vec(v))
     }
 }
 
-impl<A: Clone, D: Dimension> From<ndarray::Array<A, D>> for Array<A, D> {
+impl<A: Clone + 'static, D: Dimension> From<ndarray::Array<A, D>> for Array<A, D> {
     fn from(a: ndarray::Array<A, D>) -> Self {
         Array::from_array(a)
     }

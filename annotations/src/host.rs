@@ -118,7 +118,7 @@ impl<A: Clone, D: Dimension> From<&Array<A, D>> for ndarray::Array<A, D> {
         a.evaluated().to_owned()
     }
 }
-impl<A: Clone> From<Vec<A>> for Array<A, Ix1> {
+impl<A: Clone + 'static> From<Vec<A>> for Array<A, Ix1> {
     fn from(v: Vec<A>) -> Self {
         Array::from_vec(v)
     }
