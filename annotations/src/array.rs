@@ -578,6 +578,14 @@ impl<A, D: Dimension> Array<A, D> {
             _ => Err(BachError::shape("to_scalar", format!("array of shape {:?} is not a scalar", v.shape()))),
         }
     }
+    /// [`Array::to_scalar`] of a reduction whose ndarray form returns a number: the trace says
+    /// so (`sum` is evaluated at its line; `sum_lazy` keeps it lazy).
+    pub(crate) fn number_for(&self, op: &str) -> Result<A>
+    where
+        A: Clone,
+    {
+        bach_runtime::trace::because(format!("`{op}` returns a number, as ndarray's (`{op}_lazy` keeps it lazy)"), || self.to_scalar())
+    }
     /// The element at `index` (evaluates).
     pub fn get(&self, index: &[usize]) -> Result<A>
     where
@@ -595,7 +603,12 @@ impl<A, D: Dimension> Array<A, D> {
     /// the reason (what ndarray-style code that touches values expects).
     #[track_caller]
     pub(crate) fn evaluated(&self) -> &ArcArray<A, D> {
-        match self.eval_nd() {
+        if let Some(v) = self.value_ref() {
+            return v;
+        }
+        let at = std::panic::Location::caller();
+        let why = format!("ndarray code (iteration, indexing, a view, a closure) needs its values on the host, at line {}", at.line());
+        match bach_runtime::trace::because(why, || self.eval_nd()) {
             Ok(v) => v,
             Err(e) => panic!("bach: cannot evaluate {}: {e}", self.described()),
         }

@@ -142,7 +142,7 @@ impl<A: Real> Dot<Array<A, Ix1>> for Array<A, Ix1> {
     type Lazy = Array<A, Ix0>;
     #[track_caller]
     fn dot(&self, rhs: &Array<A, Ix1>) -> A {
-        or_panic(self.product::<Ix1, Ix0>(rhs).and_then(|p| p.to_scalar()))
+        or_panic(self.product::<Ix1, Ix0>(rhs).and_then(|p| p.number_for("dot")))
     }
     fn try_dot(&self, rhs: &Array<A, Ix1>) -> Result<Array<A, Ix0>> {
         self.product(rhs)

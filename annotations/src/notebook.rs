@@ -378,6 +378,9 @@ pub fn show_plan<A: Element, D: ndarray::Dimension>(a: &Array<A, D>) {
     if a.is_evaluated() {
         let place = a.location().unwrap_or_else(|| "the host".into());
         println!("already computed: the value ({}, shape {:?}) is on {place}; nothing left to plan (`:bach trace` shows how it was computed)", A::DTYPE, a.shape());
+        if let Some(how) = computed_by(a) {
+            println!("{how}");
+        }
         return;
     }
     match a.plan() {
@@ -388,10 +391,24 @@ pub fn show_plan<A: Element, D: ndarray::Dimension>(a: &Array<A, D>) {
 
 /// `:bach explain <expr>`: why each op of a value's plan runs where it runs.
 pub fn show_explain<A: Element, D: ndarray::Dimension>(a: &Array<A, D>) {
+    if let Some(how) = a.is_evaluated().then(|| computed_by(a)).flatten() {
+        println!("{how}");
+    }
     match a.explain() {
         Ok(e) => print!("{e}"),
         Err(e) => panic!("{e}"),
     }
+}
+
+/// For a computed value: the evaluation that computed it, and why it was asked for when the
+/// code said (ndarray code touching its values, a reduction returning a number).
+fn computed_by<A: Element, D: ndarray::Dimension>(a: &Array<A, D>) -> Option<String> {
+    let lazy = a.lazy();
+    let s = lazy.session();
+    let trace = s.trace();
+    let e = trace.evals().rev().find(|e| e.plans.iter().any(|p| p.step_of(lazy.id()).is_some()))?;
+    let why = e.reason.as_deref().map_or_else(|| "asked for by the cell (displayed or evaluated)".to_string(), str::to_string);
+    Some(format!("computed by eval {} (cell {}): {why}", e.eval, e.cell))
 }
 
 /// Evaluations `:bach cost` and the charts look back over.
@@ -633,13 +650,15 @@ pub fn show_trace(which: &str) {
         return;
     };
     if which == "last" {
-        println!("eval {} (cell {}): {} events, {} pieces, {:.3} ms", last.eval, last.cell, last.events.len(), last.pieces, (last.end - last.start).as_secs_f64() * 1e3);
+        let why = last.reason.as_deref().map(|r| format!(" ({r})")).unwrap_or_default();
+        println!("eval {} (cell {}): {} events, {} pieces, {:.3} ms{why}", last.eval, last.cell, last.events.len(), last.pieces, (last.end - last.start).as_secs_f64() * 1e3);
         show_chart(bach_runtime::chart::timeline_svg(last, &s.devices().profiles()));
         return;
     }
     let mut text = String::new();
     for e in &evals {
-        let _ = writeln!(text, "eval {} (cell {}): {} events, {} pieces, {:.3} ms", e.eval, e.cell, e.events.len(), e.pieces, (e.end - e.start).as_secs_f64() * 1e3);
+        let why = e.reason.as_deref().map(|r| format!(" ({r})")).unwrap_or_default();
+        let _ = writeln!(text, "eval {} (cell {}): {} events, {} pieces, {:.3} ms{why}", e.eval, e.cell, e.events.len(), e.pieces, (e.end - e.start).as_secs_f64() * 1e3);
     }
     print!("{text}");
     show_chart(bach_runtime::chart::session_timeline_svg(&evals, &s.devices().profiles()));
@@ -735,6 +754,7 @@ mod tests {
                 start: Duration::ZERO,
                 end: Duration::from_millis(actual_ms),
             }],
+            reason: None,
         };
         let devices = [bach_runtime::DeviceProfile::cpu()];
         let (old, new) = (eval(1, 10, 50), eval(2, 10, 12));

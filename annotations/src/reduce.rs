@@ -259,7 +259,7 @@ impl<A: Real, D: Dimension> Array<A, D> {
     /// lazy form.
     #[track_caller]
     pub fn sum(&self) -> A {
-        or_panic(self.sum_lazy().to_scalar())
+        or_panic(self.sum_lazy().number_for("sum"))
     }
     /// Sum of all elements as a lazy 0-d array (Bach's form: nothing runs until it is
     /// displayed or evaluated).
@@ -321,7 +321,7 @@ impl<A: Real, D: Dimension> Array<A, D> {
     /// Mean of all elements, as ndarray's `mean`: `None` for an empty array (evaluates).
     #[track_caller]
     pub fn mean(&self) -> Option<A> {
-        self.mean_lazy().ok().map(|m| or_panic(m.to_scalar()))
+        self.mean_lazy().ok().map(|m| or_panic(m.number_for("mean")))
     }
     /// Mean of all elements as a lazy 0-d array; an error for an empty array.
     pub fn mean_lazy(&self) -> Result<Array<A, Ix0>> {
@@ -348,7 +348,7 @@ impl<A: Real, D: Dimension> Array<A, D> {
     /// freedom; [`Array::try_var`] returns it as an error, [`Array::var_lazy`] is lazy.
     #[track_caller]
     pub fn var(&self, ddof: A) -> A {
-        or_panic(self.try_var(ddof).and_then(|v| v.to_scalar()))
+        or_panic(self.try_var(ddof).and_then(|v| v.number_for("var")))
     }
     /// [`Array::var`] as a lazy 0-d array.
     #[track_caller]
@@ -366,7 +366,7 @@ impl<A: Real, D: Dimension> Array<A, D> {
     /// Standard deviation; as [`Array::var`].
     #[track_caller]
     pub fn std(&self, ddof: A) -> A {
-        or_panic(self.try_std(ddof).and_then(|v| v.to_scalar()))
+        or_panic(self.try_std(ddof).and_then(|v| v.number_for("std")))
     }
     /// [`Array::std`] as a lazy 0-d array.
     #[track_caller]

@@ -113,7 +113,7 @@ pub(crate) fn execute(env: &Env<'_>, eval: u64, planned: &Arc<Plan>, part: &Grap
         }
     }
     env.progress.finish();
-    (result, EvalTrace { eval, cell: env.cell, start, end: epoch.elapsed(), pieces: plan.total_pieces(), events, plans, stages })
+    (result, EvalTrace { eval, cell: env.cell, start, end: epoch.elapsed(), pieces: plan.total_pieces(), events, plans, stages, reason: None })
 }
 
 /// Stage `s` of `plan` (`None`: the copies at the end) as it ran on `device`: the cost

@@ -512,7 +512,8 @@ impl Session {
             let eval = self.evals.fetch_add(1, Ordering::SeqCst) + 1;
             let progress = crate::progress::Tracker::new(eval, plan.total_pieces());
             let env = exec::Env { devices: &self.devices, epoch: self.epoch, interrupt: &self.interrupt, cost: &cfg.cost, cell: self.cell(), progress, began };
-            let (result, record) = exec::execute(&env, eval, &Arc::new(plan), &part, &mut values);
+            let (result, mut record) = exec::execute(&env, eval, &Arc::new(plan), &part, &mut values);
+            record.reason = crate::trace::current_reason();
             self.trace().push(record);
             for d in self.devices.all() {
                 d.evaluation_done();

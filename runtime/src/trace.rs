@@ -55,6 +55,33 @@ pub struct EvalTrace {
     /// Each stage that ran (and the copies back at the end): the cost model's prediction
     /// beside the time it took.
     pub stages: Vec<StageTime>,
+    /// Why the value was asked for, when code said (see [`because`]): "ndarray code
+    /// (`iter`, indexing, a view) reads its values on the host, at line 12".
+    pub reason: Option<String>,
+}
+
+thread_local! {
+    static REASON: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Run `f`, recording `reason` on each evaluation it starts on this thread (the trace,
+/// `:bach trace` and `:bach explain` show it): what made a lazy value compute there.
+pub fn because<T>(reason: String, f: impl FnOnce() -> T) -> T {
+    let before = REASON.with(|r| r.replace(Some(reason)));
+    struct Restore(Option<String>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            let before = self.0.take();
+            REASON.with(|r| *r.borrow_mut() = before);
+        }
+    }
+    let _restore = Restore(before);
+    f()
+}
+
+/// The reason [`because`] set on this thread, if any.
+pub(crate) fn current_reason() -> Option<String> {
+    REASON.with(|r| r.borrow().clone())
 }
 
 /// One stage of an evaluation, predicted and measured: what `:bach cost` and the
@@ -194,7 +221,17 @@ impl EvalTrace {
                 end: Duration::from_secs_f64(t),
             });
         }
-        EvalTrace { eval: 0, cell, start: Duration::ZERO, end: Duration::from_secs_f64(t), pieces: plan.total_pieces(), events, plans: vec![Arc::new(plan.clone())], stages }
+        EvalTrace {
+            eval: 0,
+            cell,
+            start: Duration::ZERO,
+            end: Duration::from_secs_f64(t),
+            pieces: plan.total_pieces(),
+            events,
+            plans: vec![Arc::new(plan.clone())],
+            stages,
+            reason: None,
+        }
     }
 
     /// The plan as it finally ran.

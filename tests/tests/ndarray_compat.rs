@@ -281,3 +281,21 @@ fn host_arrays_of_any_element_type() {
     assert_eq!(format!("{}", array![1u8, 2]), format!("{}", ndarray::array![1u8, 2]));
     assert_eq!(format!("{:?}", array![1u8, 2]), format!("{:?}", ndarray::array![1u8, 2]));
 }
+
+/// The trace says why a lazy value was computed where ndarray code asked for it.
+#[test]
+fn the_trace_says_why_a_value_was_evaluated() {
+    let s = bach_runtime::Session::new();
+    bach_runtime::with_session(&s, || {
+        let x = &Array1::<f64>::ones(10_000) * 2.0;
+        assert_eq!(x.iter().filter(|&&v| v == 2.0).count(), 10_000);
+        let why = s.trace().last().and_then(|e| e.reason.clone()).expect("a reason");
+        assert!(why.contains("ndarray code") && why.contains("on the host, at line"), "{why}");
+        assert_eq!((&x + 1.0).sum(), 30_000.0);
+        let why = s.trace().last().and_then(|e| e.reason.clone()).expect("a reason");
+        assert!(why.contains("`sum` returns a number") && why.contains("sum_lazy"), "{why}");
+        // An evaluation the code asked for itself says nothing more.
+        (&x * 3.0).eval().unwrap();
+        assert_eq!(s.trace().last().unwrap().reason, None);
+    });
+}

@@ -251,7 +251,7 @@ mod tests {
     }
 
     fn eval(events: Vec<Event>, start: u64, end: u64) -> EvalTrace {
-        EvalTrace { eval: 1, cell: 1, start: Duration::from_micros(start), end: Duration::from_micros(end), pieces: 1, events, plans: vec![], stages: vec![] }
+        EvalTrace { eval: 1, cell: 1, start: Duration::from_micros(start), end: Duration::from_micros(end), pieces: 1, events, plans: vec![], stages: vec![], reason: None }
     }
 
     fn secs(shares: &[Share], c: Category) -> f64 {

@@ -84,6 +84,10 @@ pub(super) fn render(eval: &EvalTrace, devices: &[DeviceProfile], ask: &str) -> 
         }
         html.push_str(&esc(&more));
     }
+    if let Some(why) = &eval.reason {
+        let _ = write!(plain, " · {why}");
+        let _ = write!(html, " · <i>{}</i>", esc(why));
+    }
     let _ = write!(plain, " · {moved} · {ask}");
     let _ = write!(html, " · {moved} · <span style=\"color:#666\">{}</span></div>", esc(ask).replace('`', ""));
     CompactLine { plain, html }

@@ -172,7 +172,7 @@ mod tests {
         }
         let end = t + 4 * 1500 + 200;
         events.push(ev("argmax", 8, 4, 0, None, 0, Merge, end - 150, end, 1 << 20));
-        EvalTrace { eval: 1, cell: 4, start: us(500), end: us(end + 100), pieces: 24, events, plans: vec![], stages: vec![] }
+        EvalTrace { eval: 1, cell: 4, start: us(500), end: us(end + 100), pieces: 24, events, plans: vec![], stages: vec![], reason: None }
     }
 
     /// Our bars: (x, y, width, height, title) in document order.
@@ -297,6 +297,7 @@ mod tests {
             events: vec![ev("sum", 1, 1, 0, None, 0, EventKind::Compute, 10, 90, 8)],
             plans: vec![],
             stages: vec![],
+            reason: None,
         };
         let svg = timeline_svg(&e, &[DeviceProfile::cpu()]);
         let t = texts(&svg);
@@ -309,7 +310,7 @@ mod tests {
 
     #[test]
     fn chart_of_nothing_says_cached() {
-        let e = EvalTrace { eval: 3, cell: 2, start: us(5), end: us(6), pieces: 0, events: vec![], plans: vec![], stages: vec![] };
+        let e = EvalTrace { eval: 3, cell: 2, start: us(5), end: us(6), pieces: 0, events: vec![], plans: vec![], stages: vec![], reason: None };
         let svg = timeline_svg(&e, &devices());
         assert!(texts(&svg).iter().any(|t| t == "nothing ran (all values were cached)"));
         let svg = session_timeline_svg(&[], &devices());
@@ -358,7 +359,7 @@ mod tests {
             events.push(ev(&ops[i % 40], (j % 40) as u64 + 10, 5, 1, None, i as u32, EventKind::Compute, s, s + 1, 1024));
         }
         let end = events.iter().map(|e| e.end).max().unwrap();
-        EvalTrace { eval: 9, cell: 5, start: us(0), end, pieces: 2048, events, plans: vec![], stages: vec![] }
+        EvalTrace { eval: 9, cell: 5, start: us(0), end, pieces: 2048, events, plans: vec![], stages: vec![], reason: None }
     }
 
     #[test]
@@ -398,7 +399,7 @@ mod tests {
             })
             .collect();
         let end = events.iter().map(|e| e.end).max().unwrap();
-        let e = EvalTrace { eval: 1, cell: 1, start: us(0), end, pieces: 100_000, events, plans: vec![], stages: vec![] };
+        let e = EvalTrace { eval: 1, cell: 1, start: us(0), end, pieces: 100_000, events, plans: vec![], stages: vec![], reason: None };
         let t = Instant::now();
         let svg = timeline_svg(&e, &devices());
         let took = t.elapsed();
@@ -513,7 +514,7 @@ mod tests {
             ev("sum", 4, 3, 0, None, 0, Compute, 150, 160, 8),
             ev("sum", 4, 3, 0, None, 0, Merge, 160, 170, 8),
         ];
-        let e = EvalTrace { eval: 1, cell: 3, start: us(0), end: us(310), pieces: 2, events, plans: vec![], stages: vec![] };
+        let e = EvalTrace { eval: 1, cell: 3, start: us(0), end: us(310), pieces: 2, events, plans: vec![], stages: vec![], reason: None };
         let line = compact_line(&e, &devices(), "`:bach trace last` draws its timeline");
         assert_eq!(line.plain, "Bach: 310.0 µs · cpu: sum · gpu 0: exp, mul · 1 copy (8.0 KiB) · `:bach trace last` draws its timeline");
         assert!(!line.plain.contains('\n'));

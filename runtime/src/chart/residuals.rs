@@ -136,7 +136,7 @@ mod tests {
     #[test]
     fn each_stage_has_its_two_bars_and_its_ratio_and_big_errors_are_flagged() {
         let stages = vec![stage(0, 1e-6, 1.5e-6, 0), stage(1, 0.2, 0.9, 1), stage(2, 3.0, 1.0, 0), stage(3, 1e-3, 1.1e-3, 0)];
-        let e = EvalTrace { eval: 4, cell: 2, start: Duration::ZERO, end: Duration::from_secs(9), pieces: 1, events: vec![], plans: vec![], stages };
+        let e = EvalTrace { eval: 4, cell: 2, start: Duration::ZERO, end: Duration::from_secs(9), pieces: 1, events: vec![], plans: vec![], stages, reason: None };
         let svg = render(&[&e], &[DeviceProfile::cpu(), DeviceProfile::hypothetical_gpu("H100", 1 << 30)]);
         let doc = roxmltree::Document::parse(&svg).unwrap();
         let bars = doc.descendants().filter(|n| n.has_tag_name("rect") && n.children().any(|c| c.has_tag_name("title"))).count();
@@ -150,7 +150,7 @@ mod tests {
     fn no_stages_say_so_and_many_are_cut_to_the_most_recent() {
         assert!(render(&[], &[DeviceProfile::cpu()]).contains("no evaluations yet"));
         let stages: Vec<StageTime> = (0..45).map(|i| stage(i, 1e-3, 2e-3, 0)).collect();
-        let e = EvalTrace { eval: 1, cell: 1, start: Duration::ZERO, end: Duration::from_secs(9), pieces: 1, events: vec![], plans: vec![], stages };
+        let e = EvalTrace { eval: 1, cell: 1, start: Duration::ZERO, end: Duration::from_secs(9), pieces: 1, events: vec![], plans: vec![], stages, reason: None };
         let svg = render(&[&e], &[DeviceProfile::cpu()]);
         assert!(svg.contains("15 older stages not shown"));
         assert!(svg.contains("stage 44") && !svg.contains("stage 14 "));
