@@ -271,13 +271,30 @@ impl<A: Element, D: Dimension> Array<A, D> {
     /// array is not 2-d or the row is past its end.
     #[track_caller]
     pub fn row(&self, index: usize) -> Array<A, D::Smaller> {
+        if let Some(r) = self.lane_at_once(0, index) {
+            return r;
+        }
         or_panic(self.slice_elems(&[SliceInfoElem::Index(index as isize), SliceInfoElem::from(..)]))
+    }
+
+    /// Row or column `index` (`axis` 0 or 1) of a small host matrix, copied here and now (see
+    /// `EAGER_MAX_ELEMENTS`); `None` when it does not apply (the slice op says why).
+    fn lane_at_once(&self, axis: usize, index: usize) -> Option<Array<A, D::Smaller>> {
+        let (x, _) = self.small_host()?;
+        if x.ndim() != 2 || index >= x.shape()[axis] {
+            return None;
+        }
+        let lane = x.view().into_dyn().index_axis_move(ndarray::Axis(axis), index).to_owned();
+        Some(Array::from_host_in(lane.into_dimensionality::<D::Smaller>().ok()?.into_shared(), self.home()))
     }
 
     /// Column `index` of a matrix (ndarray's `column`): a 1-d array. Panics at this line when
     /// the array is not 2-d or the column is past its end.
     #[track_caller]
     pub fn column(&self, index: usize) -> Array<A, D::Smaller> {
+        if let Some(c) = self.lane_at_once(1, index) {
+            return c;
+        }
         or_panic(self.slice_elems(&[SliceInfoElem::from(..), SliceInfoElem::Index(index as isize)]))
     }
 
