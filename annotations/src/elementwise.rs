@@ -9,7 +9,7 @@ use bach_runtime::{oa, split, Annotation, BachError, DType, Element, Family, Lau
 use ndarray::{ArrayD, ArrayViewD, Dimension, IxDyn, Zip};
 
 use crate::array::{Array, Host, Operand};
-use crate::kernels::{self, Row};
+use crate::kernels::{self, elementwise_kernel, table_source, Row, ELEMENTS, FLOATS};
 use crate::real::Real;
 use crate::simd;
 
@@ -156,7 +156,7 @@ macro_rules! unary {
             .elementwise()
             .family(family_of($name))
             .weight(weight_of($name))
-            .accelerator_launch($name, kernels::unary_source(), Launch::Elementwise { params: vec![] })
+            .accelerator_launch($name, unary_source(), Launch::Elementwise { params: vec![] })
             .fusable(kernels::fusable(&[stringify!($x)], $c, None, &kernels::FLOATS))
             .shape(|m: &[Meta]| match m[0].dtype {
                 DType::F64 | DType::F32 => Ok(m[0].clone()),
@@ -182,7 +182,7 @@ macro_rules! binary {
             .elementwise()
             .family(family_of($name))
             .weight(weight_of($name))
-            .accelerator_launch($name, kernels::binary_source(), Launch::Elementwise { params: vec![] })
+            .accelerator_launch($name, binary_source(), Launch::Elementwise { params: vec![] })
             .fusable(kernels::fusable(&[stringify!($x), stringify!($y)], $c, $out, &kernels::FLOATS))
             .args([split::rows(), split::rows()])
             .shape(|m: &[Meta]| elementwise_meta($name, m, $out))
@@ -200,14 +200,14 @@ macro_rules! mask {
     ($name:literal, |$x:ident| $body:expr) => {{
         oa($name)
             .elementwise()
-            .accelerator_launch($name, kernels::mask_source(), Launch::Elementwise { params: vec![] })
+            .accelerator_launch($name, mask_source(), Launch::Elementwise { params: vec![] })
             .cpu(|_, args| Ok(Value::from(args[0].array::<bool>($name)?.mapv(|$x: bool| $body))))
             .build()
     }};
     ($name:literal, |$x:ident, $y:ident| $body:expr) => {{
         oa($name)
             .elementwise()
-            .accelerator_launch($name, kernels::mask_source(), Launch::Elementwise { params: vec![] })
+            .accelerator_launch($name, mask_source(), Launch::Elementwise { params: vec![] })
             .args([split::rows(), split::rows()])
             .shape(|m: &[Meta]| elementwise_meta($name, m, None))
             .cpu(|_, args| {
@@ -569,7 +569,7 @@ where
 fn build_where(d: DType) -> Arc<Annotation> {
     oa(WHERE.name)
         .elementwise()
-        .accelerator_launch(kernels::where_entry(d), kernels::where_source(), Launch::Elementwise { params: vec![] })
+        .accelerator_launch(where_entry(d), where_source(), Launch::Elementwise { params: vec![] })
         .args([split::rows(), split::rows(), split::rows()])
         .shape(|m: &[Meta]| {
             if m[0].dtype != DType::Bool {
@@ -814,4 +814,46 @@ mod tests {
             assert_eq!(powi_array(&a.view(), n), a.mapv(|x| x.powi(std::hint::black_box(n))), "n = {n}");
         }
     }
+}
+
+// The accelerator (CUDA C) sources of the op tables above (helpers in `kernels.rs`).
+
+/// Unary math (`sqrt`, `exp`, ... `neg`): entries `<op>_f64`, `<op>_f32`.
+pub fn unary_source() -> &'static str {
+    static SRC: LazyLock<String> = LazyLock::new(|| table_source("unary math", UNARY, &FLOATS));
+    &SRC
+}
+
+/// Binary arithmetic, powf, minimum/maximum and comparisons (bool results):
+/// entries `<op>_f64`, `<op>_f32`.
+pub fn binary_source() -> &'static str {
+    static SRC: LazyLock<String> = LazyLock::new(|| table_source("binary", BINARY, &FLOATS));
+    &SRC
+}
+
+/// Mask ops `and`, `or`, `not`: entries `<op>_bool`.
+pub fn mask_source() -> &'static str {
+    static SRC: LazyLock<String> = LazyLock::new(|| table_source("mask", MASKS, &[DType::Bool]));
+    &SRC
+}
+
+/// `where(mask, a, b)`: the device names an entry by its first argument, the mask, so the
+/// value dtype is part of the entry: `where_<T>` launched as `where_<T>_bool`.
+pub fn where_source() -> &'static str {
+    static SRC: LazyLock<String> = LazyLock::new(|| {
+        let row = WHERE;
+        let mut src = String::from("// bach: where kernels (entry where_<value dtype>, launched with the mask's suffix _bool)\n\n");
+        for d in ELEMENTS {
+            let types = [DType::Bool, d, d];
+            let args: Vec<(&str, DType)> = row.vars.iter().copied().zip(types).collect();
+            elementwise_kernel(&mut src, &format!("{}_bool", where_entry(d)), d, &args, &[], row.c);
+        }
+        src
+    });
+    &SRC
+}
+
+/// The entry of `where` over values of dtype `d`.
+pub(crate) fn where_entry(d: DType) -> String {
+    format!("{}_{d}", WHERE.name)
 }

@@ -31,6 +31,7 @@ mod linalg;
 pub mod ml;
 pub mod notebook;
 mod npy;
+pub mod ops;
 pub mod random;
 mod real;
 mod reduce;

@@ -10,7 +10,10 @@ use ndarray::{s, Array1, ArrayD, ArrayView2, ArrayViewD, Axis, Dimension, Ix0, I
 
 use crate::array::Array;
 use crate::elementwise::or_panic;
-use crate::kernels;
+use std::fmt::Write as _;
+use std::sync::LazyLock;
+
+use crate::kernels::{c_literal, c_type, FLOATS};
 use crate::real::Real;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -200,8 +203,7 @@ impl Reducer {
         let whole = axis.is_none() || ndim == 1;
         let launch_axis = if whole { None } else { axis };
         let op_name = self.entry(launch_axis);
-        let builder =
-            oa(op_name.clone()).accelerator_launch(op_name, kernels::reduce_source(), Launch::Reduce { axis: launch_axis }).shape(move |m: &[Meta]| Ok(reduced_meta(&m[0], axis)));
+        let builder = oa(op_name.clone()).accelerator_launch(op_name, reduce_source(), Launch::Reduce { axis: launch_axis }).shape(move |m: &[Meta]| Ok(reduced_meta(&m[0], axis)));
         let down = !whole && axis == Some(0);
         let builder = if whole || down {
             // Each piece holds some rows: partials merged by the reducer.
@@ -437,4 +439,53 @@ mod tests {
         assert_eq!(nan_min(1.0, 2.0), 1.0);
         assert_eq!(nan_max(1.0, 2.0), 2.0);
     }
+}
+
+/// Reductions ([`Launch::Reduce`]) for every reducer and axis variant: `<op>_<T>` (whole
+/// piece), `<op>_axis0_<T>` (down the rows: cols values), `<op>_axis1_<T>` (along each row:
+/// rows values). One block of 256 threads per output value: each thread folds a strided
+/// share, then a shared-memory tree. Sums accumulate in T (f32 in f32, as the CPU's pairwise
+/// sum); min and max propagate NaN with the CPU's `nan_min`/`nan_max`.
+pub fn reduce_source() -> &'static str {
+    static SRC: LazyLock<String> = LazyLock::new(|| {
+        let mut src = String::from("// bach: reduction kernels, generated from annotations/src/reduce.rs (blocks of 256 threads)\n\n");
+        for r in Reducer::ALL {
+            for axis in [None, Some(0), Some(1)] {
+                for d in FLOATS {
+                    reduce_kernel(&mut src, r, axis, d);
+                }
+            }
+        }
+        src
+    });
+    &SRC
+}
+
+fn reduce_kernel(src: &mut String, r: Reducer, axis: Option<usize>, d: DType) {
+    let t = c_type(d);
+    let pair = r.c_pair();
+    let identity = c_literal(r.identity(), d);
+    let name = format!("{}_{d}", r.entry(axis));
+    // Output o reduces `count` elements x[base + k * step].
+    let (what, outputs, count, base, step) = match axis {
+        None => ("every element", "1", "rows * cols", "0", "1"),
+        Some(0) => ("column o, down the rows", "cols", "rows", "o", "cols"),
+        _ => ("row o, along its columns", "rows", "cols", "o * cols", "1"),
+    };
+    let _ = writeln!(
+        src,
+        "extern \"C\" __global__ void {name}(unsigned long long rows, unsigned long long cols, const {t}* x, {t}* out) {{\n    \
+         __shared__ {t} s[256];\n    \
+         const unsigned long long o = blockIdx.x;  // output o: {what}\n    \
+         if (o >= {outputs}) return;\n    \
+         const unsigned long long count = {count}, base = {base}, step = {step};\n    \
+         {t} acc = {identity};\n    \
+         for (unsigned long long k = threadIdx.x; k < count; k += blockDim.x) {{\n        \
+         const {t} a = acc, b = x[base + k * step];\n        acc = {pair};\n    }}\n    \
+         s[threadIdx.x] = acc;\n    __syncthreads();\n    \
+         for (unsigned int w = blockDim.x / 2; w > 0; w >>= 1) {{\n        \
+         if (threadIdx.x < w) {{\n            const {t} a = s[threadIdx.x], b = s[threadIdx.x + w];\n            s[threadIdx.x] = {pair};\n        }}\n        \
+         __syncthreads();\n    }}\n    \
+         if (threadIdx.x == 0) out[o] = s[0];\n}}\n"
+    );
 }

@@ -305,7 +305,7 @@ int main(int argc, char** argv) {{
     );
     let dir = std::env::temp_dir().join(format!("bach-unary-on-host-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let exe = build(&cxx, &dir, &format!("#include <math.h>\n{}", bach::kernels::unary_source()), &main);
+    let exe = build(&cxx, &dir, &format!("#include <math.h>\n{}", bach::ops::unary_source()), &main);
     let mut xs: Vec<f64> =
         vec![-0.0, 0.0, 0.5, -0.5, 1.5, -2.5, 2.5, 0.49999999999999994, f64::INFINITY, f64::NEG_INFINITY, f64::NAN, 1e300, -1e-300, 5e-324, 3.7, -3.7, 1e-3, 50.0, -1.0, 1.0];
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
