@@ -115,6 +115,7 @@ mod tests {
                 v.extend(params.iter().map(|_| "double".to_string()));
                 v
             }
+            Launch::Reduce { .. } if k.entry.ends_with("_lanes") => vec![U64.into(), U64.into(), U64.into(), format!("const {}*", t(args[0])), format!("{}*", t(out))],
             Launch::Reduce { .. } => vec![U64.into(), U64.into(), format!("const {}*", t(args[0])), format!("{}*", t(out))],
             Launch::Rows { params } => {
                 let mut v = vec![U64.to_string(), U64.to_string()];
@@ -277,6 +278,9 @@ mod tests {
             &x * Array::<A>::random_uniform(vec![40], A::zero(), A::one(), 7),
         ];
         out.push(m.sqrt().sum_axis(Axis(1)));
+        // More than two axes: whole, axis 0, the last axis and a middle one (lanes).
+        let c = Array::<A>::from_shape_vec(vec![2, 4, 5], (0..40).map(|i| A::of(i as f64 * 0.5 - 7.0)).collect()).unwrap();
+        out.extend([c.sum_lazy().into_dyn(), c.sum_axis(Axis(0)), c.max_axis(Axis(2)), c.sum_axis(Axis(1)), c.min_axis(Axis(1)), c.max_axis(Axis(1))]);
         out
     }
 
@@ -416,9 +420,9 @@ mod tests {
         assert!(src.contains("acc = (a != a || a <= b) ? a : b;"));
         assert!(src.contains("__shared__ double s[256];"));
         for r in reduce::Reducer::ALL {
-            for axis in [None, Some(0), Some(1)] {
+            for layout in [reduce::Layout::Whole, reduce::Layout::Down, reduce::Layout::Across, reduce::Layout::Lanes(1)] {
                 for d in FLOATS {
-                    assert!(signature(src, &format!("{}_{d}", r.entry(axis))).is_some());
+                    assert!(signature(src, &format!("{}_{d}", r.entry(layout))).is_some());
                 }
             }
         }

@@ -107,11 +107,15 @@ impl Reducer {
             Reducer::Max => f64::NEG_INFINITY,
         }
     }
-    /// Op name and accelerator entry: `sum` (whole), `sum_axis0`, `sum_axis1`.
-    pub(crate) fn entry(self, axis: Option<usize>) -> String {
-        match axis {
-            None => self.name().to_string(),
-            Some(a) => format!("{}_axis{a}", self.name()),
+    /// Op name and accelerator entry of a reduction laid out as `layout`: `sum` (whole),
+    /// `sum_axis0` (down axis 0), `sum_axis1` (along the last axis), `sum_lanes` (a middle
+    /// axis).
+    pub(crate) fn entry(self, layout: Layout) -> String {
+        match layout {
+            Layout::Whole => self.name().to_string(),
+            Layout::Down => format!("{}_axis0", self.name()),
+            Layout::Across => format!("{}_axis1", self.name()),
+            Layout::Lanes(_) => format!("{}_lanes", self.name()),
         }
     }
     /// Over all elements.
@@ -172,68 +176,81 @@ impl Reducer {
         }
     }
 
-    /// The annotation reducing an array of 3 to 6 axes over `axis` (None: everything), whole
-    /// on the CPU (the piecewise and accelerator kernels reduce 1-d and 2-d arrays).
-    fn nd_annotation(self, axis: Option<usize>) -> Arc<Annotation> {
-        let name = self.entry(axis);
-        oa(format!("{name}_nd"))
-            .family(bach_runtime::Family::Reduce)
-            .unsplittable()
-            .cpu_only("reductions of arrays of more than 2 axes run on the CPU")
-            .shape(move |m: &[Meta]| Ok(reduced_meta(&m[0], axis)))
-            .cpu(move |_, args| {
-                fn typed<A: Real>(r: Reducer, v: ArrayViewD<'_, A>, axis: Option<usize>) -> Value {
-                    match axis {
-                        None => Value::from(ArrayD::from_elem(IxDyn(&[]), r.all(&v))),
-                        Some(a) => Value::from(v.map_axis(Axis(a), |lane| r.all(&lane.into_dyn()))),
-                    }
-                }
-                match &args[0] {
-                    ValueRef::F64(a) => Ok(typed(self, a.view(), axis)),
-                    ValueRef::F32(a) => Ok(typed(self, a.view(), axis)),
-                    v => Err(BachError::dtype(self.name(), "f64 or f32", v.dtype())),
-                }
+    /// Over `layout` of `v` (a piece of any number of axes).
+    fn reduce_piece<A: Real>(self, v: ArrayViewD<'_, A>, layout: Layout) -> Result<ArrayD<A>> {
+        let shape = v.shape().to_vec();
+        let matrix = |rows: usize, cols: usize| -> Result<ndarray::Array2<A>> {
+            let m = v.as_standard_layout().into_owned();
+            m.into_shape_with_order((rows, cols)).map_err(|e| BachError::shape(self.name(), e.to_string()))
+        };
+        let reshaped = |r: Array1<A>, to: &[usize]| r.into_shape_with_order(IxDyn(to)).map_err(|e| BachError::shape(self.name(), e.to_string()));
+        match layout {
+            Layout::Whole => Ok(ArrayD::from_elem(IxDyn(&[]), self.all(&v))),
+            Layout::Down if shape.len() == 2 => Ok(self.down(v.into_dimensionality::<Ix2>().expect("2-d")).into_dyn()),
+            Layout::Across if shape.len() == 2 => Ok(self.across(v.into_dimensionality::<Ix2>().expect("2-d")).into_dyn()),
+            Layout::Down => reshaped(self.down(matrix(shape[0], shape[1..].iter().product())?.view()), &shape[1..]),
+            Layout::Across => {
+                let (last, rest) = shape.split_last().expect("an axis");
+                reshaped(self.across(matrix(rest.iter().product(), *last)?.view()), rest)
+            }
+            Layout::Lanes(a) => Ok(v.map_axis(Axis(a), |lane| self.all(&lane.into_dyn()))),
+        }
+    }
+
+    /// The annotation reducing an `ndim`-d array (any number of axes) over `axis` (None:
+    /// everything), on the CPU and the accelerator, in pieces of axis 0.
+    fn annotation(self, axis: Option<usize>, ndim: usize) -> Arc<Annotation> {
+        let layout = Layout::of(axis, ndim);
+        let op_name = self.entry(layout);
+        let launch_axis = match layout {
+            Layout::Whole => None,
+            _ => axis,
+        };
+        let builder = oa(op_name.clone())
+            .accelerator_launch(op_name.clone(), reduce_source(), Launch::Reduce { axis: launch_axis })
+            .shape(move |m: &[Meta]| Ok(reduced_meta(&m[0], launch_axis)));
+        let builder = match layout {
+            // Each piece holds some rows: partials merged by the reducer.
+            Layout::Whole | Layout::Down => builder.result(Arc::new(Partials::new(op_name, move |parts| self.merge_values(parts)))),
+            // Axis 0 is kept: the pieces' results are rows of the result.
+            Layout::Across | Layout::Lanes(_) => builder.result(split::rows()),
+        };
+        builder
+            .cpu(move |_, args| match &args[0] {
+                ValueRef::F64(a) => self.reduce_piece(a.view(), layout).map(Value::from),
+                ValueRef::F32(a) => self.reduce_piece(a.view(), layout).map(Value::from),
+                v => Err(BachError::dtype(self.name(), "f64 or f32", v.dtype())),
             })
             .build()
     }
+}
 
-    /// The annotation reducing an `ndim`-d array over `axis` (None: everything).
-    fn annotation(self, axis: Option<usize>, ndim: usize) -> Arc<Annotation> {
-        let name = self.name();
-        let whole = axis.is_none() || ndim == 1;
-        let launch_axis = if whole { None } else { axis };
-        let op_name = self.entry(launch_axis);
-        let builder = oa(op_name.clone()).accelerator_launch(op_name, reduce_source(), Launch::Reduce { axis: launch_axis }).shape(move |m: &[Meta]| Ok(reduced_meta(&m[0], axis)));
-        let down = !whole && axis == Some(0);
-        let builder = if whole || down {
-            // Each piece holds some rows: partials merged by the reducer.
-            builder.result(Arc::new(Partials::new(if whole { name.to_string() } else { format!("{name}_axis0") }, move |parts| self.merge_values(parts))))
-        } else {
-            builder.result(split::rows())
-        };
-        builder
-            .cpu(move |_, args| {
-                fn typed<A: Real>(r: Reducer, v: ArrayViewD<'_, A>, whole: bool, down: bool) -> Result<Value> {
-                    if whole {
-                        return Ok(Value::from(ArrayD::from_elem(IxDyn(&[]), r.all(&v))));
-                    }
-                    let m = v.into_dimensionality::<Ix2>().map_err(|e| BachError::shape(r.name(), e.to_string()))?;
-                    Ok(Value::from(if down { r.down(m) } else { r.across(m) }.into_dyn()))
-                }
-                match &args[0] {
-                    ValueRef::F64(a) => typed(self, a.view(), whole, down),
-                    ValueRef::F32(a) => typed(self, a.view(), whole, down),
-                    v => Err(BachError::dtype(name, "f64 or f32", v.dtype())),
-                }
-            })
-            .build()
+/// How a reduction walks its argument: every element, down axis 0, along the last axis, or
+/// along a middle axis (arrays of 3 or more axes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Layout {
+    Whole,
+    Down,
+    Across,
+    Lanes(usize),
+}
+
+impl Layout {
+    fn of(axis: Option<usize>, ndim: usize) -> Layout {
+        match axis {
+            None => Layout::Whole,
+            Some(_) if ndim <= 1 => Layout::Whole,
+            Some(0) => Layout::Down,
+            Some(a) if a + 1 == ndim => Layout::Across,
+            Some(a) => Layout::Lanes(a),
+        }
     }
 }
 
 /// Every reduction annotation: each reducer whole, down axis 0 and along axis 1 (for the
 /// kernel catalogue).
 pub(crate) fn catalog() -> Vec<Arc<Annotation>> {
-    Reducer::ALL.iter().flat_map(|&r| [r.annotation(None, 2), r.annotation(Some(0), 2), r.annotation(Some(1), 2)]).collect()
+    Reducer::ALL.iter().flat_map(|&r| [r.annotation(None, 2), r.annotation(Some(0), 2), r.annotation(Some(1), 2), r.annotation(Some(1), 3)]).collect()
 }
 
 impl<A: Real, D: Dimension> Array<A, D> {
@@ -249,9 +266,6 @@ impl<A: Real, D: Dimension> Array<A, D> {
         };
         if r != Reducer::Sum && n == 0 {
             return Err(BachError::EmptyReduction { op: r.name().to_string() });
-        }
-        if ndim > 2 {
-            return self.call(&r.nd_annotation(axis), &[]);
         }
         self.call(&r.annotation(axis, ndim), &[])
     }
@@ -443,17 +457,22 @@ mod tests {
 
 /// Reductions ([`Launch::Reduce`]) for every reducer and axis variant: `<op>_<T>` (whole
 /// piece), `<op>_axis0_<T>` (down the rows: cols values), `<op>_axis1_<T>` (along each row:
-/// rows values). One block of 256 threads per output value: each thread folds a strided
-/// share, then a shared-memory tree. Sums accumulate in T (f32 in f32, as the CPU's pairwise
-/// sum); min and max propagate NaN with the CPU's `nan_min`/`nan_max`.
+/// rows values), each one block of 256 threads per output value (each thread folds a strided
+/// share, then a shared-memory tree); and `<op>_lanes_<T>` (a middle axis of outer x len x
+/// inner: one thread per output, eight accumulators as the CPU's pairwise sum starts, so
+/// neighbouring threads read neighbouring elements). Sums accumulate in T (f32 in f32, as the
+/// CPU's pairwise sum); min and max propagate NaN with the CPU's `nan_min`/`nan_max`.
 pub fn reduce_source() -> &'static str {
     static SRC: LazyLock<String> = LazyLock::new(|| {
         let mut src = String::from("// bach: reduction kernels, generated from annotations/src/reduce.rs (blocks of 256 threads)\n\n");
         for r in Reducer::ALL {
-            for axis in [None, Some(0), Some(1)] {
+            for layout in [Layout::Whole, Layout::Down, Layout::Across] {
                 for d in FLOATS {
-                    reduce_kernel(&mut src, r, axis, d);
+                    reduce_kernel(&mut src, r, layout, d);
                 }
+            }
+            for d in FLOATS {
+                lanes_kernel(&mut src, r, d);
             }
         }
         src
@@ -461,15 +480,49 @@ pub fn reduce_source() -> &'static str {
     &SRC
 }
 
-fn reduce_kernel(src: &mut String, r: Reducer, axis: Option<usize>, d: DType) {
+/// A middle axis: output `o = i * inner + j` folds `x[(i * len + k) * inner + j]` over `k`
+/// as `pairwise_sum` folds up to 128 elements: eight accumulators over whole blocks of eight,
+/// combined pairwise, then the rest one by one (the same additions in the same order for
+/// lanes of up to 128 elements).
+fn lanes_kernel(src: &mut String, r: Reducer, d: DType) {
     let t = c_type(d);
     let pair = r.c_pair();
     let identity = c_literal(r.identity(), d);
-    let name = format!("{}_{d}", r.entry(axis));
+    let name = format!("{}_{d}", r.entry(Layout::Lanes(1)));
+    let _ = writeln!(
+        src,
+        "extern \"C\" __global__ void {name}(unsigned long long outer, unsigned long long len, unsigned long long inner, const {t}* x, {t}* out) {{\n    \
+         const unsigned long long n = outer * inner;\n    \
+         for (unsigned long long o = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x; o < n; o += (unsigned long long)gridDim.x * blockDim.x) {{\n        \
+         const unsigned long long i = o / inner, j = o % inner, whole = len / 8 * 8;\n        \
+         const {t}* lane = x + i * len * inner + j;\n        \
+         {t} acc[8];\n        \
+         for (int q = 0; q < 8; ++q) acc[q] = {identity};\n        \
+         for (unsigned long long k = 0; k < whole; ++k) {{\n            \
+         const {t} a = acc[k % 8], b = lane[k * inner];\n            acc[k % 8] = {pair};\n        }}\n        \
+         {t} a, b;\n        \
+         a = acc[0]; b = acc[1]; const {t} p01 = {pair};\n        \
+         a = acc[2]; b = acc[3]; const {t} p23 = {pair};\n        \
+         a = acc[4]; b = acc[5]; const {t} p45 = {pair};\n        \
+         a = acc[6]; b = acc[7]; const {t} p67 = {pair};\n        \
+         a = p01; b = p23; const {t} p03 = {pair};\n        \
+         a = p45; b = p67; const {t} p47 = {pair};\n        \
+         a = p03; b = p47; {t} s = {pair};\n        \
+         for (unsigned long long k = whole; k < len; ++k) {{\n            \
+         a = s; b = lane[k * inner]; s = {pair};\n        }}\n        \
+         out[o] = s;\n    }}\n}}\n"
+    );
+}
+
+fn reduce_kernel(src: &mut String, r: Reducer, layout: Layout, d: DType) {
+    let t = c_type(d);
+    let pair = r.c_pair();
+    let identity = c_literal(r.identity(), d);
+    let name = format!("{}_{d}", r.entry(layout));
     // Output o reduces `count` elements x[base + k * step].
-    let (what, outputs, count, base, step) = match axis {
-        None => ("every element", "1", "rows * cols", "0", "1"),
-        Some(0) => ("column o, down the rows", "cols", "rows", "o", "cols"),
+    let (what, outputs, count, base, step) = match layout {
+        Layout::Whole => ("every element", "1", "rows * cols", "0", "1"),
+        Layout::Down => ("column o, down the rows", "cols", "rows", "o", "cols"),
         _ => ("row o, along its columns", "rows", "cols", "o * cols", "1"),
     };
     let _ = writeln!(

@@ -113,9 +113,15 @@ pub enum Launch {
     /// `entry(u64 n, T* out, u64 first, double params...)`: fills a piece of an allocation;
     /// element i of the piece is element `first + i` of the whole value.
     Fill { params: Vec<f64> },
-    /// `entry(u64 rows, u64 cols, const T* x, T* out)`: reduces a row-major rows x cols piece
-    /// (a 1-D piece is rows x 1) along `axis`: `None` to one value, `Some(0)` to cols values,
-    /// `Some(1)` to rows values. Launched with one block of 256 threads per output value.
+    /// Reduces a row-major piece of any number of axes along `axis` (`None`: every axis),
+    /// seen as a rows x cols matrix where it can be:
+    /// `entry(u64 rows, u64 cols, const T* x, T* out)`: `None` to one value (rows x cols is
+    /// every element), `Some(0)` to cols values (rows is axis 0, cols the rest), the last axis
+    /// to rows values (cols is the last axis, rows the rest); each launched with one block of
+    /// 256 threads per output value. A middle axis of an array of 3 or more axes is
+    /// `entry(u64 outer, u64 len, u64 inner, const T* x, T* out)` (an entry named `*_lanes`):
+    /// output `o = i * inner + j` reduces `x[(i * len + k) * inner + j]` over `k`, one thread
+    /// per output, grid-stride loop.
     Reduce { axis: Option<usize> },
     /// A matrix product through the device's BLAS (cuBLAS): no source; the device reads the
     /// shapes of the two arguments (vector/matrix, the four cases of `dot`).

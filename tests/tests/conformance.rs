@@ -279,3 +279,37 @@ fn cpu_results_are_written_in_place_piece_by_piece() {
         }
     });
 }
+
+/// Reductions of arrays of 3 and 4 axes run on the accelerator along any axis (whole, axis 0
+/// and the last axis as a matrix, a middle axis as lanes), in pieces of axis 0, and give the
+/// CPU's values.
+#[test]
+fn reductions_of_more_axes_run_on_the_accelerator_along_any_axis() {
+    for (name, s) in accelerator_sessions(64 << 20) {
+        with_session(&s, || {
+            let shape = [64usize, 24, 16, 9];
+            let n: usize = shape.iter().product();
+            let xs = nd(&shape, uniform_vec(23, n, -2.0, 2.0));
+            let x = Array::from_array(xs.clone());
+            let whole = x.sum_lazy();
+            let plan = whole.plan().unwrap();
+            assert_eq!(plan.stages[plan.step_of(whole.lazy().id()).unwrap().stage].device, ACCEL, "{name}: the whole sum runs on the accelerator:\n{plan}");
+            let want = xs.sum();
+            let got = whole.to_scalar().unwrap();
+            assert!((got - want).abs() <= 1e-12 * want.abs().max(1.0) * n as f64, "{name}: sum {got} against {want}");
+            for axis in 0..4 {
+                let r = x.sum_axis(Axis(axis));
+                let plan = r.plan().unwrap();
+                assert_eq!(plan.stages[plan.step_of(r.lazy().id()).unwrap().stage].device, ACCEL, "{name}: sum_axis({axis}) runs on the accelerator:\n{plan}");
+                assert_close_scaled(&format!("{name}: sum_axis({axis})"), &r.to_array().unwrap(), &xs.sum_axis(Axis(axis)), 1e-13, 2.0 * shape[axis] as f64);
+                let m = x.max_axis(Axis(axis));
+                assert_eq!(m.to_array().unwrap(), xs.fold_axis(Axis(axis), f64::NEG_INFINITY, |a, &b| a.max(b)), "{name}: max_axis({axis})");
+            }
+            // A 3-d middle axis after elementwise work, in one plan.
+            let c = Array::from_array(nd(&[40, 33, 50], uniform_vec(5, 40 * 33 * 50, 0.0, 1.0)));
+            let got = (&c * 2.0).min_axis(Axis(1)).to_array().unwrap();
+            let want = (&c.to_array().unwrap() * 2.0).fold_axis(Axis(1), f64::INFINITY, |a, &b| a.min(b));
+            assert_eq!(got, want, "{name}: min over a middle axis");
+        });
+    }
+}

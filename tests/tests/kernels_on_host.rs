@@ -330,3 +330,59 @@ int main(int argc, char** argv) {{
     }
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// One kernel function of `source` (from its `extern "C"` line to the next one).
+fn function_of(source: &str, name: &str) -> String {
+    let head = format!("extern \"C\" __global__ void {name}(");
+    let at = source.find(&head).unwrap_or_else(|| panic!("no {name} in the source"));
+    let end = source[at + head.len()..].find("extern \"C\"").map_or(source.len(), |e| at + head.len() + e);
+    source[at..end].to_string()
+}
+
+#[test]
+fn the_cuda_lanes_reductions_give_the_cpu_results() {
+    use bach::prelude::*;
+    let Some(cxx) = cxx("the_cuda_lanes_reductions_give_the_cpu_results") else { return };
+    let src = bach::ops::reduce_source();
+    let kernels: String = ["sum_lanes_f64", "min_lanes_f64", "max_lanes_f64"].iter().map(|k| function_of(src, k)).collect();
+    let main = r#"
+int main(int argc, char** argv) {
+    unsigned long long outer = strtoull(argv[3], 0, 10), len = strtoull(argv[4], 0, 10), inner = strtoull(argv[5], 0, 10);
+    std::vector<double> x(outer * len * inner), s(outer * inner), lo(outer * inner), hi(outer * inner);
+    FILE* f = fopen(argv[1], "rb");
+    if (fread(x.data(), 8, x.size(), f) != x.size()) return 2;
+    fclose(f);
+    gridDim.x = 3; blockDim.x = 7;
+    for (blockIdx.x = 0; blockIdx.x < gridDim.x; ++blockIdx.x)
+        for (threadIdx.x = 0; threadIdx.x < blockDim.x; ++threadIdx.x) {
+            sum_lanes_f64(outer, len, inner, x.data(), s.data());
+            min_lanes_f64(outer, len, inner, x.data(), lo.data());
+            max_lanes_f64(outer, len, inner, x.data(), hi.data());
+        }
+    FILE* o = fopen(argv[2], "wb");
+    fwrite(s.data(), 8, s.size(), o); fwrite(lo.data(), 8, lo.size(), o); fwrite(hi.data(), 8, hi.size(), o);
+    fclose(o);
+    return 0;
+}
+"#;
+    let dir = std::env::temp_dir().join(format!("bach-kernels-on-host-lanes-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let exe = build(&cxx, &dir, &kernels, main);
+    let mut rng = Rng(0x5eed_1a4e);
+    // Lanes shorter and longer than a block of eight, and up to the 128 that pairwise sums
+    // add in the same order.
+    for (outer, len, inner) in [(3usize, 37usize, 5usize), (2, 5, 3), (4, 128, 2), (1, 9, 1)] {
+        let v: Vec<f64> = (0..outer * len * inner).map(|_| (rng.below(2_000_000) as f64 - 1e6) / 7.0).collect();
+        let input: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
+        let out = run_on_host(&exe, &dir, input, &[outer.to_string(), len.to_string(), inner.to_string()]);
+        let got: Vec<f64> = out.iter().map(|w| f64::from_le_bytes(*w)).collect();
+        // The CPU's own reductions over the middle axis of a 4-d array (a leading axis of 1).
+        let a = Array::<f64>::from_shape_vec(vec![1, outer, len, inner], v).unwrap();
+        let (s, lo, hi) = (a.sum_axis(Axis(2)), a.min_axis(Axis(2)), a.max_axis(Axis(2)));
+        let n = outer * inner;
+        for (k, want) in [s, lo, hi].iter().enumerate() {
+            let want: Vec<f64> = want.eval().unwrap().iter().copied().collect();
+            assert_eq!(&got[k * n..(k + 1) * n], &want[..], "outer {outer}, len {len}, inner {inner}, reducer {k}");
+        }
+    }
+}

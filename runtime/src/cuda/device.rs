@@ -413,6 +413,12 @@ impl CudaDevice {
         let out_meta = Meta::new(ctx.meta.dtype, g.out_shape);
         let fname = format!("{}_{}", kernel.entry, suffix(x.meta.dtype, at)?);
         let out = self.gpu.pool.alloc(out_meta.bytes(), at)?;
+        if let Some(inner) = g.inner {
+            // A middle axis: one thread per output value.
+            let kargs = [KArg::U64(g.rows), KArg::U64(g.cols), KArg::U64(inner), KArg::U64(x.ptr), KArg::U64(out.ptr)];
+            let grid = if g.outputs == 0 { 0 } else { blocks_for(g.outputs, self.gpu.sms) };
+            return self.launch(at, &kernel.source, &fname, grid, BLOCK, &kargs, inputs, out, out_meta, span);
+        }
         let kargs = [KArg::U64(g.rows), KArg::U64(g.cols), KArg::U64(x.ptr), KArg::U64(out.ptr)];
         self.launch(at, &kernel.source, &fname, grid, REDUCE_BLOCK, &kargs, inputs, out, out_meta, span)
     }

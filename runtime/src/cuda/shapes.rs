@@ -92,24 +92,42 @@ pub(super) fn piece_shape(shape: &[usize], rows: &std::ops::Range<usize>) -> Vec
 pub(super) struct ReduceGeometry {
     pub rows: u64,
     pub cols: u64,
+    /// For a middle axis (a `*_lanes` kernel): elements after the axis; `rows` is then the
+    /// elements before it and `cols` the axis's length.
+    pub inner: Option<u64>,
     pub out_shape: Vec<usize>,
     pub outputs: u64,
 }
 
+/// How a reduction of a value of `shape` over `axis` launches ([`Launch::Reduce`]): whole
+/// (rows x cols is every element), down axis 0 (rows = axis 0, cols = the rest), along the
+/// last axis (rows = the rest, cols = the last axis), or a middle axis (outer x len x inner).
 pub(super) fn reduce_geometry(shape: &[usize], axis: Option<usize>) -> Result<ReduceGeometry, String> {
-    let (rows, cols) = match shape {
-        [] => (1, 1),
-        [r] => (*r, 1),
-        [r, c] => (*r, *c),
-        _ => return Err(format!("reductions of {}-d arrays are not supported on the GPU", shape.len())),
+    let n = shape.len();
+    let prod = |s: &[usize]| s.iter().product::<usize>() as u64;
+    let mut out_shape = shape.to_vec();
+    let (rows, cols, inner) = match axis {
+        None => {
+            out_shape.clear();
+            (shape.first().map_or(1, |&r| r as u64), prod(shape.get(1..).unwrap_or(&[])), None)
+        }
+        Some(a) if a >= n.max(1) => return Err(format!("axis {a} of a {n}-d array")),
+        Some(0) if n <= 1 => {
+            out_shape.clear();
+            (shape.first().map_or(1, |&r| r as u64), 1, None)
+        }
+        Some(a) => {
+            out_shape.remove(a);
+            let (before, len, after) = (prod(&shape[..a]), shape[a] as u64, prod(&shape[a + 1..]));
+            match a {
+                0 => (len, after, None),
+                _ if a == n - 1 => (before, len, None),
+                _ => (before, len, Some(after)),
+            }
+        }
     };
-    let (out_shape, outputs) = match axis {
-        None => (vec![], 1),
-        Some(0) if !shape.is_empty() => (shape[1..].to_vec(), cols),
-        Some(1) if shape.len() == 2 => (vec![rows], rows),
-        Some(a) => return Err(format!("axis {a} of a {}-d array", shape.len())),
-    };
-    Ok(ReduceGeometry { rows: rows as u64, cols: cols as u64, out_shape, outputs: outputs as u64 })
+    let outputs = out_shape.iter().product::<usize>() as u64;
+    Ok(ReduceGeometry { rows, cols, inner, out_shape, outputs })
 }
 
 /// Which argument of `dot` plays a role in a cuBLAS call.
@@ -271,7 +289,16 @@ mod tests {
         assert_eq!((g.rows, g.cols, g.outputs, g.out_shape), (9, 1, 1, vec![]));
         assert_eq!(reduce_geometry(&[], None).unwrap().rows, 1);
         assert!(reduce_geometry(&[9], Some(1)).is_err());
-        assert!(reduce_geometry(&[2, 2, 2], None).is_err());
+        // More axes: whole, axis 0 and the last as a matrix; a middle axis as lanes.
+        let g = reduce_geometry(&[2, 3, 4], None).unwrap();
+        assert_eq!((g.rows * g.cols, g.outputs, g.inner), (24, 1, None));
+        let g = reduce_geometry(&[2, 3, 4], Some(0)).unwrap();
+        assert_eq!((g.rows, g.cols, g.inner, g.outputs, g.out_shape), (2, 12, None, 12, vec![3, 4]));
+        let g = reduce_geometry(&[2, 3, 4], Some(2)).unwrap();
+        assert_eq!((g.rows, g.cols, g.inner, g.outputs, g.out_shape), (6, 4, None, 6, vec![2, 3]));
+        let g = reduce_geometry(&[2, 3, 4, 5], Some(2)).unwrap();
+        assert_eq!((g.rows, g.cols, g.inner, g.outputs, g.out_shape), (6, 4, Some(5), 30, vec![2, 3, 5]));
+        assert!(reduce_geometry(&[2, 2, 2], Some(3)).is_err());
     }
 
     #[test]
