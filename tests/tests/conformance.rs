@@ -313,3 +313,28 @@ fn reductions_of_more_axes_run_on_the_accelerator_along_any_axis() {
         });
     }
 }
+
+/// A broadcast the accelerator's elementwise kernels cannot index (an argument varying over
+/// axes that are not one run of the result's, e.g. `[a, 1, c]` under `[a, b, c]`) is planned
+/// on the CPU, saying why, and gives ndarray's values; one that is a run goes to the
+/// accelerator.
+#[test]
+fn broadcasts_the_kernels_cannot_index_stay_on_the_cpu() {
+    for (name, s) in accelerator_sessions(64 << 20) {
+        with_session(&s, || {
+            let xs = nd(&[30, 40, 50], uniform_vec(3, 30 * 40 * 50, 0.0, 1.0));
+            let x = Array::from_array(xs.clone());
+            let means = x.mean_axis(Axis(1)).unwrap().insert_axis(Axis(1));
+            let centred = &x - &means;
+            let plan = centred.plan().unwrap();
+            let step = plan.step_of(centred.lazy().id()).unwrap();
+            assert_eq!(plan.stages[step.stage].device, CPU, "{name}: [30, 1, 50] under [30, 40, 50] runs on the CPU:\n{plan}");
+            assert!(step.reason.to_string().contains("not one contiguous run"), "{name}: {}", step.reason);
+            let want = &xs - &xs.mean_axis(Axis(1)).unwrap().insert_axis(Axis(1));
+            assert_close_scaled(&name, &centred.to_array().unwrap(), &want, 1e-13, 1.0);
+            let rows = &x * &Array::from_array(nd(&[40, 50], uniform_vec(4, 2000, 1.0, 2.0)));
+            let plan = rows.plan().unwrap();
+            assert_eq!(plan.stages[plan.step_of(rows.lazy().id()).unwrap().stage].device, ACCEL, "{name}: trailing axes broadcast on the accelerator:\n{plan}");
+        });
+    }
+}

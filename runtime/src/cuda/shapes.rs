@@ -43,39 +43,7 @@ pub(super) fn broadcast_shape(shapes: &[&[usize]]) -> Result<Vec<usize>, String>
     Ok(out)
 }
 
-/// How element `i` of an output of shape `out` finds its element in an argument of shape
-/// `arg`: at `(i / div) % modulo` (the [`crate::Launch::Elementwise`] convention). The
-/// argument's axes that are not 1 must be one contiguous run of the output's axes (same
-/// shape, a scalar, trailing axes such as `[cols]` under `[rows, cols]`, leading axes such
-/// as `[rows, 1]` under `[rows, cols]`); anything else is refused.
-pub(super) fn index_map(arg: &[usize], out: &[usize]) -> Result<(u64, u64), String> {
-    if arg.len() > out.len() {
-        return Err(format!("an argument of shape {arg:?} has more axes than the result {out:?}"));
-    }
-    let pad = out.len() - arg.len();
-    let dim = |k: usize| if k < pad { 1 } else { arg[k - pad] };
-    // Axes where the argument varies (its size equals the output's and is not 1).
-    let mut first = None;
-    let mut last = None;
-    for (k, &o) in out.iter().enumerate() {
-        let a = dim(k);
-        if a == o && o != 1 {
-            first.get_or_insert(k);
-            last = Some(k);
-        } else if a != 1 && a != o {
-            return Err(format!("an argument of shape {arg:?} does not broadcast to {out:?}"));
-        }
-    }
-    let (Some(first), Some(last)) = (first, last) else {
-        return Ok((1, 1));
-    };
-    if (first..=last).any(|k| dim(k) != out[k]) {
-        return Err(format!("an argument of shape {arg:?} broadcast to {out:?} is not one contiguous run of axes: the GPU kernels cannot index it (run it on the CPU)"));
-    }
-    let div: usize = out[last + 1..].iter().product();
-    let modulo: usize = out[first..=last].iter().product();
-    Ok((div as u64, modulo as u64))
-}
+pub(super) use crate::annotation::broadcast_index as index_map;
 
 /// Shape of the piece covering `rows` of a value of shape `shape` (a 0-d value is whole).
 pub(super) fn piece_shape(shape: &[usize], rows: &std::ops::Range<usize>) -> Vec<usize> {

@@ -19,7 +19,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use super::{Allocation, Budget, GraphPart, Reason};
-use crate::annotation::OpKind;
+use crate::annotation::{broadcast_index, Launch, OpKind};
 use crate::cost::{CostModel, Direction};
 use crate::profile::{DeviceId, DeviceKind, DeviceProfile, CPU};
 use crate::units::bytes;
@@ -205,8 +205,14 @@ pub(crate) fn problem(part: &GraphPart, consumers: &[Vec<usize>], devices: &[Dev
                     None => true,
                 };
                 let forced = node.forced;
-                (n.at, n.reason) = match (node.op.cpu_only_reason(), accel, has_version) {
-                    (Some(why), _, _) => (At::Fixed(CPU), Reason::CpuOnly(why.to_string())),
+                // Elementwise kernels index each argument as `(i / div) % mod`: a broadcast
+                // that is not one run of the result's axes stays on the CPU.
+                let unindexable = match node.op.accelerator().map(|k| &k.launch) {
+                    Some(Launch::Elementwise { .. }) if accel.is_some() => node.inputs.iter().find_map(|&u| broadcast_index(&part.nodes[u].meta.shape, &node.meta.shape).err()),
+                    _ => None,
+                };
+                (n.at, n.reason) = match (node.op.cpu_only_reason().map(str::to_string).or(unindexable), accel, has_version) {
+                    (Some(why), _, _) => (At::Fixed(CPU), Reason::CpuOnly(why)),
                     (None, None, _) => (At::Fixed(CPU), forced.filter(|f| f.accelerator).map_or(Reason::NoAcceleratorPresent, Reason::ForcedUnavailable)),
                     (None, Some(_), false) => (At::Fixed(CPU), forced.filter(|f| f.accelerator).map_or(Reason::NoAcceleratorVersion, Reason::ForcedUnavailable)),
                     (None, Some(a), true) if !fits => {
