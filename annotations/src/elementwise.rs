@@ -751,6 +751,48 @@ impl<D: Dimension> std::ops::Not for Array<bool, D> {
     }
 }
 
+// The accelerator (CUDA C) sources of the op tables above (helpers in `kernels.rs`).
+
+/// Unary math (`sqrt`, `exp`, ... `neg`): entries `<op>_f64`, `<op>_f32`.
+pub fn unary_source() -> &'static str {
+    static SRC: LazyLock<String> = LazyLock::new(|| table_source("unary math", UNARY, &FLOATS));
+    &SRC
+}
+
+/// Binary arithmetic, powf, minimum/maximum and comparisons (bool results):
+/// entries `<op>_f64`, `<op>_f32`.
+pub fn binary_source() -> &'static str {
+    static SRC: LazyLock<String> = LazyLock::new(|| table_source("binary", BINARY, &FLOATS));
+    &SRC
+}
+
+/// Mask ops `and`, `or`, `not`: entries `<op>_bool`.
+pub fn mask_source() -> &'static str {
+    static SRC: LazyLock<String> = LazyLock::new(|| table_source("mask", MASKS, &[DType::Bool]));
+    &SRC
+}
+
+/// `where(mask, a, b)`: the device names an entry by its first argument, the mask, so the
+/// value dtype is part of the entry: `where_<T>` launched as `where_<T>_bool`.
+pub fn where_source() -> &'static str {
+    static SRC: LazyLock<String> = LazyLock::new(|| {
+        let row = WHERE;
+        let mut src = String::from("// bach: where kernels (entry where_<value dtype>, launched with the mask's suffix _bool)\n\n");
+        for d in ELEMENTS {
+            let types = [DType::Bool, d, d];
+            let args: Vec<(&str, DType)> = row.vars.iter().copied().zip(types).collect();
+            elementwise_kernel(&mut src, &format!("{}_bool", where_entry(d)), d, &args, &[], row.c);
+        }
+        src
+    });
+    &SRC
+}
+
+/// The entry of `where` over values of dtype `d`.
+pub(crate) fn where_entry(d: DType) -> String {
+    format!("{}_{d}", WHERE.name)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -814,46 +856,4 @@ mod tests {
             assert_eq!(powi_array(&a.view(), n), a.mapv(|x| x.powi(std::hint::black_box(n))), "n = {n}");
         }
     }
-}
-
-// The accelerator (CUDA C) sources of the op tables above (helpers in `kernels.rs`).
-
-/// Unary math (`sqrt`, `exp`, ... `neg`): entries `<op>_f64`, `<op>_f32`.
-pub fn unary_source() -> &'static str {
-    static SRC: LazyLock<String> = LazyLock::new(|| table_source("unary math", UNARY, &FLOATS));
-    &SRC
-}
-
-/// Binary arithmetic, powf, minimum/maximum and comparisons (bool results):
-/// entries `<op>_f64`, `<op>_f32`.
-pub fn binary_source() -> &'static str {
-    static SRC: LazyLock<String> = LazyLock::new(|| table_source("binary", BINARY, &FLOATS));
-    &SRC
-}
-
-/// Mask ops `and`, `or`, `not`: entries `<op>_bool`.
-pub fn mask_source() -> &'static str {
-    static SRC: LazyLock<String> = LazyLock::new(|| table_source("mask", MASKS, &[DType::Bool]));
-    &SRC
-}
-
-/// `where(mask, a, b)`: the device names an entry by its first argument, the mask, so the
-/// value dtype is part of the entry: `where_<T>` launched as `where_<T>_bool`.
-pub fn where_source() -> &'static str {
-    static SRC: LazyLock<String> = LazyLock::new(|| {
-        let row = WHERE;
-        let mut src = String::from("// bach: where kernels (entry where_<value dtype>, launched with the mask's suffix _bool)\n\n");
-        for d in ELEMENTS {
-            let types = [DType::Bool, d, d];
-            let args: Vec<(&str, DType)> = row.vars.iter().copied().zip(types).collect();
-            elementwise_kernel(&mut src, &format!("{}_bool", where_entry(d)), d, &args, &[], row.c);
-        }
-        src
-    });
-    &SRC
-}
-
-/// The entry of `where` over values of dtype `d`.
-pub(crate) fn where_entry(d: DType) -> String {
-    format!("{}_{d}", WHERE.name)
 }

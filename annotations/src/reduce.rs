@@ -434,27 +434,6 @@ impl<A: Real, D: Dimension> Array<A, D> {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn pairwise_matches_exact_small_sums() {
-        let x: Vec<f64> = (1..=1000).map(|i| i as f64).collect();
-        assert_eq!(pairwise_sum(&x), 500500.0);
-        assert_eq!(pairwise_sum::<f64>(&[]), 0.0);
-    }
-
-    #[test]
-    fn nan_propagates_through_min_and_max() {
-        assert!(nan_min(f64::NAN, 1.0).is_nan());
-        assert!(nan_min(1.0, f64::NAN).is_nan());
-        assert!(nan_max(1.0, f64::NAN).is_nan());
-        assert_eq!(nan_min(1.0, 2.0), 1.0);
-        assert_eq!(nan_max(1.0, 2.0), 2.0);
-    }
-}
-
 /// Reductions ([`Launch::Reduce`]) for every reducer and axis variant: `<op>_<T>` (whole
 /// piece), `<op>_axis0_<T>` (down the rows: cols values), `<op>_axis1_<T>` (along each row:
 /// rows values), each one block of 256 threads per output value (each thread folds a strided
@@ -541,4 +520,25 @@ fn reduce_kernel(src: &mut String, r: Reducer, layout: Layout, d: DType) {
          __syncthreads();\n    }}\n    \
          if (threadIdx.x == 0) out[o] = s[0];\n}}\n"
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pairwise_matches_exact_small_sums() {
+        let x: Vec<f64> = (1..=1000).map(|i| i as f64).collect();
+        assert_eq!(pairwise_sum(&x), 500500.0);
+        assert_eq!(pairwise_sum::<f64>(&[]), 0.0);
+    }
+
+    #[test]
+    fn nan_propagates_through_min_and_max() {
+        assert!(nan_min(f64::NAN, 1.0).is_nan());
+        assert!(nan_min(1.0, f64::NAN).is_nan());
+        assert!(nan_max(1.0, f64::NAN).is_nan());
+        assert_eq!(nan_min(1.0, 2.0), 1.0);
+        assert_eq!(nan_max(1.0, 2.0), 2.0);
+    }
 }
