@@ -606,8 +606,9 @@ impl<A, D: Dimension> Array<A, D> {
         if let Some(v) = self.value_ref() {
             return v;
         }
-        let at = std::panic::Location::caller();
-        let why = format!("ndarray code (iteration, indexing, a view, a closure) needs its values on the host, at line {}", at.line());
+        // (No line: in a notebook the caller's line is in evcxr's generated source, not the
+        // cell's; the trace names the cell.)
+        let why = "ndarray code (iteration, indexing, a view, a closure) needs its values on the host".to_string();
         match bach_runtime::trace::because(why, || self.eval_nd()) {
             Ok(v) => v,
             Err(e) => panic!("bach: cannot evaluate {}: {e}", self.described()),

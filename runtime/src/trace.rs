@@ -56,7 +56,7 @@ pub struct EvalTrace {
     /// beside the time it took.
     pub stages: Vec<StageTime>,
     /// Why the value was asked for, when code said (see [`because`]): "ndarray code
-    /// (`iter`, indexing, a view) reads its values on the host, at line 12".
+    /// (iteration, indexing, a view, a closure) needs its values on the host".
     pub reason: Option<String>,
 }
 

@@ -290,7 +290,7 @@ fn the_trace_says_why_a_value_was_evaluated() {
         let x = &Array1::<f64>::ones(10_000) * 2.0;
         assert_eq!(x.iter().filter(|&&v| v == 2.0).count(), 10_000);
         let why = s.trace().last().and_then(|e| e.reason.clone()).expect("a reason");
-        assert!(why.contains("ndarray code") && why.contains("on the host, at line"), "{why}");
+        assert!(why.contains("ndarray code") && why.contains("on the host"), "{why}");
         assert_eq!((&x + 1.0).sum(), 30_000.0);
         let why = s.trace().last().and_then(|e| e.reason.clone()).expect("a reason");
         assert!(why.contains("`sum` returns a number") && why.contains("sum_lazy"), "{why}");

@@ -208,7 +208,9 @@ pub(crate) fn problem(part: &GraphPart, consumers: &[Vec<usize>], devices: &[Dev
                 // Elementwise kernels index each argument as `(i / div) % mod`: an elementwise
                 // op's broadcast that is not one run of the result's axes stays on the CPU.
                 let unindexable = match node.op.accelerator().map(|k| &k.launch) {
-                    Some(Launch::Elementwise { .. }) if accel.is_some() && node.op.elementwise => node.inputs.iter().find_map(|&u| broadcast_index(&part.nodes[u].meta.shape, &node.meta.shape).err()),
+                    Some(Launch::Elementwise { .. }) if accel.is_some() && node.op.elementwise => {
+                        node.inputs.iter().find_map(|&u| broadcast_index(&part.nodes[u].meta.shape, &node.meta.shape).err())
+                    }
                     _ => None,
                 };
                 (n.at, n.reason) = match (node.op.cpu_only_reason().map(str::to_string).or(unindexable), accel, has_version) {
