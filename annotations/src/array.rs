@@ -584,6 +584,10 @@ impl<A, D: Dimension> Array<A, D> {
     where
         A: Clone,
     {
+        if self.value_ref().is_some() {
+            // Computed at once (a small value): no evaluation to give a reason to.
+            return self.to_scalar();
+        }
         bach_runtime::trace::because(format!("`{op}` returns a number, as ndarray's (`{op}_lazy` keeps it lazy)"), || self.to_scalar())
     }
     /// The element at `index` (evaluates).
