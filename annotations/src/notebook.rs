@@ -9,6 +9,7 @@
 
 use std::ffi::c_int;
 use std::fmt::Write as _;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Once};
 
 use bach_runtime::{json, session, BachError, Element, Lazy, Session, Value};
@@ -23,6 +24,21 @@ pub const PANIC_MARKER: &str = "\u{1e}BACH_PANIC ";
 pub const END_MARKER: &str = "\u{1e}BACH_END";
 /// Starts a stdout line asking the kernel to clear the cell's output (`now` or `wait`).
 pub const CLEAR_MARKER: &str = "\u{1e}BACH_CLEAR ";
+/// Starts the stdout line [`cell`] prints (then the cell's number): the cell's code runs now,
+/// its compile is over. The kernel interrupts a compile by cancelling it, a running cell by
+/// signalling it.
+pub const RUN_MARKER: &str = "\u{1e}BACH_RUN ";
+/// The message of the panic [`tick`] raises on an interrupt.
+pub const INTERRUPTED: &str = "interrupted";
+
+/// Set by the interrupt signal, cleared when a cell starts; [`tick`] stops the cell on it.
+static INTERRUPT: AtomicBool = AtomicBool::new(false);
+
+thread_local! {
+    /// Whether this thread runs the cells (evcxr's runtime thread): only it stops on an
+    /// interrupt, so a thread a cell started (a background loop) keeps running.
+    static CELL_THREAD: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
 
 static INIT: Once = Once::new();
 
@@ -36,6 +52,7 @@ unsafe extern "C" {
 
 extern "C" fn on_interrupt(_signal: c_int) {
     // Only atomic operations here: a signal handler may run between any two instructions.
+    INTERRUPT.store(true, Ordering::SeqCst);
     if let Some(s) = session::global_if_made() {
         s.interrupt();
     }
@@ -60,6 +77,45 @@ pub fn cell(n: u64) {
         }));
     });
     session::set_global_cell(n);
+    INTERRUPT.store(false, Ordering::SeqCst);
+    CELL_THREAD.with(|c| c.set(true));
+    println!("{RUN_MARKER}{n}");
+}
+
+/// Stops the cell if the user interrupted it: the kernel puts a call at the top of each loop
+/// body and closure of a cell (kernel/src/interruptible.rs). One relaxed load while nothing is
+/// interrupted. The panic it raises ends the cell like any panic in it: variables of earlier
+/// cells and the Bach session are kept, and the kernel shows it as an interrupt at this line.
+#[inline]
+#[track_caller]
+pub fn tick() {
+    if INTERRUPT.load(Ordering::Relaxed) {
+        interrupted();
+    }
+}
+
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn interrupted() {
+    if CELL_THREAD.with(|c| c.get()) && INTERRUPT.swap(false, Ordering::SeqCst) {
+        panic!("{INTERRUPTED}");
+    }
+}
+
+/// `std::thread::sleep` that an interrupt stops: the kernel calls this for the cell's
+/// `std::thread::sleep` and `thread::sleep` (std's sleeps on through signals).
+#[track_caller]
+pub fn sleep(duration: std::time::Duration) {
+    let end = std::time::Instant::now() + duration;
+    loop {
+        tick();
+        let now = std::time::Instant::now();
+        if now >= end {
+            return;
+        }
+        std::thread::sleep((end - now).min(std::time::Duration::from_millis(20)));
+    }
 }
 
 /// The prelude's `bach_session`: the notebook's Bach session, which derefs to

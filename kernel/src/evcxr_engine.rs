@@ -23,6 +23,10 @@ const PANIC_MARKER: &str = "\u{1e}BACH_PANIC ";
 const CLEAR_MARKER: &str = "\u{1e}BACH_CLEAR ";
 /// Printed by `bach::notebook::cell_end` at the end of a cell that uses `?` (question_mark.rs).
 const END_MARKER: &str = "\u{1e}BACH_END";
+/// Printed by `bach::notebook::cell(n)` when cell `n`'s code starts: its compile is over.
+const RUN_MARKER: &str = "\u{1e}BACH_RUN ";
+/// The message of the panic `bach::notebook::tick` raises on an interrupt (interruptible.rs).
+const INTERRUPTED_PANIC: &str = "interrupted";
 /// How long an interrupted cell may take to reach a piece boundary before the kernel
 /// restarts the Rust process (user code stuck outside Bach).
 const INTERRUPT_GRACE: Duration = Duration::from_secs(3);
@@ -45,6 +49,83 @@ struct Running {
     child: Mutex<Option<Arc<Mutex<std::process::Child>>>>,
     /// The kernel killed the process because the interrupted cell did not stop.
     killed: AtomicBool,
+    /// The cell's code started in the Rust process (its compile is over).
+    started: AtomicBool,
+    /// The user interrupted the cell.
+    interrupted: AtomicBool,
+}
+
+impl Running {
+    /// Stop cell `cell`'s code: the signal sets the flag Bach's pieces and the cell's ticks
+    /// check; if the cell is still busy after [`INTERRUPT_GRACE`], it is stuck where nothing
+    /// checks, and the kernel restarts the Rust process.
+    fn signal(self: &Arc<Self>, cell: u64) {
+        let child = self.child.lock().unwrap().clone();
+        let Some(child) = child else { return };
+        let pid = child.lock().map(|c| c.id()).unwrap_or(0);
+        if pid != 0 {
+            // SAFETY: sending a signal to our own child process.
+            unsafe { libc::kill(pid as libc::pid_t, libc::SIGUSR1) };
+        }
+        let running = self.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(INTERRUPT_GRACE);
+            if running.busy.load(Ordering::SeqCst) && running.cell.load(Ordering::SeqCst) == cell {
+                running.killed.store(true, Ordering::SeqCst);
+                let _ = child.lock().map(|mut c| c.kill());
+            }
+        });
+    }
+
+    /// Cancel cell `cell`'s compile: end every cargo this kernel started (and what it runs),
+    /// again each time evcxr starts one, until the cell ends. Should the compile have finished
+    /// first, the cell's code is signalled when it starts (see `run`).
+    fn cancel_compile(self: &Arc<Self>, cell: u64) {
+        let running = self.clone();
+        std::thread::spawn(move || {
+            let child = running.child.lock().unwrap().clone().map(|c| c.lock().map(|c| c.id()).unwrap_or(0)).unwrap_or(0);
+            while running.busy.load(Ordering::SeqCst) && running.cell.load(Ordering::SeqCst) == cell && !running.started.load(Ordering::SeqCst) {
+                kill_builds(std::process::id(), child);
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        });
+    }
+}
+
+/// Kill each `cargo` process below `root` (not below `keep`, the Rust process) with all it
+/// started. Read from /proc; elsewhere nothing happens and the compile runs to its end.
+fn kill_builds(root: u32, keep: u32) {
+    let Ok(dir) = std::fs::read_dir("/proc") else { return };
+    // (pid, parent, command name)
+    let procs: Vec<(u32, u32, String)> = dir
+        .filter_map(|e| {
+            let pid: u32 = e.ok()?.file_name().to_str()?.parse().ok()?;
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+            let (name, rest) = stat.split_once(" (")?.1.rsplit_once(") ")?;
+            let parent: u32 = rest.split_whitespace().nth(1)?.parse().ok()?;
+            Some((pid, parent, name.to_string()))
+        })
+        .collect();
+    let below = |pid: u32, top: u32| {
+        let mut p = pid;
+        for _ in 0..64 {
+            if p == top {
+                return true;
+            }
+            match procs.iter().find(|x| x.0 == p) {
+                Some(x) if x.1 != 0 && x.1 != p => p = x.1,
+                _ => return false,
+            }
+        }
+        false
+    };
+    let cargos: Vec<u32> = procs.iter().filter(|p| p.2 == "cargo" && below(p.0, root) && (keep == 0 || !below(p.0, keep))).map(|p| p.0).collect();
+    for (pid, _, _) in &procs {
+        if cargos.iter().any(|&c| below(*pid, c)) {
+            // SAFETY: a plain kill(2) of a build process this kernel started.
+            unsafe { libc::kill(*pid as libc::pid_t, libc::SIGKILL) };
+        }
+    }
 }
 
 /// evcxr and the Rust process, once started.
@@ -222,7 +303,7 @@ impl EvcxrEngine {
 
     /// Run evcxr on `code`, forwarding the child's output as it comes. Returns evcxr's result
     /// and the panic the child reported, if any.
-    fn run(started: &mut Started, code: &str, out: &mut dyn Output) -> CellRun {
+    fn run(started: &mut Started, running: &Arc<Running>, count: u32, code: &str, out: &mut dyn Output) -> CellRun {
         let done = AtomicBool::new(false);
         let ctx = &mut started.ctx;
         let (stdout, stderr) = (&started.outputs.stdout, &started.outputs.stderr);
@@ -255,6 +336,15 @@ impl EvcxrEngine {
                         }
                     } else if line == END_MARKER {
                         reached_end = true;
+                    } else if let Some(n) = line.strip_prefix(RUN_MARKER) {
+                        // The cell's code started: its compile is over. An interrupt that came
+                        // during the compile, too late to cancel it, stops the code now.
+                        if n == count.to_string() {
+                            running.started.store(true, Ordering::SeqCst);
+                            if running.interrupted.load(Ordering::SeqCst) {
+                                running.signal(running.cell.load(Ordering::SeqCst));
+                            }
+                        }
                     } else if let Some(when) = line.strip_prefix(CLEAR_MARKER) {
                         out.clear(when == "wait");
                     } else if let Some(json) = line.strip_prefix(PANIC_MARKER) {
@@ -375,19 +465,36 @@ fn cell_error(ename: &str, count: u32, message: &str, more: Vec<String>) -> Exec
 /// message, without paths into the installed crates.
 fn panic_error(message: &str, location: &str, cell: &str, build_dir: &Path, count: u32) -> ExecError {
     let kept = "Variables defined by earlier cells, and the Bach session, are kept; those this cell defined are not.".to_string();
+    let interrupt = message == INTERRUPTED_PANIC;
     if message.contains("evaluation interrupted") {
         return cell_error("Interrupted", count, message, vec![kept]);
     }
+
     let Some(line) = location.strip_prefix("src/lib.rs:").and_then(|l| l.split(':').next()?.parse::<usize>().ok()) else {
-        return cell_error("Error", count, message, vec![kept]);
+        return match interrupt {
+            true => cell_error("Interrupted", count, "interrupted: the cell stopped", vec![kept]),
+            false => cell_error("Error", count, message, vec![kept]),
+        };
     };
     // Find the generated line in the cell as written.
     let generated = std::fs::read_to_string(build_dir.join("src/lib.rs")).ok().and_then(|s| s.lines().nth(line - 1).map(|l| l.trim().to_string()));
-    let at = generated.filter(|g| !g.is_empty()).and_then(|g| cell.lines().position(|l| l.trim() == g || l.contains(g.as_str())).map(|k| (k + 1, g)));
+    // The generated line may carry the kernel's ticks (interruptible.rs): compare without them.
+    let at = generated.filter(|g| !g.is_empty()).and_then(|g| {
+        let g = crate::interruptible::comparable(&g);
+        cell.lines().position(|l| {
+            let l = crate::interruptible::comparable(l);
+            !l.is_empty() && (l == g || l.contains(g.as_str()))
+        })
+    });
+    let at = at.map(|k| (k + 1, cell.lines().nth(k).unwrap_or("").trim().to_string()));
     let place = match at {
         Some((k, text)) => format!("cell [{count}], line {k}: {text}"),
         None => format!("cell [{count}]"),
     };
+    if interrupt {
+        let message = "interrupted: the cell stopped";
+        return ExecError { ename: "Interrupted".into(), evalue: message.into(), traceback: vec![format!("Interrupted in {place}"), kept] };
+    }
     ExecError { ename: "Panic".into(), evalue: message.into(), traceback: vec![format!("Panic in {place}: {message}"), kept] }
 }
 
@@ -446,6 +553,7 @@ impl Engine for EvcxrEngine {
     }
 
     fn execute(&mut self, code: &str, execution_count: u32, out: &mut dyn Output) -> Result<Option<Bundle>, ExecError> {
+        let rebuild = code.lines().any(|l| l.trim() == ":bach rebuild");
         // `:bach` magics become calls into the Rust process, line for line.
         let rust = magics::expand(code).map_err(|e| ExecError {
             ename: "MagicError".into(),
@@ -459,6 +567,8 @@ impl Engine for EvcxrEngine {
         let _running = crate::standby::CellRunning::new();
         self.cells += 1;
         let mut marked = question_mark::mark_end(&rust);
+        // Loops, closures and sleeps of the cell stop on an interrupt (interruptible.rs).
+        let instrumented = crate::interruptible::instrument(marked.as_deref().unwrap_or(&rust));
         // A cell adding a dependency: evcxr checks the `:dep` with a manifest holding it alone,
         // which rewrites the lock to that crate's graph; the lock as it was before the cell is
         // put back before the build, so the crates already loaded keep their versions (see
@@ -470,10 +580,14 @@ impl Engine for EvcxrEngine {
             false => String::new(),
         };
         let restore = std::mem::take(&mut self.next_cell_prefix) + &restore;
-        let (code, mut inserted) = with_cell_prefix(marked.as_deref().unwrap_or(&rust), execution_count as u64, &restore);
+        let first = instrumented.as_deref().or(marked.as_deref()).unwrap_or(&rust);
+        let (code, mut inserted) = with_cell_prefix(first, execution_count as u64, &restore);
         let running = self.running.clone();
-        let cargo_config = self.build_dir.join(".cargo").join("config.toml");
+        let build_dir = self.build_dir.clone();
+        let cargo_config = build_dir.join(".cargo").join("config.toml");
         running.killed.store(false, Ordering::SeqCst);
+        running.started.store(false, Ordering::SeqCst);
+        running.interrupted.store(false, Ordering::SeqCst);
         running.cell.store(self.cells, Ordering::SeqCst);
         running.busy.store(true, Ordering::SeqCst);
         self.show_start(out);
@@ -485,6 +599,21 @@ impl Engine for EvcxrEngine {
             }
         };
         let before: Vec<String> = Self::variables(started);
+        // A `:dep` that would rebuild a crate the session loaded (and so lose the Bach session
+        // and the values whose types came from it) is refused before anything builds, unless
+        // the cell says `:bach rebuild`.
+        if online && !rebuild {
+            match crate::deps::rebuilt_by(&build_dir, &crate::deps::dependency_lines(&rust)) {
+                Ok(rebuilt) if !rebuilt.is_empty() => {
+                    running.busy.store(false, Ordering::SeqCst);
+                    let lost: Vec<String> = before.iter().filter(|v| crate::deps::type_from_a_crate(v)).map(|v| v.split(':').next().unwrap_or(v).to_string()).collect();
+                    let lines = crate::deps::refusal(&rebuilt, &lost);
+                    return Err(cell_error("DependencyWouldRebuild", execution_count, &lines[0], lines[1..].to_vec()));
+                }
+                Ok(_) => {}
+                Err(e) => out.stream(StreamName::Stderr, &format!("bach-kernel: could not check what this `:dep` rebuilds ({e}); building it\n")),
+            }
+        }
         // evcxr runs cargo offline, so a kernel never reaches the network to start; a cell
         // adding a dependency runs online, as it may need to download the crate. evcxr checks
         // a `:dep` with `cargo metadata` in the build directory before it rewrites that
@@ -494,14 +623,15 @@ impl Engine for EvcxrEngine {
             let _ = started.ctx.execute(":offline 0");
             let _ = std::fs::write(cargo_config, "\n[net]\noffline = false\n");
         }
-        let mut cell_run = Self::run(started, &code, out);
-        if marked.is_some() && matches!(cell_run.result, Err(evcxr::Error::CompilationErrors(_))) {
-            // The end marker must never be why a cell fails, and errors should point at the
-            // cell as written: compile it again without the marker.
+        let mut cell_run = Self::run(started, &running, execution_count, &code, out);
+        let interrupted = || running.interrupted.load(Ordering::SeqCst);
+        if (marked.is_some() || instrumented.is_some()) && !interrupted() && matches!(cell_run.result, Err(evcxr::Error::CompilationErrors(_))) {
+            // The end marker and the ticks must never be why a cell fails, and errors should
+            // point at the cell as written: compile it again as written.
             marked = None;
             let (code, line) = with_cell_prefix(&rust, execution_count as u64, &restore);
             inserted = line;
-            cell_run = Self::run(started, &code, out);
+            cell_run = Self::run(started, &running, execution_count, &code, out);
         }
         let CellRun { result, panic, reached_end, last_stderr } = cell_run;
         let early_return = marked.is_some() && !reached_end && panic.is_none() && result.is_ok();
@@ -513,6 +643,15 @@ impl Engine for EvcxrEngine {
         }
         running.busy.store(false, Ordering::SeqCst);
         *running.child.lock().unwrap() = Some(started.ctx.process_handle());
+        if running.interrupted.load(Ordering::SeqCst) && !running.started.load(Ordering::SeqCst) && !running.killed.load(Ordering::SeqCst) {
+            // Interrupted while it compiled: the compile was cancelled and nothing of the cell ran.
+            return Err(cell_error(
+                "Interrupted",
+                execution_count,
+                "interrupted while the cell compiled: the compile was cancelled and none of the cell ran",
+                vec!["The session is as it was: every variable and the Bach session are kept.".into()],
+            ));
+        }
         if running.killed.swap(false, Ordering::SeqCst) {
             // The process restarted: variables and the Bach session are gone; say which.
             let _ = self.prelude();
@@ -610,22 +749,15 @@ impl Engine for EvcxrEngine {
                 return;
             }
             let cell = running.cell.load(Ordering::SeqCst);
-            let child = running.child.lock().unwrap().clone();
-            let Some(child) = child else { return };
-            let pid = child.lock().map(|c| c.id()).unwrap_or(0);
-            if pid != 0 {
-                // SAFETY: sending a signal to our own child process.
-                unsafe { libc::kill(pid as libc::pid_t, libc::SIGUSR1) };
+            // Seen by `run` when the cell's code starts (a compile that finished first).
+            if running.interrupted.swap(true, Ordering::SeqCst) {
+                return; // already stopping
             }
-            // If the cell is stuck outside Bach, the signal does nothing: restart the process.
-            let running = running.clone();
-            std::thread::spawn(move || {
-                std::thread::sleep(INTERRUPT_GRACE);
-                if running.busy.load(Ordering::SeqCst) && running.cell.load(Ordering::SeqCst) == cell {
-                    running.killed.store(true, Ordering::SeqCst);
-                    let _ = child.lock().map(|mut c| c.kill());
-                }
-            });
+            if running.started.load(Ordering::SeqCst) {
+                running.signal(cell);
+            } else {
+                running.cancel_compile(cell);
+            }
         })
     }
 }

@@ -104,6 +104,7 @@ mod tests {
     /// dependency must be worth its start-up cost: measure with `BACH_KERNEL_TIMING=ra`, then
     /// add it here.
     const NOTEBOOK_GRAPH: &[&str] = &[
+        "allocator-api2",
         "autocfg",
         "bach",
         "bach-runtime",

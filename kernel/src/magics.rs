@@ -21,6 +21,7 @@ pub const HELP: &str = "\
 :bach whatif profile <h100|default|FILE> <expr>   the plan under another machine's profile beside the current one
 :bach breakdown                 where the time of the last evaluations went: compute, copies, allocation, overhead
 :bach graph <expr>              the placement graph of a value: ops coloured by device, transfers with bytes
+:bach rebuild                   in a `:dep` cell: add the crate even if it rebuilds loaded crates (the session restarts)
 In Rust: value.explain(), value.on(Device::Cpu | Device::Gpu | Device::Auto).
 evcxr's own commands (:dep, :vars, :help ...) work as usual.
 ";
@@ -57,6 +58,7 @@ const COMMANDS: &[Command] = &[
         args: "<optimal|greedy|threshold|cpu>",
         rust: |a| matches!(a, "optimal" | "greedy" | "threshold" | "cpu").then(|| format!("bach::notebook::set_policy({a:?});")),
     },
+    Command { name: "rebuild", args: "", rust: |a| a.is_empty().then(String::new) },
     Command { name: "cell", args: "<cpu|gpu|auto>", rust: |a| matches!(a, "cpu" | "gpu" | "auto").then(|| format!("bach::notebook::force_cell({a:?});")) },
     Command { name: "cost", args: "[set <path> = <value> | reset | profile <h100|default|FILE>]", rust: cost },
     Command { name: "calibrate", args: "", rust: |a| a.is_empty().then(|| "bach::notebook::calibrate();".into()) },

@@ -10,10 +10,12 @@
 //! `rustc_wrapper::intercept` and `evcxr::runtime_hook` come first and do not return then.
 
 mod connection;
+mod deps;
 mod engine;
 mod evcxr_engine;
 mod home;
 mod install;
+mod interruptible;
 mod is_complete;
 mod magics;
 mod question_mark;

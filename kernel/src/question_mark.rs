@@ -46,7 +46,7 @@ pub fn mark_end(cell: &str) -> Option<String> {
 }
 
 /// Byte offset in `code` of a position in the block `mark_end` parsed.
-fn offset(code: &str, at: LineColumn) -> Option<usize> {
+pub(crate) fn offset(code: &str, at: LineColumn) -> Option<usize> {
     let line_start = if at.line == 2 { 0 } else { code.match_indices('\n').nth(at.line.checked_sub(3)?)?.0 + 1 };
     let line = &code[line_start..];
     let within = line.char_indices().nth(at.column).map_or(line.find('\n').unwrap_or(line.len()), |(b, _)| b);

@@ -1,0 +1,206 @@
+//! A `:dep` checked before it builds: would it rebuild a crate the session already loaded?
+//!
+//! Adding a crate can turn on features of a crate the session's code came from (ndarray,
+//! bach, what they use). Cargo then rebuilds it and everything above it, the Rust process
+//! loads the new copies, and every variable whose type came from the old ones is lost, the
+//! Bach session with them (its graph, cached values, device memory). `bach`'s manifest turns
+//! on, from the start, the features the common companions ask for; this check catches the
+//! rest: it resolves the build's manifest with the new dependencies (`cargo metadata`, which
+//! builds nothing) and compares each loaded crate's features with today's.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+
+/// A crate of the session that the new dependencies would rebuild.
+#[derive(Debug, PartialEq)]
+pub struct Rebuilt {
+    /// `name version`.
+    pub krate: String,
+    /// Features the new dependencies turn on.
+    pub added: Vec<String>,
+}
+
+/// The `[dependencies]` lines of a cell's `:dep` commands (`:dep foo = "1"` -> `foo = "1"`;
+/// `:dep foo` -> `foo = "*"`, as evcxr reads it).
+pub fn dependency_lines(cell: &str) -> Vec<String> {
+    cell.lines()
+        .filter_map(|l| l.trim_start().strip_prefix(":dep "))
+        .map(str::trim)
+        .filter(|d| !d.is_empty())
+        .map(|d| if d.contains('=') { d.to_string() } else { format!("{d} = \"*\"") })
+        .collect()
+}
+
+/// The crates of the build in `build` (evcxr's build directory, its `Cargo.toml` and lock as
+/// the last cell left them) whose features `deps` would change. Runs `cargo metadata` twice
+/// in a scratch directory beside `build`; an error says why the check could not run.
+pub fn rebuilt_by(build: &Path, deps: &[String]) -> Result<Vec<Rebuilt>, String> {
+    let manifest = std::fs::read_to_string(build.join("Cargo.toml")).map_err(|e| format!("cannot read the build's Cargo.toml: {e}"))?;
+    let scratch = build.with_extension("depcheck");
+    let _ = std::fs::remove_dir_all(&scratch);
+    std::fs::create_dir_all(scratch.join("src")).map_err(|e| format!("cannot create {}: {e}", scratch.display()))?;
+    let result = (|| {
+        std::fs::write(scratch.join("src/lib.rs"), "").map_err(|e| e.to_string())?;
+        if build.join("Cargo.lock").exists() {
+            std::fs::copy(build.join("Cargo.lock"), scratch.join("Cargo.lock")).map_err(|e| e.to_string())?;
+        }
+        std::fs::write(scratch.join("Cargo.toml"), &manifest).map_err(|e| e.to_string())?;
+        let before = features(&scratch)?;
+        std::fs::write(scratch.join("Cargo.toml"), with_dependencies(&manifest, deps)).map_err(|e| e.to_string())?;
+        let after = features(&scratch)?;
+        Ok(compare(&before, &after))
+    })();
+    let _ = std::fs::remove_dir_all(&scratch);
+    result
+}
+
+/// `manifest` with `deps` in its `[dependencies]` table (a new one if it has none), each
+/// replacing the line of the same crate, as evcxr does.
+fn with_dependencies(manifest: &str, deps: &[String]) -> String {
+    let key = |line: &str| line.split('=').next().unwrap_or("").trim().to_string();
+    let added: String = deps.iter().map(|d| format!("{d}\n")).collect();
+    let manifest = &format!("\n{manifest}");
+    let text = match manifest.find("\n[dependencies]\n") {
+        Some(at) => {
+            let at = at + "\n[dependencies]\n".len();
+            let mut rest = String::new();
+            let mut in_table = true;
+            for line in manifest[at..].split_inclusive('\n') {
+                in_table &= !line.trim_start().starts_with('[');
+                if !(in_table && deps.iter().any(|d| key(d) == key(line))) {
+                    rest.push_str(line);
+                }
+            }
+            format!("{}{added}{rest}", &manifest[..at])
+        }
+        None => format!("{manifest}\n[dependencies]\n{added}"),
+    };
+    text[1..].to_string()
+}
+
+/// Each resolved package (`name version`) and its features, from `cargo metadata`.
+fn features(dir: &Path) -> Result<BTreeMap<String, Vec<String>>, String> {
+    let out = Command::new("cargo")
+        .args(["metadata", "--format-version", "1", "--config", "net.offline=false"])
+        .current_dir(dir)
+        .output()
+        .map_err(|e| format!("cannot run cargo: {e}"))?;
+    if !out.status.success() {
+        let err = String::from_utf8_lossy(&out.stderr);
+        return Err(err.lines().filter(|l| l.contains("error")).take(3).collect::<Vec<_>>().join(" ").trim().to_string());
+    }
+    let meta: serde_json::Value = serde_json::from_slice(&out.stdout).map_err(|e| format!("cargo metadata gave no JSON: {e}"))?;
+    parse_features(&meta)
+}
+
+fn parse_features(meta: &serde_json::Value) -> Result<BTreeMap<String, Vec<String>>, String> {
+    let names: BTreeMap<&str, String> = meta["packages"]
+        .as_array()
+        .ok_or("cargo metadata: no packages")?
+        .iter()
+        .filter_map(|p| Some((p["id"].as_str()?, format!("{} {}", p["name"].as_str()?, p["version"].as_str()?))))
+        .collect();
+    let nodes = meta["resolve"]["nodes"].as_array().ok_or("cargo metadata: no resolve")?;
+    Ok(nodes
+        .iter()
+        .filter_map(|n| {
+            let name = names.get(n["id"].as_str()?)?.clone();
+            let mut f: Vec<String> = n["features"].as_array()?.iter().filter_map(|x| x.as_str().map(str::to_string)).collect();
+            f.sort();
+            Some((name, f))
+        })
+        .collect())
+}
+
+/// Packages of `before` whose features grew in `after`. (A package that went is not rebuilt:
+/// the loaded copy stays; a new package is new.)
+fn compare(before: &BTreeMap<String, Vec<String>>, after: &BTreeMap<String, Vec<String>>) -> Vec<Rebuilt> {
+    before
+        .iter()
+        .filter(|(name, _)| !name.starts_with("ctx "))
+        .filter_map(|(name, f)| {
+            let now = after.get(name)?;
+            let added: Vec<String> = now.iter().filter(|x| !f.contains(x)).cloned().collect();
+            (now != f).then(|| Rebuilt { krate: name.clone(), added })
+        })
+        .collect()
+}
+
+/// What the kernel says instead of building: which crates, which features, what would be lost.
+pub fn refusal(rebuilt: &[Rebuilt], variables: &[String]) -> Vec<String> {
+    let mut lines = vec!["This `:dep` would rebuild crates this session already loaded, and lose what came from them:".to_string()];
+    for r in rebuilt {
+        let added = if r.added.is_empty() { "other features".to_string() } else { format!("features {}", r.added.join(", ")) };
+        lines.push(format!("  {} ({added})", r.krate));
+    }
+    let lost = if variables.is_empty() { "the Bach session".to_string() } else { format!("the Bach session and {}", variables.join(", ")) };
+    lines.push(format!("Cargo builds each crate once per feature set, so the Rust process would load new copies of them and everything above them (ndarray, bach): {lost} would be lost."));
+    lines.push("Nothing was built. Ask for the crate without those features (e.g. `default-features = false, features = [...]`),".into());
+    lines.push("or add `:bach rebuild` to the cell to add it anyway (the session restarts), or add it in a new kernel's first cell.".into());
+    lines
+}
+
+/// Whether a `name: type` variable's type names a type from a crate (not only the standard
+/// library's containers and numbers): such a value goes when that crate is rebuilt.
+pub fn type_from_a_crate(variable: &str) -> bool {
+    const STD: &[&str] = &["Vec", "String", "Option", "Result", "Box", "HashMap", "HashSet", "BTreeMap", "BTreeSet", "VecDeque", "Rc", "Arc", "Mutex", "RwLock", "RefCell", "Cell", "Duration", "Instant", "PathBuf"];
+    let ty = variable.split_once(':').map_or(variable, |(_, t)| t);
+    ty.split(|c: char| !(c.is_alphanumeric() || c == '_')).any(|w| w.starts_with(|c: char| c.is_ascii_uppercase()) && !STD.contains(&w))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dep_commands_become_manifest_lines() {
+        let cell = ":dep ndarray-stats = \"0.6\"\n  :dep foo\n:dep bar = { version = \"1\", features = [\"x\"] }\nlet dep = 1;";
+        assert_eq!(dependency_lines(cell), vec!["ndarray-stats = \"0.6\"", "foo = \"*\"", "bar = { version = \"1\", features = [\"x\"] }"]);
+        let m = "[package]\nname = \"ctx\"\n\n[dependencies]\nbach = { path = \"/b\" }\n";
+        assert_eq!(with_dependencies(m, &["foo = \"1\"".into()]), "[package]\nname = \"ctx\"\n\n[dependencies]\nfoo = \"1\"\nbach = { path = \"/b\" }\n");
+        assert_eq!(with_dependencies("[package]\n", &["foo = \"1\"".into()]), "[package]\n\n[dependencies]\nfoo = \"1\"\n");
+        assert_eq!(with_dependencies("[dependencies]\nfoo = \"1\"\nbar = \"2\"\n", &["foo = { version = \"1\", features = [\"x\"] }".into()]), "[dependencies]\nfoo = { version = \"1\", features = [\"x\"] }\nbar = \"2\"\n");
+    }
+
+    #[test]
+    fn values_of_crate_types_are_the_ones_lost() {
+        assert!(type_from_a_crate("a: ArrayBase<OwnedRepr<f64>, Dim<[usize; 1]>>"));
+        assert!(type_from_a_crate("s: bach::notebook::NotebookSession"));
+        assert!(!type_from_a_crate("v: Vec<i32>"));
+        assert!(!type_from_a_crate("m: std::collections::HashMap<String, Vec<f64>>"));
+    }
+
+    #[test]
+    fn only_loaded_crates_whose_features_change_are_rebuilt() {
+        let meta = |pkgs: &[(&str, &[&str])]| {
+            serde_json::json!({
+                "packages": pkgs.iter().map(|(n, _)| serde_json::json!({"id": format!("{n}-id"), "name": n, "version": "1.0.0"})).collect::<Vec<_>>(),
+                "resolve": {"nodes": pkgs.iter().map(|(n, f)| serde_json::json!({"id": format!("{n}-id"), "features": f})).collect::<Vec<_>>()},
+            })
+        };
+        let before = parse_features(&meta(&[("ctx", &[]), ("indexmap", &["std"]), ("ndarray", &["std"])])).unwrap();
+        let after = parse_features(&meta(&[("ctx", &["x"]), ("indexmap", &["default", "std"]), ("ndarray", &["std"]), ("rand", &["std"])])).unwrap();
+        assert_eq!(compare(&before, &after), vec![Rebuilt { krate: "indexmap 1.0.0".into(), added: vec!["default".into()] }]);
+        assert!(compare(&before, &before).is_empty());
+        let text = refusal(&compare(&before, &after), &["a: Array1<f64>".into()]).join("\n");
+        assert!(text.contains("indexmap 1.0.0 (features default)") && text.contains("the Bach session and a: Array1<f64>"), "{text}");
+    }
+
+    /// Real cargo on a real manifest: turning on a feature of a dependency is caught, adding an
+    /// unrelated crate is not. Needs the crates in cargo's cache or the network.
+    #[test]
+    #[ignore = "runs cargo metadata, may download"]
+    fn cargo_metadata_sees_a_feature_turned_on() {
+        let dir = std::env::temp_dir().join(format!("bach-depcheck-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let build = dir.join("build");
+        std::fs::create_dir_all(build.join("src")).unwrap();
+        std::fs::write(build.join("src/lib.rs"), "").unwrap();
+        std::fs::write(build.join("Cargo.toml"), "[package]\nname = \"ctx\"\nversion = \"1.0.0\"\nedition = \"2021\"\n\n[dependencies]\nnum-traits = { version = \"0.2\", default-features = false }\n").unwrap();
+        let r = rebuilt_by(&build, &["num-traits = \"0.2\"".into()]).unwrap();
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert!(r[0].krate.starts_with("num-traits ") && r[0].added.contains(&"std".to_string()), "{r:?}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
