@@ -79,7 +79,11 @@ pub fn cell(n: u64) {
     session::set_global_cell(n);
     INTERRUPT.store(false, Ordering::SeqCst);
     CELL_THREAD.with(|c| c.set(true));
-    println!("{RUN_MARKER}{n}");
+    // Not for the prelude (cell 0): evcxr waits for a cell's output to be read, and the kernel
+    // reads the prelude's output from no one.
+    if n > 0 {
+        println!("{RUN_MARKER}{n}");
+    }
 }
 
 /// Stops the cell if the user interrupted it: the kernel puts a call at the top of each loop
@@ -712,6 +716,18 @@ pub fn show_trace(which: &str) {
         return;
     }
     let mut text = String::new();
+    let totals = trace.totals();
+    if totals.dropped > 0 {
+        let _ = writeln!(
+            text,
+            "the trace keeps the last {} evaluations (`:bach trace keep N` changes it); {} of {} since the session started are no longer shown ({:.3} s, {} pieces in all)",
+            trace.keep(),
+            totals.dropped,
+            totals.evals,
+            totals.seconds,
+            totals.pieces
+        );
+    }
     for e in &evals {
         let why = e.reason.as_deref().map(|r| format!(" ({r})")).unwrap_or_default();
         let _ = writeln!(text, "eval {} (cell {}): {} events, {} pieces, {:.3} ms{why}", e.eval, e.cell, e.events.len(), e.pieces, (e.end - e.start).as_secs_f64() * 1e3);
@@ -723,6 +739,30 @@ pub fn show_trace(which: &str) {
 /// Parse a size such as `64MiB`, `1.5GB`, `4096`.
 pub fn parse_size(s: &str) -> Result<u64, BachError> {
     bach_runtime::units::parse_bytes(s).map_err(|e| BachError::invalid("memory", e))
+}
+
+/// `:bach trace keep N`: the trace keeps the last `n` evaluations.
+pub fn set_trace_keep(n: usize) {
+    let s = session::global();
+    let mut t = s.trace();
+    t.set_keep(n);
+    println!("the trace keeps the last {} evaluations (it holds {} now)", t.keep(), t.evals().count());
+}
+
+/// `:bach memory`: what the session holds.
+pub fn show_memory() {
+    let s = session::global();
+    let m = s.memory();
+    let bytes = bach_runtime::units::bytes;
+    let mut text = format!("graph: {} nodes ({} computed, {} pending)\n", m.nodes, m.nodes - m.pending, m.pending);
+    let _ = writeln!(text, "values cached on nodes: {} in host memory", bytes(m.host_bytes));
+    for (device, b) in &m.device_bytes {
+        let _ = writeln!(text, "values cached on {device}: {}", bytes(*b));
+    }
+    let _ = writeln!(text, "trace: {} evaluations kept of {} (at most {}; `:bach trace keep N`), {} events", m.trace_kept, m.trace_totals.evals, m.trace_keep, m.trace_events);
+    let cap = s.config().memory_cap;
+    let _ = writeln!(text, "accelerator memory cap: {}", cap.map_or("none".to_string(), |b| bach_runtime::units::bytes(b as usize)));
+    print!("{text}");
 }
 
 /// `:bach memory <size|none>`: cap the accelerator memory the planner may use.

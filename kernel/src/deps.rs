@@ -135,7 +135,9 @@ pub fn refusal(rebuilt: &[Rebuilt], variables: &[String]) -> Vec<String> {
         lines.push(format!("  {} ({added})", r.krate));
     }
     let lost = if variables.is_empty() { "the Bach session".to_string() } else { format!("the Bach session and {}", variables.join(", ")) };
-    lines.push(format!("Cargo builds each crate once per feature set, so the Rust process would load new copies of them and everything above them (ndarray, bach): {lost} would be lost."));
+    lines.push(format!(
+        "Cargo builds each crate once per feature set, so the Rust process would load new copies of them and everything above them (ndarray, bach): {lost} would be lost."
+    ));
     lines.push("Nothing was built. Ask for the crate without those features (e.g. `default-features = false, features = [...]`),".into());
     lines.push("or add `:bach rebuild` to the cell to add it anyway (the session restarts), or add it in a new kernel's first cell.".into());
     lines
@@ -144,7 +146,10 @@ pub fn refusal(rebuilt: &[Rebuilt], variables: &[String]) -> Vec<String> {
 /// Whether a `name: type` variable's type names a type from a crate (not only the standard
 /// library's containers and numbers): such a value goes when that crate is rebuilt.
 pub fn type_from_a_crate(variable: &str) -> bool {
-    const STD: &[&str] = &["Vec", "String", "Option", "Result", "Box", "HashMap", "HashSet", "BTreeMap", "BTreeSet", "VecDeque", "Rc", "Arc", "Mutex", "RwLock", "RefCell", "Cell", "Duration", "Instant", "PathBuf"];
+    const STD: &[&str] = &[
+        "Vec", "String", "Option", "Result", "Box", "HashMap", "HashSet", "BTreeMap", "BTreeSet", "VecDeque", "Rc", "Arc", "Mutex", "RwLock", "RefCell", "Cell", "Duration",
+        "Instant", "PathBuf",
+    ];
     let ty = variable.split_once(':').map_or(variable, |(_, t)| t);
     ty.split(|c: char| !(c.is_alphanumeric() || c == '_')).any(|w| w.starts_with(|c: char| c.is_ascii_uppercase()) && !STD.contains(&w))
 }
@@ -160,7 +165,10 @@ mod tests {
         let m = "[package]\nname = \"ctx\"\n\n[dependencies]\nbach = { path = \"/b\" }\n";
         assert_eq!(with_dependencies(m, &["foo = \"1\"".into()]), "[package]\nname = \"ctx\"\n\n[dependencies]\nfoo = \"1\"\nbach = { path = \"/b\" }\n");
         assert_eq!(with_dependencies("[package]\n", &["foo = \"1\"".into()]), "[package]\n\n[dependencies]\nfoo = \"1\"\n");
-        assert_eq!(with_dependencies("[dependencies]\nfoo = \"1\"\nbar = \"2\"\n", &["foo = { version = \"1\", features = [\"x\"] }".into()]), "[dependencies]\nfoo = { version = \"1\", features = [\"x\"] }\nbar = \"2\"\n");
+        assert_eq!(
+            with_dependencies("[dependencies]\nfoo = \"1\"\nbar = \"2\"\n", &["foo = { version = \"1\", features = [\"x\"] }".into()]),
+            "[dependencies]\nfoo = { version = \"1\", features = [\"x\"] }\nbar = \"2\"\n"
+        );
     }
 
     #[test]
@@ -197,7 +205,11 @@ mod tests {
         let build = dir.join("build");
         std::fs::create_dir_all(build.join("src")).unwrap();
         std::fs::write(build.join("src/lib.rs"), "").unwrap();
-        std::fs::write(build.join("Cargo.toml"), "[package]\nname = \"ctx\"\nversion = \"1.0.0\"\nedition = \"2021\"\n\n[dependencies]\nnum-traits = { version = \"0.2\", default-features = false }\n").unwrap();
+        std::fs::write(
+            build.join("Cargo.toml"),
+            "[package]\nname = \"ctx\"\nversion = \"1.0.0\"\nedition = \"2021\"\n\n[dependencies]\nnum-traits = { version = \"0.2\", default-features = false }\n",
+        )
+        .unwrap();
         let r = rebuilt_by(&build, &["num-traits = \"0.2\"".into()]).unwrap();
         assert_eq!(r.len(), 1, "{r:?}");
         assert!(r[0].krate.starts_with("num-traits ") && r[0].added.contains(&"std".to_string()), "{r:?}");

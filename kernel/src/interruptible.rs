@@ -188,19 +188,16 @@ mod tests {
 
     #[test]
     fn closures_functions_and_sleeps() {
-        assert_eq!(
-            instrument("let v: Vec<u64> = (0..n).map(|i| i * i).collect();").unwrap(),
-            "let v: Vec<u64> = (0..n).map(|i| {bach::notebook::tick(); i * i }).collect();"
-        );
+        assert_eq!(instrument("let v: Vec<u64> = (0..n).map(|i| i * i).collect();").unwrap(), "let v: Vec<u64> = (0..n).map(|i| {bach::notebook::tick(); i * i }).collect();");
         assert_eq!(instrument("let f = |x: f64| -> f64 { x + 1.0 };").unwrap(), format!("let f = |x: f64| -> f64 {{{TICK} x + 1.0 }};"));
-        assert_eq!(instrument("fn f(n: u64) -> u64 {\n  let mut k = 0;\n  while k < n { k += 1 }\n  k\n}").unwrap(), format!("fn f(n: u64) -> u64 {{\n  let mut k = 0;\n  while k < n {{{TICK} k += 1 }}\n  k\n}}"));
+        assert_eq!(
+            instrument("fn f(n: u64) -> u64 {\n  let mut k = 0;\n  while k < n { k += 1 }\n  k\n}").unwrap(),
+            format!("fn f(n: u64) -> u64 {{\n  let mut k = 0;\n  while k < n {{{TICK} k += 1 }}\n  k\n}}")
+        );
         assert_eq!(instrument("std::thread::sleep(std::time::Duration::from_secs(5));").unwrap(), "bach::notebook::sleep(std::time::Duration::from_secs(5));");
         assert_eq!(instrument("let t = || thread::sleep(d);").unwrap(), "let t = || {bach::notebook::tick(); bach::notebook::sleep(d) };");
         // Nested: both closures, and the loop inside.
-        assert_eq!(
-            instrument("let g = |a| move |b| { for _ in 0..b {} a };").unwrap(),
-            format!("let g = |a| {{{TICK} move |b| {{{TICK} for _ in 0..b {{{TICK}}} a }} }};")
-        );
+        assert_eq!(instrument("let g = |a| move |b| { for _ in 0..b {} a };").unwrap(), format!("let g = |a| {{{TICK} move |b| {{{TICK} for _ in 0..b {{{TICK}}} a }} }};"));
         // Non-ASCII text before an edit on its line.
         assert_eq!(instrument("let s = \"é\"; for c in s.chars() { }").unwrap(), format!("let s = \"é\"; for c in s.chars() {{{TICK} }}"));
     }

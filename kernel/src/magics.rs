@@ -8,7 +8,9 @@ pub const HELP: &str = "\
 :bach plan <expr>               the plan for a lazy value, without running it
 :bach explain <expr>            why each op of that plan runs where it runs: estimates, copies, margin
 :bach trace [last]              the session's timeline so far, per cell (last: the latest evaluation's)
+:bach trace keep <N>            how many evaluations the trace keeps (500 by default; totals cover all)
 :bach chart <full|compact|auto [TIME]>  a shown value's timeline: always, one line, or from TIME (default 5 ms)
+:bach memory                    what the session holds: graph nodes, cached values (host, device), trace
 :bach memory <size|none>        cap the accelerator memory the planner may use (e.g. 64MiB)
 :bach policy <name>             placement policy: optimal (default), greedy, threshold or cpu
 :bach cell <cpu|gpu|auto>       where the ops this cell creates from here on run
@@ -37,7 +39,14 @@ const COMMANDS: &[Command] = &[
     Command { name: "help", args: "", rust: |_| Some(format!("print!({HELP:?});")) },
     Command { name: "devices", args: "", rust: |_| Some("bach::notebook::show_devices();".into()) },
     Command { name: "plan", args: "<expr>", rust: |a| (!a.is_empty()).then(|| format!("bach::notebook::show_plan(&({a}));")) },
-    Command { name: "trace", args: "[last]", rust: |a| matches!(a, "" | "last").then(|| format!("bach::notebook::show_trace({a:?});")) },
+    Command {
+        name: "trace",
+        args: "[last | keep <N>]",
+        rust: |a| match a.strip_prefix("keep") {
+            Some(n) => n.trim().parse::<usize>().ok().map(|n| format!("bach::notebook::set_trace_keep({n});")),
+            None => matches!(a, "" | "last").then(|| format!("bach::notebook::show_trace({a:?});")),
+        },
+    },
     Command {
         name: "chart",
         args: "<full|compact|auto [TIME]>",
@@ -51,7 +60,11 @@ const COMMANDS: &[Command] = &[
             ok.then(|| format!("bach::notebook::set_chart({a:?});"))
         },
     },
-    Command { name: "memory", args: "<size|none>", rust: |a| (!a.is_empty()).then(|| format!("bach::notebook::set_memory({a:?});")) },
+    Command {
+        name: "memory",
+        args: "[size|none]",
+        rust: |a| Some(if a.is_empty() { "bach::notebook::show_memory();".into() } else { format!("bach::notebook::set_memory({a:?});") }),
+    },
     Command { name: "explain", args: "<expr>", rust: |a| (!a.is_empty()).then(|| format!("bach::notebook::show_explain(&({a}));")) },
     Command {
         name: "policy",
@@ -182,7 +195,11 @@ mod tests {
         assert_eq!(expand(":bach cost profile /tmp/p.json").unwrap(), "bach::notebook::use_cost_profile(\"/tmp/p.json\");\n");
         assert_eq!(expand(":bach trace").unwrap(), "bach::notebook::show_trace(\"\");\n");
         assert_eq!(expand(":bach trace last").unwrap(), "bach::notebook::show_trace(\"last\");\n");
-        assert!(expand(":bach trace first").unwrap_err().contains("usage: :bach trace [last]"));
+        assert!(expand(":bach trace first").unwrap_err().contains("usage: :bach trace [last | keep <N>]"));
+        assert_eq!(expand(":bach trace keep 50").unwrap(), "bach::notebook::set_trace_keep(50);\n");
+        assert!(expand(":bach trace keep many").is_err());
+        assert_eq!(expand(":bach memory").unwrap(), "bach::notebook::show_memory();\n");
+        assert_eq!(expand(":bach rebuild").unwrap(), "\n");
         assert_eq!(expand(":bach chart full").unwrap(), "bach::notebook::set_chart(\"full\");\n");
         assert_eq!(expand(":bach chart auto 20ms").unwrap(), "bach::notebook::set_chart(\"auto 20ms\");\n");
         for bad in [":bach chart", ":bach chart always", ":bach chart auto soon", ":bach chart auto -1ms", ":bach chart full 2ms"] {

@@ -106,6 +106,25 @@ impl Graph {
 /// part node's graph index and id (to store results back).
 type Extract = (GraphPart, Vec<Option<Value>>, Vec<(NodeIndex, u64)>);
 
+/// What a session holds, from [`Session::memory`].
+#[derive(Clone, Debug, Default)]
+pub struct MemoryReport {
+    /// Graph nodes alive (each is reachable from a handle or a pending node).
+    pub nodes: usize,
+    /// Of them, nodes not computed yet.
+    pub pending: usize,
+    /// Bytes of the values cached on nodes in host memory (arrays shared with a handle
+    /// counted here too).
+    pub host_bytes: usize,
+    /// Bytes of values cached on each accelerator (by device name).
+    pub device_bytes: Vec<(String, usize)>,
+    /// Evaluations the trace keeps, their events, and how many it keeps at most.
+    pub trace_kept: usize,
+    pub trace_events: usize,
+    pub trace_keep: usize,
+    pub trace_totals: crate::trace::TraceTotals,
+}
+
 /// Settings a user changes from the notebook.
 #[derive(Clone, Debug)]
 pub struct Config {
@@ -282,6 +301,32 @@ impl Session {
     }
     pub fn trace(&self) -> MutexGuard<'_, Trace> {
         lock(&self.trace)
+    }
+
+    /// What the session holds: graph nodes, the bytes of the values cached on them (host and
+    /// each device), and the trace (`:bach memory`).
+    pub fn memory(&self) -> MemoryReport {
+        let mut r = MemoryReport::default();
+        {
+            let g = lock(&self.graph);
+            for n in g.g.node_weights() {
+                r.nodes += 1;
+                match &n.value {
+                    None => r.pending += 1,
+                    Some(Value::Device(d)) => {
+                        let name = self.devices.get(d.device).map_or_else(|| format!("device {}", d.device.0), |x| x.profile().name.clone());
+                        match r.device_bytes.iter_mut().find(|(n, _)| *n == name) {
+                            Some(e) => e.1 += d.meta.bytes(),
+                            None => r.device_bytes.push((name, d.meta.bytes())),
+                        }
+                    }
+                    Some(v) => r.host_bytes += v.bytes(),
+                }
+            }
+        }
+        let t = self.trace();
+        (r.trace_kept, r.trace_events, r.trace_keep, r.trace_totals) = (t.evals().count(), t.events_kept(), t.keep(), t.totals());
+        r
     }
 
     /// Number of nodes alive in the graph.

@@ -253,24 +253,70 @@ impl EvalTrace {
 }
 
 /// The session's timeline: the most recent evaluations, bounded so a long notebook does not
-/// grow without limit.
-#[derive(Default, Debug)]
+/// grow without limit (the last [`Trace::keep`] evaluations, and at most [`MAX_EVENTS`]
+/// events), plus running totals over every evaluation since the session started.
+#[derive(Debug)]
 pub struct Trace {
     evals: std::collections::VecDeque<EvalTrace>,
     events: usize,
+    keep: usize,
+    totals: TraceTotals,
 }
 
-/// Evaluations kept; older ones are dropped first.
+/// Every evaluation of the session, kept or not.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct TraceTotals {
+    pub evals: u64,
+    pub events: u64,
+    pub pieces: u64,
+    /// Wall time of all evaluations.
+    pub seconds: f64,
+    /// Evaluations no longer kept.
+    pub dropped: u64,
+}
+
+/// Evaluations kept by default (`:bach trace keep N` changes it).
+pub const KEEP_EVALS: usize = 500;
+/// Events kept at most, whatever `keep` says.
 const MAX_EVENTS: usize = 2_000_000;
+
+impl Default for Trace {
+    fn default() -> Self {
+        Trace { evals: Default::default(), events: 0, keep: KEEP_EVALS, totals: TraceTotals::default() }
+    }
+}
 
 impl Trace {
     pub fn push(&mut self, e: EvalTrace) {
+        self.totals.evals += 1;
+        self.totals.events += e.events.len() as u64;
+        self.totals.pieces += e.pieces as u64;
+        self.totals.seconds += e.end.saturating_sub(e.start).as_secs_f64();
         self.events += e.events.len();
         self.evals.push_back(e);
-        while self.events > MAX_EVENTS && self.evals.len() > 1 {
+        self.trim();
+    }
+    fn trim(&mut self) {
+        while self.evals.len() > 1 && (self.events > MAX_EVENTS || self.evals.len() > self.keep) {
             let old = self.evals.pop_front().expect("non-empty");
             self.events -= old.events.len();
+            self.totals.dropped += 1;
         }
+    }
+    /// Keep the last `n` evaluations (at least 1).
+    pub fn set_keep(&mut self, n: usize) {
+        self.keep = n.max(1);
+        self.trim();
+    }
+    pub fn keep(&self) -> usize {
+        self.keep
+    }
+    pub fn totals(&self) -> TraceTotals {
+        self.totals
+    }
+    /// Events held by the kept evaluations.
+    pub fn events_kept(&self) -> usize {
+        self.events
     }
     pub fn evals(&self) -> impl DoubleEndedIterator<Item = &EvalTrace> {
         self.evals.iter()
@@ -281,5 +327,32 @@ impl Trace {
     pub fn clear(&mut self) {
         self.evals.clear();
         self.events = 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn eval(n: u64) -> EvalTrace {
+        let at = Duration::from_millis(n);
+        EvalTrace { eval: n, cell: n, start: at, end: at + Duration::from_millis(2), pieces: 3, events: vec![], plans: vec![], stages: vec![], reason: None }
+    }
+
+    #[test]
+    fn the_trace_keeps_the_last_evaluations_and_totals_of_all() {
+        let mut t = Trace::default();
+        t.set_keep(10);
+        for n in 1..=25 {
+            t.push(eval(n));
+        }
+        assert_eq!(t.evals().count(), 10);
+        assert_eq!(t.evals().next().unwrap().eval, 16, "the oldest go first");
+        let totals = t.totals();
+        assert_eq!((totals.evals, totals.pieces, totals.dropped), (25, 75, 15));
+        assert!((totals.seconds - 0.050).abs() < 1e-9);
+        t.set_keep(0);
+        assert_eq!(t.evals().count(), 1, "at least the last is kept");
+        assert_eq!(t.last().unwrap().eval, 25);
     }
 }
