@@ -19,6 +19,16 @@ pub struct Rebuilt {
     pub krate: String,
     /// Features the new dependencies turn on.
     pub added: Vec<String>,
+    /// Whether `bach` depends on it (or is it): rebuilding it would lose the Bach session.
+    pub session: bool,
+}
+
+/// A resolved build: each package (`name version`) with its features, and the packages
+/// `bach` depends on, itself included.
+#[derive(Debug, Default)]
+struct Resolved {
+    features: BTreeMap<String, Vec<String>>,
+    under_bach: std::collections::BTreeSet<String>,
 }
 
 /// The `[dependencies]` lines of a cell's `:dep` commands (`:dep foo = "1"` -> `foo = "1"`;
@@ -79,8 +89,8 @@ fn with_dependencies(manifest: &str, deps: &[String]) -> String {
     text[1..].to_string()
 }
 
-/// Each resolved package (`name version`) and its features, from `cargo metadata`.
-fn features(dir: &Path) -> Result<BTreeMap<String, Vec<String>>, String> {
+/// The resolved build of the manifest in `dir`, from `cargo metadata`.
+fn features(dir: &Path) -> Result<Resolved, String> {
     let out = Command::new("cargo")
         .args(["metadata", "--format-version", "1", "--config", "net.offline=false"])
         .current_dir(dir)
@@ -94,7 +104,7 @@ fn features(dir: &Path) -> Result<BTreeMap<String, Vec<String>>, String> {
     parse_features(&meta)
 }
 
-fn parse_features(meta: &serde_json::Value) -> Result<BTreeMap<String, Vec<String>>, String> {
+fn parse_features(meta: &serde_json::Value) -> Result<Resolved, String> {
     let names: BTreeMap<&str, String> = meta["packages"]
         .as_array()
         .ok_or("cargo metadata: no packages")?
@@ -102,35 +112,51 @@ fn parse_features(meta: &serde_json::Value) -> Result<BTreeMap<String, Vec<Strin
         .filter_map(|p| Some((p["id"].as_str()?, format!("{} {}", p["name"].as_str()?, p["version"].as_str()?))))
         .collect();
     let nodes = meta["resolve"]["nodes"].as_array().ok_or("cargo metadata: no resolve")?;
-    Ok(nodes
-        .iter()
-        .filter_map(|n| {
-            let name = names.get(n["id"].as_str()?)?.clone();
-            let mut f: Vec<String> = n["features"].as_array()?.iter().filter_map(|x| x.as_str().map(str::to_string)).collect();
-            f.sort();
-            Some((name, f))
-        })
-        .collect())
+    let mut r = Resolved::default();
+    let mut deps: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for n in nodes {
+        let Some(id) = n["id"].as_str() else { continue };
+        let Some(name) = names.get(id) else { continue };
+        let mut f: Vec<String> = n["features"].as_array().into_iter().flatten().filter_map(|x| x.as_str().map(str::to_string)).collect();
+        f.sort();
+        r.features.insert(name.clone(), f);
+        deps.insert(id, n["deps"].as_array().into_iter().flatten().filter_map(|d| d["pkg"].as_str()).collect());
+    }
+    let mut stack: Vec<&str> = names.iter().filter(|(_, n)| n.starts_with("bach ")).map(|(id, _)| *id).collect();
+    while let Some(id) = stack.pop() {
+        if r.under_bach.insert(names[id].clone()) {
+            stack.extend(deps.get(id).into_iter().flatten().copied().filter(|d| names.contains_key(d)));
+        }
+    }
+    Ok(r)
 }
 
-/// Packages of `before` whose features grew in `after`. (A package that went is not rebuilt:
-/// the loaded copy stays; a new package is new.)
-fn compare(before: &BTreeMap<String, Vec<String>>, after: &BTreeMap<String, Vec<String>>) -> Vec<Rebuilt> {
+/// Packages of `before` whose features changed in `after`. (A package that went is not
+/// rebuilt: the loaded copy stays; a new package is new.)
+fn compare(before: &Resolved, after: &Resolved) -> Vec<Rebuilt> {
     before
+        .features
         .iter()
         .filter(|(name, _)| !name.starts_with("ctx "))
         .filter_map(|(name, f)| {
-            let now = after.get(name)?;
+            let now = after.features.get(name)?;
             let added: Vec<String> = now.iter().filter(|x| !f.contains(x)).cloned().collect();
-            (now != f).then(|| Rebuilt { krate: name.clone(), added })
+            (now != f).then(|| Rebuilt { krate: name.clone(), added, session: before.under_bach.contains(name) })
         })
         .collect()
 }
 
+/// The note for a `:dep` that rebuilds crates outside the Bach session's (a companion added
+/// earlier): values whose types came from them go, evcxr names them.
+pub fn note(rebuilt: &[Rebuilt]) -> String {
+    let list: Vec<String> = rebuilt.iter().map(|r| format!("{} (features {})", r.krate, r.added.join(", "))).collect();
+    format!("bach-kernel: this `:dep` rebuilds {}, loaded by a crate added earlier; values whose types came from them are lost (the Bach session is not)\n", list.join(", "))
+}
+
 /// What the kernel says instead of building: which crates, which features, what would be lost.
 pub fn refusal(rebuilt: &[Rebuilt], variables: &[String]) -> Vec<String> {
-    let mut lines = vec!["This `:dep` would rebuild crates this session already loaded, and lose what came from them:".to_string()];
-    for r in rebuilt {
+    let mut lines = vec!["This `:dep` would rebuild crates the Bach session is built on, and lose what came from them:".to_string()];
+    for r in rebuilt.iter().filter(|r| r.session) {
         let added = if r.added.is_empty() { "other features".to_string() } else { format!("features {}", r.added.join(", ")) };
         lines.push(format!("  {} ({added})", r.krate));
     }
@@ -187,12 +213,19 @@ mod tests {
                 "resolve": {"nodes": pkgs.iter().map(|(n, f)| serde_json::json!({"id": format!("{n}-id"), "features": f})).collect::<Vec<_>>()},
             })
         };
-        let before = parse_features(&meta(&[("ctx", &[]), ("indexmap", &["std"]), ("ndarray", &["std"])])).unwrap();
-        let after = parse_features(&meta(&[("ctx", &["x"]), ("indexmap", &["default", "std"]), ("ndarray", &["std"]), ("rand", &["std"])])).unwrap();
-        assert_eq!(compare(&before, &after), vec![Rebuilt { krate: "indexmap 1.0.0".into(), added: vec!["default".into()] }]);
+        let mut before = parse_features(&meta(&[("ctx", &[]), ("indexmap", &["std"]), ("ndarray", &["std"]), ("rand", &["std"])])).unwrap();
+        let after = parse_features(&meta(&[("ctx", &["x"]), ("indexmap", &["default", "std"]), ("ndarray", &["std"]), ("rand", &["small_rng", "std"]), ("stats", &[])])).unwrap();
+        before.under_bach.insert("indexmap 1.0.0".into());
+        assert_eq!(
+            compare(&before, &after),
+            vec![
+                Rebuilt { krate: "indexmap 1.0.0".into(), added: vec!["default".into()], session: true },
+                Rebuilt { krate: "rand 1.0.0".into(), added: vec!["small_rng".into()], session: false }
+            ]
+        );
         assert!(compare(&before, &before).is_empty());
         let text = refusal(&compare(&before, &after), &["a: Array1<f64>".into()]).join("\n");
-        assert!(text.contains("indexmap 1.0.0 (features default)") && text.contains("the Bach session and a: Array1<f64>"), "{text}");
+        assert!(text.contains("indexmap 1.0.0 (features default)") && text.contains("the Bach session and a: Array1<f64>") && !text.contains("rand"), "{text}");
     }
 
     /// Real cargo on a real manifest: turning on a feature of a dependency is caught, adding an
@@ -212,7 +245,7 @@ mod tests {
         .unwrap();
         let r = rebuilt_by(&build, &["num-traits = \"0.2\"".into()]).unwrap();
         assert_eq!(r.len(), 1, "{r:?}");
-        assert!(r[0].krate.starts_with("num-traits ") && r[0].added.contains(&"std".to_string()), "{r:?}");
+        assert!(r[0].krate.starts_with("num-traits ") && r[0].added.contains(&"std".to_string()) && !r[0].session, "{r:?}");
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

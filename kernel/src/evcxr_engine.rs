@@ -604,12 +604,17 @@ impl Engine for EvcxrEngine {
         // the cell says `:bach rebuild`.
         if online && !rebuild {
             match crate::deps::rebuilt_by(&build_dir, &crate::deps::dependency_lines(&rust)) {
-                Ok(rebuilt) if !rebuilt.is_empty() => {
+                Ok(rebuilt) if rebuilt.iter().any(|r| r.session) => {
                     running.busy.store(false, Ordering::SeqCst);
-                    let lost: Vec<String> = before.iter().filter(|v| crate::deps::type_from_a_crate(v)).map(|v| v.split(':').next().unwrap_or(v).to_string()).collect();
+                    let lost: Vec<String> = before
+                        .iter()
+                        .filter(|v| !v.starts_with("bach_session:") && crate::deps::type_from_a_crate(v))
+                        .map(|v| v.split(':').next().unwrap_or(v).to_string())
+                        .collect();
                     let lines = crate::deps::refusal(&rebuilt, &lost);
                     return Err(cell_error("DependencyWouldRebuild", execution_count, &lines[0], lines[1..].to_vec()));
                 }
+                Ok(rebuilt) if !rebuilt.is_empty() => out.stream(StreamName::Stderr, &crate::deps::note(&rebuilt)),
                 Ok(_) => {}
                 Err(e) => out.stream(StreamName::Stderr, &format!("bach-kernel: could not check what this `:dep` rebuilds ({e}); building it\n")),
             }

@@ -29,6 +29,14 @@ def standbys_of(prefix):
 
 @pytest.fixture(scope="session")
 def jupyter_path(tmp_path_factory):
+    # By hand: BACH_TEST_JUPYTER_PATH=<prefix>/share/jupyter reuses a kernel installed there
+    # (`bach-kernel install --prefix <prefix>`) instead of installing one (minutes).
+    reuse = os.environ.get("BACH_TEST_JUPYTER_PATH")
+    if reuse:
+        os.environ["JUPYTER_PATH"] = reuse
+        os.environ["BACH_KERNEL_STANDBY"] = "0"
+        yield pathlib.Path(reuse)
+        return
     if not KERNEL_BIN.exists():
         pytest.fail(f"{KERNEL_BIN} is missing: build with `cargo build --release -p bach-kernel`")
     prefix = tmp_path_factory.mktemp("prefix")

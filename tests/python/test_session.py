@@ -1,0 +1,97 @@
+"""A working day in one notebook loses nothing: crates added mid-session, interrupts of every
+kind, and a long session whose graph and memory stay bounded (issue #37)."""
+
+import time
+
+import jupyter_client
+import pytest
+
+import soak
+from test_kernel import of_type, run, text
+
+TIMEOUT = 900
+
+
+@pytest.fixture(scope="module")
+def session(jupyter_path):
+    km, kc = jupyter_client.manager.start_new_kernel(kernel_name="bach", startup_timeout=300)
+    yield km, kc
+    kc.stop_channels()
+    km.shutdown_kernel(now=True)
+
+
+def result(msgs):
+    return of_type(msgs, "execute_result")[0]["content"]["data"]["text/plain"]
+
+
+def test_adding_ndarray_companions_keeps_every_variable(session):
+    _, kc = session
+    r, _ = run(kc, "let a = Array1::<f64>::linspace(0., 1., 10000);\nlet b = &a * 2.0;\nlet v = vec![1, 2, 3];\nb.sum()")
+    assert r["status"] == "ok", r
+    nodes_before = None
+    for dep, use in [
+        ('ndarray-stats = "0.6"', "{ use ndarray_stats::QuantileExt; *ndarray::Array1::from(vec![1.0, 4.0, 2.0]).max().unwrap() }"),
+        ('ndarray-rand = "0.15"', "{ use ndarray_rand::RandomExt; ndarray::Array1::<f64>::random(4, ndarray_rand::rand_distr::Uniform::new(0., 1.)).len() as f64 }"),
+    ]:
+        r, msgs = run(kc, f":dep {dep}", timeout=TIMEOUT)
+        assert r["status"] == "ok", (dep, r, text(msgs))
+        assert "was lost" not in text(msgs), (dep, text(msgs))
+        r, msgs = run(kc, f"(a.sum(), b.sum(), v.len(), {use} > 0.0)")
+        assert r["status"] == "ok", (dep, r)
+        assert result(msgs) == "(5000.0, 10000.0, 3, true)", (dep, result(msgs))
+        r, msgs = run(kc, "bach_session.nodes().len()")
+        nodes = int(result(msgs))
+        assert nodes_before is None or nodes == nodes_before, "the Bach session is the same one"
+        nodes_before = nodes
+
+
+def test_a_dep_that_would_rebuild_loaded_crates_is_refused_and_says_why(session):
+    _, kc = session
+    run(kc, "let kept = Array1::<f64>::ones(4) * 2.0;")
+    # plotters with its default features turns on features of the plotters Bach loaded.
+    r, msgs = run(kc, ':dep plotters = "0.3"', timeout=TIMEOUT)
+    assert r["status"] == "error" and r["ename"] == "DependencyWouldRebuild", r
+    tb = "\n".join(r["traceback"])
+    assert "plotters 0.3" in tb and "bitmap_backend" in tb and "kept" in tb, tb
+    r, msgs = run(kc, "kept.sum()")
+    assert r["status"] == "ok" and result(msgs) == "8.0", r
+
+
+@pytest.mark.parametrize(
+    "code, after",
+    [
+        ("let mut s = 0u64;\nloop { s = s.wrapping_add(1); }", 1.0),
+        ("std::thread::sleep(std::time::Duration::from_secs(60));", 1.0),
+        ("let t: u64 = (0..u64::MAX).map(|i| i % 7).sum();", 1.0),
+        ("fn spin(n: u64) -> u64 { let mut k = 0; while k < n { k += 1; } k }\nspin(u64::MAX)", 1.5),
+        ("let fresh = 5;\nstruct Fresh { x: i32 }\nfn fresh_fn() -> i32 { 3 }\nfresh_fn() + fresh", 0.05),
+    ],
+    ids=["loop", "sleep", "closure", "function", "compiling"],
+)
+def test_an_interrupt_costs_at_most_the_cell(session, code, after):
+    km, kc = session
+    run(kc, "let before = Array1::<f64>::ones(8) * 3.0;\nlet count = 11usize;")
+    msg_id = kc.execute(code)
+    time.sleep(after)
+    started = time.time()
+    km.interrupt_kernel()
+    reply = kc.get_shell_msg(timeout=60)
+    assert reply["parent_header"]["msg_id"] == msg_id
+    assert reply["content"]["status"] == "error", reply["content"]
+    tb = "\n".join(reply["content"]["traceback"])
+    assert reply["content"]["ename"] == "Interrupted" and "restarted" not in tb, tb
+    assert time.time() - started < 2.5, "stopped by the cell, not by a restart"
+    if after < 0.5:
+        assert "compile was cancelled" in tb, tb
+    r, msgs = run(kc, "(before.sum(), count)")
+    assert r["status"] == "ok" and result(msgs) == "(24.0, 11)", r
+
+
+def test_a_session_of_300_cells_stays_bounded(session):
+    km, kc = session
+    f = soak.soak(km, kc, 300, log=lambda *_: None)
+    assert len(f["interrupts"]) == 3
+    assert f["max_nodes"] <= 40, f["nodes"]
+    growth = f["rss_mb"][300] / f["rss_mb"][100] - 1
+    assert growth < 0.10, f"resident memory grew {growth:.1%} from cell 100 to 300: {f['rss_mb']}"
+    assert f["p50_last"] < 1.5 * f["p50_first"] + 0.05, (f["p50_first"], f["p50_last"])
