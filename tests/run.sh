@@ -22,5 +22,8 @@ cargo fmt --all --check
 cargo clippy --workspace --all-targets --release -- -D warnings
 cargo test --workspace --release --all-targets
 cargo test --workspace --release --doc
-cargo build --release -p bach-bench -p bach-kernel
+# The binaries the Python tests run, as the test build above built them (one feature set:
+# `-p bach-bench -p bach-kernel` would resolve the bench's graph without the tests' features
+# and rebuild the runtime).
+cargo build --release --workspace --all-targets
 .venv/bin/python -m pytest -q tests/python

@@ -142,6 +142,46 @@ mod tests {
         "wide",
     ];
 
+    /// Each crate's features as `cargo tree` resolves them for `selection` (`name version` ->
+    /// features).
+    fn resolved_features(selection: &[&str], edges: &str) -> std::collections::BTreeMap<String, std::collections::BTreeSet<String>> {
+        let out = std::process::Command::new(env!("CARGO"))
+            .args(["tree", "--locked", "-e", edges, "--prefix", "none", "--format", "{p} {f}"])
+            .args(selection)
+            .current_dir(super::source_root())
+            .output()
+            .expect("cargo runs");
+        assert!(out.status.success(), "cargo tree failed: {}", String::from_utf8_lossy(&out.stderr));
+        let mut map = std::collections::BTreeMap::<String, std::collections::BTreeSet<String>>::new();
+        for line in String::from_utf8(out.stdout).unwrap().lines() {
+            let w: Vec<&str> = line.split_whitespace().collect();
+            if w.len() < 2 || !w[1].starts_with('v') {
+                continue;
+            }
+            let features = w.get(2).filter(|f| !f.starts_with('(')).map(|f| f.split(',').map(str::to_string).collect::<Vec<_>>()).unwrap_or_default();
+            map.entry(format!("{} {}", w[0], w[1])).or_default().extend(features);
+        }
+        map
+    }
+
+    /// README's first command builds `-p bach-kernel`; the test command's builds take the whole
+    /// workspace with its tests. A crate whose features differ between the two is built twice,
+    /// with everything above it (serde's `alloc` alone rebuilt evcxr and rust-analyzer), so the
+    /// kernel asks for the workspace's features itself (kernel/Cargo.toml).
+    #[test]
+    fn the_kernel_builds_with_the_workspace_features() {
+        let kernel = resolved_features(&["-p", "bach-kernel"], "normal,build");
+        let workspace = resolved_features(&["--workspace"], "normal,build,dev");
+        let differ: Vec<String> = kernel
+            .iter()
+            .filter_map(|(k, f)| {
+                let w = workspace.get(k)?;
+                (w != f).then(|| format!("{k}: the workspace adds {:?}", w.difference(f).collect::<Vec<_>>()))
+            })
+            .collect();
+        assert!(differ.is_empty(), "crates `cargo build -p bach-kernel` builds with other features than the workspace (ask for them in kernel/Cargo.toml): {differ:#?}");
+    }
+
     #[test]
     fn notebook_dependency_graph_stays_small() {
         let out = std::process::Command::new(env!("CARGO"))

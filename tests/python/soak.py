@@ -102,6 +102,8 @@ def soak(km, kc, cells, log=print):
     figures = {"cells": cells, "interrupts": {}, "nodes": [], "rss_mb": {}, "seconds": []}
     wrong = []
     for i in range(1, cells + 1):
+        if i - 1 in (100, cells):
+            figures["rss_mb"][i - 1] = rss_mb(pid)
         kind = plan.get(i)
         if kind == "compile":
             # New code: the interrupt lands while it compiles (a compile takes 0.3 s or more).
@@ -134,10 +136,9 @@ def soak(km, kc, cells, log=print):
             kept, nodes = out.strip().strip("()").split(", ")
             assert kept == "3000.0", (i, out)
             figures["nodes"].append((i, int(nodes)))
-        if i == 100 or i == cells:
-            figures["rss_mb"][i] = rss_mb(pid)
         if i % 100 == 0:
             log(f"cell {i}: nodes {figures['nodes'][-1][1]}, rss {rss_mb(pid):.0f} MB, p50 {statistics.median(figures['seconds'][-50:]) * 1e3:.0f} ms")
+    figures["rss_mb"][cells] = rss_mb(pid)
     assert not wrong, f"wrong values: {wrong[:5]}"
     status, out, _, _ = execute(kc, ":bach memory")
     figures["memory"] = out
