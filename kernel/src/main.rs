@@ -197,6 +197,16 @@ fn warm() -> Result<(), String> {
     engine
         .execute("let _bach_warm = Array1::<f64>::linspace(0.0, 1.0, 8).sqrt().sum_lazy();\n_bach_warm.to_scalar().unwrap()", 0, &mut Quiet)
         .map_err(|e| format!("warm-up cell failed: {}: {}\n{}", e.ename, e.evalue, e.traceback.join("\n")))?;
+    // A cell whose variable types rust-analyzer cannot settle (a typo: `let y = nosuch(1);`) makes
+    // evcxr run `cargo check`, whose artifacts are not the build's: the first one in a build
+    // directory checked every dependency again, and a user's first typo took 19 s here (40-60 s
+    // in JupyterLab while a standby started). Made once here, each kernel's copy has them.
+    let t = std::time::Instant::now();
+    let check = engine.execute("let _bach_warm_check = bach_warm_check_undefined();", 0, &mut Quiet);
+    if !matches!(&check, Err(e) if e.ename == "CompileError") {
+        return Err("the warm-up of `cargo check` (a cell that must fail to compile) did not fail as expected".into());
+    }
+    eprintln!("bach-kernel: cargo check warmed in {:.0} s", t.elapsed().as_secs_f64());
     eprintln!("bach-kernel: build warmed in {:.0} s ({})", started.elapsed().as_secs_f64(), engine.build_dir().display());
     let config = engine.build_dir().with_extension("config");
     drop(engine);
