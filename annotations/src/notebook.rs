@@ -180,7 +180,11 @@ fn progress_line(p: &bach_runtime::progress::Progress) {
         if !here {
             return;
         }
-        format!("Bach: {} pieces in {:.1} s", p.done, p.elapsed.as_secs_f64())
+        match p.done < p.total {
+            // Interrupted, or failed: not a finished evaluation.
+            true => format!("Bach: stopped after {} of {} pieces, {:.1} s", p.done, p.total, p.elapsed.as_secs_f64()),
+            false => format!("Bach: {} pieces in {:.1} s", p.done, p.elapsed.as_secs_f64()),
+        }
     } else {
         if p.elapsed < PROGRESS_AFTER || (here && shown.1.is_some_and(|t| t.elapsed() < PROGRESS_EVERY)) {
             return;

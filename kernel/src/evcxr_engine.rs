@@ -691,6 +691,14 @@ impl Engine for EvcxrEngine {
                         vec!["(a `?` returned early) Variables this cell defined are not kept; earlier ones and the Bach session are.".into()],
                     ));
                 }
+                // `:timing` on: the cell's time, shown as evcxr_jupyter shows it.
+                if let Some(took) = outputs.timing {
+                    let ms = took.as_millis();
+                    let mut b = Bundle::new();
+                    b.insert("text/plain".into(), format!("Took {ms}ms").into());
+                    b.insert("text/html".into(), format!("<span style=\"color: rgba(0,0,0,0.4);\">Took {ms}ms</span>").into());
+                    out.display(b);
+                }
                 // (A `!` line the kernel added leaves an empty text/plain: not a result.)
                 let bundle: Bundle = outputs.content_by_mime_type.into_iter().filter(|(_, v)| !v.is_empty()).map(|(k, v)| (k, serde_json::Value::String(v))).collect();
                 Ok((!bundle.is_empty()).then_some(bundle))

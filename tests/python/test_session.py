@@ -95,3 +95,46 @@ def test_a_session_of_300_cells_stays_bounded(session):
     growth = f["rss_mb"][300] / f["rss_mb"][100] - 1
     assert growth < 0.10, f"resident memory grew {growth:.1%} from cell 100 to 300: {f['rss_mb']}"
     assert f["p50_last"] < 1.5 * f["p50_first"] + 0.05, (f["p50_first"], f["p50_last"])
+
+
+def test_evcxr_tour_features_work_as_in_evcxr(session):
+    """The commands and patterns of evcxr's own tour notebook (its cells, not the file)."""
+    km, kc = session
+    r, msgs = run(kc, ":vars")
+    assert r["status"] == "ok" and "bach_session" in text(msgs) + "".join(str(m["content"]) for m in msgs), msgs
+    r, msgs = run(kc, ":help")
+    assert r["status"] == "ok" and ":dep" in text(msgs) + "".join(str(m["content"]) for m in msgs)
+    r, msgs = run(kc, ":timing")
+    r, msgs = run(kc, "40 + 2")
+    assert r["status"] == "ok" and result(msgs) == "42"
+    assert "Took" in text(msgs) + "".join(str(m["content"]) for m in msgs), msgs
+    run(kc, ":timing")
+    r, msgs = run(kc, ":opt 2\nlet mut acc = 0u64;\nfor i in 0..1000u64 { acc += i * i; }\nacc")
+    assert r["status"] == "ok" and result(msgs).splitlines()[-1] == "332833500", r
+    run(kc, ":opt 0")
+    # State shared with a thread across cells; the thread keeps running through an interrupt of
+    # a later cell (only the cells' thread stops).
+    r, _ = run(
+        kc,
+        "use std::sync::{Arc, Mutex};\nlet counter = Arc::new(Mutex::new(0u64));\nlet c2 = counter.clone();\n"
+        "std::thread::spawn(move || loop { *c2.lock().unwrap() += 1; std::thread::sleep(std::time::Duration::from_millis(20)); });",
+    )
+    assert r["status"] == "ok", r
+    time.sleep(0.5)
+    msg_id = kc.execute("loop {}")
+    time.sleep(1.0)
+    km.interrupt_kernel()
+    reply = kc.get_shell_msg(timeout=60)
+    assert reply["parent_header"]["msg_id"] == msg_id and reply["content"]["ename"] == "Interrupted", reply["content"]
+    r, msgs = run(kc, "*counter.lock().unwrap()")
+    first = int(result(msgs))
+    time.sleep(0.5)
+    r, msgs = run(kc, "*counter.lock().unwrap()")
+    assert first > 10 and int(result(msgs)) > first, (first, result(msgs))
+    # evcxr_display: a type of the cell's own shows as HTML.
+    r, msgs = run(
+        kc,
+        "pub struct Matrix { v: Vec<u8> }\nimpl Matrix { pub fn evcxr_display(&self) { println!(\"EVCXR_BEGIN_CONTENT text/html\\n<b>{}</b>\\nEVCXR_END_CONTENT\", self.v.len()); } }\nMatrix { v: vec![1, 2, 3] }",
+    )
+    assert r["status"] == "ok", r
+    assert of_type(msgs, "execute_result")[0]["content"]["data"]["text/html"] == "<b>3</b>"

@@ -176,7 +176,9 @@ fn draw(evals: &[&EvalTrace], devices: &[DeviceProfile]) -> super::timeline::Dra
     for s in shares.iter().flatten() {
         *by_cat.entry(s.category).or_default() += s.seconds;
     }
-    let pct = |c: &dyn Fn(&Category) -> bool| 100.0 * by_cat.iter().filter(|(k, _)| c(k)).map(|(_, v)| v).sum::<f64>() / total.max(1e-12);
+    // Rounding leaves a share a hair below zero at times: shown as 0%, never "-0%" (+ 0.0
+    // turns -0.0 into 0.0).
+    let pct = |c: &dyn Fn(&Category) -> bool| (100.0 * by_cat.iter().filter(|(k, _)| c(k)).map(|(_, v)| v).sum::<f64>() / total.max(1e-12)).max(0.0) + 0.0;
     let title = format!("Time breakdown: {} evaluation{}, {} in all", evals.len(), if evals.len() == 1 { "" } else { "s" }, crate::cost::seconds(total));
     let subtitle = format!(
         "compute {:.0}% · copies {:.0}% · allocation and merge {:.0}% · overhead {:.0}%",
