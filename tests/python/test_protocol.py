@@ -604,6 +604,73 @@ def test_bad_signature_is_dropped_and_the_kernel_keeps_answering(kernel):
     assert history[0]["content"]["history"] == []
 
 
+def fuzz_frames(rng, good, key):
+    """One malformed message for the shell or control socket: garbage frames, a truncated
+    multipart, a wrong signature, a huge header, invalid UTF-8 or JSON, or JSON of the wrong
+    shape (those last ones signed correctly, so the kernel must parse them)."""
+    import hashlib
+    import hmac as hmac_mod
+
+    def signed(parts):
+        sig = hmac_mod.new(key, digestmod=hashlib.sha256)
+        for p in parts:
+            sig.update(p)
+        return [b"<IDS|MSG>", sig.hexdigest().encode(), *parts]
+
+    kind = rng.randrange(8)
+    msg = good.msg(rng.choice(["kernel_info_request", "execute_request", "complete_request", "history_request", "comm_open"]), {})
+    frames = good.serialize(msg)
+    if kind == 0:  # random frames
+        return [rng.randbytes(rng.randrange(0, 64)) for _ in range(rng.randrange(1, 7))]
+    if kind == 1:  # truncated multipart
+        return frames[: rng.randrange(0, len(frames))] or [b""]
+    if kind == 2:  # wrong signature
+        frames[1] = rng.randbytes(32).hex().encode()
+        return frames
+    if kind == 3:  # a huge header, signed
+        header = json.dumps({**msg["header"], "pad": "x" * rng.randrange(100_000, 2_000_000)}, default=str).encode()
+        return signed([header, b"{}", b"{}", b"{}"])
+    if kind == 4:  # invalid UTF-8, signed
+        return signed([b"\xff\xfe" + rng.randbytes(16), b"{}", b"{}", b"{}"])
+    if kind == 5:  # invalid JSON, signed
+        return signed([b'{"msg_type": ', b"{}", b"[", b"{}"])
+    if kind == 6:  # JSON of the wrong shape, signed
+        bad = rng.choice([b"[]", b"42", b'"s"', b"null", b'{"msg_id": 1}', b'{"msg_type": ["x"]}'])
+        return signed([bad, bad, bad, bad])
+    # a real header with content of the wrong types, signed
+    header = json.dumps(msg["header"], default=str).encode()
+    content = rng.choice([b'{"code": 5}', b'{"code": null, "silent": "yes"}', b'{"cursor_pos": -3, "code": "x"}', b"[]"])
+    return signed([header, b"{}", b"{}", content])
+
+
+def test_the_wire_survives_fuzzing(kernel):
+    """Malformed messages through the real sockets never crash the kernel, and it still answers
+    (BACH_FUZZ_MESSAGES sets how many; 100,000 by hand)."""
+    import random
+
+    rng = random.Random(37)
+    count = int(os.environ.get("BACH_FUZZ_MESSAGES", "10000"))
+    good = Session(key=kernel.km.session.key, signature_scheme="hmac-sha256")
+    socks = [raw_dealer(kernel, kernel.km.shell_port), raw_dealer(kernel, kernel.km.control_port)]
+    try:
+        for i in range(count):
+            socks[i % 2].send_multipart(fuzz_frames(rng, good, kernel.km.session.key))
+            if i % 5000 == 4999:
+                assert kernel.is_alive(), f"the kernel died after {i + 1} malformed messages:\n{kernel.log()[-3000:]}"
+                # Drain whatever the kernel answered (error replies to well-formed ones).
+                for s in socks:
+                    while s.poll(0):
+                        s.recv_multipart()
+    finally:
+        for s in socks:
+            s.close()
+    assert kernel.is_alive(), kernel.log()[-3000:]
+    assert kernel.kc.kernel_info(reply=True, timeout=30)["content"]["status"] == "ok"
+    reply, _ = kernel.execute("print still here", timeout=300)
+    assert reply["content"]["status"] == "ok"
+    assert "signature" in kernel.log()
+
+
 def test_reply_signatures_are_checked_by_the_client(kernel):
     # jupyter_client verifies every message it receives; a reply that arrives proves the kernel
     # signs with the right key. Check the raw signature too.
