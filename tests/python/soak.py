@@ -51,8 +51,9 @@ def descendants(pid):
 
 
 def rss_mb(pid):
-    """Resident memory of the kernel and its Rust process (not the builds it runs)."""
-    total = 0
+    """Resident memory (MB) of the kernel's process and of the Rust process below it (evcxr's
+    child, which runs the cells), not counting the builds they run: (kernel, cells)."""
+    kernel = cells = 0
     for p in descendants(pid):
         try:
             comm = pathlib.Path(f"/proc/{p}/comm").read_text().strip()
@@ -60,10 +61,14 @@ def rss_mb(pid):
                 continue
             for line in pathlib.Path(f"/proc/{p}/status").read_text().splitlines():
                 if line.startswith("VmRSS:"):
-                    total += int(line.split()[1])
+                    kb = int(line.split()[1])
+                    if p == pid:
+                        kernel += kb
+                    else:
+                        cells += kb
         except OSError:
             pass
-    return total / 1024
+    return kernel / 1024, cells / 1024
 
 
 def execute(kc, code, timeout=300, interrupt_after=None, km=None):
@@ -137,7 +142,8 @@ def soak(km, kc, cells, log=print):
             assert kept == "3000.0", (i, out)
             figures["nodes"].append((i, int(nodes)))
         if i % 100 == 0:
-            log(f"cell {i}: nodes {figures['nodes'][-1][1]}, rss {rss_mb(pid):.0f} MB, p50 {statistics.median(figures['seconds'][-50:]) * 1e3:.0f} ms")
+            k, c = rss_mb(pid)
+            log(f"cell {i}: nodes {figures['nodes'][-1][1]}, rss kernel {k:.0f} MB + cells {c:.0f} MB, p50 {statistics.median(figures['seconds'][-50:]) * 1e3:.0f} ms")
     figures["rss_mb"][cells] = rss_mb(pid)
     assert not wrong, f"wrong values: {wrong[:5]}"
     status, out, _, _ = execute(kc, ":bach memory")
@@ -160,7 +166,7 @@ def main():
         t0 = time.time()
         f = soak(km, kc, args.cells)
         print(f"{args.cells} cells in {time.time() - t0:.0f} s")
-        print(f"max graph nodes: {f['max_nodes']}; rss at cell 100 / end: {f['rss_mb']}")
+        print(f"max graph nodes: {f['max_nodes']}; rss (kernel, cells) MB at cell 100 / end: {f['rss_mb']}")
         print(f"p50 per cell, first / last quarter: {f['p50_first'] * 1e3:.0f} / {f['p50_last'] * 1e3:.0f} ms")
         print(f"interrupts: {f['interrupts']}")
         print(f["memory"])

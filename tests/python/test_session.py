@@ -92,8 +92,13 @@ def test_a_session_of_300_cells_stays_bounded(session):
     f = soak.soak(km, kc, 300, log=lambda *_: None)
     assert len(f["interrupts"]) == 3
     assert f["max_nodes"] <= 40, f["nodes"]
-    growth = f["rss_mb"][300] / f["rss_mb"][100] - 1
-    assert growth < 0.10, f"resident memory grew {growth:.1%} from cell 100 to 300: {f['rss_mb']}"
+    (k100, c100), (k300, c300) = f["rss_mb"][100], f["rss_mb"][300]
+    # The kernel's process (protocol, evcxr, rust-analyzer) stays flat.
+    assert k300 / k100 - 1 < 0.10, f"the kernel's process grew from cell 100 to 300: {f['rss_mb']}"
+    # The Rust process grows by the library of each cell: evcxr loads one per cell and never
+    # unloads it (values and code of earlier cells may point into it). A known cost, measured
+    # at 0.3-0.45 MB per cell; more would be something else leaking.
+    assert (c300 - c100) / 200 < 1.0, f"the Rust process grew more than a cell's library per cell: {f['rss_mb']}"
     assert f["p50_last"] < 1.5 * f["p50_first"] + 0.05, (f["p50_first"], f["p50_last"])
 
 
