@@ -14,7 +14,7 @@ use proc_macro2::Span;
 use syn::spanned::Spanned;
 use syn::visit::{self, Visit};
 
-use crate::question_mark::offset;
+use crate::question_mark::{offset, split_commands};
 
 /// What goes at the top of a loop or closure body.
 pub const TICK: &str = "bach::notebook::tick();";
@@ -23,17 +23,7 @@ const SLEEP: &str = "bach::notebook::sleep";
 /// The cell with its loops and closures made interruptible; `None` when there is nothing to
 /// change or the code (after leading evcxr `:` commands) does not parse as Rust statements.
 pub fn instrument(cell: &str) -> Option<String> {
-    let mut commands_end = 0;
-    for line in cell.split_inclusive('\n') {
-        if !(line.trim_start().starts_with(':') || line.trim().is_empty()) {
-            break;
-        }
-        commands_end += line.len();
-    }
-    let (commands, code) = cell.split_at(commands_end);
-    if code.lines().any(|l| l.trim_start().starts_with(':')) {
-        return None;
-    }
+    let (commands, code) = split_commands(cell)?;
     if !["for", "while", "loop", "|", "sleep"].iter().any(|w| code.contains(w)) {
         return None;
     }

@@ -15,17 +15,8 @@ use syn::spanned::Spanned;
 /// `?` and parses as Rust statements; `None` leaves the cell as it is (no `?`, `:` commands
 /// between code lines, or code only evcxr understands).
 pub fn mark_end(cell: &str) -> Option<String> {
-    // Leading evcxr commands (`:dep`, `:opt 2`) stay as they are; commands further down are
-    // left to evcxr, and the cell with them.
-    let mut commands_end = 0;
-    for line in cell.split_inclusive('\n') {
-        if !(line.trim_start().starts_with(':') || line.trim().is_empty()) {
-            break;
-        }
-        commands_end += line.len();
-    }
-    let (commands, code) = cell.split_at(commands_end);
-    if !code.contains('?') || code.lines().any(|l| l.trim_start().starts_with(':')) {
+    let (commands, code) = split_commands(cell)?;
+    if !code.contains('?') {
         return None;
     }
     // Parsed as the body of a block; line 1 of `code` is line 2 of the block.
@@ -43,6 +34,20 @@ pub fn mark_end(cell: &str) -> Option<String> {
         }
         None => format!("{commands}{code}\nbach::notebook::cell_end();\n"),
     })
+}
+
+/// The cell's leading evcxr commands (`:dep`, `:opt 2`, blank lines), which stay as they are,
+/// and its code; `None` when commands come further down too (such a cell is left to evcxr).
+pub(crate) fn split_commands(cell: &str) -> Option<(&str, &str)> {
+    let mut commands_end = 0;
+    for line in cell.split_inclusive('\n') {
+        if !(line.trim_start().starts_with(':') || line.trim().is_empty()) {
+            break;
+        }
+        commands_end += line.len();
+    }
+    let (commands, code) = cell.split_at(commands_end);
+    (!code.lines().any(|l| l.trim_start().starts_with(':'))).then_some((commands, code))
 }
 
 /// Byte offset in `code` of a position in the block `mark_end` parsed.

@@ -3,7 +3,6 @@ kind, and a long session whose graph and memory stay bounded (issue #37)."""
 
 import time
 
-import jupyter_client
 import pytest
 
 import soak
@@ -13,11 +12,9 @@ TIMEOUT = 900
 
 
 @pytest.fixture(scope="module")
-def session(jupyter_path):
-    km, kc = jupyter_client.manager.start_new_kernel(kernel_name="bach", startup_timeout=300)
-    yield km, kc
-    kc.stop_channels()
-    km.shutdown_kernel(now=True)
+def session(kernel):
+    """One kernel for the module (conftest's), its variables carried from test to test."""
+    return kernel
 
 
 def result(msgs):
