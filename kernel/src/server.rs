@@ -5,7 +5,7 @@
 //! - the engine runs on its own std thread and takes [`EngineCmd`]s one at a time; what a cell
 //!   produces comes back as [`ExecEvent`]s in order, ending with its result;
 //! - a tokio runtime runs the sockets: heartbeat (REP, echoes), shell (ROUTER: a reader task queues
-//!   requests, one task handles them one at a time), control (ROUTER, served concurrently with the
+//!   requests, at most [`SHELL_QUEUE`] of them, one task handles them one at a time), control (ROUTER, served concurrently with the
 //!   shell so that `interrupt_request` and `shutdown_request` work while a cell runs), stdin
 //!   (ROUTER, bound but unused), iopub (PUB, one publisher task fed by a channel, so messages keep
 //!   the order in which they were produced);
@@ -13,7 +13,8 @@
 //!   and SIGINT (Jupyter's default `interrupt_mode` is `signal`: SIGINT interrupts the running
 //!   cell instead of killing the kernel).
 //!
-//! A message that cannot be parsed or whose signature is wrong is logged and dropped. Every
+//! A message that cannot be parsed, whose signature is wrong or whose header is over
+//! [`crate::wire::MAX_HEADER_BYTES`] is logged and dropped. Every
 //! request is bracketed by iopub `status` `busy` / `idle` messages whose parent is the request.
 //! `shutdown_request` (with or without `restart`) is answered and then the server stops and
 //! [`run`] returns `Ok(())`: Jupyter restarts a kernel by starting a new process once the old one
@@ -377,10 +378,15 @@ async fn read_message<R: SocketRecv>(socket: &mut R, signer: &Signer, channel: &
     }
 }
 
-async fn shell_reader<R: SocketRecv>(mut socket: R, signer: Signer, queue: mpsc::UnboundedSender<(Instant, Message)>) {
+/// How many shell requests wait for the one running (libzmq's default high-water mark). When it is
+/// full the reader stops reading and the socket pushes back on the client, so a flood of requests
+/// waits in the client and the network, not in the kernel's memory.
+const SHELL_QUEUE: usize = 1000;
+
+async fn shell_reader<R: SocketRecv>(mut socket: R, signer: Signer, queue: mpsc::Sender<(Instant, Message)>) {
     loop {
         let msg = read_message(&mut socket, &signer, "shell").await;
-        if queue.send((Instant::now(), msg)).is_err() {
+        if queue.send((Instant::now(), msg)).await.is_err() {
             return;
         }
     }
@@ -522,7 +528,7 @@ fn glob_match(pattern: &str, text: &str) -> bool {
 }
 
 impl Shell {
-    async fn run(mut self, mut queue: mpsc::UnboundedReceiver<(Instant, Message)>, mut send: impl SocketSend, signer: Signer) {
+    async fn run(mut self, mut queue: mpsc::Receiver<(Instant, Message)>, mut send: impl SocketSend, signer: Signer) {
         while let Some((received, msg)) = queue.recv().await {
             let kernel = self.kernel.clone();
             kernel.status(&msg, "busy");
@@ -831,7 +837,7 @@ async fn serve(info: ConnectionInfo, engine: Box<dyn Engine>, watched: Watched) 
     tokio::spawn(stdin_reader(stdin_socket, signer.clone()));
 
     let (shell_send, shell_recv) = shell_socket.split();
-    let (queue_tx, queue_rx) = mpsc::unbounded_channel();
+    let (queue_tx, queue_rx) = mpsc::channel(SHELL_QUEUE);
     tokio::spawn(shell_reader(shell_recv, signer.clone(), queue_tx));
     let shell = Shell { kernel: kernel.clone(), execution_count: 0, session: 1, history: Vec::new(), abort_before: None };
     tokio::spawn(shell.run(queue_rx, shell_send, signer.clone()));

@@ -37,7 +37,14 @@ pub enum WireError {
     NotAnObject(&'static str),
     #[error("{frame} is not a valid message header: {error}")]
     BadHeader { frame: &'static str, error: String },
+    #[error("{frame} frame has {bytes} bytes, over the {limit}-byte limit for headers")]
+    Oversized { frame: &'static str, bytes: usize, limit: usize },
 }
+
+/// The most bytes a header or parent header frame may have. Real ones have a few hundred; every
+/// reply and status message repeats the request's header as its parent, so a huge one would be
+/// copied into each queue the kernel sends to (the flood that filled 22 GB in the fuzz test).
+pub const MAX_HEADER_BYTES: usize = 64 * 1024;
 
 /// Signs and verifies messages with HMAC-SHA256; a no-op for an empty key.
 #[derive(Clone)]
@@ -200,6 +207,11 @@ impl Message {
         }
         let (signature, header, parent, metadata, content) = (rest[0].as_ref(), rest[1].as_ref(), rest[2].as_ref(), rest[3].as_ref(), rest[4].as_ref());
         signer.verify(signature, &[header, parent, metadata, content])?;
+        for (frame, bytes) in [("header", header), ("parent_header", parent)] {
+            if bytes.len() > MAX_HEADER_BYTES {
+                return Err(WireError::Oversized { frame, bytes: bytes.len(), limit: MAX_HEADER_BYTES });
+            }
+        }
 
         let header = parse_header("header", parse_object("header", header)?)?;
         let parent = parse_object("parent_header", parent)?;
@@ -350,6 +362,21 @@ mod tests {
         assert_eq!(Message::from_frames(&frames, &signer), Err(WireError::SignatureNotHex));
         frames[3] = b"00ff".to_vec();
         assert_eq!(Message::from_frames(&frames, &signer), Err(WireError::BadSignature));
+    }
+
+    #[test]
+    fn a_huge_header_is_dropped_but_a_huge_content_is_not() {
+        let signer = Signer::new(b"secret");
+        let mut m = request("execute_request");
+        m.metadata.insert("pad".into(), json!("x".repeat(MAX_HEADER_BYTES)));
+        m.content = json!({"code": "x".repeat(4 * MAX_HEADER_BYTES)});
+        assert!(Message::from_frames(&m.to_frames(&signer), &signer).is_ok());
+        m.header.username = "x".repeat(MAX_HEADER_BYTES);
+        let bytes = serde_json::to_vec(&m.header).unwrap().len();
+        assert_eq!(Message::from_frames(&m.to_frames(&signer), &signer), Err(WireError::Oversized { frame: "header", bytes, limit: MAX_HEADER_BYTES }));
+        let mut reply = request("execute_reply");
+        reply.parent_header = Some(m.header.clone());
+        assert!(matches!(Message::from_frames(&reply.to_frames(&signer), &signer), Err(WireError::Oversized { frame: "parent_header", .. })));
     }
 
     #[test]
