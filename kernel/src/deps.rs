@@ -23,6 +23,16 @@ pub struct Rebuilt {
     pub session: bool,
 }
 
+/// What a cell's `:dep` lines would do to the build.
+#[derive(Debug, Default)]
+pub struct DepCheck {
+    /// Crates of the session whose features they change.
+    pub rebuilt: Vec<Rebuilt>,
+    /// Whether the build would then have `evcxr_runtime`, the crate through which display
+    /// crates (evcxr_image...) give values an `evcxr_display` of their own.
+    pub display_crate: bool,
+}
+
 /// A resolved build: each package (`name version`) with its features, and the packages
 /// `bach` depends on, itself included.
 #[derive(Debug, Default)]
@@ -42,10 +52,11 @@ pub fn dependency_lines(cell: &str) -> Vec<String> {
         .collect()
 }
 
-/// The crates of the build in `build` (evcxr's build directory, its `Cargo.toml` and lock as
-/// the last cell left them) whose features `deps` would change. Runs `cargo metadata` twice
-/// in a scratch directory beside `build`; an error says why the check could not run.
-pub fn rebuilt_by(build: &Path, deps: &[String]) -> Result<Vec<Rebuilt>, String> {
+/// What `deps` would do to the build in `build` (evcxr's build directory, its `Cargo.toml` and
+/// lock as the last cell left them): which crates' features they change, and whether a
+/// display crate comes in. Runs `cargo metadata` twice in a scratch directory beside `build`;
+/// an error says why the check could not run.
+pub fn check(build: &Path, deps: &[String]) -> Result<DepCheck, String> {
     let manifest = std::fs::read_to_string(build.join("Cargo.toml")).map_err(|e| format!("cannot read the build's Cargo.toml: {e}"))?;
     let scratch = build.with_extension("depcheck");
     let _ = std::fs::remove_dir_all(&scratch);
@@ -59,7 +70,8 @@ pub fn rebuilt_by(build: &Path, deps: &[String]) -> Result<Vec<Rebuilt>, String>
         let before = features(&scratch)?;
         std::fs::write(scratch.join("Cargo.toml"), with_dependencies(&manifest, deps)).map_err(|e| e.to_string())?;
         let after = features(&scratch)?;
-        Ok(compare(&before, &after))
+        let display_crate = after.features.keys().any(|p| p.starts_with("evcxr_runtime "));
+        Ok(DepCheck { rebuilt: compare(&before, &after), display_crate })
     })();
     let _ = std::fs::remove_dir_all(&scratch);
     result
@@ -242,7 +254,9 @@ mod tests {
             "[package]\nname = \"ctx\"\nversion = \"1.0.0\"\nedition = \"2021\"\n\n[dependencies]\nnum-traits = { version = \"0.2\", default-features = false }\n",
         )
         .unwrap();
-        let r = rebuilt_by(&build, &["num-traits = \"0.2\"".into()]).unwrap();
+        let c = check(&build, &["num-traits = \"0.2\"".into()]).unwrap();
+        let r = c.rebuilt;
+        assert!(!c.display_crate);
         assert_eq!(r.len(), 1, "{r:?}");
         assert!(r[0].krate.starts_with("num-traits ") && r[0].added.contains(&"std".to_string()) && !r[0].session, "{r:?}");
         let _ = std::fs::remove_dir_all(&dir);

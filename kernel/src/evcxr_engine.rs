@@ -152,6 +152,8 @@ pub struct EvcxrEngine {
     /// Lines the next cell runs first (a standby's first cell changes to the launcher's
     /// directory).
     next_cell_prefix: String,
+    /// A display crate was added: values show as evcxr shows them, without `ShowDebug`.
+    evcxr_displays: bool,
 }
 
 fn rustc_version() -> String {
@@ -223,7 +225,7 @@ impl EvcxrEngine {
                 }
             })
             .map_err(|e| format!("cannot start a thread: {e}"))?;
-        Ok(EvcxrEngine { state: State::Starting(rx), home, build_dir, running, cells: 0, next_cell_prefix: String::new(), began: std::time::Instant::now() })
+        Ok(EvcxrEngine { state: State::Starting(rx), home, build_dir, running, cells: 0, next_cell_prefix: String::new(), evcxr_displays: false, began: std::time::Instant::now() })
     }
 
     /// Wait until evcxr and the prelude are ready.
@@ -292,8 +294,12 @@ impl EvcxrEngine {
 
     fn prelude(&mut self) -> Result<(), String> {
         let code = self.home.prelude(&self.build_dir);
+        let evcxr_displays = self.evcxr_displays;
         let s = self.started(true)?;
         s.ctx.execute(&code).map_err(|e| format!("the Bach prelude failed: {e}"))?;
+        if evcxr_displays {
+            s.ctx.execute(crate::home::WITHOUT_SHOW_DEBUG).map_err(|e| format!("the Bach prelude failed: {e}"))?;
+        }
         Ok(())
     }
 
@@ -499,6 +505,14 @@ fn panic_error(message: &str, location: &str, cell: &str, build_dir: &Path, coun
 }
 
 /// One readable message for all of a cell's compile errors (rustc reports many).
+/// Whether a cell failed only because its value has no `evcxr_display` in scope while
+/// `ShowDebug` (which would give it one) is out of scope.
+fn show_debug_wanted(errors: &[evcxr::CompilationError]) -> bool {
+    !errors.is_empty()
+        && errors.iter().all(|e| e.level() != "error" || e.message().contains("`ShowDebug` which provides `evcxr_display`"))
+        && errors.iter().any(|e| e.message().contains("`ShowDebug` which provides `evcxr_display`"))
+}
+
 fn compile_error(errors: &[evcxr::CompilationError], inserted: Inserted, count: u32, cell: &str) -> ExecError {
     let fix = |line: usize| if line >= inserted.at + inserted.lines { line - inserted.lines } else { line };
     let mut tb = Vec::new();
@@ -591,6 +605,7 @@ impl Engine for EvcxrEngine {
         running.cell.store(self.cells, Ordering::SeqCst);
         running.busy.store(true, Ordering::SeqCst);
         self.show_start(out);
+        let evcxr_displays = self.evcxr_displays;
         let started = match self.started(true) {
             Ok(s) => s,
             Err(e) => {
@@ -602,20 +617,25 @@ impl Engine for EvcxrEngine {
         // A `:dep` that would rebuild a crate the session loaded (and so lose the Bach session
         // and the values whose types came from it) is refused before anything builds, unless
         // the cell says `:bach rebuild`.
-        if online && !rebuild {
-            match crate::deps::rebuilt_by(&build_dir, &crate::deps::dependency_lines(&rust)) {
-                Ok(rebuilt) if rebuilt.iter().any(|r| r.session) => {
+        let mut display_crate = false;
+        if online {
+            match crate::deps::check(&build_dir, &crate::deps::dependency_lines(&rust)) {
+                Ok(c) if !rebuild && c.rebuilt.iter().any(|r| r.session) => {
                     running.busy.store(false, Ordering::SeqCst);
                     let lost: Vec<String> = before
                         .iter()
                         .filter(|v| !v.starts_with("bach_session:") && crate::deps::type_from_a_crate(v))
                         .map(|v| v.split(':').next().unwrap_or(v).to_string())
                         .collect();
-                    let lines = crate::deps::refusal(&rebuilt, &lost);
+                    let lines = crate::deps::refusal(&c.rebuilt, &lost);
                     return Err(cell_error("DependencyWouldRebuild", execution_count, &lines[0], lines[1..].to_vec()));
                 }
-                Ok(rebuilt) if !rebuilt.is_empty() => out.stream(StreamName::Stderr, &crate::deps::note(&rebuilt)),
-                Ok(_) => {}
+                Ok(c) => {
+                    if !c.rebuilt.is_empty() && !rebuild {
+                        out.stream(StreamName::Stderr, &crate::deps::note(&c.rebuilt));
+                    }
+                    display_crate = c.display_crate;
+                }
                 Err(e) => out.stream(StreamName::Stderr, &format!("bach-kernel: could not check what this `:dep` rebuilds ({e}); building it\n")),
             }
         }
@@ -630,6 +650,15 @@ impl Engine for EvcxrEngine {
         }
         let mut cell_run = Self::run(started, &running, execution_count, &code, out);
         let interrupted = || running.interrupted.load(Ordering::SeqCst);
+        if evcxr_displays && !interrupted() && matches!(&cell_run.result, Err(evcxr::Error::CompilationErrors(e)) if show_debug_wanted(e)) {
+            // Without `ShowDebug` (a display crate is in), evcxr's own fallback to `{:?}` does
+            // not happen: rustc's help to import `ShowDebug` points into the cell, and evcxr
+            // reports that help. Compile the cell again with `ShowDebug` in scope, for this cell.
+            if started.ctx.execute(crate::home::WITH_SHOW_DEBUG).is_ok() {
+                cell_run = Self::run(started, &running, execution_count, &code, out);
+                let _ = started.ctx.execute(crate::home::WITHOUT_SHOW_DEBUG);
+            }
+        }
         if (marked.is_some() || instrumented.is_some()) && !interrupted() && matches!(cell_run.result, Err(evcxr::Error::CompilationErrors(_))) {
             // The end marker and the ticks must never be why a cell fails, and errors should
             // point at the cell as written: compile it again as written.
@@ -646,8 +675,13 @@ impl Engine for EvcxrEngine {
         if online {
             let _ = started.ctx.execute(":offline 1");
         }
+        // A display crate came in (evcxr_image...): its traits give values an `evcxr_display`
+        // that the prelude's `ShowDebug` would make ambiguous, so the session goes back to
+        // evcxr's own way of showing a value (try `evcxr_display`, else `{:?}`).
+        let display_crate = display_crate && result.is_ok() && !evcxr_displays && started.ctx.execute(crate::home::WITHOUT_SHOW_DEBUG).is_ok();
         running.busy.store(false, Ordering::SeqCst);
         *running.child.lock().unwrap() = Some(started.ctx.process_handle());
+        self.evcxr_displays |= display_crate;
         if running.interrupted.load(Ordering::SeqCst) && !running.started.load(Ordering::SeqCst) && !running.killed.load(Ordering::SeqCst) {
             // Interrupted while it compiled: the compile was cancelled and nothing of the cell ran.
             return Err(cell_error(

@@ -73,17 +73,26 @@ impl Home {
     ///   instead of in the user's first cell with a `let` (about 4 s here).
     /// - `ShowDebug` gives every `Debug` value an `evcxr_display`, so a cell ending with an
     ///   expression compiles once (evcxr otherwise compiles `x.evcxr_display()`, fails, and
-    ///   compiles again with `{:?}`); inherent `evcxr_display`s (Bach's arrays) still win.
+    ///   compiles again with `{:?}`); inherent `evcxr_display`s (Bach's arrays) still win. It
+    ///   is imported through a module of the session's own, [`WITHOUT_SHOW_DEBUG`] empties it.
     /// - The `?` on a parse makes evcxr switch `?` support on now (it does so on the first
     ///   cell that uses `?`, by failing that cell's compile once and compiling it again).
     pub fn prelude(&self, build: &Path) -> String {
         let restore = self.tested_lock().map(|l| restore_lock_line(&l, build)).unwrap_or_default();
         let deps: String = self.notebook_deps().iter().map(|(n, v)| format!(":dep {n} = {v}\n")).collect();
         format!(
-            "{restore}{deps}{restore}use bach::prelude_without_macros::*;\nuse bach::notebook::ShowDebug as _;\nbach::notebook::cell(0);\nlet bach_session = bach::notebook::NotebookSession;\n\"0\".parse::<u8>()?;\n"
+            "{restore}{deps}{restore}use bach::prelude_without_macros::*;\n{WITH_SHOW_DEBUG}\nuse bach_show_debug::*;\nbach::notebook::cell(0);\nlet bach_session = bach::notebook::NotebookSession;\n\"0\".parse::<u8>()?;\n"
         )
     }
 }
+
+/// The module through which the prelude brings `ShowDebug` into scope.
+pub const WITH_SHOW_DEBUG: &str = "mod bach_show_debug { pub use bach::notebook::ShowDebug as _; }";
+
+/// Redefines the prelude's `bach_show_debug` module as empty, taking `ShowDebug` out of scope:
+/// a trait of a display crate (evcxr_image's `ImageDisplay`) also gives values an
+/// `evcxr_display`, and the two together would be ambiguous.
+pub const WITHOUT_SHOW_DEBUG: &str = "mod bach_show_debug {}";
 
 /// An evcxr shell line (`!`, run in order with the `:` commands around it) that copies `lock`
 /// over `build`'s `Cargo.lock`, so the build after it keeps the versions `lock` pins.

@@ -18,13 +18,13 @@ import threading
 import time
 
 # An interrupt plan: cell number -> kind.
-KINDS = ("compile", "loop", "bach")
+KINDS = ("compile", "loop", "bach", "sleep")
 
 
 def interrupt_plan(cells):
-    """An interrupt every 100 cells from cell 40, the kinds in turn."""
+    """An interrupt every 75 cells from cell 40, the kinds in turn."""
     plan = {}
-    for k, at in enumerate(range(40, cells, 100)):
+    for k, at in enumerate(range(40, cells, 75)):
         plan[at] = KINDS[k % len(KINDS)]
     return plan
 
@@ -52,23 +52,26 @@ def descendants(pid):
 
 def rss_mb(pid):
     """Resident memory (MB) of the kernel's process and of the Rust process below it (evcxr's
-    child, which runs the cells), not counting the builds they run: (kernel, cells)."""
-    kernel = cells = 0
+    child, which runs the cells), not counting the builds they run. The Rust process's is split
+    into anonymous memory (heap, stacks: what the session holds) and file pages (the libraries
+    it loaded, evcxr's cell libraries among them: clean pages the system can drop and read
+    back). {"kernel", "cells_anon", "cells_file"}"""
+    out = {"kernel": 0.0, "cells_anon": 0.0, "cells_file": 0.0}
     for p in descendants(pid):
         try:
             comm = pathlib.Path(f"/proc/{p}/comm").read_text().strip()
             if comm in ("cargo", "rustc"):
                 continue
-            for line in pathlib.Path(f"/proc/{p}/status").read_text().splitlines():
-                if line.startswith("VmRSS:"):
-                    kb = int(line.split()[1])
-                    if p == pid:
-                        kernel += kb
-                    else:
-                        cells += kb
+            fields = dict(line.split(":", 1) for line in pathlib.Path(f"/proc/{p}/status").read_text().splitlines() if ":" in line)
         except OSError:
-            pass
-    return kernel / 1024, cells / 1024
+            continue
+        kb = {k: int(fields[k].split()[0]) for k in ("VmRSS", "RssAnon", "RssFile") if k in fields}
+        if p == pid:
+            out["kernel"] += kb.get("VmRSS", 0) / 1024
+        else:
+            out["cells_anon"] += kb.get("RssAnon", 0) / 1024
+            out["cells_file"] += kb.get("RssFile", 0) / 1024
+    return out
 
 
 def execute(kc, code, timeout=300, interrupt_after=None, km=None):
@@ -118,6 +121,8 @@ def soak(km, kc, cells, log=print):
         elif kind == "bach":
             code = "let big = Array1::<f64>::linspace(0., 1., 1 << 23);\nlet mut c = big.clone();\nfor _ in 0..400 { c = (&c * 0.5 + 0.25).sqrt(); }\nc.sum()"
             status, _, err, dt = execute(kc, code, interrupt_after=1.5, km=km)
+        elif kind == "sleep":
+            status, _, err, dt = execute(kc, "std::thread::sleep(std::time::Duration::from_secs(60));", interrupt_after=1.0, km=km)
         if kind:
             figures["interrupts"][i] = (kind, status, err.splitlines()[0] if err else "")
             assert status == "error" and "Interrupted" in err, (i, kind, status, err)
@@ -141,9 +146,9 @@ def soak(km, kc, cells, log=print):
             kept, nodes = out.strip().strip("()").split(", ")
             assert kept == "3000.0", (i, out)
             figures["nodes"].append((i, int(nodes)))
-        if i % 100 == 0:
-            k, c = rss_mb(pid)
-            log(f"cell {i}: nodes {figures['nodes'][-1][1]}, rss kernel {k:.0f} MB + cells {c:.0f} MB, p50 {statistics.median(figures['seconds'][-50:]) * 1e3:.0f} ms")
+        if i % 100 == 1 and figures["nodes"]:
+            m = rss_mb(pid)
+            log(f"cell {i}: nodes {figures['nodes'][-1][1]}, rss kernel {m['kernel']:.0f} MB, cells {m['cells_anon']:.1f} MB anonymous + {m['cells_file']:.0f} MB file, p50 {statistics.median(figures['seconds'][-50:]) * 1e3:.0f} ms")
     figures["rss_mb"][cells] = rss_mb(pid)
     assert not wrong, f"wrong values: {wrong[:5]}"
     status, out, _, _ = execute(kc, ":bach memory")
@@ -166,7 +171,7 @@ def main():
         t0 = time.time()
         f = soak(km, kc, args.cells)
         print(f"{args.cells} cells in {time.time() - t0:.0f} s")
-        print(f"max graph nodes: {f['max_nodes']}; rss (kernel, cells) MB at cell 100 / end: {f['rss_mb']}")
+        print(f"max graph nodes: {f['max_nodes']}; rss MB at cell 100 / end: {f['rss_mb']}")
         print(f"p50 per cell, first / last quarter: {f['p50_first'] * 1e3:.0f} / {f['p50_last'] * 1e3:.0f} ms")
         print(f"interrupts: {f['interrupts']}")
         print(f["memory"])
