@@ -505,6 +505,20 @@ fn panic_error(message: &str, location: &str, cell: &str, build_dir: &Path, coun
 }
 
 /// One readable message for all of a cell's compile errors (rustc reports many).
+/// A hint for a number literal of the wrong kind next to an array (`&price * 2` on floats).
+fn literal_hint(message: &str) -> Option<&'static str> {
+    let float_array = ["Operand<f64", "Operand<f32"].iter().any(|o| message.contains(o));
+    (message.contains("`{integer}: ") && float_array).then_some("the array holds floats and `2` is an integer: write the number as a float (`2.0`)")
+}
+
+/// Completions in the order a notebook user scans them (as IPython orders its own): by name,
+/// so `exp()` comes before `exp_m1()`, names starting with `_` last, each once.
+fn ordered_matches(mut matches: Vec<String>) -> Vec<String> {
+    matches.sort_by(|a, b| (a.starts_with('_'), a).cmp(&(b.starts_with('_'), b)));
+    matches.dedup();
+    matches
+}
+
 /// Whether a cell failed only because its value has no `evcxr_display` in scope while
 /// `ShowDebug` (which would give it one) is out of scope.
 fn show_debug_wanted(errors: &[evcxr::CompilationError]) -> bool {
@@ -545,7 +559,14 @@ fn compile_error(errors: &[evcxr::CompilationError], inserted: Inserted, count: 
             }
         }
         for h in e.help() {
+            // rustc lists the implementing types after this line; evcxr keeps only the line.
+            if h.starts_with("the following other types implement trait") && !h.contains('\n') {
+                continue;
+            }
             tb.push(format!("   = help: {h}"));
+        }
+        if let Some(hint) = literal_hint(&e.message()) {
+            tb.push(format!("   = help: {hint}"));
         }
         tb.push(String::new());
     }
@@ -761,10 +782,13 @@ impl Engine for EvcxrEngine {
             return c;
         }
         let Ok(started) = self.started_within(Some(START_WAIT)) else { return c };
-        if let Ok(r) = started.ctx.completions(code, byte) {
-            c.matches = r.completions.into_iter().map(|x| x.code).collect();
-            c.cursor_start = code[..r.start_offset.min(code.len())].chars().count();
-            c.cursor_end = code[..r.end_offset.min(code.len())].chars().count();
+        match started.ctx.completions(code, byte) {
+            Ok(r) => {
+                c.matches = ordered_matches(r.completions.into_iter().map(|x| x.code).collect());
+                c.cursor_start = code[..r.start_offset.min(code.len())].chars().count();
+                c.cursor_end = code[..r.end_offset.min(code.len())].chars().count();
+            }
+            Err(e) => eprintln!("bach-kernel: completion failed: {e}"),
         }
         c
     }
@@ -812,6 +836,19 @@ impl Engine for EvcxrEngine {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_integer_next_to_a_float_array_gets_a_hint() {
+        assert!(literal_hint("the trait bound `{integer}: Operand<f64, bach::Dim<[usize; 1]>>` is not satisfied").is_some());
+        assert!(literal_hint("the trait bound `{float}: Operand<f64, bach::Dim<[usize; 1]>>` is not satisfied").is_none());
+        assert!(literal_hint("mismatched types").is_none());
+    }
+
+    #[test]
+    fn completions_come_by_name_private_last() {
+        let m = ordered_matches(["exp_m1()", "_marker", "exp()", "abs()", "exp()"].map(String::from).to_vec());
+        assert_eq!(m, ["abs()", "exp()", "exp_m1()", "_marker"]);
+    }
 
     #[test]
     fn cells_adding_a_dependency_run_online() {

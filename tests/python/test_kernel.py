@@ -174,6 +174,16 @@ def test_completion_is_complete_history(kernel):
     assert "abc_long_name" in c["matches"]
     c = kc.complete(":bach pl", 8, reply=True)["content"]
     assert c["matches"] == ["plan"]
+    # Methods of a Bach array, by name, without the private fields of the library.
+    run(kc, "let price = Array1::<f64>::linspace(1., 2., 5);")
+    c = kc.complete("price.ex", 8, reply=True)["content"]
+    assert c["matches"] == sorted(c["matches"]) and c["matches"].index("exp()") < c["matches"].index("exp_m1()"), c["matches"]
+    assert (c["cursor_start"], c["cursor_end"]) == (6, 8), c
+    c = kc.complete("price.", 6, reply=True)["content"]
+    assert "sum()" in c["matches"] and not {"lazy", "value", "held", "home"} & set(c["matches"]), c["matches"][:20]
+    # An integer next to a float array: the error says what to write.
+    r, _ = run(kc, "&price * 2")
+    assert r["status"] == "error" and "(`2.0`)" in "\n".join(r["traceback"]), r
     def is_complete(code):
         msg_id = kc.is_complete(code)
         reply = kc.get_shell_msg(timeout=30)
