@@ -763,7 +763,15 @@ pub fn show_memory() {
     for (device, b) in &m.device_bytes {
         let _ = writeln!(text, "values cached on {device}: {}", bytes(*b));
     }
-    let _ = writeln!(text, "trace: {} evaluations kept of {} (at most {}; `:bach trace keep N`), {} events", m.trace_kept, m.trace_totals.evals, m.trace_keep, m.trace_events);
+    let _ = writeln!(
+        text,
+        "trace: {} evaluations kept of {} (at most {}; `:bach trace keep N`), {} events (at most {})",
+        m.trace_kept,
+        m.trace_totals.evals,
+        m.trace_keep,
+        m.trace_events,
+        bach_runtime::trace::MAX_EVENTS
+    );
     let cap = s.config().memory_cap;
     let _ = writeln!(text, "accelerator memory cap: {}", cap.map_or("none".to_string(), |b| bach_runtime::units::bytes(b as usize)));
     print!("{text}");

@@ -277,8 +277,11 @@ pub struct TraceTotals {
 
 /// Evaluations kept by default (`:bach trace keep N` changes it).
 pub const KEEP_EVALS: usize = 500;
-/// Events kept at most, whatever `keep` says.
-const MAX_EVENTS: usize = 2_000_000;
+/// Events kept at most, whatever `keep` says (about 100 bytes each). One evaluation of a long
+/// chain over many pieces records tens of thousands (400 ops over 2^23 elements: 30,000-45,000), so
+/// the count of evaluations alone does not bound the trace; the newest evaluation is kept
+/// whole whatever its size.
+pub const MAX_EVENTS: usize = 100_000;
 
 impl Default for Trace {
     fn default() -> Self {
@@ -354,5 +357,31 @@ mod tests {
         t.set_keep(0);
         assert_eq!(t.evals().count(), 1, "at least the last is kept");
         assert_eq!(t.last().unwrap().eval, 25);
+    }
+
+    #[test]
+    fn the_trace_keeps_at_most_max_events_but_always_the_last_evaluation() {
+        let event = Event {
+            eval: 0,
+            op: "exp".into(),
+            node: 0,
+            cell: 0,
+            device: crate::profile::CPU,
+            to: None,
+            piece: 0,
+            kind: EventKind::Compute,
+            start: Duration::ZERO,
+            end: Duration::ZERO,
+            bytes: 8,
+        };
+        let with_events = |n: u64, count: usize| EvalTrace { events: vec![event.clone(); count], ..eval(n) };
+        let mut t = Trace::default();
+        for n in 1..=5 {
+            t.push(with_events(n, MAX_EVENTS / 3));
+        }
+        assert!(t.events_kept() <= MAX_EVENTS && t.evals().count() == 3, "{} events in {} evaluations", t.events_kept(), t.evals().count());
+        assert_eq!(t.totals().events, 5 * (MAX_EVENTS / 3) as u64);
+        t.push(with_events(6, MAX_EVENTS + 1));
+        assert_eq!((t.evals().count(), t.events_kept()), (1, MAX_EVENTS + 1), "the newest stays whole");
     }
 }
