@@ -384,6 +384,13 @@ mod tests {
             .sum();
         assert_eq!(count, 100_000);
         assert!(texts(&svg).iter().any(|t| t.starts_with("100,000 events shown as")));
+        // The long heading pushes the kinds to a row of their own: none passes the right edge.
+        let doc = roxmltree::Document::parse(&svg).expect("valid XML");
+        for kind in ["compute / transfer", "alloc (outlined)", "merge (hatched)"] {
+            let n = doc.descendants().find(|n| n.has_tag_name("text") && n.text().map(str::trim) == Some(kind)).unwrap_or_else(|| panic!("{kind} missing"));
+            let x: f64 = n.attribute("x").unwrap().parse().unwrap();
+            assert!(x + text::text_px(kind, LEGEND_FONT) <= WIDTH as f64, "{kind} at x = {x} passes the edge");
+        }
     }
 
     /// The worst case for size: 100,000 events of 5,000 ops with long names, spread out so

@@ -62,12 +62,34 @@ pub(super) fn legend_layout(m: &Model) -> (Vec<(String, Rgb)>, u32, usize) {
     (entries, col_w, cols)
 }
 
+/// The event kinds the legend shows a swatch for.
+const KINDS: [&str; 3] = ["compute / transfer", "alloc (outlined)", "merge (hatched)"];
+
+/// The legend's first line: how many events, how they are drawn.
+fn legend_heading(m: &Model) -> String {
+    if m.merged {
+        format!(
+            "{} events shown as {} bars (bars under a pixel apart merged{}) · hover a bar for details · kinds:",
+            group(m.events.len() as u64),
+            group(m.bars.len() as u64),
+            if m.dropped > 0 { format!("; {} shortest left out", group(m.dropped as u64)) } else { String::new() }
+        )
+    } else {
+        format!("{} events · hover a bar for details · kinds:", group(m.events.len() as u64))
+    }
+}
+
 pub(super) fn draw_timeline(m: &Model) -> DrawResult<String> {
     let cell_row = if m.session { CELL_ROW } else { 8 };
     let plot_h = m.plot_height();
     let chart_h = cell_row + plot_h.ceil() as u32 + 1 + BOTTOM_LABELS + 4;
     let (entries, col_w, cols) = legend_layout(m);
-    let rows = entries.len().div_ceil(cols) as u32;
+    let heading = legend_heading(m);
+    // The kinds follow the heading on its row, or take the next row when they would pass the
+    // right edge (a long "N events shown as M bars" heading).
+    let kinds_w: f64 = KINDS.iter().map(|k| 28.0 + text_px(k, LEGEND_FONT) + 16.0).sum();
+    let kinds_row = u32::from((SIDE as f64 + text_px(&heading, LEGEND_FONT) + 14.0 + kinds_w) > (WIDTH - SIDE) as f64);
+    let rows = entries.len().div_ceil(cols) as u32 + kinds_row;
     let legend_h = 8 + LEGEND_ROW + 6 + rows * LEGEND_ROW + 10;
     let height = TITLE_H + chart_h + legend_h;
     let grey = RGBColor(0x66, 0x66, 0x66);
@@ -192,21 +214,14 @@ pub(super) fn draw_timeline(m: &Model) -> DrawResult<String> {
         let row_y = |r: u32| (8 + LEGEND_ROW / 2 + r * LEGEND_ROW) as i32;
         let text_style = (FONT, LEGEND_FONT).into_font().color(&BLACK).pos(Pos::new(HPos::Left, VPos::Center));
         let mut x = SIDE as i32;
-        let y = row_y(0);
-        let heading = if m.merged {
-            format!(
-                "{} events shown as {} bars (bars under a pixel apart merged{}) · hover a bar for details · kinds:",
-                group(m.events.len() as u64),
-                group(m.bars.len() as u64),
-                if m.dropped > 0 { format!("; {} shortest left out", group(m.dropped as u64)) } else { String::new() }
-            )
-        } else {
-            format!("{} events · hover a bar for details · kinds:", group(m.events.len() as u64))
-        };
+        let mut y = row_y(0);
         legend_area.draw(&Text::new(heading.clone(), (x, y), text_style.clone()))?;
         x += text_px(&heading, LEGEND_FONT) as i32 + 14;
+        if kinds_row > 0 {
+            (x, y) = (SIDE as i32, row_y(kinds_row));
+        }
         let swatch = RGBColor(0x8a, 0x8a, 0x8a);
-        for (k, name) in ["compute / transfer", "alloc (outlined)", "merge (hatched)"].iter().enumerate() {
+        for (k, name) in KINDS.iter().enumerate() {
             let (a, b) = ((x, y - 6), (x + 22, y + 6));
             match k {
                 0 => legend_area.draw(&Rectangle::new([a, b], swatch.filled()))?,
@@ -245,7 +260,7 @@ pub(super) fn draw_timeline(m: &Model) -> DrawResult<String> {
         for (i, (text, color)) in entries.iter().enumerate() {
             let (r, c) = ((i / cols) as u32, (i % cols) as u32);
             let x = (SIDE + c * col_w) as i32;
-            let y = row_y(r + 1) + 6;
+            let y = row_y(r + kinds_row + 1) + 6;
             if *color != (0xff, 0xff, 0xff) {
                 legend_area.draw(&Rectangle::new([(x, y - 6), (x + 14, y + 6)], RGBColor(color.0, color.1, color.2).filled()))?;
             }
