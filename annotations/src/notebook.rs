@@ -506,8 +506,9 @@ pub fn show_cost() {
         println!("\nno evaluations yet: residuals (predicted vs actual per stage) appear here after the first");
         return;
     }
-    print!("\n{}", residuals_text(evals, &s.devices().profiles(), MODEL_SINCE.load(std::sync::atomic::Ordering::Relaxed)));
-    show_chart(bach_runtime::chart::predicted_vs_actual_svg(evals, &s.devices().profiles()));
+    let since = MODEL_SINCE.load(std::sync::atomic::Ordering::Relaxed);
+    print!("\n{}", residuals_text(evals, &s.devices().profiles(), since));
+    show_chart(bach_runtime::chart::predicted_vs_actual_svg(evals, &s.devices().profiles(), since));
 }
 
 /// Per stage of `evals`: predicted, actual, their ratio; then the median and worst error and

@@ -120,9 +120,11 @@ pub fn placement_graph_svg(plan: &crate::plan::Plan) -> String {
 }
 
 /// Per stage of `evals` (the last 30), the cost model's prediction beside the measured time,
-/// on a log axis, with the ratio, flagged past 2x (`:bach cost`).
-pub fn predicted_vs_actual_svg(evals: &[&EvalTrace], devices: &[DeviceProfile]) -> String {
-    residuals::render(evals, devices)
+/// on a log axis, with the ratio, flagged past 2x (`:bach cost`). Evaluations up to `since`
+/// were planned with an earlier cost model: their rows say so, and the title's median and
+/// worst are the later ones' when there are any (as `:bach cost`'s text judges).
+pub fn predicted_vs_actual_svg(evals: &[&EvalTrace], devices: &[DeviceProfile], since: u64) -> String {
+    residuals::render(evals, devices, since)
 }
 
 #[cfg(test)]

@@ -10,13 +10,13 @@ use crate::trace::StageTime;
 /// Stages shown at most (the most recent).
 pub(super) const MAX_STAGES: usize = 30;
 
-pub(super) fn render(evals: &[&EvalTrace], devices: &[DeviceProfile]) -> String {
+pub(super) fn render(evals: &[&EvalTrace], devices: &[DeviceProfile], since: u64) -> String {
     let all: Vec<(&EvalTrace, &StageTime)> = evals.iter().flat_map(|e| e.stages.iter().map(move |s| (*e, s))).filter(|(_, s)| s.predicted_s > 0.0 || s.actual_s() > 0.0).collect();
     if all.is_empty() {
         return notice("Predicted vs actual", "no evaluations yet");
     }
     let cut = all.len().saturating_sub(MAX_STAGES);
-    draw(&all[cut..], cut, evals.len(), devices).unwrap_or_else(failed)
+    draw(&all[cut..], cut, evals.len(), devices, since).unwrap_or_else(failed)
 }
 
 /// "x1.40" when actual is above predicted, "÷2.31" below.
@@ -28,35 +28,43 @@ fn ratio_text(r: f64) -> String {
     }
 }
 
-fn draw(stages: &[(&EvalTrace, &StageTime)], cut: usize, n_evals: usize, devices: &[DeviceProfile]) -> super::timeline::DrawResult<String> {
+fn draw(stages: &[(&EvalTrace, &StageTime)], cut: usize, n_evals: usize, devices: &[DeviceProfile], since: u64) -> super::timeline::DrawResult<String> {
     let error = |s: &StageTime| {
         let r = s.ratio();
         r.max(1.0 / r.max(1e-12))
     };
-    let mut errors: Vec<f64> = stages.iter().map(|(_, s)| error(s)).collect();
+    // The verdict is the current model's when it has stages here; else the earlier model's.
+    let current = stages.iter().any(|(e, _)| e.eval > since);
+    let judged: Vec<&(&EvalTrace, &StageTime)> = stages.iter().filter(|(e, _)| !current || e.eval > since).collect();
+    let mut errors: Vec<f64> = judged.iter().map(|(_, s)| error(s)).collect();
     errors.sort_by(f64::total_cmp);
     let median = errors[errors.len() / 2];
-    let (worst_e, worst_s) = stages.iter().map(|(e, s)| (error(s), (e, s))).max_by(|a, b| a.0.total_cmp(&b.0)).expect("non-empty");
+    let (worst_e, worst_s) = judged.iter().map(|(e, s)| (error(s), (e, s))).max_by(|a, b| a.0.total_cmp(&b.0)).expect("non-empty");
+    let whose = match (since > 0, current) {
+        (true, true) => " since the model last changed",
+        (true, false) => " (the earlier model's)",
+        _ => "",
+    };
     let title = format!(
-        "Predicted vs actual: {} stage{} of {} evaluation{}, median error {}, worst {}",
-        stages.len(),
-        if stages.len() == 1 { "" } else { "s" },
-        n_evals,
-        if n_evals == 1 { "" } else { "s" },
+        "Predicted vs actual: {} stage{}{whose}, median error {}, worst {}",
+        judged.len(),
+        if judged.len() == 1 { "" } else { "s" },
         format_args!("×{median:.2}"),
         format_args!("×{worst_e:.2}")
     );
+    let shown = if judged.len() < stages.len() { format!("{} stages of {n_evals} evaluations shown, ", stages.len()) } else { String::new() };
     let subtitle = format!(
-        "worst: {} of eval {}{} · light bar: the cost model's prediction, solid: measured",
+        "{shown}worst: {} of eval {}{} · light bar: the cost model's prediction, solid: measured{}",
         worst_s.1.label(),
         worst_s.0.eval,
-        if cut > 0 { format!(" · {cut} older stages not shown") } else { String::new() }
+        if cut > 0 { format!(" · {cut} older stages not shown") } else { String::new() },
+        if current && since > 0 && judged.len() < stages.len() { " · (earlier model): planned before the model changed" } else { "" }
     );
     let lo = stages.iter().flat_map(|(_, s)| [s.predicted_s, s.actual_s()]).filter(|v| *v > 0.0).fold(f64::INFINITY, f64::min);
     let hi = stages.iter().flat_map(|(_, s)| [s.predicted_s, s.actual_s()]).fold(0.0, f64::max);
     let lo = 10f64.powf((lo.max(1e-9) / 1.5).log10().floor());
     let hi = 10f64.powf((hi.max(lo * 10.0) * 1.5).log10().ceil());
-    let labels: Vec<String> = stages.iter().map(|(e, s)| format!("eval {} · {}", e.eval, s.label())).collect();
+    let labels: Vec<String> = stages.iter().map(|(e, s)| format!("eval {}{} · {}", e.eval, if e.eval <= since { " (earlier model)" } else { "" }, s.label())).collect();
     let dev_color = |d: DeviceId| -> Rgb {
         if d == CPU {
             (0x4e, 0x79, 0xa7)
@@ -137,7 +145,7 @@ mod tests {
     fn each_stage_has_its_two_bars_and_its_ratio_and_big_errors_are_flagged() {
         let stages = vec![stage(0, 1e-6, 1.5e-6, 0), stage(1, 0.2, 0.9, 1), stage(2, 3.0, 1.0, 0), stage(3, 1e-3, 1.1e-3, 0)];
         let e = EvalTrace { eval: 4, cell: 2, start: Duration::ZERO, end: Duration::from_secs(9), pieces: 1, events: vec![], plans: vec![], stages, reason: None };
-        let svg = render(&[&e], &[DeviceProfile::cpu(), DeviceProfile::hypothetical_gpu("H100", 1 << 30)]);
+        let svg = render(&[&e], &[DeviceProfile::cpu(), DeviceProfile::hypothetical_gpu("H100", 1 << 30)], 0);
         let doc = roxmltree::Document::parse(&svg).unwrap();
         let bars = doc.descendants().filter(|n| n.has_tag_name("rect") && n.children().any(|c| c.has_tag_name("title"))).count();
         assert_eq!(bars, 8, "two bars per stage");
@@ -148,11 +156,24 @@ mod tests {
 
     #[test]
     fn no_stages_say_so_and_many_are_cut_to_the_most_recent() {
-        assert!(render(&[], &[DeviceProfile::cpu()]).contains("no evaluations yet"));
+        assert!(render(&[], &[DeviceProfile::cpu()], 0).contains("no evaluations yet"));
         let stages: Vec<StageTime> = (0..45).map(|i| stage(i, 1e-3, 2e-3, 0)).collect();
         let e = EvalTrace { eval: 1, cell: 1, start: Duration::ZERO, end: Duration::from_secs(9), pieces: 1, events: vec![], plans: vec![], stages, reason: None };
-        let svg = render(&[&e], &[DeviceProfile::cpu()]);
+        let svg = render(&[&e], &[DeviceProfile::cpu()], 0);
         assert!(svg.contains("15 older stages not shown"));
         assert!(svg.contains("stage 44") && !svg.contains("stage 14 "));
+    }
+
+    #[test]
+    fn the_title_judges_the_current_model_and_marks_the_earlier_ones_rows() {
+        let eval = |n: u64, stages: Vec<StageTime>| EvalTrace { eval: n, cell: n, start: Duration::ZERO, end: Duration::from_secs(9), pieces: 1, events: vec![], plans: vec![], stages, reason: None };
+        let (old, new) = (eval(1, vec![stage(0, 1e-3, 5e-3, 0)]), eval(2, vec![stage(0, 1e-3, 1.2e-3, 0)]));
+        let svg = render(&[&old, &new], &[DeviceProfile::cpu()], 1);
+        let titles = super::super::tests::texts(&svg);
+        assert!(titles.iter().any(|t| t.contains("1 stage since the model last changed") && t.contains("worst ×1.20")), "{titles:?}");
+        assert!(titles.iter().any(|t| t.starts_with("eval 1 (earlier model)")), "{titles:?}");
+        assert!(svg.contains("×5.00"), "the earlier model's row is still drawn");
+        let earlier_only = render(&[&old], &[DeviceProfile::cpu()], 1);
+        assert!(super::super::tests::texts(&earlier_only).iter().any(|t| t.contains("(the earlier model's)") && t.contains("worst ×5.00")));
     }
 }
