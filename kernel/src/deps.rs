@@ -101,46 +101,59 @@ fn with_dependencies(manifest: &str, deps: &[String]) -> String {
     text[1..].to_string()
 }
 
-/// The resolved build of the manifest in `dir`, from `cargo metadata`.
-fn features(dir: &Path) -> Result<Resolved, String> {
-    let out = Command::new("cargo")
-        .args(["metadata", "--format-version", "1", "--config", "net.offline=false"])
-        .current_dir(dir)
-        .output()
-        .map_err(|e| format!("cannot run cargo: {e}"))?;
-    if !out.status.success() {
-        let err = String::from_utf8_lossy(&out.stderr);
-        return Err(err.lines().filter(|l| l.contains("error")).take(3).collect::<Vec<_>>().join(" ").trim().to_string());
-    }
-    let meta: serde_json::Value = serde_json::from_slice(&out.stdout).map_err(|e| format!("cargo metadata gave no JSON: {e}"))?;
-    parse_features(&meta)
+/// This machine's target triple (`rustc -vV`'s `host:`).
+fn host_triple() -> Result<String, String> {
+    let out = Command::new("rustc").arg("-vV").output().map_err(|e| format!("cannot run rustc: {e}"))?;
+    String::from_utf8_lossy(&out.stdout).lines().find_map(|l| l.strip_prefix("host: ")).map(|h| h.trim().to_string()).ok_or_else(|| "rustc -vV names no host".to_string())
 }
 
-fn parse_features(meta: &serde_json::Value) -> Result<Resolved, String> {
-    let names: BTreeMap<&str, String> = meta["packages"]
-        .as_array()
-        .ok_or("cargo metadata: no packages")?
-        .iter()
-        .filter_map(|p| Some((p["id"].as_str()?, format!("{} {}", p["name"].as_str()?, p["version"].as_str()?))))
-        .collect();
-    let nodes = meta["resolve"]["nodes"].as_array().ok_or("cargo metadata: no resolve")?;
-    let mut r = Resolved::default();
-    let mut deps: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
-    for n in nodes {
-        let Some(id) = n["id"].as_str() else { continue };
-        let Some(name) = names.get(id) else { continue };
-        let mut f: Vec<String> = n["features"].as_array().into_iter().flatten().filter_map(|x| x.as_str().map(str::to_string)).collect();
-        f.sort();
-        r.features.insert(name.clone(), f);
-        deps.insert(id, n["deps"].as_array().into_iter().flatten().filter_map(|d| d["pkg"].as_str()).collect());
-    }
-    let mut stack: Vec<&str> = names.iter().filter(|(_, n)| n.starts_with("bach ")).map(|(id, _)| *id).collect();
-    while let Some(id) = stack.pop() {
-        if r.under_bach.insert(names[id].clone()) {
-            stack.extend(deps.get(id).into_iter().flatten().copied().filter(|d| names.contains_key(d)));
+/// The build of the manifest in `dir` as cargo would make it on this machine, from
+/// `cargo tree` (cargo's own feature resolver: `cargo metadata` reports a union over every
+/// target and optional dependency, and named crates no build here loads, such as plotters'
+/// web-sys on wasm or a serde that petgraph never turns on).
+fn features(dir: &Path) -> Result<Resolved, String> {
+    let host = host_triple()?;
+    let tree = |root: Option<&str>, format: &str| -> Result<String, String> {
+        let mut cmd = Command::new("cargo");
+        cmd.args(["tree", "--config", "net.offline=false", "-e", "normal,build", "--target", &host, "--prefix", "none", "--format", format]);
+        if let Some(r) = root {
+            cmd.args(["-p", r]);
         }
+        let out = cmd.current_dir(dir).output().map_err(|e| format!("cannot run cargo: {e}"))?;
+        if !out.status.success() {
+            let err = String::from_utf8_lossy(&out.stderr);
+            return Err(err.lines().filter(|l| l.contains("error")).take(3).collect::<Vec<_>>().join(" ").trim().to_string());
+        }
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    };
+    let all = tree(None, "{p}|{f}")?;
+    // The session's crates: `bach` and what it loads (none when the build has no `bach`).
+    let under = if all.lines().any(|l| l.starts_with("bach v")) { tree(Some("bach"), "{p}")? } else { String::new() };
+    Ok(parse_tree(&all, &under))
+}
+
+/// `name version` of a `cargo tree` package (`serde v1.0.2 (proc-macro) (*)`).
+fn package(text: &str) -> Option<String> {
+    let mut words = text.split_whitespace();
+    let (name, version) = (words.next()?, words.next()?.strip_prefix('v')?);
+    Some(format!("{name} {version}"))
+}
+
+/// The packages and features of `cargo tree --format "{p}|{f}"` lines, and the packages of
+/// `under` (`--format "{p}"` from `bach`).
+fn parse_tree(all: &str, under: &str) -> Resolved {
+    let mut r = Resolved::default();
+    for line in all.lines() {
+        // A package shown before ends in " (*)".
+        let line = line.trim_end().trim_end_matches("(*)").trim_end();
+        let (p, f) = line.split_once('|').unwrap_or((line, ""));
+        let Some(name) = package(p) else { continue };
+        let mut f: Vec<String> = f.split(',').map(str::trim).filter(|x| !x.is_empty()).map(str::to_string).collect();
+        f.sort();
+        r.features.insert(name, f);
     }
-    Ok(r)
+    r.under_bach = under.lines().filter_map(package).collect();
+    r
 }
 
 /// Packages of `before` whose features changed in `after`. (A package that went is not
@@ -219,15 +232,12 @@ mod tests {
 
     #[test]
     fn only_loaded_crates_whose_features_change_are_rebuilt() {
-        let meta = |pkgs: &[(&str, &[&str])]| {
-            serde_json::json!({
-                "packages": pkgs.iter().map(|(n, _)| serde_json::json!({"id": format!("{n}-id"), "name": n, "version": "1.0.0"})).collect::<Vec<_>>(),
-                "resolve": {"nodes": pkgs.iter().map(|(n, f)| serde_json::json!({"id": format!("{n}-id"), "features": f})).collect::<Vec<_>>()},
-            })
-        };
-        let mut before = parse_features(&meta(&[("ctx", &[]), ("indexmap", &["std"]), ("ndarray", &["std"]), ("rand", &["std"])])).unwrap();
-        let after = parse_features(&meta(&[("ctx", &["x"]), ("indexmap", &["default", "std"]), ("ndarray", &["std"]), ("rand", &["small_rng", "std"]), ("stats", &[])])).unwrap();
-        before.under_bach.insert("indexmap 1.0.0".into());
+        let before = parse_tree(
+            "ctx v1.0.0 (/tmp/build)|\nbach v0.1.0 (/k/crates/bach)|default\nindexmap v1.0.0|std\nndarray v1.0.0|std\nrand v1.0.0|std\nserde_derive v1.0.2 (proc-macro)|default\nindexmap v1.0.0|std (*)\n",
+            "bach v0.1.0 (/k/crates/bach)\nindexmap v1.0.0\nndarray v1.0.0\n",
+        );
+        assert_eq!(before.features["serde_derive 1.0.2"], ["default"]);
+        let after = parse_tree("ctx v1.0.0 (/tmp/build)|x\nindexmap v1.0.0|default,std\nndarray v1.0.0|std\nrand v1.0.0|small_rng,std\nstats v1.0.0|\n", "");
         assert_eq!(
             compare(&before, &after),
             vec![
@@ -259,6 +269,16 @@ mod tests {
         assert!(!c.display_crate);
         assert_eq!(r.len(), 1, "{r:?}");
         assert!(r[0].krate.starts_with("num-traits ") && r[0].added.contains(&"std".to_string()) && !r[0].session, "{r:?}");
+        // A package only another target builds (as plotters' web-sys on wasm) is not rebuilt
+        // here, whatever its features.
+        std::fs::write(
+            build.join("Cargo.toml"),
+            "[package]\nname = \"ctx\"\nversion = \"1.0.0\"\nedition = \"2021\"\n\n[target.'cfg(target_arch = \"wasm32\")'.dependencies]\nnum-traits = { version = \"0.2\", default-features = false }\n",
+        )
+        .unwrap();
+        let _ = std::fs::remove_file(build.join("Cargo.lock"));
+        let c = check(&build, &["num-traits = \"0.2\"".into()]).unwrap();
+        assert!(c.rebuilt.is_empty(), "{:?}", c.rebuilt);
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

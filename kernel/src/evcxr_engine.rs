@@ -669,9 +669,14 @@ impl Engine for EvcxrEngine {
             let _ = started.ctx.execute(":offline 0");
             let _ = std::fs::write(cargo_config, "\n[net]\noffline = false\n");
         }
+        // A display crate comes in (evcxr_image...): its traits give values an `evcxr_display`
+        // that the prelude's `ShowDebug` would make ambiguous, so the session goes back to
+        // evcxr's own way of showing a value (try `evcxr_display`, else `{:?}`), from this
+        // cell on (the tour adds evcxr_image and shows an image in one cell).
+        let display_crate = display_crate && !evcxr_displays && started.ctx.execute(crate::home::WITHOUT_SHOW_DEBUG).is_ok();
         let mut cell_run = Self::run(started, &running, execution_count, &code, out);
         let interrupted = || running.interrupted.load(Ordering::SeqCst);
-        if evcxr_displays && !interrupted() && matches!(&cell_run.result, Err(evcxr::Error::CompilationErrors(e)) if show_debug_wanted(e)) {
+        if (evcxr_displays || display_crate) && !interrupted() && matches!(&cell_run.result, Err(evcxr::Error::CompilationErrors(e)) if show_debug_wanted(e)) {
             // Without `ShowDebug` (a display crate is in), evcxr's own fallback to `{:?}` does
             // not happen: rustc's help to import `ShowDebug` points into the cell, and evcxr
             // reports that help. Compile the cell again with `ShowDebug` in scope, for this cell.
@@ -696,10 +701,9 @@ impl Engine for EvcxrEngine {
         if online {
             let _ = started.ctx.execute(":offline 1");
         }
-        // A display crate came in (evcxr_image...): its traits give values an `evcxr_display`
-        // that the prelude's `ShowDebug` would make ambiguous, so the session goes back to
-        // evcxr's own way of showing a value (try `evcxr_display`, else `{:?}`).
-        let display_crate = display_crate && result.is_ok() && !evcxr_displays && started.ctx.execute(crate::home::WITHOUT_SHOW_DEBUG).is_ok();
+        // The crate did not come in after all (the `:dep` failed): `ShowDebug` back.
+        let came_in = || std::fs::read_to_string(build_dir.join("Cargo.lock")).is_ok_and(|l| l.contains("name = \"evcxr_runtime\""));
+        let display_crate = display_crate && (came_in() || started.ctx.execute(crate::home::WITH_SHOW_DEBUG).is_err());
         running.busy.store(false, Ordering::SeqCst);
         *running.child.lock().unwrap() = Some(started.ctx.process_handle());
         self.evcxr_displays |= display_crate;

@@ -52,7 +52,7 @@ pub fn intercept() {
                 std::process::exit(1);
             };
             let mut cmd = Command::new(rustc);
-            cmd.args(&args[1..]);
+            cmd.args(cell_crate_args(&args[1..]));
             if args.iter().any(|a| a == "--crate-name") {
                 if let Some(rmeta) = core_rmeta() {
                     cmd.arg("--extern").arg(rmeta);
@@ -65,10 +65,46 @@ pub fn intercept() {
     }
 }
 
+/// The arguments with the cells' crate (`ctx`) given one `-C metadata` whatever its
+/// dependencies. Cargo hashes a crate's dependencies into its metadata, rustc the metadata into
+/// the crate's identity, and `TypeId` the identity into each type: after a `:dep`, a struct
+/// defined in an earlier cell would be another type, and evcxr drops every variable holding
+/// one ("The type of the variable m was redefined"). Every cell is the same crate `ctx`, so
+/// one fixed value keeps what is the same, the same.
+fn cell_crate_args(args: &[OsString]) -> Vec<OsString> {
+    let is_ctx = args.windows(2).any(|w| w[0] == "--crate-name" && w[1] == "ctx");
+    let mut out: Vec<OsString> = args.to_vec();
+    if is_ctx {
+        for a in &mut out {
+            let s = a.to_string_lossy();
+            if s.starts_with("metadata=") {
+                *a = "metadata=bach-kernel-cells".into();
+            } else if s.starts_with("-Cmetadata=") {
+                *a = "-Cmetadata=bach-kernel-cells".into();
+            }
+        }
+    }
+    out
+}
+
 /// `core=<.../libstd-*.rmeta>` from evcxr's `core=<.../libstd-*.so>`.
 fn core_rmeta() -> Option<OsString> {
     let so = std::env::var(CORE_EXTERN).ok()?;
     let path = so.strip_prefix("core=")?;
     let rmeta = std::path::Path::new(path).with_extension("rmeta");
     rmeta.exists().then(|| OsString::from(format!("core={}", rmeta.display())))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_cells_crate_keeps_one_metadata_and_others_keep_theirs() {
+        let args = |v: &[&str]| v.iter().map(OsString::from).collect::<Vec<_>>();
+        let ctx = cell_crate_args(&args(&["--crate-name", "ctx", "-C", "metadata=1f2e3d", "-Cmetadata=99", "-C", "opt-level=0"]));
+        assert_eq!(ctx, args(&["--crate-name", "ctx", "-C", "metadata=bach-kernel-cells", "-Cmetadata=bach-kernel-cells", "-C", "opt-level=0"]));
+        let other = args(&["--crate-name", "image", "-C", "metadata=1f2e3d"]);
+        assert_eq!(cell_crate_args(&other), other);
+    }
 }

@@ -31,6 +31,9 @@ def test_adding_ndarray_companions_keeps_every_variable(session):
     for dep, use in [
         ('ndarray-stats = "0.6"', "{ use ndarray_stats::QuantileExt; *ndarray::Array1::from(vec![1.0, 4.0, 2.0]).max().unwrap() }"),
         ('ndarray-rand = "0.15"', "{ use ndarray_rand::RandomExt; ndarray::Array1::<f64>::random(4, ndarray_rand::rand_distr::Uniform::new(0., 1.)).len() as f64 }"),
+        # Its serde_core `std` changes only crates no build here loads (cargo metadata's union
+        # named them; the check reads cargo tree).
+        ('serde_json = "1"', 'serde_json::to_string(&vec![1.5]).unwrap().len() as f64'),
     ]:
         r, msgs = run(kc, f":dep {dep}", timeout=TIMEOUT)
         assert r["status"] == "ok", (dep, r, text(msgs))
@@ -149,15 +152,18 @@ def test_evcxr_tour_features_work_as_in_evcxr(session):
     # `.await` at top level: evcxr adds tokio and runs the cell on its runtime.
     r, msgs = run(kc, "async fn answer() -> u32 { 40 + 2 }\nanswer().await", timeout=TIMEOUT)
     assert r["status"] == "ok" and result(msgs) == "42", (r, text(msgs))
-    # Images through evcxr_image, as in the tour: a PNG, and plain values still shown after it.
-    r, msgs = run(kc, ':dep image = "0.23"\n:dep evcxr_image = "1.1"', timeout=TIMEOUT)
-    assert r["status"] == "ok" and "was lost" not in text(msgs), (r, text(msgs))
+    # Images through evcxr_image, as in the tour's cell: the crates and the image in one cell;
+    # a value of a type an earlier cell defined is kept across the `:dep`.
+    r, _ = run(kc, "let kept = Matrix { v: vec![7, 8] };")
+    assert r["status"] == "ok", r
     r, msgs = run(
         kc,
-        "use evcxr_image::ImageDisplay;\nimage::ImageBuffer::from_fn(64, 64, |x, y| if (x as i32 - y as i32).abs() < 3 { image::Rgb([0, 0, 255]) } else { image::Rgb([0, 0, 0]) })",
+        ':dep image = "0.23"\n:dep evcxr_image = "1.1"\nuse evcxr_image::ImageDisplay;\n'
+        "image::ImageBuffer::from_fn(64, 64, |x, y| if (x as i32 - y as i32).abs() < 3 { image::Rgb([0, 0, 255]) } else { image::Rgb([0, 0, 0]) })",
+        timeout=TIMEOUT,
     )
-    assert r["status"] == "ok", r
+    assert r["status"] == "ok" and "was lost" not in text(msgs), (r, text(msgs))
     png = base64.b64decode(of_type(msgs, "execute_result")[0]["content"]["data"]["image/png"])
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and struct.unpack(">II", png[16:24]) == (64, 64)
-    r, msgs = run(kc, "(vec![1, 2], *counter.lock().unwrap() > 0)")
-    assert r["status"] == "ok" and result(msgs) == "([1, 2], true)", (r, text(msgs))
+    r, msgs = run(kc, "(vec![1, 2], *counter.lock().unwrap() > 0, kept.v.len())")
+    assert r["status"] == "ok" and result(msgs) == "([1, 2], true, 2)", (r, text(msgs))

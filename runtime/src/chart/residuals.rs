@@ -166,7 +166,17 @@ mod tests {
 
     #[test]
     fn the_title_judges_the_current_model_and_marks_the_earlier_ones_rows() {
-        let eval = |n: u64, stages: Vec<StageTime>| EvalTrace { eval: n, cell: n, start: Duration::ZERO, end: Duration::from_secs(9), pieces: 1, events: vec![], plans: vec![], stages, reason: None };
+        let eval = |n: u64, stages: Vec<StageTime>| EvalTrace {
+            eval: n,
+            cell: n,
+            start: Duration::ZERO,
+            end: Duration::from_secs(9),
+            pieces: 1,
+            events: vec![],
+            plans: vec![],
+            stages,
+            reason: None,
+        };
         let (old, new) = (eval(1, vec![stage(0, 1e-3, 5e-3, 0)]), eval(2, vec![stage(0, 1e-3, 1.2e-3, 0)]));
         let svg = render(&[&old, &new], &[DeviceProfile::cpu()], 1);
         let titles = super::super::tests::texts(&svg);
