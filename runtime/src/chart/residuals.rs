@@ -16,7 +16,7 @@ pub(super) fn render(evals: &[&EvalTrace], devices: &[DeviceProfile], since: u64
         return notice("Predicted vs actual", "no evaluations yet");
     }
     let cut = all.len().saturating_sub(MAX_STAGES);
-    draw(&all[cut..], cut, evals.len(), devices, since).unwrap_or_else(failed)
+    draw(&all[cut..], cut, devices, since).unwrap_or_else(failed)
 }
 
 /// "x1.40" when actual is above predicted, "÷2.31" below.
@@ -28,7 +28,7 @@ fn ratio_text(r: f64) -> String {
     }
 }
 
-fn draw(stages: &[(&EvalTrace, &StageTime)], cut: usize, n_evals: usize, devices: &[DeviceProfile], since: u64) -> super::timeline::DrawResult<String> {
+fn draw(stages: &[(&EvalTrace, &StageTime)], cut: usize, devices: &[DeviceProfile], since: u64) -> super::timeline::DrawResult<String> {
     let error = |s: &StageTime| {
         let r = s.ratio();
         r.max(1.0 / r.max(1e-12))
@@ -52,13 +52,11 @@ fn draw(stages: &[(&EvalTrace, &StageTime)], cut: usize, n_evals: usize, devices
         format_args!("×{median:.2}"),
         format_args!("×{worst_e:.2}")
     );
-    let shown = if judged.len() < stages.len() { format!("{} stages of {n_evals} evaluations shown, ", stages.len()) } else { String::new() };
     let subtitle = format!(
-        "{shown}worst: {} of eval {}{} · light bar: the cost model's prediction, solid: measured{}",
+        "worst: {} of eval {}{} · light bar: the cost model's prediction, solid: measured",
         worst_s.1.label(),
         worst_s.0.eval,
-        if cut > 0 { format!(" · {cut} older stages not shown") } else { String::new() },
-        if current && since > 0 && judged.len() < stages.len() { " · (earlier model): planned before the model changed" } else { "" }
+        if cut > 0 { format!(" · {cut} older stages not shown") } else { String::new() }
     );
     let lo = stages.iter().flat_map(|(_, s)| [s.predicted_s, s.actual_s()]).filter(|v| *v > 0.0).fold(f64::INFINITY, f64::min);
     let hi = stages.iter().flat_map(|(_, s)| [s.predicted_s, s.actual_s()]).fold(0.0, f64::max);
@@ -77,6 +75,9 @@ fn draw(stages: &[(&EvalTrace, &StageTime)], cut: usize, n_evals: usize, devices
     let mut legend: Vec<(String, Rgb)> = used.iter().map(|&d| (format!("measured on {}", short_name(&dev_name(d))), dev_color(d))).collect();
     legend.push(("predicted (the cost model)".into(), (0xc8, 0xc8, 0xc8)));
     legend.push(("off by more than 2x".into(), (0xc0, 0x20, 0x20)));
+    if current && judged.len() < stages.len() {
+        legend.push(("(earlier model): planned before it changed".into(), (0xff, 0xff, 0xff)));
+    }
     let f = frame(&title, &subtitle, &labels, 36, (lo, hi), true, &legend)?;
     let mut marks = String::from("<g class=\"bach-residuals\">\n");
     for ((e, s), &(top, bottom)) in stages.iter().zip(&f.rows) {
@@ -179,6 +180,9 @@ mod tests {
         };
         let (old, new) = (eval(1, vec![stage(0, 1e-3, 5e-3, 0)]), eval(2, vec![stage(0, 1e-3, 1.2e-3, 0)]));
         let svg = render(&[&old, &new], &[DeviceProfile::cpu()], 1);
+        if let Some(path) = std::env::var_os("BACH_CHART_OUT") {
+            std::fs::write(std::path::Path::new(&path).join("cost.svg"), &svg).unwrap();
+        }
         let titles = super::super::tests::texts(&svg);
         assert!(titles.iter().any(|t| t.contains("1 stage since the model last changed") && t.contains("worst ×1.20")), "{titles:?}");
         assert!(titles.iter().any(|t| t.starts_with("eval 1 (earlier model)")), "{titles:?}");
