@@ -54,7 +54,8 @@ pub fn dependency_lines(cell: &str) -> Vec<String> {
 
 /// What `deps` would do to the build in `build` (evcxr's build directory, its `Cargo.toml` and
 /// lock as the last cell left them): which crates' features they change, and whether a
-/// display crate comes in. Runs `cargo metadata` twice in a scratch directory beside `build`;
+/// display crate comes in. Runs `cargo tree` before and after in a scratch directory beside
+/// `build`;
 /// an error says why the check could not run.
 pub fn check(build: &Path, deps: &[String]) -> Result<DepCheck, String> {
     let manifest = std::fs::read_to_string(build.join("Cargo.toml")).map_err(|e| format!("cannot read the build's Cargo.toml: {e}"))?;
@@ -101,10 +102,14 @@ fn with_dependencies(manifest: &str, deps: &[String]) -> String {
     text[1..].to_string()
 }
 
-/// This machine's target triple (`rustc -vV`'s `host:`).
+/// This machine's target triple (`rustc -vV`'s `host:`), asked once per kernel.
 fn host_triple() -> Result<String, String> {
-    let out = Command::new("rustc").arg("-vV").output().map_err(|e| format!("cannot run rustc: {e}"))?;
-    String::from_utf8_lossy(&out.stdout).lines().find_map(|l| l.strip_prefix("host: ")).map(|h| h.trim().to_string()).ok_or_else(|| "rustc -vV names no host".to_string())
+    static HOST: std::sync::OnceLock<Result<String, String>> = std::sync::OnceLock::new();
+    HOST.get_or_init(|| {
+        let out = Command::new("rustc").arg("-vV").output().map_err(|e| format!("cannot run rustc: {e}"))?;
+        String::from_utf8_lossy(&out.stdout).lines().find_map(|l| l.strip_prefix("host: ")).map(|h| h.trim().to_string()).ok_or_else(|| "rustc -vV names no host".to_string())
+    })
+    .clone()
 }
 
 /// The build of the manifest in `dir` as cargo would make it on this machine, from

@@ -504,7 +504,6 @@ fn panic_error(message: &str, location: &str, cell: &str, build_dir: &Path, coun
     ExecError { ename: "Panic".into(), evalue: message.into(), traceback: vec![format!("Panic in {place}: {message}"), kept] }
 }
 
-/// One readable message for all of a cell's compile errors (rustc reports many).
 /// A hint for a number literal of the wrong kind next to an array (`&price * 2` on floats).
 fn literal_hint(message: &str) -> Option<&'static str> {
     let float_array = ["Operand<f64", "Operand<f32"].iter().any(|o| message.contains(o));
@@ -522,11 +521,11 @@ fn ordered_matches(mut matches: Vec<String>) -> Vec<String> {
 /// Whether a cell failed only because its value has no `evcxr_display` in scope while
 /// `ShowDebug` (which would give it one) is out of scope.
 fn show_debug_wanted(errors: &[evcxr::CompilationError]) -> bool {
-    !errors.is_empty()
-        && errors.iter().all(|e| e.level() != "error" || e.message().contains("`ShowDebug` which provides `evcxr_display`"))
-        && errors.iter().any(|e| e.message().contains("`ShowDebug` which provides `evcxr_display`"))
+    let wants = |e: &evcxr::CompilationError| e.message().contains("`ShowDebug` which provides `evcxr_display`");
+    errors.iter().any(wants) && errors.iter().all(|e| e.level() != "error" || wants(e))
 }
 
+/// One readable message for all of a cell's compile errors (rustc reports many).
 fn compile_error(errors: &[evcxr::CompilationError], inserted: Inserted, count: u32, cell: &str) -> ExecError {
     let fix = |line: usize| if line >= inserted.at + inserted.lines { line - inserted.lines } else { line };
     let mut tb = Vec::new();
