@@ -55,7 +55,8 @@ def rss_mb(pid):
     child, which runs the cells), not counting the builds they run. The Rust process's is split
     into anonymous memory (heap, stacks: what the session holds) and file pages (the libraries
     it loaded, evcxr's cell libraries among them: clean pages the system can drop and read
-    back). {"kernel", "cells_anon", "cells_file"}"""
+    back; evcxr keeps every cell's library loaded, the kernel's evcxr pages out each one
+    once it has run). {"kernel", "cells_anon", "cells_file"}"""
     out = {"kernel": 0.0, "cells_anon": 0.0, "cells_file": 0.0}
     for p in descendants(pid):
         try:
@@ -119,7 +120,9 @@ def soak(km, kc, cells, log=print):
         elif kind == "loop":
             status, _, err, dt = execute(kc, "let mut s = 0u64;\nloop { s = s.wrapping_add(1); }", interrupt_after=1.0, km=km)
         elif kind == "bach":
-            code = "let big = Array1::<f64>::linspace(0., 1., 1 << 23);\nlet mut c = big.clone();\nfor _ in 0..400 { c = (&c * 0.5 + 0.25).sqrt(); }\nc.sum()"
+            # In a block: its 64 MB input is the cell's, not a variable the session keeps
+            # (the memory figures are about what the session leaves behind, not what it holds).
+            code = "{\n    let big = Array1::<f64>::linspace(0., 1., 1 << 23);\n    let mut c = big.clone();\n    for _ in 0..400 { c = (&c * 0.5 + 0.25).sqrt(); }\n    c.sum()\n}"
             status, _, err, dt = execute(kc, code, interrupt_after=1.5, km=km)
         elif kind == "sleep":
             status, _, err, dt = execute(kc, "std::thread::sleep(std::time::Duration::from_secs(60));", interrupt_after=1.0, km=km)
