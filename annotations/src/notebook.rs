@@ -281,6 +281,22 @@ fn percent_encode(s: &str) -> String {
     out
 }
 
+/// A report of several lines (a plan, a table, the trace) as an output of its own: its text,
+/// and HTML that keeps each line whole. JupyterLab wraps an output's long lines anywhere,
+/// mid-word (its output `pre` breaks words); in the HTML a wide table scrolls sideways
+/// instead. Front ends that show only text get the text.
+pub(crate) fn show_text(text: &str) {
+    let text = text.trim_end_matches('\n');
+    if text.is_empty() {
+        return;
+    }
+    let html = format!("<pre style=\"{WHOLE_LINES}; margin: 0\">{}</pre>", html_escape(text));
+    display(&[("text/plain", text.to_string()), ("text/html", html)]);
+}
+
+/// CSS for a `pre` whose lines are not broken: a wide one scrolls.
+const WHOLE_LINES: &str = "white-space: pre; overflow-x: auto; word-break: normal; overflow-wrap: normal";
+
 fn html_escape(s: &str) -> String {
     s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
 }
@@ -381,7 +397,11 @@ fn show_lazy(lazy: &Lazy) {
     };
     let head = format!("bach::Array {} #{} ({how}, {lives})", lazy.meta(), lazy.id());
     let plain = format!("{head}\n{values}");
-    let html = format!("<div><code>{}</code><pre style=\"margin: 0.2em 0 0 0\">{}</pre></div>", html_escape(&head), html_escape(&values));
+    let html = format!(
+        "<div><code>{}</code><pre style=\"margin: 0.2em 0 0 0; white-space: pre-wrap; word-break: normal; overflow-wrap: normal\">{}</pre></div>",
+        html_escape(&head),
+        html_escape(&values)
+    );
     println!("EVCXR_BEGIN_CONTENT text/plain\n{plain}\nEVCXR_END_CONTENT");
     println!("EVCXR_BEGIN_CONTENT text/html\n{html}\nEVCXR_END_CONTENT");
 }
@@ -448,7 +468,7 @@ pub fn show_plan<A: Element, D: ndarray::Dimension>(a: &Array<A, D>) {
         return;
     }
     match a.plan() {
-        Ok(p) => println!("{p}"),
+        Ok(p) => show_text(&p.to_string()),
         Err(e) => panic!("{e}"),
     }
 }
@@ -459,7 +479,7 @@ pub fn show_explain<A: Element, D: ndarray::Dimension>(a: &Array<A, D>) {
         println!("{how}");
     }
     match a.explain() {
-        Ok(e) => print!("{e}"),
+        Ok(e) => show_text(&e.to_string()),
         Err(e) => panic!("{e}"),
     }
 }
@@ -494,8 +514,9 @@ pub(crate) fn model_changed(s: &bach_runtime::Session) {
 pub fn show_cost() {
     let s = session::global();
     let kinds: Vec<bach_runtime::DeviceKind> = s.devices().profiles().iter().map(|p| p.kind).collect();
-    print!("{}", s.config().cost.table(&kinds));
-    println!(
+    let mut text = s.config().cost.table(&kinds);
+    let _ = writeln!(
+        text,
         "change one with `:bach cost set <path> = <value>`; `:bach cost reset` restores the model the session started with; `:bach calibrate` measures this machine; paths:\n{}",
         bach_runtime::cost::PATHS
     );
@@ -503,11 +524,13 @@ pub fn show_cost() {
     let evals: Vec<&bach_runtime::trace::EvalTrace> = trace.evals().filter(|e| !e.stages.is_empty()).collect();
     let evals = &evals[evals.len().saturating_sub(RECENT)..];
     if evals.is_empty() {
-        println!("\nno evaluations yet: residuals (predicted vs actual per stage) appear here after the first");
+        text.push_str("\nno evaluations yet: residuals (predicted vs actual per stage) appear here after the first");
+        show_text(&text);
         return;
     }
     let since = MODEL_SINCE.load(std::sync::atomic::Ordering::Relaxed);
-    print!("\n{}", residuals_text(evals, &s.devices().profiles(), since));
+    let _ = write!(text, "\n{}", residuals_text(evals, &s.devices().profiles(), since));
+    show_text(&text);
     show_chart(bach_runtime::chart::predicted_vs_actual_svg(evals, &s.devices().profiles(), since));
 }
 
@@ -573,7 +596,7 @@ pub(crate) fn truncate(s: &str, n: usize) -> String {
 pub fn calibrate() {
     println!("calibrating: timing each op family on each device (about 5-15 s) ...");
     match crate::calibrate() {
-        Ok(c) => print!("{c}"),
+        Ok(c) => show_text(&c.to_string()),
         Err(e) => panic!("calibration failed: {e}"),
     }
 }
@@ -597,7 +620,7 @@ pub fn whatif_profile<A: Element, D: ndarray::Dimension>(profile: &str, a: &Arra
 
 /// A what-if as text and its two predicted timelines.
 pub(crate) fn show_whatif(w: &crate::whatif::WhatIf) {
-    print!("{w}");
+    show_text(&w.to_string());
     let (now, changed) = w.charts();
     show_chart(now);
     show_chart(changed);
@@ -737,7 +760,7 @@ pub fn show_trace(which: &str) {
         let why = e.reason.as_deref().map(|r| format!(" ({r})")).unwrap_or_default();
         let _ = writeln!(text, "eval {} (cell {}): {} events, {} pieces, {:.3} ms{why}", e.eval, e.cell, e.events.len(), e.pieces, (e.end - e.start).as_secs_f64() * 1e3);
     }
-    print!("{text}");
+    show_text(&text);
     show_chart(bach_runtime::chart::session_timeline_svg(&evals, &s.devices().profiles()));
 }
 

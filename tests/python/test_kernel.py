@@ -40,7 +40,20 @@ def of_type(msgs, t):
 
 
 def text(msgs):
-    return "".join(m["content"]["text"] for m in of_type(msgs, "stream"))
+    """What a cell printed: its streams, and the text of the reports it showed as outputs of
+    their own (`:bach plan`, `:bach cost`...: see `report_html`)."""
+    out = []
+    for m in msgs:
+        if m["msg_type"] == "stream":
+            out.append(m["content"]["text"])
+        elif m["msg_type"] == "display_data" and "text/plain" in m["content"]["data"] and "<pre" in m["content"]["data"].get("text/html", ""):
+            out.append(m["content"]["data"]["text/plain"] + "\n")
+    return "".join(out)
+
+
+def report_html(msgs):
+    """The HTML of the text reports a cell showed (a plan, a table)."""
+    return [m["content"]["data"]["text/html"] for m in of_type(msgs, "display_data") if "<pre" in m["content"]["data"].get("text/html", "")]
 
 
 def test_kernel_info(kernel):
@@ -204,6 +217,10 @@ def test_magics(kernel):
     r, msgs = run(kc, "let m = Array1::<f64>::ones(10_000) * 3.0;\n:bach plan m")
     assert r["status"] == "ok", r
     assert "stage 0 on cpu" in text(msgs)
+    # A plan is a table: in JupyterLab its lines stay whole (a wide one scrolls), never
+    # broken mid-word as Lab breaks a stream's.
+    (html,) = report_html(msgs)
+    assert "stage 0 on cpu" in html and "white-space: pre;" in html and "word-break: normal" in html, html
     r, msgs = run(kc, "let _ = m.to_array()?;\n:bach plan m")
     assert r["status"] == "ok", r
     assert "already computed" in text(msgs) and "shape [10000]" in text(msgs), text(msgs)
