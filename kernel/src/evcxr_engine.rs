@@ -700,6 +700,10 @@ impl Engine for EvcxrEngine {
         if online {
             let _ = started.ctx.execute(":offline 1");
         }
+        // `:bach rebuild` rebuilt Bach: evcxr dropped `bach_session` with every value whose
+        // type came from the old build; the prelude runs again (after the cell's outputs) and
+        // gives the session a new one.
+        let session_rebuilt = online && rebuild && !Self::variables(started).iter().any(|v| v.starts_with("bach_session:"));
         // The crate did not come in after all (the `:dep` failed): `ShowDebug` back.
         let came_in = || std::fs::read_to_string(build_dir.join("Cargo.lock")).is_ok_and(|l| l.contains("name = \"evcxr_runtime\""));
         let display_crate = display_crate && (came_in() || started.ctx.execute(crate::home::WITH_SHOW_DEBUG).is_err());
@@ -732,6 +736,15 @@ impl Engine for EvcxrEngine {
             if let Ok(o) = &result {
                 let phases: Vec<String> = o.phases.iter().map(|p| format!("{} {:.0} ms", p.name, p.duration.as_secs_f64() * 1e3)).collect();
                 eprintln!("bach-kernel: cell [{execution_count}] evcxr phases: {}", phases.join(", "));
+            }
+        }
+        if session_rebuilt {
+            match self.prelude() {
+                Ok(()) => out.stream(
+                    StreamName::Stderr,
+                    "bach-kernel: Bach was rebuilt, so the Bach session starts again: `bach_session` is a new one (empty graph and timeline); the values lost are named above\n",
+                ),
+                Err(e) => out.stream(StreamName::Stderr, &format!("bach-kernel: Bach was rebuilt and its session could not start again: {e}\n")),
             }
         }
         match result {

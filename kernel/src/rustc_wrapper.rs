@@ -72,11 +72,14 @@ pub fn intercept() {
 /// one ("The type of the variable m was redefined"). Every cell is the same crate `ctx`, so
 /// one fixed value keeps what is the same, the same.
 ///
-/// The cells' library is also linked without RELRO (`-z norelro`): its relocated data then
-/// shares pages with its writable data, one page less per cell instead of a page of 16 bytes
-/// on its own. evcxr keeps every cell's library loaded all session, and those pages are the
-/// anonymous memory each cell leaves behind (RELRO's protection of the relocated pointers
-/// matters little in a library that runs once, in the session's own process).
+/// The cells' library is also linked so that its writable data takes as few pages as it can:
+/// evcxr keeps every cell's library loaded all session, and those pages (written when the
+/// library is loaded, so never dropped) are the memory each cell leaves behind.
+/// - without RELRO (`-z norelro`): the relocated data shares pages with the writable data,
+///   instead of 16 bytes of it taking a page of their own (RELRO's protection of relocated
+///   pointers matters little in a library that runs once, in the session's own process);
+/// - its segments starting on a page (`-z separate-loadable-segments`, rust-lld's; GNU ld
+///   ignores it with a warning): 2 KB of data then takes one page, not two.
 fn cell_crate_args(args: &[OsString]) -> Vec<OsString> {
     let is_ctx = args.windows(2).any(|w| w[0] == "--crate-name" && w[1] == "ctx");
     let mut out: Vec<OsString> = args.to_vec();
@@ -89,7 +92,7 @@ fn cell_crate_args(args: &[OsString]) -> Vec<OsString> {
                 *a = "-Cmetadata=bach-kernel-cells".into();
             }
         }
-        out.extend(["-C", "link-arg=-Wl,-z,norelro"].map(OsString::from));
+        out.extend(["-C", "link-arg=-Wl,-z,norelro", "-C", "link-arg=-Wl,-z,separate-loadable-segments"].map(OsString::from));
     }
     out
 }
@@ -107,10 +110,25 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_cells_crate_keeps_one_metadata_and_links_without_relro_and_others_keep_theirs() {
+    fn the_cells_crate_keeps_one_metadata_and_packs_its_data_and_others_keep_theirs() {
         let args = |v: &[&str]| v.iter().map(OsString::from).collect::<Vec<_>>();
         let ctx = cell_crate_args(&args(&["--crate-name", "ctx", "-C", "metadata=1f2e3d", "-Cmetadata=99", "-C", "opt-level=0"]));
-        assert_eq!(ctx, args(&["--crate-name", "ctx", "-C", "metadata=bach-kernel-cells", "-Cmetadata=bach-kernel-cells", "-C", "opt-level=0", "-C", "link-arg=-Wl,-z,norelro"]));
+        assert_eq!(
+            ctx,
+            args(&[
+                "--crate-name",
+                "ctx",
+                "-C",
+                "metadata=bach-kernel-cells",
+                "-Cmetadata=bach-kernel-cells",
+                "-C",
+                "opt-level=0",
+                "-C",
+                "link-arg=-Wl,-z,norelro",
+                "-C",
+                "link-arg=-Wl,-z,separate-loadable-segments"
+            ])
+        );
         let other = args(&["--crate-name", "image", "-C", "metadata=1f2e3d"]);
         assert_eq!(cell_crate_args(&other), other);
     }

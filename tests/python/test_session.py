@@ -166,3 +166,25 @@ def test_evcxr_tour_features_work_as_in_evcxr(session):
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and struct.unpack(">II", png[16:24]) == (64, 64)
     r, msgs = run(kc, "(vec![1, 2], *counter.lock().unwrap() > 0, kept.v.len())")
     assert r["status"] == "ok" and result(msgs) == "([1, 2], true, 2)", (r, text(msgs))
+
+
+def test_bach_rebuild_starts_a_new_bach_session_and_keeps_the_rest(jupyter_path):
+    """`:bach rebuild` adds a crate that rebuilds Bach (here: ndarray with its serde feature).
+    The values whose types came from the old build go (evcxr names them), everything else
+    stays, and `bach_session` is a new, working session."""
+    import jupyter_client
+
+    km, kc = jupyter_client.manager.start_new_kernel(kernel_name="bach", startup_timeout=300)
+    try:
+        r, _ = run(kc, "let a = Array1::<f64>::ones(3);\nlet keep = 5;")
+        assert r["status"] == "ok", r
+        r, msgs = run(kc, ':bach rebuild\n:dep ndarray = { version = "0.16", features = ["serde"] }', timeout=TIMEOUT)
+        assert r["status"] == "ok", (r, text(msgs))
+        assert "variable a was redefined" in text(msgs) and "`bach_session` is a new one" in text(msgs), text(msgs)
+        r, msgs = run(kc, "(keep, bach_session.nodes().len())")
+        assert r["status"] == "ok" and result(msgs) == "(5, 0)", (r, text(msgs))
+        r, msgs = run(kc, "let b = Array1::<f64>::ones(10_000) * 2.0;\n(b.sum(), bach_session.trace().evals().count() > 0)")
+        assert r["status"] == "ok" and result(msgs) == "(20000.0, true)", (r, text(msgs))
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
