@@ -39,6 +39,8 @@ CELLS = [
     # Back to the default: an evaluation under 5 ms is one line (8192 elements: above what
     # runs at once without a plan).
     ":bach chart auto\nlet tiny = Array1::<f64>::ones(8192) * 3.0;\ntiny.sum_lazy()",
+    # A report wider than the output area: its lines stay whole (it scrolls sideways).
+    ":bach explain (&d * 2.0).exp()",
     "let v: Vec<f64> = vec![1.0];\nv[3]",
     "price.len()",
 ]
@@ -135,6 +137,9 @@ def main():
         compact = js(d, f"const e = {page}.querySelector('.bach-compact'); return e && [e.getBoundingClientRect().height, e.querySelectorAll('[title]').length, e.innerText]")
         print("live: the one-line form (height px, hover marks, text)", compact)
         assert compact and compact[0] < 45 and compact[1] >= 3 and "mul" in compact[2] and "sum" in compact[2], "a short evaluation is one line, its ops hoverable"
+        report = js(d, f"const p = Array.from({page}.querySelectorAll('.jp-OutputArea-output pre')).find(e => e.textContent.includes('runs on') && getComputedStyle(e).whiteSpace === 'pre'); if (!p) return null; const r = document.createRange(); r.selectNodeContents(p); const tops = new Set(Array.from(r.getClientRects()).map(c => Math.round(c.top))); return [p.textContent.split('\\n').length, tops.size, p.scrollWidth, p.clientWidth]")
+        print("live: the explain report (lines, lines as shown, scroll width, width)", report)
+        assert report and report[1] == report[0] and report[2] > report[3], f"a wide report keeps its lines whole and scrolls: {report}"
         assert any("index out of bounds" in e for e in errors), "the panic is an error"
         assert any("Panic in cell [" in e and "line 2" in e for e in errors), "placed at its cell's line"
         assert not any("panicked" in e or "/kernels/bach/" in e for e in errors), f"errors a user can act on: {errors}"
