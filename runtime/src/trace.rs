@@ -277,11 +277,11 @@ pub struct TraceTotals {
 
 /// Evaluations kept by default (`:bach trace keep N` changes it).
 pub const KEEP_EVALS: usize = 500;
-/// Events kept at most, whatever `keep` says (about 100 bytes each). One evaluation of a long
-/// chain over many pieces records tens of thousands (400 ops over 2^23 elements: 30,000-45,000), so
-/// the count of evaluations alone does not bound the trace; the newest evaluation is kept
-/// whole whatever its size.
-pub const MAX_EVENTS: usize = 100_000;
+/// Events kept at most, whatever `keep` says (112 bytes each: 5.6 MB at the bound). One
+/// evaluation of a long chain over many pieces records tens of thousands (400 ops over 2^23
+/// elements: 30,000-65,000), so the count of evaluations alone does not bound the trace; the
+/// newest evaluation is kept whole whatever its size.
+pub const MAX_EVENTS: usize = 50_000;
 
 impl Default for Trace {
     fn default() -> Self {
@@ -290,7 +290,10 @@ impl Default for Trace {
 }
 
 impl Trace {
-    pub fn push(&mut self, e: EvalTrace) {
+    pub fn push(&mut self, mut e: EvalTrace) {
+        // Its events are all in: no room for more (a vector grown by doubling holds up to
+        // twice what it needs, 14 MB more for an interrupted evaluation of 65,000 events).
+        e.events.shrink_to_fit();
         self.totals.evals += 1;
         self.totals.events += e.events.len() as u64;
         self.totals.pieces += e.pieces as u64;
@@ -374,7 +377,14 @@ mod tests {
             end: Duration::ZERO,
             bytes: 8,
         };
-        let with_events = |n: u64, count: usize| EvalTrace { events: vec![event.clone(); count], ..eval(n) };
+        let with_events = |n: u64, count: usize| {
+            // Recorded as an evaluation records them: pushed one by one, with room to spare.
+            let mut events = Vec::new();
+            events.resize(count, event.clone());
+            events.push(event.clone());
+            events.pop();
+            EvalTrace { events, ..eval(n) }
+        };
         let mut t = Trace::default();
         for n in 1..=5 {
             t.push(with_events(n, MAX_EVENTS / 3));
@@ -383,5 +393,9 @@ mod tests {
         assert_eq!(t.totals().events, 5 * (MAX_EVENTS / 3) as u64);
         t.push(with_events(6, MAX_EVENTS + 1));
         assert_eq!((t.evals().count(), t.events_kept()), (1, MAX_EVENTS + 1), "the newest stays whole");
+        // MAX_EVENTS's memory as its doc says it (and no spare room in a kept evaluation).
+        assert!(std::mem::size_of::<Event>() <= 112, "{}", std::mem::size_of::<Event>());
+        let newest = t.evals().last().expect("kept");
+        assert_eq!(newest.events.capacity(), newest.events.len());
     }
 }
