@@ -19,6 +19,7 @@
 mod alloc;
 mod array;
 mod calibrate;
+pub mod comm;
 mod csv;
 pub mod datasets;
 mod elementwise;

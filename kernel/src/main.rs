@@ -9,6 +9,7 @@
 //! The same binary is also evcxr's child process (it runs the cells) and its rustc wrapper:
 //! `rustc_wrapper::intercept` and `evcxr::runtime_hook` come first and do not return then.
 
+mod comms;
 mod connection;
 mod deps;
 mod engine;
@@ -114,6 +115,9 @@ fn fresh_build_dir() -> Result<PathBuf, String> {
     // SAFETY: registering a plain function to run at exit.
     unsafe { libc::atexit(remove_scratch) };
     std::fs::create_dir_all(&scratch).map_err(|e| format!("cannot create {}: {e}", scratch.display()))?;
+    // The Rust process (started next, by the engine) reaches the kernel's comms there.
+    // SAFETY: set before the engine's threads start; nothing else reads the environment now.
+    unsafe { std::env::set_var(comms::SOCKET_ENV, comms::socket_path(&scratch)) };
     Ok(build)
 }
 

@@ -55,7 +55,7 @@ pub fn run(connection_file: &Path, engine: Box<dyn Engine>, watch: Watch) -> Res
     result
 }
 
-fn log(line: &str) {
+pub(crate) fn log(line: &str) {
     eprintln!("bach-kernel: {line}");
 }
 
@@ -200,6 +200,8 @@ struct Kernel {
     engine: std::sync::mpsc::Sender<EngineCmd>,
     interrupter: Interrupter,
     info: watch::Receiver<Option<Arc<EngineInfo>>>,
+    /// Comms between the front end and the Rust process.
+    comms: Arc<crate::comms::CommRouter>,
     /// Set (once) to the reason the server should stop.
     shutdown: watch::Sender<Option<String>>,
 }
@@ -293,7 +295,7 @@ impl Kernel {
                 let content = if status == "incomplete" { json!({"status": status, "indent": indent}) } else { json!({"status": status}) };
                 (content, After::Continue)
             }
-            "comm_info_request" => (json!({"status": "ok", "comms": {}}), After::Continue),
+            "comm_info_request" => (self.comms.info(msg.get("target_name").as_str()), After::Continue),
             _ => return None,
         })
     }
@@ -546,11 +548,11 @@ impl Shell {
             "complete_request" => self.complete(msg).await,
             "inspect_request" => self.inspect(msg).await,
             "history_request" => self.history(msg),
-            "comm_open" => {
-                // No comm targets: close it at once, as the protocol asks.
-                let comm_id = msg.get("comm_id").clone();
-                log(&format!("comm_open for target {} refused: no comm targets", msg.get("target_name")));
-                kernel.publish(msg, "comm_close", json!({"comm_id": comm_id, "data": {}}));
+            "comm_open" | "comm_msg" | "comm_close" => {
+                // Handed to the Rust process's comms (no reply: what they send is published
+                // with this message as parent).
+                kernel.comms.set_parent(msg);
+                kernel.comms.hand_over(msg).await;
                 return (None, After::Continue);
             }
             _ => match kernel.common(msg, "shell").await {
@@ -579,6 +581,8 @@ impl Shell {
         if !silent {
             kernel.publish(msg, "execute_input", json!({"code": code, "execution_count": count}));
         }
+        // The cell's comm messages answer it.
+        kernel.comms.set_parent(msg);
 
         let (events_tx, mut events) = mpsc::unbounded_channel();
         let sent = kernel.engine.send(EngineCmd::Execute { code, count, events: events_tx });
@@ -830,7 +834,9 @@ async fn serve(info: ConnectionInfo, engine: Box<dyn Engine>, watched: Watched) 
     let engine_tx = spawn_engine(engine, info_tx)?;
     let (iopub_tx, iopub_rx) = mpsc::unbounded_channel();
     let (shutdown_tx, mut shutdown_rx) = watch::channel(None::<String>);
-    let kernel = Arc::new(Kernel { me: Identity::new(), iopub: iopub_tx, engine: engine_tx.clone(), interrupter, info: info_rx, shutdown: shutdown_tx });
+    let me = Identity::new();
+    let comms = crate::comms::CommRouter::start(iopub_tx.clone(), me.clone());
+    let kernel = Arc::new(Kernel { me, iopub: iopub_tx, engine: engine_tx.clone(), interrupter, info: info_rx, comms, shutdown: shutdown_tx });
 
     tokio::spawn(heartbeat(heartbeat_socket));
     tokio::spawn(publisher(iopub_socket, iopub_rx, signer.clone()));

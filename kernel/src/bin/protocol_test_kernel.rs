@@ -4,6 +4,8 @@
 //! Usage: `protocol_test_kernel <connection_file>`.
 #![allow(dead_code)]
 
+#[path = "../comms.rs"]
+mod comms;
 #[path = "../connection.rs"]
 mod connection;
 #[path = "../engine.rs"]

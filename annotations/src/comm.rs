@@ -1,0 +1,287 @@
+//! Jupyter comms from notebook code: a channel of JSON messages between a cell's objects and
+//! the front end (what ipywidgets and every custom widget are built on; the messaging spec's
+//! "Custom messages").
+//!
+//! ```no_run
+//! // Open one from Rust: the front end gets a `comm_open` for target "my.target".
+//! let comm = bach::comm::Comm::open("my.target", r#"{"hello": 1}"#).unwrap();
+//! let echo = comm.clone();
+//! comm.on_msg(move |data| { let _ = echo.send(data); });
+//! // Or answer the front end's: a `comm_open` for "echo" calls this.
+//! bach::comm::register_target("echo", |comm, data| { let _ = comm.send(data); });
+//! ```
+//!
+//! Messages are JSON text (`serde_json::to_string` of anything, with `:dep serde_json`).
+//! Callbacks run on a thread of their own, one message at a time and in order; a message the
+//! front end sends while a cell runs reaches its callback when the cell ends (the kernel reads
+//! it then). A callback that panics is reported in the kernel's log and the comm goes on.
+//!
+//! The link to the kernel: a Unix socket whose path the kernel gives the Rust process
+//! (`BACH_COMM_SOCKET`), opened on first use; one line per message, tab-separated fields, JSON
+//! last. Every line this side sends is acknowledged once the kernel has published it, so a
+//! `comm_open` reaches the front end before a display that refers to it. The kernel's side:
+//! `kernel/src/comms.rs`.
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::net::UnixStream;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{mpsc, Arc, Condvar, Mutex, OnceLock};
+use std::time::Duration;
+
+use bach_runtime::{json, BachError, Result};
+
+/// The environment variable naming the kernel's comm socket.
+pub const SOCKET_ENV: &str = "BACH_COMM_SOCKET";
+
+type OnOpen = Arc<dyn Fn(Comm, &str) + Send + Sync>;
+type OnMsg = Arc<dyn Fn(&str) + Send + Sync>;
+
+/// One comm: a target name and an id shared with the front end. Clones are the same comm.
+#[derive(Clone, Debug)]
+pub struct Comm {
+    id: Arc<str>,
+    target: Arc<str>,
+}
+
+#[derive(Default)]
+struct Handlers {
+    on_msg: Vec<OnMsg>,
+    on_close: Vec<OnMsg>,
+}
+
+/// The connection to the kernel, shared by every comm of the process.
+struct Link {
+    writer: Mutex<UnixStream>,
+    next: AtomicU64,
+    /// The highest sequence number the kernel acknowledged.
+    acked: Mutex<u64>,
+    ack: Condvar,
+}
+
+static LINK: OnceLock<std::result::Result<Arc<Link>, String>> = OnceLock::new();
+static TARGETS: OnceLock<Mutex<HashMap<String, OnOpen>>> = OnceLock::new();
+static COMMS: OnceLock<Mutex<HashMap<String, Handlers>>> = OnceLock::new();
+
+fn targets() -> &'static Mutex<HashMap<String, OnOpen>> {
+    TARGETS.get_or_init(Default::default)
+}
+fn comms() -> &'static Mutex<HashMap<String, Handlers>> {
+    COMMS.get_or_init(Default::default)
+}
+
+/// How long a line may wait for the kernel's acknowledgement.
+const ACK_WAIT: Duration = Duration::from_secs(10);
+
+fn link() -> Result<&'static Arc<Link>> {
+    LINK.get_or_init(connect).as_ref().map_err(|e| BachError::invalid("comm", e.clone()))
+}
+
+fn connect() -> std::result::Result<Arc<Link>, String> {
+    let path = std::env::var(SOCKET_ENV).map_err(|_| format!("comms need the Bach kernel ({SOCKET_ENV} is not set: this process was not started by it)"))?;
+    let stream = UnixStream::connect(&path).map_err(|e| format!("cannot reach the kernel's comm socket {path}: {e}"))?;
+    let reader = stream.try_clone().map_err(|e| e.to_string())?;
+    let link = Arc::new(Link { writer: Mutex::new(stream), next: AtomicU64::new(1), acked: Mutex::new(0), ack: Condvar::new() });
+    let (to_callbacks, incoming) = mpsc::channel::<Vec<String>>();
+    let l = link.clone();
+    std::thread::Builder::new().name("bach-comm-read".into()).spawn(move || read_kernel(reader, &l, to_callbacks)).map_err(|e| e.to_string())?;
+    let l = link.clone();
+    std::thread::Builder::new().name("bach-comm-callbacks".into()).spawn(move || run_callbacks(incoming, &l)).map_err(|e| e.to_string())?;
+    Ok(link)
+}
+
+/// Lines from the kernel: acknowledgements wake the senders; messages go to the callback
+/// thread (a callback may send, and so wait for an acknowledgement this thread reads).
+fn read_kernel(stream: UnixStream, link: &Link, to_callbacks: mpsc::Sender<Vec<String>>) {
+    for line in BufReader::new(stream).lines() {
+        let Ok(line) = line else { break };
+        let fields: Vec<String> = line.splitn(5, '\t').map(str::to_string).collect();
+        if fields[0] == "ack" {
+            if let Some(seq) = fields.get(1).and_then(|s| s.parse::<u64>().ok()) {
+                let mut acked = link.acked.lock().unwrap_or_else(|e| e.into_inner());
+                *acked = (*acked).max(seq);
+                link.ack.notify_all();
+            }
+        } else if to_callbacks.send(fields).is_err() {
+            break;
+        }
+    }
+    // The kernel went away: wake every sender (they report it).
+    *link.acked.lock().unwrap_or_else(|e| e.into_inner()) = u64::MAX;
+    link.ack.notify_all();
+}
+
+/// `open <seq> <id> <target> <data>`, `msg <seq> <id> <data>`, `close <seq> <id> <data>`:
+/// the callbacks, then `done <seq>` (the kernel's shell waits for it).
+fn run_callbacks(incoming: mpsc::Receiver<Vec<String>>, link: &Link) {
+    for f in incoming {
+        let (kind, seq) = (f[0].as_str(), f.get(1).cloned().unwrap_or_default());
+        let field = |i: usize| f.get(i).map_or("", String::as_str);
+        // (Caught here: not reported as the running cell's panic.)
+        let run = bach_runtime::device::catch_panics(|| match kind {
+            "open" => {
+                let comm = Comm { id: field(2).into(), target: field(3).into() };
+                let on_open = targets().lock().unwrap_or_else(|e| e.into_inner()).get(field(3)).cloned();
+                match on_open {
+                    Some(f) => {
+                        comms().lock().unwrap_or_else(|e| e.into_inner()).entry(comm.id.to_string()).or_default();
+                        f(comm, field(4));
+                    }
+                    None => {
+                        let _ = comm.close();
+                    }
+                }
+            }
+            "msg" => {
+                let on_msg = comms().lock().unwrap_or_else(|e| e.into_inner()).get(field(2)).map(|h| h.on_msg.clone()).unwrap_or_default();
+                for f in on_msg {
+                    f(field(3));
+                }
+            }
+            "close" => {
+                let closed = comms().lock().unwrap_or_else(|e| e.into_inner()).remove(field(2));
+                for f in closed.map(|h| h.on_close).unwrap_or_default() {
+                    f(field(3));
+                }
+            }
+            _ => {}
+        });
+        if let Err(panic) = run {
+            let why = bach_runtime::device::panic_text(&*panic);
+            let _ = link.send(&["log", &json::quote(&format!("a comm callback ({kind}) panicked: {why}"))]);
+        }
+        let _ = link.send_unacked(&["done", &seq]);
+    }
+}
+
+impl Link {
+    /// Send one line (`fields` tab-separated after the kind, with a sequence number) and wait
+    /// until the kernel has published it.
+    fn send(&self, fields: &[&str]) -> Result<()> {
+        let seq = self.next.fetch_add(1, Ordering::SeqCst);
+        let mut line = format!("{}\t{seq}", fields[0]);
+        for f in &fields[1..] {
+            line.push('\t');
+            line.push_str(f);
+        }
+        self.write(&line)?;
+        let acked = self.acked.lock().unwrap_or_else(|e| e.into_inner());
+        let (acked, _) = self.ack.wait_timeout_while(acked, ACK_WAIT, |a| *a < seq).unwrap_or_else(|e| e.into_inner());
+        match *acked {
+            u64::MAX => Err(BachError::invalid("comm", "the kernel closed the comm link")),
+            a if a < seq => Err(BachError::invalid("comm", "the kernel did not acknowledge the message within 10 s")),
+            _ => Ok(()),
+        }
+    }
+    fn send_unacked(&self, fields: &[&str]) -> Result<()> {
+        self.write(&fields.join("\t"))
+    }
+    fn write(&self, line: &str) -> Result<()> {
+        let mut w = self.writer.lock().unwrap_or_else(|e| e.into_inner());
+        writeln!(w, "{line}").map_err(|e| BachError::invalid("comm", format!("cannot write to the kernel: {e}")))
+    }
+}
+
+/// JSON text on one line: a raw tab or line break can only be whitespace between tokens in
+/// valid JSON (inside strings they are escaped), so it becomes a space.
+fn one_line(json: &str) -> String {
+    json.replace(['\n', '\r', '\t'], " ")
+}
+
+fn check_name(what: &str, name: &str) -> Result<()> {
+    if name.is_empty() || name.contains(['\t', '\n', '\r']) {
+        return Err(BachError::invalid("comm", format!("a {what} must be non-empty, without tabs or line breaks: {name:?}")));
+    }
+    Ok(())
+}
+
+/// A fresh comm id (32 hex digits, as the front ends make them).
+fn new_id() -> String {
+    static COUNT: AtomicU64 = AtomicU64::new(0);
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
+    let n = COUNT.fetch_add(1, Ordering::Relaxed);
+    format!("{:016x}{:08x}{:08x}", nanos, std::process::id(), n as u32)
+}
+
+/// Call `on_open(comm, data)` when the front end opens a comm for `target` (replacing an
+/// earlier registration). Until a target is registered, the kernel closes the front end's
+/// `comm_open` for it at once.
+pub fn register_target(target: &str, on_open: impl Fn(Comm, &str) + Send + Sync + 'static) -> Result<()> {
+    check_name("target name", target)?;
+    targets().lock().unwrap_or_else(|e| e.into_inner()).insert(target.to_string(), Arc::new(on_open));
+    link()?.send(&["target", target])
+}
+
+impl Comm {
+    /// Open a comm for `target` with `data` (JSON text): the front end gets a `comm_open`.
+    pub fn open(target: &str, data: &str) -> Result<Comm> {
+        Self::open_with(target, data, "{}")
+    }
+    /// [`Comm::open`] with the message's `metadata` (JSON text; ipywidgets puts its protocol
+    /// version there).
+    pub fn open_with(target: &str, data: &str, metadata: &str) -> Result<Comm> {
+        check_name("target name", target)?;
+        let comm = Comm { id: new_id().into(), target: target.into() };
+        comms().lock().unwrap_or_else(|e| e.into_inner()).entry(comm.id.to_string()).or_default();
+        link()?.send(&["open", &comm.id, target, &one_line(metadata), &one_line(data)])?;
+        Ok(comm)
+    }
+    /// Send `data` (JSON text) to the front end (`comm_msg`).
+    pub fn send(&self, data: &str) -> Result<()> {
+        if !self.is_open() {
+            return Err(BachError::invalid("comm", format!("comm {} ({}) is closed", self.id, self.target)));
+        }
+        link()?.send(&["msg", &self.id, &one_line(data)])
+    }
+    /// Close the comm (`comm_close`); its `on_close` callbacks do not run (they are for the
+    /// front end's close).
+    pub fn close(&self) -> Result<()> {
+        comms().lock().unwrap_or_else(|e| e.into_inner()).remove(&*self.id);
+        link()?.send(&["close", &self.id, "{}"])
+    }
+    /// Call `f(data)` for each message the front end sends on this comm.
+    pub fn on_msg(&self, f: impl Fn(&str) + Send + Sync + 'static) {
+        if let Some(h) = comms().lock().unwrap_or_else(|e| e.into_inner()).get_mut(&*self.id) {
+            h.on_msg.push(Arc::new(f));
+        }
+    }
+    /// Call `f(data)` when the front end closes this comm.
+    pub fn on_close(&self, f: impl Fn(&str) + Send + Sync + 'static) {
+        if let Some(h) = comms().lock().unwrap_or_else(|e| e.into_inner()).get_mut(&*self.id) {
+            h.on_close.push(Arc::new(f));
+        }
+    }
+    /// Whether neither side has closed it.
+    pub fn is_open(&self) -> bool {
+        comms().lock().unwrap_or_else(|e| e.into_inner()).contains_key(&*self.id)
+    }
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+    pub fn target(&self) -> &str {
+        &self.target
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_goes_on_one_line_and_names_are_checked() {
+        assert_eq!(one_line("{\n\t\"a\": \"x\\ty\"\r\n}"), "{  \"a\": \"x\\ty\"  }");
+        assert!(check_name("target name", "jupyter.widget").is_ok());
+        assert!(check_name("target name", "a\tb").is_err() && check_name("target name", "").is_err());
+        let (a, b) = (new_id(), new_id());
+        assert!(a != b && a.len() == 32 && a.chars().all(|c| c.is_ascii_hexdigit()), "{a} {b}");
+    }
+
+    #[test]
+    fn without_the_kernel_a_comm_says_why() {
+        if std::env::var_os(SOCKET_ENV).is_some() {
+            return;
+        }
+        let e = Comm::open("t", "{}").unwrap_err().to_string();
+        assert!(e.contains("comms need the Bach kernel"), "{e}");
+    }
+}
