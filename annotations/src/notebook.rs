@@ -764,6 +764,27 @@ pub fn show_trace(which: &str) {
     show_chart(bach_runtime::chart::session_timeline_svg(&evals, &s.devices().profiles()));
 }
 
+/// `:bach trace export [last] FILE`: the session's timeline (or the latest evaluation's) as a
+/// Chrome trace, which Perfetto and chrome://tracing open.
+pub fn export_trace(which: &str, path: &str) {
+    let s = session::global();
+    let trace = s.trace();
+    let evals: Vec<_> = trace.evals().collect();
+    let chosen = if which == "last" { &evals[evals.len().saturating_sub(1)..] } else { &evals[..] };
+    if chosen.is_empty() {
+        println!("nothing has been evaluated yet in this session: nothing to export");
+        return;
+    }
+    let events: usize = chosen.iter().map(|e| e.events.len()).sum();
+    let json = bach_runtime::chart::chrome_trace(chosen, &s.devices().profiles());
+    if let Err(e) = std::fs::write(path, &json) {
+        panic!("{}", BachError::invalid("trace export", format!("cannot write {path}: {e}")));
+    }
+    let dropped = trace.totals().dropped;
+    let note = if which != "last" && dropped > 0 { format!(" ({dropped} earlier evaluations are no longer kept: `:bach trace keep N`)") } else { String::new() };
+    println!("wrote {path}: {} evaluation(s), {events} events, {} (open it in ui.perfetto.dev or chrome://tracing){note}", chosen.len(), bach_runtime::units::bytes(json.len()));
+}
+
 /// Parse a size such as `64MiB`, `1.5GB`, `4096`.
 pub fn parse_size(s: &str) -> Result<u64, BachError> {
     bach_runtime::units::parse_bytes(s).map_err(|e| BachError::invalid("memory", e))

@@ -9,6 +9,7 @@ pub const HELP: &str = "\
 :bach explain <expr>            why each op of that plan runs where it runs: estimates, copies, margin
 :bach trace [last]              the session's timeline so far, per cell (last: the latest evaluation's)
 :bach trace keep <N>            how many evaluations the trace keeps (500 by default; totals cover all)
+:bach trace export [last] <FILE.json>   the timeline as a Chrome trace (Perfetto, chrome://tracing opens it)
 :bach chart <full|compact|auto [TIME]>  a shown value's timeline: always, one line, or from TIME (default 5 ms)
 :bach memory                    what the session holds: graph nodes, cached values (host, device), trace
 :bach memory <size|none>        cap the accelerator memory the planner may use (e.g. 64MiB)
@@ -41,10 +42,19 @@ const COMMANDS: &[Command] = &[
     Command { name: "plan", args: "<expr>", rust: |a| (!a.is_empty()).then(|| format!("bach::notebook::show_plan(&({a}));")) },
     Command {
         name: "trace",
-        args: "[last | keep <N>]",
-        rust: |a| match a.strip_prefix("keep") {
-            Some(n) => n.trim().parse::<usize>().ok().map(|n| format!("bach::notebook::set_trace_keep({n});")),
-            None => matches!(a, "" | "last").then(|| format!("bach::notebook::show_trace({a:?});")),
+        args: "[last | keep <N> | export [last] <FILE.json>]",
+        rust: |a| {
+            if let Some(file) = a.strip_prefix("export ") {
+                let file = file.trim();
+                return match file.strip_prefix("last ") {
+                    Some(f) if !f.trim().is_empty() => Some(format!("bach::notebook::export_trace(\"last\", {:?});", f.trim())),
+                    _ => (!file.is_empty() && file != "last").then(|| format!("bach::notebook::export_trace(\"\", {file:?});")),
+                };
+            }
+            match a.strip_prefix("keep") {
+                Some(n) => n.trim().parse::<usize>().ok().map(|n| format!("bach::notebook::set_trace_keep({n});")),
+                None => matches!(a, "" | "last").then(|| format!("bach::notebook::show_trace({a:?});")),
+            }
         },
     },
     Command {
@@ -195,8 +205,11 @@ mod tests {
         assert_eq!(expand(":bach cost profile /tmp/p.json").unwrap(), "bach::notebook::use_cost_profile(\"/tmp/p.json\");\n");
         assert_eq!(expand(":bach trace").unwrap(), "bach::notebook::show_trace(\"\");\n");
         assert_eq!(expand(":bach trace last").unwrap(), "bach::notebook::show_trace(\"last\");\n");
-        assert!(expand(":bach trace first").unwrap_err().contains("usage: :bach trace [last | keep <N>]"));
+        assert!(expand(":bach trace first").unwrap_err().contains("usage: :bach trace [last | keep <N> | export [last] <FILE.json>]"));
         assert_eq!(expand(":bach trace keep 50").unwrap(), "bach::notebook::set_trace_keep(50);\n");
+        assert_eq!(expand(":bach trace export t.json").unwrap(), "bach::notebook::export_trace(\"\", \"t.json\");\n");
+        assert_eq!(expand(":bach trace export last /tmp/a b.json").unwrap(), "bach::notebook::export_trace(\"last\", \"/tmp/a b.json\");\n");
+        assert!(expand(":bach trace export").is_err() && expand(":bach trace export last").is_err());
         assert!(expand(":bach trace keep many").is_err());
         assert_eq!(expand(":bach memory").unwrap(), "bach::notebook::show_memory();\n");
         assert_eq!(expand(":bach rebuild").unwrap(), "\n");

@@ -6,6 +6,7 @@ import pathlib
 import queue
 import re
 import tempfile
+import json
 import os
 import time
 
@@ -227,6 +228,19 @@ def test_magics(kernel):
     r, msgs = run(kc, ":bach trace")
     assert r["status"] == "ok"
     assert any("image/svg+xml" in m["content"]["data"] for m in of_type(msgs, "display_data"))
+    # The timeline as a Chrome trace (Perfetto opens it): slices named after ops, tracks named.
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "trace.json")
+        r, msgs = run(kc, f":bach trace export {path}")
+        assert r["status"] == "ok" and "wrote " + path in text(msgs), text(msgs)
+        with open(path) as f:
+            events = json.load(f)["traceEvents"]
+        slices = [e for e in events if e["ph"] == "X"]
+        tracks = {e["args"]["name"] for e in events if e["name"] == "thread_name"}
+        assert any(e["name"] == "mul" and e["cat"] == "compute" for e in slices), slices[:5]
+        assert {"evaluations", "cpu", "host→device", "device→host"} <= tracks, tracks
+        r, msgs = run(kc, f":bach trace export {d}/missing/dir/t.json")
+        assert r["status"] == "error" and "cannot write" in r["evalue"] + text(msgs), r
     r, _ = run(kc, ":bach nonsense")
     assert r["status"] == "error"
 

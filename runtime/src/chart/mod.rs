@@ -31,6 +31,7 @@ use crate::trace::{EvalTrace, Event, EventKind};
 mod axes;
 mod bars;
 mod breakdown;
+mod chrome;
 mod compact;
 mod graph;
 mod model;
@@ -38,6 +39,8 @@ mod palette;
 mod residuals;
 mod sweep;
 mod text;
+
+pub use chrome::chrome_trace;
 mod timeline;
 
 use axes::*;
