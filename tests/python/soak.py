@@ -111,7 +111,7 @@ def soak(km, kc, cells, log=print):
     figures = {"cells": cells, "interrupts": {}, "nodes": [], "rss_mb": {}, "seconds": []}
     wrong = []
     for i in range(1, cells + 1):
-        if i - 1 in (100, cells):
+        if i - 1 in (100, 200, cells):
             figures["rss_mb"][i - 1] = rss_mb(pid)
         kind = plan.get(i)
         if kind == "compile":
