@@ -69,6 +69,10 @@ fn targets() -> &'static Mutex<HashMap<String, OnOpen>> {
 fn comms() -> &'static Mutex<HashMap<String, Handlers>> {
     COMMS.get_or_init(Default::default)
 }
+/// A callback that panicked while holding a lock leaves the data as it was: go on with it.
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
 
 /// How long a line may wait for the kernel's acknowledgement.
 const ACK_WAIT: Duration = Duration::from_secs(10);
@@ -98,7 +102,7 @@ fn read_kernel(stream: UnixStream, link: &Link, to_callbacks: mpsc::Sender<Vec<S
         let fields: Vec<String> = line.splitn(5, '\t').map(str::to_string).collect();
         if fields[0] == "ack" {
             if let Some(seq) = fields.get(1).and_then(|s| s.parse::<u64>().ok()) {
-                let mut acked = link.acked.lock().unwrap_or_else(|e| e.into_inner());
+                let mut acked = lock(&link.acked);
                 *acked = (*acked).max(seq);
                 link.ack.notify_all();
             }
@@ -107,7 +111,7 @@ fn read_kernel(stream: UnixStream, link: &Link, to_callbacks: mpsc::Sender<Vec<S
         }
     }
     // The kernel went away: wake every sender (they report it).
-    *link.acked.lock().unwrap_or_else(|e| e.into_inner()) = u64::MAX;
+    *lock(&link.acked) = u64::MAX;
     link.ack.notify_all();
 }
 
@@ -121,10 +125,10 @@ fn run_callbacks(incoming: mpsc::Receiver<Vec<String>>, link: &Link) {
         let run = bach_runtime::device::catch_panics(|| match kind {
             "open" => {
                 let comm = Comm { id: field(2).into(), target: field(3).into() };
-                let on_open = targets().lock().unwrap_or_else(|e| e.into_inner()).get(field(3)).cloned();
+                let on_open = lock(targets()).get(field(3)).cloned();
                 match on_open {
                     Some(f) => {
-                        comms().lock().unwrap_or_else(|e| e.into_inner()).entry(comm.id.to_string()).or_default();
+                        lock(comms()).entry(comm.id.to_string()).or_default();
                         f(comm, field(4));
                     }
                     None => {
@@ -133,13 +137,13 @@ fn run_callbacks(incoming: mpsc::Receiver<Vec<String>>, link: &Link) {
                 }
             }
             "msg" => {
-                let on_msg = comms().lock().unwrap_or_else(|e| e.into_inner()).get(field(2)).map(|h| h.on_msg.clone()).unwrap_or_default();
+                let on_msg = lock(comms()).get(field(2)).map(|h| h.on_msg.clone()).unwrap_or_default();
                 for f in on_msg {
                     f(field(3));
                 }
             }
             "close" => {
-                let closed = comms().lock().unwrap_or_else(|e| e.into_inner()).remove(field(2));
+                let closed = lock(comms()).remove(field(2));
                 for f in closed.map(|h| h.on_close).unwrap_or_default() {
                     f(field(3));
                 }
@@ -165,7 +169,7 @@ impl Link {
             line.push_str(f);
         }
         self.write(&line)?;
-        let acked = self.acked.lock().unwrap_or_else(|e| e.into_inner());
+        let acked = lock(&self.acked);
         let (acked, _) = self.ack.wait_timeout_while(acked, ACK_WAIT, |a| *a < seq).unwrap_or_else(|e| e.into_inner());
         match *acked {
             u64::MAX => Err(BachError::invalid("comm", "the kernel closed the comm link")),
@@ -177,7 +181,7 @@ impl Link {
         self.write(&fields.join("\t"))
     }
     fn write(&self, line: &str) -> Result<()> {
-        let mut w = self.writer.lock().unwrap_or_else(|e| e.into_inner());
+        let mut w = lock(&self.writer);
         writeln!(w, "{line}").map_err(|e| BachError::invalid("comm", format!("cannot write to the kernel: {e}")))
     }
 }
@@ -208,7 +212,7 @@ fn new_id() -> String {
 /// `comm_open` for it at once.
 pub fn register_target(target: &str, on_open: impl Fn(Comm, &str) + Send + Sync + 'static) -> Result<()> {
     check_name("target name", target)?;
-    targets().lock().unwrap_or_else(|e| e.into_inner()).insert(target.to_string(), Arc::new(on_open));
+    lock(targets()).insert(target.to_string(), Arc::new(on_open));
     link()?.send(&["target", target])
 }
 
@@ -222,7 +226,7 @@ impl Comm {
     pub fn open_with(target: &str, data: &str, metadata: &str) -> Result<Comm> {
         check_name("target name", target)?;
         let comm = Comm { id: new_id().into(), target: target.into() };
-        comms().lock().unwrap_or_else(|e| e.into_inner()).entry(comm.id.to_string()).or_default();
+        lock(comms()).entry(comm.id.to_string()).or_default();
         link()?.send(&["open", &comm.id, target, &one_line(metadata), &one_line(data)])?;
         Ok(comm)
     }
@@ -236,24 +240,24 @@ impl Comm {
     /// Close the comm (`comm_close`); its `on_close` callbacks do not run (they are for the
     /// front end's close).
     pub fn close(&self) -> Result<()> {
-        comms().lock().unwrap_or_else(|e| e.into_inner()).remove(&*self.id);
+        lock(comms()).remove(&*self.id);
         link()?.send(&["close", &self.id, "{}"])
     }
     /// Call `f(data)` for each message the front end sends on this comm.
     pub fn on_msg(&self, f: impl Fn(&str) + Send + Sync + 'static) {
-        if let Some(h) = comms().lock().unwrap_or_else(|e| e.into_inner()).get_mut(&*self.id) {
+        if let Some(h) = lock(comms()).get_mut(&*self.id) {
             h.on_msg.push(Arc::new(f));
         }
     }
     /// Call `f(data)` when the front end closes this comm.
     pub fn on_close(&self, f: impl Fn(&str) + Send + Sync + 'static) {
-        if let Some(h) = comms().lock().unwrap_or_else(|e| e.into_inner()).get_mut(&*self.id) {
+        if let Some(h) = lock(comms()).get_mut(&*self.id) {
             h.on_close.push(Arc::new(f));
         }
     }
     /// Whether neither side has closed it.
     pub fn is_open(&self) -> bool {
-        comms().lock().unwrap_or_else(|e| e.into_inner()).contains_key(&*self.id)
+        lock(comms()).contains_key(&*self.id)
     }
     pub fn id(&self) -> &str {
         &self.id

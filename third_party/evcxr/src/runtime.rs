@@ -204,7 +204,7 @@ fn page_out(ranges: &[(usize, usize)]) {
 /// Patched (bach-kernel): give the memory the cell freed back to the system
 /// (`malloc_trim(0)`, glibc). glibc keeps what a cell freed in its arenas, one per thread that
 /// allocated (a parallel evaluation's pieces are allocated on every worker): a cell that made
-/// and dropped a 1 GB temporary would keep it resident all session. About a millisecond.
+/// and dropped a 1 GB temporary would keep it resident all session.
 fn release_free_memory() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: malloc_trim only returns free pages of the allocator's arenas to the system.
