@@ -26,6 +26,7 @@ mod elementwise;
 mod host;
 mod host_ops;
 pub mod kernels;
+pub mod widgets;
 // Shadows `ndarray::linalg` in the glob re-export below (reach it as `bach::nd::linalg`).
 #[allow(hidden_glob_reexports)]
 mod linalg;

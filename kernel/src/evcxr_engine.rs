@@ -329,7 +329,7 @@ impl EvcxrEngine {
                 while let Ok(line) = stdout.try_recv() {
                     idle = false;
                     if let Some(json) = line.strip_prefix(DISPLAY_MARKER) {
-                        match serde_json::from_str::<Bundle>(json) {
+                        match serde_json::from_str::<Bundle>(json).map(json_mimes_parsed) {
                             // A display under an id (a progress line): new, or replacing it.
                             Ok(mut bundle) => match bundle.remove("bach/display_id") {
                                 Some(serde_json::Value::String(id)) => {
@@ -849,6 +849,19 @@ impl Engine for EvcxrEngine {
     }
 }
 
+/// A display line carries every field as text; JSON MIME types (`application/json`, a
+/// widget's `application/vnd.jupyter.widget-view+json`) go to the front end as JSON.
+fn json_mimes_parsed(mut bundle: Bundle) -> Bundle {
+    for (mime, value) in bundle.iter_mut() {
+        if mime == "application/json" || mime.ends_with("+json") {
+            if let Some(parsed) = value.as_str().and_then(|text| serde_json::from_str(text).ok()) {
+                *value = parsed;
+            }
+        }
+    }
+    bundle
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -886,5 +899,13 @@ mod tests {
         let (code, at) = with_cell_prefix(":dep foo = \"1\"\nfoo::f()", 4, "!cp a b\n");
         assert_eq!(code, ":dep foo = \"1\"\n!cp a b\nbach::notebook::cell(4);\nfoo::f()\n");
         assert_eq!(at, Inserted { at: 2, lines: 2 });
+    }
+
+    #[test]
+    fn json_mimes_go_as_json() {
+        let line = r#"{"application/vnd.jupyter.widget-view+json":"{\"model_id\":\"ab\",\"version_major\":2}","text/plain":"{not json"}"#;
+        let bundle = json_mimes_parsed(serde_json::from_str(line).unwrap());
+        assert_eq!(bundle["application/vnd.jupyter.widget-view+json"]["model_id"], "ab");
+        assert_eq!(bundle["text/plain"], "{not json");
     }
 }

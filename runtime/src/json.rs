@@ -23,7 +23,7 @@ pub fn quote(s: &str) -> String {
     out
 }
 
-#[derive(Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum Value {
     Null,
     Bool(bool),
@@ -31,6 +31,91 @@ pub enum Value {
     String(String),
     Array(Vec<Value>),
     Object(Vec<(String, Value)>),
+}
+
+impl Value {
+    /// An object's field (`None` for a missing field or a value that is not an object).
+    pub fn get(&self, key: &str) -> Option<&Value> {
+        match self {
+            Value::Object(fields) => fields.iter().find(|(k, _)| k == key).map(|(_, v)| v),
+            _ => None,
+        }
+    }
+    pub fn as_f64(&self) -> Option<f64> {
+        match self {
+            Value::Number(n) => Some(*n),
+            _ => None,
+        }
+    }
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            Value::String(s) => Some(s),
+            _ => None,
+        }
+    }
+    pub fn as_bool(&self) -> Option<bool> {
+        match self {
+            Value::Bool(b) => Some(*b),
+            _ => None,
+        }
+    }
+    /// A string value.
+    pub fn str(s: &str) -> Value {
+        Value::String(s.to_string())
+    }
+}
+
+impl From<f64> for Value {
+    fn from(v: f64) -> Value {
+        Value::Number(v)
+    }
+}
+impl From<bool> for Value {
+    fn from(v: bool) -> Value {
+        Value::Bool(v)
+    }
+}
+impl From<&str> for Value {
+    fn from(v: &str) -> Value {
+        Value::String(v.to_string())
+    }
+}
+impl From<String> for Value {
+    fn from(v: String) -> Value {
+        Value::String(v)
+    }
+}
+
+/// The value as JSON text on one line (NaN and infinities, which JSON cannot hold, as `null`).
+impl std::fmt::Display for Value {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Value::Null => f.write_str("null"),
+            Value::Bool(b) => write!(f, "{b}"),
+            Value::Number(n) => f.write_str(&number(*n).unwrap_or_else(|| "null".into())),
+            Value::String(s) => f.write_str(&quote(s)),
+            Value::Array(items) => {
+                f.write_str("[")?;
+                for (i, v) in items.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(",")?;
+                    }
+                    write!(f, "{v}")?;
+                }
+                f.write_str("]")
+            }
+            Value::Object(fields) => {
+                f.write_str("{")?;
+                for (i, (k, v)) in fields.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(",")?;
+                    }
+                    write!(f, "{}:{v}", quote(k))?;
+                }
+                f.write_str("}")
+            }
+        }
+    }
 }
 
 /// A JSON number in its shortest round-trip form (`{:?}` of a finite f64 is valid JSON);
@@ -184,5 +269,21 @@ impl Parser<'_> {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_write_back_as_they_parse() {
+        let text = r#"{"a":[1.5,-2.0,true,null],"b":{"c":"x\"y\n"},"e":[]}"#;
+        let v = parse(text).unwrap();
+        assert_eq!(parse(&v.to_string()).unwrap(), v);
+        assert_eq!(v.get("b").and_then(|b| b.get("c")).and_then(Value::as_str), Some("x\"y\n"));
+        assert_eq!(v.get("a"), Some(&Value::Array(vec![Value::Number(1.5), Value::Number(-2.0), Value::Bool(true), Value::Null])));
+        assert_eq!(Value::Number(f64::NAN).to_string(), "null");
+        assert!(v.get("z").is_none() && Value::Null.get("a").is_none());
     }
 }

@@ -56,6 +56,9 @@ pub struct NodeInfo {
     pub meta: Meta,
     pub cell: u64,
     pub evaluated: bool,
+    /// Where its value lives: `None` while pending, [`CPU`] in host memory, else the device
+    /// holding it.
+    pub location: Option<crate::DeviceId>,
 }
 
 #[derive(Default)]
@@ -338,7 +341,15 @@ impl Session {
         let g = lock(&self.graph);
         let mut v: Vec<NodeInfo> =
             g.g.node_weights()
-                .map(|n| NodeInfo { id: n.id, op: n.op.name().to_string(), args: n.arg_ids.clone(), meta: n.meta.clone(), cell: n.cell, evaluated: n.value.is_some() })
+                .map(|n| NodeInfo {
+                    id: n.id,
+                    op: n.op.name().to_string(),
+                    args: n.arg_ids.clone(),
+                    meta: n.meta.clone(),
+                    cell: n.cell,
+                    evaluated: n.value.is_some(),
+                    location: n.value.as_ref().map(|v| v.device().unwrap_or(CPU)),
+                })
                 .collect();
         v.sort_by_key(|n| n.id);
         v

@@ -1,0 +1,435 @@
+//! The `:bach` magics' work in the Rust process: each magic line becomes a call of one of
+//! these (`kernel/src/magics.rs` writes the calls). What they show goes out through the
+//! display protocol of [`super`].
+
+use super::*;
+
+/// `:bach plan <expr>`: the plan for a value, without running it.
+pub fn show_plan<A: Element, D: ndarray::Dimension>(a: &Array<A, D>) {
+    if a.is_evaluated() {
+        let place = a.location().unwrap_or_else(|| "the host".into());
+        println!("already computed: the value ({}, shape {:?}) is on {place}; nothing left to plan (`:bach trace` shows how it was computed)", A::DTYPE, a.shape());
+        if let Some(how) = computed_by(a) {
+            println!("{how}");
+        }
+        return;
+    }
+    match a.plan() {
+        Ok(p) => show_text(&p.to_string()),
+        Err(e) => panic!("{e}"),
+    }
+}
+
+/// `:bach explain <expr>`: why each op of a value's plan runs where it runs.
+pub fn show_explain<A: Element, D: ndarray::Dimension>(a: &Array<A, D>) {
+    if let Some(how) = a.is_evaluated().then(|| computed_by(a)).flatten() {
+        println!("{how}");
+    }
+    match a.explain() {
+        Ok(e) => show_text(&e.to_string()),
+        Err(e) => panic!("{e}"),
+    }
+}
+
+/// For a computed value: the evaluation that computed it, and why it was asked for when the
+/// code said (ndarray code touching its values, a reduction returning a number).
+fn computed_by<A: Element, D: ndarray::Dimension>(a: &Array<A, D>) -> Option<String> {
+    let lazy = a.lazy();
+    let s = lazy.session();
+    let trace = s.trace();
+    let e = trace.evals().rev().find(|e| e.plans.iter().any(|p| p.step_of(lazy.id()).is_some()))?;
+    let why = e.reason.as_deref().map_or_else(|| "asked for by the cell (displayed or evaluated)".to_string(), str::to_string);
+    Some(format!("computed by eval {} (cell {}): {why}", e.eval, e.cell))
+}
+
+/// Evaluations `:bach cost` and the charts look back over.
+const RECENT: usize = 12;
+
+/// The number of the last evaluation before the cost model last changed (calibrated, a
+/// parameter set, reset, another profile): `:bach cost` judges the model by the evaluations
+/// planned with it, and marks the earlier ones.
+static MODEL_SINCE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// The session's cost model changed: later residuals are the new model's.
+pub(crate) fn model_changed(s: &bach_runtime::Session) {
+    let last = s.trace().last().map_or(0, |e| e.eval);
+    MODEL_SINCE.store(last, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// `:bach cost`: the cost model, for the kinds of device this session has, then how far its
+/// predictions were from the last evaluations (text and a predicted-vs-actual chart).
+pub fn show_cost() {
+    let s = session::global();
+    let kinds: Vec<bach_runtime::DeviceKind> = s.devices().profiles().iter().map(|p| p.kind).collect();
+    let mut text = s.config().cost.table(&kinds);
+    let _ = writeln!(
+        text,
+        "change one with `:bach cost set <path> = <value>`; `:bach cost reset` restores the model the session started with; `:bach calibrate` measures this machine; paths:\n{}",
+        bach_runtime::cost::PATHS
+    );
+    let trace = s.trace();
+    let evals: Vec<&bach_runtime::trace::EvalTrace> = trace.evals().filter(|e| !e.stages.is_empty()).collect();
+    let evals = &evals[evals.len().saturating_sub(RECENT)..];
+    if evals.is_empty() {
+        text.push_str("\nno evaluations yet: residuals (predicted vs actual per stage) appear here after the first");
+        show_text(&text);
+        return;
+    }
+    let since = MODEL_SINCE.load(std::sync::atomic::Ordering::Relaxed);
+    let _ = write!(text, "\n{}", residuals_text(evals, &s.devices().profiles(), since));
+    show_text(&text);
+    show_chart(bach_runtime::chart::predicted_vs_actual_svg(evals, &s.devices().profiles(), since));
+}
+
+/// Per stage of `evals`: predicted, actual, their ratio; then the median and worst error and
+/// what to do when the model is off. Evaluations up to `since` were planned with an earlier
+/// model: marked, and left out of the verdict when there are later ones.
+fn residuals_text(evals: &[&bach_runtime::trace::EvalTrace], devices: &[bach_runtime::DeviceProfile], since: u64) -> String {
+    use bach_runtime::cost::seconds;
+    let mut out = String::new();
+    let _ = writeln!(out, "residuals of the last {} evaluation(s), per stage (ratio = actual / predicted):", evals.len());
+    let _ = writeln!(out, "  {:<6} {:<5} {:<44} {:<18} {:>11} {:>11} {:>7}", "eval", "cell", "stage", "device", "predicted", "actual", "ratio");
+    let current = evals.iter().any(|e| e.eval > since);
+    let mut errors = Vec::new();
+    for e in evals {
+        let earlier = e.eval <= since;
+        for st in &e.stages {
+            let device = devices.get(st.device.0 as usize).map_or_else(|| format!("device {}", st.device.0), |d| d.name.clone());
+            let r = st.ratio();
+            if !(earlier && current) {
+                errors.push((r.max(1.0 / r.max(1e-12)), st.label(), e.eval));
+            }
+            let off = if !(0.5..=2.0).contains(&r) { "  <- off by more than 2x" } else { "" };
+            let flag = if earlier { format!("{off}  (an earlier model's)") } else { off.to_string() };
+            let _ = writeln!(
+                out,
+                "  {:<6} {:<5} {:<44} {:<18} {:>11} {:>11} {:>6.2}x{flag}",
+                e.eval,
+                e.cell,
+                truncate(&st.label(), 44),
+                truncate(&device, 18),
+                seconds(st.predicted_s),
+                seconds(st.actual_s()),
+                r
+            );
+        }
+    }
+    errors.sort_by(|a, b| a.0.total_cmp(&b.0));
+    if let (Some(mid), Some(worst)) = (errors.get(errors.len() / 2), errors.last()) {
+        let whose = match (since > 0, current) {
+            (true, true) => " (the evaluations since the model last changed)",
+            (true, false) => " (the earlier model's: no evaluation since the model last changed)",
+            _ => "",
+        };
+        let _ = writeln!(out, "median error {:.2}x, worst {:.2}x ({} of eval {}){whose}", mid.0, worst.0, worst.1, worst.2);
+        if worst.0 > 2.0 && current {
+            let _ = writeln!(out, "the model is off by more than 2x somewhere: `:bach calibrate` measures this machine and fixes its figures");
+        }
+    }
+    out
+}
+
+/// `s` cut to `n` characters, an ellipsis marking the cut.
+pub(crate) fn truncate(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        s.to_string()
+    } else {
+        s.chars().take(n - 1).chain(['…']).collect()
+    }
+}
+
+/// `:bach calibrate`: measure this machine (under 30 s), plan with the result from now on,
+/// and save it for the next sessions here.
+pub fn calibrate() {
+    println!("calibrating: timing each op family on each device (about 5-15 s) ...");
+    match crate::calibrate() {
+        Ok(c) => show_text(&c.to_string()),
+        Err(e) => panic!("calibration failed: {e}"),
+    }
+}
+
+/// `:bach whatif <path> = <value> ... <expr>`: the value's plan with those parameters beside
+/// the current one, as text and two predicted timelines; nothing runs.
+pub fn whatif<A: Element, D: ndarray::Dimension>(settings: &[(&str, &str)], a: &Array<A, D>) {
+    match crate::whatif::whatif(a, settings) {
+        Ok(w) => show_whatif(&w),
+        Err(e) => panic!("{e}"),
+    }
+}
+
+/// `:bach whatif profile <h100|default|FILE> <expr>`.
+pub fn whatif_profile<A: Element, D: ndarray::Dimension>(profile: &str, a: &Array<A, D>) {
+    match crate::whatif::whatif_profile(a, profile) {
+        Ok(w) => show_whatif(&w),
+        Err(e) => panic!("{e}"),
+    }
+}
+
+/// A what-if as text and its two predicted timelines.
+pub(crate) fn show_whatif(w: &crate::whatif::WhatIf) {
+    show_text(&w.to_string());
+    let (now, changed) = w.charts();
+    show_chart(now);
+    show_chart(changed);
+}
+
+/// `:bach breakdown`: where the time of the last evaluations went (compute per device,
+/// copies each way, allocation, merge, runtime overhead), one bar per evaluation.
+pub fn show_breakdown() {
+    let s = session::global();
+    let trace = s.trace();
+    let evals: Vec<&bach_runtime::trace::EvalTrace> = trace.evals().collect();
+    if evals.is_empty() {
+        println!("nothing has been evaluated yet in this session");
+        return;
+    }
+    show_chart(bach_runtime::chart::breakdown_svg(&evals[evals.len().saturating_sub(RECENT)..], &s.devices().profiles()));
+}
+
+/// `:bach graph <expr>`: the placement graph of a value: its plan when it is pending, the plan
+/// that computed it when it was evaluated.
+pub fn show_graph<A: Element, D: ndarray::Dimension>(a: &Array<A, D>) {
+    show_graph_of(a.lazy());
+}
+
+fn show_graph_of(lazy: &Lazy) {
+    let s = lazy.session();
+    let plan = match lazy.plan() {
+        Ok(p) if !p.steps.is_empty() => p,
+        Ok(p) => {
+            // Evaluated: the plan of the evaluation that computed it, from the trace.
+            let trace = s.trace();
+            let ran = trace.evals().rev().filter_map(|e| e.plan()).find(|p| p.step_of(lazy.id()).is_some()).cloned();
+            match ran {
+                Some(r) => r,
+                None => p,
+            }
+        }
+        Err(e) => panic!("{e}"),
+    };
+    show_chart(bach_runtime::chart::placement_graph_svg(&plan));
+}
+
+/// `:bach cost set <path> = <value>`: change one parameter; the next display re-plans.
+pub fn set_cost(assignment: &str) {
+    let Some((path, value)) = assignment.split_once('=') else { panic!("usage: :bach cost set <path> = <value>, e.g. elementwise.cuda.per_element = 2e-11") };
+    let s = session::global();
+    let mut cost = s.config().cost;
+    cost.set(path.trim(), value.trim()).unwrap_or_else(|e| panic!("{e}"));
+    s.update_config(|c| c.cost = cost);
+    model_changed(&s);
+    println!("cost model: {} = {}; the next evaluation plans with it", path.trim(), value.trim());
+}
+
+/// `:bach cost reset`: the defaults for this session's devices.
+pub fn reset_cost() {
+    let s = session::global();
+    let cost = s.default_cost();
+    println!("cost model: {}", cost.source);
+    s.update_config(|c| c.cost = cost);
+    model_changed(&s);
+}
+
+/// `:bach cost profile <h100|default|FILE>`: plan with a shipped profile (a prediction for
+/// the machine it was measured on), this machine's uncalibrated defaults, or a profile file
+/// (one calibrated on another machine, say).
+pub fn use_cost_profile(name: &str) {
+    let s = session::global();
+    let cost = crate::whatif::load_profile(name, &s.devices().profiles()).unwrap_or_else(|e| panic!("{e}"));
+    println!("cost model: {}", cost.source);
+    s.update_config(|c| c.cost = cost);
+    model_changed(&s);
+}
+
+/// `:bach cell <cpu|gpu|auto>`: where the ops this cell creates from here on run.
+pub fn force_cell(device: &str) {
+    let s = session::global();
+    let forced = match device.trim() {
+        "cpu" => Some(false),
+        "gpu" | "accelerator" => Some(true),
+        "auto" => None,
+        other => panic!("unknown device `{other}` for `:bach cell` (cpu, gpu or auto)"),
+    };
+    s.force_cell(forced);
+    println!(
+        "{}",
+        match forced {
+            Some(true) => "this cell's ops: on the accelerator where they can run there",
+            Some(false) => "this cell's ops: on the CPU",
+            None => "this cell's ops: where the policy puts them",
+        }
+    );
+}
+
+/// `:bach devices`: what was found, and why there is no GPU when there is none.
+pub fn show_devices() {
+    let s = session::global();
+    print!("{}", s.devices().report());
+    for p in s.devices().profiles().iter().skip(1) {
+        if let Some(m) = s.devices().get(p.id).and_then(|d| d.memory()) {
+            println!("{}: {} of {} in use", p.name, bach_runtime::units::bytes(m.used as usize), bach_runtime::units::bytes(m.capacity as usize));
+        }
+    }
+    let cfg = s.config();
+    println!("policy {}, accelerator memory cap {}", cfg.policy, cfg.memory_cap.map_or("none".to_string(), |b| bach_runtime::units::bytes(b as usize)));
+}
+
+/// `:bach trace`: the session's timeline so far, evaluation by evaluation (cells labelled);
+/// `:bach trace last`: the most recent evaluation's timeline alone.
+pub fn show_trace(which: &str) {
+    let s = session::global();
+    let trace = s.trace();
+    let evals: Vec<_> = trace.evals().collect();
+    let Some(last) = evals.last() else {
+        println!("nothing has been evaluated yet in this session");
+        return;
+    };
+    if which == "last" {
+        let why = last.reason.as_deref().map(|r| format!(" ({r})")).unwrap_or_default();
+        println!("eval {} (cell {}): {} events, {} pieces, {:.3} ms{why}", last.eval, last.cell, last.events.len(), last.pieces, (last.end - last.start).as_secs_f64() * 1e3);
+        show_chart(bach_runtime::chart::timeline_svg(last, &s.devices().profiles()));
+        return;
+    }
+    let mut text = String::new();
+    let totals = trace.totals();
+    if totals.dropped > 0 {
+        let _ = writeln!(
+            text,
+            "the trace keeps the last {} evaluations (`:bach trace keep N` changes it); {} of {} since the session started are no longer shown ({:.3} s, {} pieces in all)",
+            trace.keep(),
+            totals.dropped,
+            totals.evals,
+            totals.seconds,
+            totals.pieces
+        );
+    }
+    for e in &evals {
+        let why = e.reason.as_deref().map(|r| format!(" ({r})")).unwrap_or_default();
+        let _ = writeln!(text, "eval {} (cell {}): {} events, {} pieces, {:.3} ms{why}", e.eval, e.cell, e.events.len(), e.pieces, (e.end - e.start).as_secs_f64() * 1e3);
+    }
+    show_text(&text);
+    show_chart(bach_runtime::chart::session_timeline_svg(&evals, &s.devices().profiles()));
+}
+
+/// `:bach trace export [last] FILE`: the session's timeline (or the latest evaluation's) as a
+/// Chrome trace, which Perfetto and chrome://tracing open.
+pub fn export_trace(which: &str, path: &str) {
+    let s = session::global();
+    let trace = s.trace();
+    let evals: Vec<_> = trace.evals().collect();
+    let chosen = if which == "last" { &evals[evals.len().saturating_sub(1)..] } else { &evals[..] };
+    if chosen.is_empty() {
+        println!("nothing has been evaluated yet in this session: nothing to export");
+        return;
+    }
+    let events: usize = chosen.iter().map(|e| e.events.len()).sum();
+    let json = bach_runtime::chart::chrome_trace(chosen, &s.devices().profiles());
+    if let Err(e) = std::fs::write(path, &json) {
+        panic!("{}", BachError::invalid("trace export", format!("cannot write {path}: {e}")));
+    }
+    let dropped = trace.totals().dropped;
+    let note = if which != "last" && dropped > 0 { format!(" ({dropped} earlier evaluations are no longer kept: `:bach trace keep N`)") } else { String::new() };
+    println!("wrote {path}: {} evaluation(s), {events} events, {} (open it in ui.perfetto.dev or chrome://tracing){note}", chosen.len(), bach_runtime::units::bytes(json.len()));
+}
+
+/// Parse a size such as `64MiB`, `1.5GB`, `4096`.
+pub fn parse_size(s: &str) -> Result<u64, BachError> {
+    bach_runtime::units::parse_bytes(s).map_err(|e| BachError::invalid("memory", e))
+}
+
+/// `:bach trace keep N`: the trace keeps the last `n` evaluations.
+pub fn set_trace_keep(n: usize) {
+    let s = session::global();
+    let mut t = s.trace();
+    t.set_keep(n);
+    println!("the trace keeps the last {} evaluations (it holds {} now)", t.keep(), t.evals().count());
+}
+
+/// `:bach memory`: what the session holds.
+pub fn show_memory() {
+    let s = session::global();
+    let m = s.memory();
+    let bytes = bach_runtime::units::bytes;
+    let mut text = format!("graph: {} nodes ({} computed, {} pending)\n", m.nodes, m.nodes - m.pending, m.pending);
+    let _ = writeln!(text, "values cached on nodes: {} in host memory", bytes(m.host_bytes));
+    for (device, b) in &m.device_bytes {
+        let _ = writeln!(text, "values cached on {device}: {}", bytes(*b));
+    }
+    let _ = writeln!(
+        text,
+        "trace: {} evaluations kept of {} (at most {}; `:bach trace keep N`), {} events (at most {})",
+        m.trace_kept,
+        m.trace_totals.evals,
+        m.trace_keep,
+        m.trace_events,
+        bach_runtime::trace::MAX_EVENTS
+    );
+    let cap = s.config().memory_cap;
+    let _ = writeln!(text, "accelerator memory cap: {}", cap.map_or("none".to_string(), |b| bach_runtime::units::bytes(b as usize)));
+    print!("{text}");
+}
+
+/// `:bach memory <size|none>`: cap the accelerator memory the planner may use.
+pub fn set_memory(size: &str) {
+    let cap = if size.trim() == "none" { None } else { Some(parse_size(size).unwrap_or_else(|e| panic!("{e}"))) };
+    session::global().update_config(|c| c.memory_cap = cap);
+    println!("accelerator memory cap: {}", cap.map_or("none".to_string(), |b| bach_runtime::units::bytes(b as usize)));
+}
+
+/// `:bach policy <name>`.
+pub fn set_policy(name: &str) {
+    let p: bach_runtime::Policy = name.trim().parse().unwrap_or_else(|e: String| panic!("{e}"));
+    session::global().update_config(|c| c.policy = p);
+    println!("placement policy: {p}");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_parse() {
+        assert_eq!(parse_size("64MiB").unwrap(), 64 << 20);
+        assert_eq!(parse_size("1.5 GB").unwrap(), 1_500_000_000);
+        assert_eq!(parse_size("4096").unwrap(), 4096);
+        assert!(parse_size("lots").is_err());
+        assert!(parse_size("3 parsecs").is_err());
+    }
+
+    /// Residuals of evaluations planned with an earlier model are marked and left out of the
+    /// verdict once there are later ones: right after `:bach calibrate` the user is not told
+    /// to calibrate because of the uncalibrated model's misses.
+    #[test]
+    fn residuals_judge_the_model_by_the_evaluations_planned_with_it() {
+        use bach_runtime::trace::{EvalTrace, StageTime};
+        use std::time::Duration;
+        let eval = |n: u64, predicted_ms: u64, actual_ms: u64| EvalTrace {
+            eval: n,
+            cell: n,
+            start: Duration::ZERO,
+            end: Duration::from_millis(actual_ms),
+            pieces: 1,
+            events: vec![],
+            plans: vec![],
+            stages: vec![StageTime {
+                stage: Some(0),
+                device: bach_runtime::CPU,
+                ops: vec!["exp".into()],
+                elements: 1000,
+                predicted_s: predicted_ms as f64 / 1e3,
+                start: Duration::ZERO,
+                end: Duration::from_millis(actual_ms),
+            }],
+            reason: None,
+        };
+        let devices = [bach_runtime::DeviceProfile::cpu()];
+        let (old, new) = (eval(1, 10, 50), eval(2, 10, 12));
+        let never_changed = residuals_text(&[&old, &new], &devices, 0);
+        assert!(never_changed.contains("worst 5.00x") && never_changed.contains("`:bach calibrate` measures"), "{never_changed}");
+        let changed = residuals_text(&[&old, &new], &devices, 1);
+        assert!(changed.contains("(an earlier model's)") && changed.contains("worst 1.20x") && !changed.contains("`:bach calibrate` measures"), "{changed}");
+        assert!(changed.contains("since the model last changed"), "{changed}");
+        let nothing_since = residuals_text(&[&old], &devices, 1);
+        assert!(nothing_since.contains("worst 5.00x") && nothing_since.contains("no evaluation since the model last changed"), "{nothing_since}");
+    }
+}
