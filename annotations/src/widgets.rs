@@ -178,7 +178,10 @@ impl Widget {
         vec![("description", s(description)), ("description_allow_html", Value::Bool(false)), ("disabled", Value::Bool(false))]
     }
 
-    fn slider(model: &str, view: &str, description: &str, value: f64, min: f64, max: f64, step: f64, format: &str, extra: Vec<(&str, Value)>) -> Result<Widget> {
+    /// `kind`: the model and view names; `range`: min, max, step.
+    fn slider(kind: (&str, &str), description: &str, value: f64, range: (f64, f64, f64), format: &str, extra: Vec<(&str, Value)>) -> Result<Widget> {
+        let (model, view) = kind;
+        let (min, max, step) = range;
         if !(min <= max && step > 0.0 && value.is_finite()) {
             return Err(BachError::invalid("widgets", format!("a slider needs min <= max and step > 0 (min {min}, max {max}, step {step})")));
         }
@@ -201,19 +204,19 @@ impl Widget {
     /// A slider of floats (`FloatSlider`). Its `value` changes when the user lets go (not
     /// while dragging: `continuous_update` is off, so each change re-runs its observers once).
     pub fn float_slider(description: &str, value: f64, min: f64, max: f64, step: f64) -> Result<Widget> {
-        Widget::slider("FloatSliderModel", "FloatSliderView", description, value.clamp(min, max), min, max, step, ".3g", vec![])
+        Widget::slider(("FloatSliderModel", "FloatSliderView"), description, value.clamp(min, max), (min, max, step), ".3g", vec![])
     }
 
     /// A slider over powers of `base` 10 (`FloatLogSlider`): `min_exp` and `max_exp` are
     /// exponents, `value` the value itself (1e9, not 9).
     pub fn float_log_slider(description: &str, value: f64, min_exp: f64, max_exp: f64, step: f64) -> Result<Widget> {
         let v = value.clamp(10f64.powf(min_exp), 10f64.powf(max_exp));
-        Widget::slider("FloatLogSliderModel", "FloatLogSliderView", description, v, min_exp, max_exp, step, ".3g", vec![("base", n(10.0))])
+        Widget::slider(("FloatLogSliderModel", "FloatLogSliderView"), description, v, (min_exp, max_exp, step), ".3g", vec![("base", n(10.0))])
     }
 
     /// A slider of integers (`IntSlider`).
     pub fn int_slider(description: &str, value: i64, min: i64, max: i64, step: i64) -> Result<Widget> {
-        Widget::slider("IntSliderModel", "IntSliderView", description, value.clamp(min, max) as f64, min as f64, max as f64, step as f64, "d", vec![])
+        Widget::slider(("IntSliderModel", "IntSliderView"), description, value.clamp(min, max) as f64, (min as f64, max as f64, step as f64), "d", vec![])
     }
 
     fn options(model: &str, view: &str, style: &str, description: &str, options: &[&str], index: usize, extra: Vec<(&str, Value)>) -> Result<Widget> {
@@ -290,6 +293,20 @@ impl Widget {
     pub fn tab(children: &[Widget], titles: &[&str]) -> Result<Widget> {
         let selected = if children.is_empty() { Value::Null } else { n(0.0) };
         Widget::boxed("TabModel", "TabView", children, vec![("selected_index", selected), ("titles", Value::Array(titles.iter().map(|t| s(t)).collect()))])
+    }
+
+    /// The model this one refers to under `key` (`"layout"`, `"style"`).
+    fn part(&self, key: &str) -> Option<Widget> {
+        let id = self.get(key)?.as_str()?.strip_prefix("IPY_MODEL_")?.to_string();
+        self.0._parts.iter().find(|p| p.id() == id).cloned()
+    }
+    /// The layout model (width, height, margins: ipywidgets' `Layout`).
+    pub fn layout(&self) -> Option<Widget> {
+        self.part("layout")
+    }
+    /// The style model (`description_width`, colours).
+    pub fn style(&self) -> Option<Widget> {
+        self.part("style")
     }
 
     /// The comm id (the model id the front end knows it by).
@@ -428,12 +445,10 @@ impl Widget {
             Some("request_state") => {
                 let _ = self.0.comm.send(&obj(vec![("method", s("update")), ("state", self.state()), ("buffer_paths", Value::Array(vec![]))]).to_string());
             }
-            Some("custom") => {
-                if msg.get("content").and_then(|c| c.get("event")).and_then(Value::as_str) == Some("click") {
-                    let clicks: Vec<OnClick> = lock(&self.0.clicks).clone();
-                    for f in clicks {
-                        f(self);
-                    }
+            Some("custom") if msg.get("content").and_then(|c| c.get("event")).and_then(Value::as_str) == Some("click") => {
+                let clicks: Vec<OnClick> = lock(&self.0.clicks).clone();
+                for f in clicks {
+                    f(self);
                 }
             }
             _ => {}

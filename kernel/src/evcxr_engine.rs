@@ -589,7 +589,12 @@ impl Engine for EvcxrEngine {
     fn execute(&mut self, code: &str, execution_count: u32, out: &mut dyn Output) -> Result<Option<Bundle>, ExecError> {
         let rebuild = code.lines().any(|l| l.trim() == ":bach rebuild");
         // `:bach` magics become calls into the Rust process, line for line.
-        let rust = magics::expand(code).map_err(|e| ExecError {
+        // `:bach vars` lists the variables evcxr knows.
+        let variables: Vec<(String, String)> = match code.contains(":bach vars") {
+            true => self.started_within(Some(START_WAIT)).map(|s| s.ctx.variables_and_types().map(|(n, t)| (n.to_string(), t.to_string())).collect()).unwrap_or_default(),
+            false => vec![],
+        };
+        let rust = magics::expand_with(code, &variables).map_err(|e| ExecError {
             ename: "MagicError".into(),
             evalue: e.lines().next().unwrap_or("").to_string(),
             traceback: e.lines().map(str::to_string).collect(),

@@ -24,6 +24,8 @@ pub const HELP: &str = "\
 :bach whatif profile <h100|default|FILE> <expr>   the plan under another machine's profile beside the current one
 :bach breakdown                 where the time of the last evaluations went: compute, copies, allocation, overhead
 :bach graph <expr>              the placement graph of a value: ops coloured by device, transfers with bytes
+:bach panel [expr]              sliders for the cost model and policy; a value's plan, timeline and graph redrawn as they move
+:bach vars                      the session's values: shape, dtype, bytes, computed or pending, where each lives, its cell
 :bach rebuild                   in a `:dep` cell: add the crate even if it rebuilds loaded crates (the session restarts)
 In Rust: value.explain(), value.on(Device::Cpu | Device::Gpu | Device::Auto).
 evcxr's own commands (:dep, :vars, :help ...) work as usual.
@@ -88,7 +90,33 @@ const COMMANDS: &[Command] = &[
     Command { name: "whatif", args: "<path> = <value> ... <expr> | profile <h100|default|FILE> <expr>", rust: whatif },
     Command { name: "breakdown", args: "", rust: |a| a.is_empty().then(|| "bach::notebook::show_breakdown();".into()) },
     Command { name: "graph", args: "<expr>", rust: |a| (!a.is_empty()).then(|| format!("bach::notebook::show_graph(&({a}));")) },
+    Command { name: "panel", args: "[expr]", rust: |a| Some(if a.is_empty() { "bach::notebook::model_panel();".into() } else { format!("bach::notebook::panel(&({a}));") }) },
+    // The variables are filled in by `expand_with` (the kernel knows them).
+    Command { name: "vars", args: "", rust: |a| a.is_empty().then(|| "bach::notebook::show_vars(&[VARS]);".into()) },
 ];
+
+/// Whether a variable of this type (as evcxr reports it) is a Bach array: `Array<..>`,
+/// `Array1<..>` .. `Array6<..>`, `ArrayD<..>`, with or without `bach::`. (ndarray's own
+/// arrays report as `ArrayBase<..>`.)
+fn is_bach_array(ty: &str) -> bool {
+    let t = ty.trim();
+    let t = t.strip_prefix("bach::").unwrap_or(t);
+    let Some(rest) = t.strip_prefix("Array") else { return false };
+    let rest = rest.strip_prefix(|c: char| ('0'..='6').contains(&c) || c == 'D').unwrap_or(rest);
+    rest.starts_with('<')
+}
+
+/// [`expand`], with the session's variables (name, type) for `:bach vars`.
+pub fn expand_with(code: &str, variables: &[(String, String)]) -> Result<String, String> {
+    let rust = expand(code)?;
+    if !rust.contains("bach::notebook::show_vars(&[VARS]);") {
+        return Ok(rust);
+    }
+    let mut named: Vec<&(String, String)> = variables.iter().filter(|(n, t)| is_bach_array(t) && n.chars().all(|c| c.is_alphanumeric() || c == '_')).collect();
+    named.sort();
+    let list: Vec<String> = named.iter().map(|(n, _)| format!("({n:?}, {n}.lazy())")).collect();
+    Ok(rust.replace("bach::notebook::show_vars(&[VARS]);", &format!("bach::notebook::show_vars(&[{}]);", list.join(", "))))
+}
 
 /// `20ms`, `1.5s`, `300us`, `0.01`: a time `:bach chart auto` takes.
 fn is_time(t: &str) -> bool {
@@ -232,6 +260,17 @@ mod tests {
         assert!(expand(":bach whatif math.cpu.per_element = 1e-9").unwrap_err().contains("usage"), "an expression is needed");
         assert!(expand(":bach whatif profile h100").unwrap_err().contains("usage"));
         assert!(expand(":bach whatif x").unwrap_err().contains("usage"), "a setting is needed");
+    }
+
+    #[test]
+    fn panel_and_vars() {
+        assert_eq!(expand(":bach panel &a * 2.0").unwrap(), "bach::notebook::panel(&(&a * 2.0));\n");
+        assert_eq!(expand(":bach panel").unwrap(), "bach::notebook::model_panel();\n");
+        let vars = [("x", "Array<f64, Ix1>"), ("m", "bach::Array2<f32>"), ("n", "usize"), ("nd", "ArrayBase<OwnedRepr<f64>, Ix1>"), ("d", "ArrayD<f64>"), ("w", "Arrays<f64>")];
+        let vars: Vec<(String, String)> = vars.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect();
+        assert_eq!(expand_with(":bach vars", &vars).unwrap(), "bach::notebook::show_vars(&[(\"d\", d.lazy()), (\"m\", m.lazy()), (\"x\", x.lazy())]);\n");
+        assert_eq!(expand_with(":bach vars", &[]).unwrap(), "bach::notebook::show_vars(&[]);\n");
+        assert!(expand(":bach vars x").unwrap_err().contains("usage: :bach vars"));
     }
 
     #[test]

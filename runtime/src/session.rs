@@ -536,15 +536,22 @@ impl Session {
     /// Evaluate several values in one pass (shared work is done once). Values come back on
     /// the CPU and are cached on their nodes.
     pub fn evaluate(&self, targets: &[&Lazy]) -> Result<Vec<Value>> {
-        let values = self.evaluate_where(targets, false)?;
+        let values = self.evaluate_where(targets, false, true)?;
         values.into_iter().map(|v| self.to_host(v)).collect()
+    }
+
+    /// Evaluate `targets` as [`Session::evaluate`] would, recording the evaluation in the
+    /// trace, but keep no value on the graph: the values stay pending, so they can be planned
+    /// again (the placement panel's Run, which compares a measured run with the prediction).
+    pub fn trial(&self, targets: &[&Lazy]) -> Result<()> {
+        self.evaluate_where(targets, false, false).map(drop)
     }
 
     /// Evaluate, leaving values computed on an accelerator in its memory (a later cell that
     /// uses them there reads them with no copy). Values computed on the CPU, or that cannot
     /// stay (a paged stage), are host values; the plan's notes say why.
     pub fn evaluate_on_device(&self, targets: &[&Lazy]) -> Result<Vec<Value>> {
-        self.evaluate_where(targets, true)
+        self.evaluate_where(targets, true, true)
     }
 
     /// A device value copied to the host (host values as they are).
@@ -554,7 +561,7 @@ impl Session {
         dev.copy_out(v.view(), crate::device::Tag { node: 0, piece: 0 })?.finish()
     }
 
-    fn evaluate_where(&self, targets: &[&Lazy], keep_on_device: bool) -> Result<Vec<Value>> {
+    fn evaluate_where(&self, targets: &[&Lazy], keep_on_device: bool, keep: bool) -> Result<Vec<Value>> {
         let began = self.epoch.elapsed();
         let (part, mut values, keys) = self.extract(targets, keep_on_device)?;
         if let Some(p) = part.nodes.iter().zip(&values).find(|(n, v)| n.op.kind() == OpKind::Source && v.is_none()) {
@@ -577,7 +584,7 @@ impl Session {
             crate::fresh::trim_when_holding_too_much();
             // Keep what was computed, even when a later stage failed or was interrupted.
             let mut g = lock(&self.graph);
-            for (i, (idx, id)) in keys.iter().enumerate() {
+            for (i, (idx, id)) in keys.iter().enumerate().filter(|_| keep) {
                 let Some(v) = &values[i] else { continue };
                 if part.nodes[i].materialized.is_some() {
                     continue;

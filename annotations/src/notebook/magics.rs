@@ -383,6 +383,70 @@ pub fn set_policy(name: &str) {
     println!("placement policy: {p}");
 }
 
+/// `:bach vars`: the session's values, named ones first (the kernel passes each variable
+/// holding a Bach array), then every other value the graph keeps: shape, dtype, bytes,
+/// computed or pending, where it lives, the cell that made it; then what each device holds.
+pub fn show_vars(named: &[(&str, &Lazy)]) {
+    let s = session::global();
+    show_text(&vars_text(&s, named));
+}
+
+fn vars_text(s: &Session, named: &[(&str, &Lazy)]) -> String {
+    let nodes = s.nodes();
+    let bytes = bach_runtime::units::bytes;
+    let place = |n: &bach_runtime::NodeInfo| match n.location {
+        None => "-".to_string(),
+        Some(bach_runtime::CPU) => "host".to_string(),
+        Some(d) => s.devices().get(d).map_or_else(|| format!("device {}", d.0), |x| x.profile().name.clone()),
+    };
+    let mut out = format!("{:<14} {:<6} {:<14} {:<22} {:>10} {:<8} {:<22} {:>5}\n", "variable", "node", "op", "dtype[shape]", "bytes", "state", "lives on", "cell");
+    let mut listed = std::collections::HashSet::new();
+    let row = |name: &str, n: &bach_runtime::NodeInfo| {
+        let state = if n.evaluated { "computed" } else { "pending" };
+        format!(
+            "{:<14} #{:<5} {:<14} {:<22} {:>10} {:<8} {:<22} {:>5}\n",
+            truncate(name, 14),
+            n.id,
+            truncate(&n.op, 14),
+            truncate(&n.meta.to_string(), 22),
+            bytes(n.meta.bytes()),
+            state,
+            truncate(&place(n), 22),
+            n.cell
+        )
+    };
+    for (name, lazy) in named {
+        match nodes.iter().find(|n| n.id == lazy.id()) {
+            Some(n) => {
+                out.push_str(&row(name, n));
+                listed.insert(n.id);
+            }
+            None => {
+                let _ = writeln!(out, "{name:<14} (not in this session's graph)");
+            }
+        }
+    }
+    // (Scalars of expressions, `2.0` in `&x * 2.0`, are not worth a line each.)
+    let others: Vec<&bach_runtime::NodeInfo> = nodes.iter().filter(|n| n.evaluated && !listed.contains(&n.id) && !(n.op == "scalar" && n.meta.shape.is_empty())).collect();
+    for n in &others {
+        out.push_str(&row("", n));
+    }
+    let pending = nodes.iter().filter(|n| !n.evaluated && !listed.contains(&n.id)).count();
+    let m = s.memory();
+    let _ = writeln!(out, "{} variable(s), {} other computed value(s), {pending} pending op(s) they need; {} nodes in the graph", named.len(), others.len(), m.nodes);
+    let _ = writeln!(out, "host memory held by values: {}", bytes(m.host_bytes));
+    for d in s.devices().profiles().iter().filter(|d| d.kind != bach_runtime::DeviceKind::Cpu) {
+        let held = m.device_bytes.iter().find(|(n, _)| *n == d.name).map_or(0, |(_, b)| *b);
+        let total = d.memory_bytes.map(|t| format!(" of {}", bytes(t as usize))).unwrap_or_default();
+        let _ = writeln!(out, "{} holds {} of values{total}", d.name, bytes(held));
+    }
+    if s.devices().profiles().iter().all(|d| d.kind == bach_runtime::DeviceKind::Cpu) {
+        out.push_str("no accelerator in this session: every value lives in host memory\n");
+    }
+    out.push_str("dropping a variable (`drop(x);`) frees its value on every device");
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -431,5 +495,22 @@ mod tests {
         assert!(changed.contains("since the model last changed"), "{changed}");
         let nothing_since = residuals_text(&[&old], &devices, 1);
         assert!(nothing_since.contains("worst 5.00x") && nothing_since.contains("no evaluation since the model last changed"), "{nothing_since}");
+    }
+
+    #[test]
+    fn vars_list_named_values_and_where_they_live() {
+        let s = bach_runtime::Session::new();
+        bach_runtime::with_session(&s, || {
+            let x = crate::Array::from_array(ndarray::Array1::<f64>::linspace(0.0, 1.0, 5000));
+            let y = &x * 2.0;
+            let z = (&y + 1.0).sum_lazy();
+            let text = vars_text(&s, &[("x", x.lazy()), ("z", z.lazy())]);
+            assert!(text.contains("x ") && text.contains("f64[5000]") && text.contains("computed") && text.contains("host"), "{text}");
+            assert!(text.lines().any(|l| l.starts_with("z ") && l.contains("pending")), "{text}");
+            z.to_scalar().unwrap();
+            let text = vars_text(&s, &[("z", z.lazy())]);
+            assert!(text.lines().any(|l| l.starts_with("z ") && l.contains("computed") && l.contains("host")), "{text}");
+            drop(y);
+        });
     }
 }

@@ -170,10 +170,17 @@ const PROGRESS_EVERY: std::time::Duration = std::time::Duration::from_millis(500
 /// The evaluation whose progress line is shown, and when it was last written.
 static PROGRESS: std::sync::Mutex<(u64, Option<std::time::Instant>)> = std::sync::Mutex::new((0, None));
 
+/// Set while an evaluation runs outside a cell (the panel's Run): no progress line, which
+/// would land in the next cell's output.
+pub(crate) static QUIET_PROGRESS: AtomicBool = AtomicBool::new(false);
+
 /// The progress hook: an evaluation running longer than [`PROGRESS_AFTER`] gets a line in its
 /// cell (pieces done of the total, time so far, time left at that rate), updated in place,
 /// and a final line when it ends.
 fn progress_line(p: &bach_runtime::progress::Progress) {
+    if QUIET_PROGRESS.load(Ordering::SeqCst) {
+        return;
+    }
     let mut shown = PROGRESS.lock().unwrap_or_else(|e| e.into_inner());
     let here = shown.0 == p.eval;
     let text = if p.finished {
@@ -460,7 +467,7 @@ where
 mod magics;
 mod panel;
 pub use magics::*;
-pub use panel::panel;
+pub use panel::{model_panel, panel};
 
 #[cfg(test)]
 mod tests {
