@@ -28,6 +28,7 @@
 mod gpu;
 mod ml;
 mod mlgpu;
+mod panel;
 mod small;
 mod sweep;
 mod workloads;
@@ -132,6 +133,7 @@ const USAGE: &str = "usage:
   bach-bench calibrate [--device D] [--out FILE]   (measure this machine, save its profile in the cache dir (and FILE): later sessions here load it)
   bach-bench bandwidth [--sizes 1MiB,64MiB,1GiB] [--repeat R] [--launches N]
   bach-bench small-arrays [--steps N] [--repeat R]   (ndarray code on 3-element arrays in a loop, as written and ported to Bach)
+  bach-bench panel [--log2 N] [--repeat R]   (a placement panel control moved: re-plan and redraw, Black-Scholes 2^N, default 20)
   bach-bench sweep <workload> --from A --to B [--modes cpu,bach,gpu] [--device D] [--memory SIZE] [--repeat R] [--limit SECONDS] [--out DIR]
              (each mode at sizes 2^A..2^B; writes sweep-<workload>.json and .svg into DIR, default .)
 run, compare and plan take --policy optimal|greedy|threshold|cpu and --profile h100|default|FILE (a cost model as JSON)
@@ -502,8 +504,13 @@ const BACH_TOLERANCE: f64 = 1e-9;
 
 fn main() -> ExitCode {
     let argv: Vec<String> = std::env::args().skip(1).collect();
-    if argv.first().is_some_and(|c| c == "small-arrays") {
-        return match small::main(&argv[1..]) {
+    let own: Option<fn(&[String]) -> Result<(), String>> = match argv.first().map(String::as_str) {
+        Some("small-arrays") => Some(small::main),
+        Some("panel") => Some(panel::main),
+        _ => None,
+    };
+    if let Some(command) = own {
+        return match command(&argv[1..]) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
                 eprintln!("bach-bench: {e}");

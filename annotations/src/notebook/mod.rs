@@ -467,7 +467,7 @@ where
 mod magics;
 mod panel;
 pub use magics::*;
-pub use panel::{model_panel, panel};
+pub use panel::{model_panel, panel, redraw as panel_redraw};
 
 #[cfg(test)]
 mod tests {

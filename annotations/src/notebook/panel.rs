@@ -359,14 +359,11 @@ impl Panel {
     /// and the graph; the status line says what changed and how long it took.
     fn replan(&self, what: &str) {
         let t0 = Instant::now();
-        let s = session::global();
         let Some(lazy) = &self.lazy else {
             return self.say(&format!("{}: the model changed; `:bach panel &lt;expr&gt;` shows a value's plan", html_escape(what)));
         };
-        let cost = s.config().cost;
-        match s.plan_with(&[lazy], &cost, &self.devices) {
-            Ok(plan) => {
-                let (table, chart, graph) = drawn(&plan, &cost, s.cell());
+        match redraw(lazy) {
+            Ok((plan, table, chart, graph)) => {
                 let _ = self.explain.set_quietly(vec![("value", pre(&table).into())]);
                 let _ = self.predicted.set_quietly(vec![("value", chart.into())]);
                 let _ = self.graph.set_quietly(vec![("value", graph.into())]);
@@ -427,6 +424,17 @@ impl Panel {
         html.push_str("</div>");
         html
     }
+}
+
+/// What one move of a panel control costs, without the widgets: plan `lazy` with the
+/// session's model for the panel's devices, and draw the explain table, the predicted
+/// timeline and the placement graph (SVG). `bach-bench panel` times it.
+pub fn redraw(lazy: &Lazy) -> bach_runtime::Result<(Plan, String, String, String)> {
+    let s = lazy.session();
+    let cost = s.config().cost;
+    let plan = s.plan_with(&[lazy], &cost, &plan_devices(s))?;
+    let (table, chart, graph) = drawn(&plan, &cost, s.cell());
+    Ok((plan, table, chart, graph))
 }
 
 /// A plan's explain table, predicted timeline (SVG) and placement graph (SVG).
