@@ -502,9 +502,12 @@ fn median(mut v: Vec<f64>) -> f64 {
 /// bach's tolerance against cpu: the same libm, so only summation order may differ.
 const BACH_TOLERANCE: f64 = 1e-9;
 
+/// A command with its own flags (`small-arrays`, `panel`).
+type OwnCommand = fn(&[String]) -> Result<(), String>;
+
 fn main() -> ExitCode {
     let argv: Vec<String> = std::env::args().skip(1).collect();
-    let own: Option<fn(&[String]) -> Result<(), String>> = match argv.first().map(String::as_str) {
+    let own: Option<OwnCommand> = match argv.first().map(String::as_str) {
         Some("small-arrays") => Some(small::main),
         Some("panel") => Some(panel::main),
         _ => None,
