@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-if [ ! -x .venv/bin/python ] || ! .venv/bin/python -c "import numpy, scipy, pytest, jupyter_client, nbclient, jupyter_kernel_test" 2>/dev/null; then
+if [ ! -x .venv/bin/python ] || ! .venv/bin/python -c "import numpy, scipy, pytest, jupyter_client, nbclient, jupyter_kernel_test, ipywidgets" 2>/dev/null; then
     python3 -m venv .venv
     .venv/bin/pip install --quiet --disable-pip-version-check -r tests/python/requirements.txt
 fi
