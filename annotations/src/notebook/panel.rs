@@ -33,6 +33,8 @@ use crate::widgets::Widget;
 const HYPOTHETICAL: (&str, u64) = ("NVIDIA H100 80GB HBM3", 80 << 30);
 const POLICIES: [&str; 4] = ["optimal", "greedy", "threshold", "cpu"];
 const DEVICES: [&str; 3] = ["auto", "cpu", "gpu"];
+/// A computed value has no plan left: the panel plans pending ones.
+const COMPUTED: &str = "this value is computed already, so nothing is left to plan (`:bach trace last` shows how it ran): open the panel on a value before it is displayed or used";
 
 /// One slider: a cost-model figure, read from the model, set through its path.
 struct Knob {
@@ -362,6 +364,9 @@ impl Panel {
         let Some(lazy) = &self.lazy else {
             return self.say(&format!("{}: the model changed; `:bach panel &lt;expr&gt;` shows a value's plan", html_escape(what)));
         };
+        if lazy.is_evaluated() {
+            return self.say(COMPUTED);
+        }
         match redraw(lazy) {
             Ok((plan, table, chart, graph)) => {
                 let _ = self.explain.set_quietly(vec![("value", pre(&table).into())]);
@@ -378,6 +383,9 @@ impl Panel {
     /// Run the value once (nothing kept) and draw the evaluation's timeline.
     fn run(&self) {
         let Some(lazy) = &self.lazy else { return self.say("no value here: `:bach panel <expr>` places one") };
+        if lazy.is_evaluated() {
+            return self.say(COMPUTED);
+        }
         let s = lazy.session().clone();
         let t0 = Instant::now();
         super::QUIET_PROGRESS.store(true, Ordering::SeqCst);
