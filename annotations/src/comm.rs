@@ -36,6 +36,7 @@ pub const SOCKET_ENV: &str = "BACH_COMM_SOCKET";
 
 type OnOpen = Arc<dyn Fn(Comm, &str) + Send + Sync>;
 type OnMsg = Arc<dyn Fn(&str) + Send + Sync>;
+type OnMsgBuffers = Arc<dyn Fn(&str, &[Vec<u8>]) + Send + Sync>;
 
 /// One comm: a target name and an id shared with the front end. Clones are the same comm.
 #[derive(Clone, Debug)]
@@ -46,7 +47,7 @@ pub struct Comm {
 
 #[derive(Default)]
 struct Handlers {
-    on_msg: Vec<OnMsg>,
+    on_msg: Vec<OnMsgBuffers>,
     on_close: Vec<OnMsg>,
 }
 
@@ -99,7 +100,7 @@ fn connect() -> std::result::Result<Arc<Link>, String> {
 fn read_kernel(stream: UnixStream, link: &Link, to_callbacks: mpsc::Sender<Vec<String>>) {
     for line in BufReader::new(stream).lines() {
         let Ok(line) = line else { break };
-        let fields: Vec<String> = line.splitn(5, '\t').map(str::to_string).collect();
+        let fields: Vec<String> = line.splitn(6, '\t').map(str::to_string).collect();
         if fields[0] == "ack" {
             if let Some(seq) = fields.get(1).and_then(|s| s.parse::<u64>().ok()) {
                 let mut acked = lock(&link.acked);
@@ -138,8 +139,9 @@ fn run_callbacks(incoming: mpsc::Receiver<Vec<String>>, link: &Link) {
             }
             "msg" => {
                 let on_msg = lock(comms()).get(field(2)).map(|h| h.on_msg.clone()).unwrap_or_default();
+                let buffers = from_hex_list(field(4));
                 for f in on_msg {
-                    f(field(3));
+                    f(field(3), &buffers);
                 }
             }
             "close" => {
@@ -199,6 +201,24 @@ fn check_name(what: &str, name: &str) -> Result<()> {
     Ok(())
 }
 
+/// Binary buffers on a line: a JSON array of hex strings (`["00ff", ""]`).
+fn to_hex_list(buffers: &[&[u8]]) -> String {
+    let hex: Vec<String> = buffers.iter().map(|b| format!("\"{}\"", b.iter().map(|x| format!("{x:02x}")).collect::<String>())).collect();
+    format!("[{}]", hex.join(","))
+}
+
+/// [`to_hex_list`]'s text back to buffers (none when the field is empty or malformed).
+fn from_hex_list(text: &str) -> Vec<Vec<u8>> {
+    let Ok(json::Value::Array(items)) = json::parse(text) else { return vec![] };
+    items
+        .iter()
+        .filter_map(|h| {
+            let h = h.as_str()?;
+            (0..h.len() / 2).map(|i| u8::from_str_radix(h.get(2 * i..2 * i + 2)?, 16).ok()).collect::<Option<Vec<u8>>>()
+        })
+        .collect()
+}
+
 /// A fresh comm id (32 hex digits, as the front ends make them).
 fn new_id() -> String {
     static COUNT: AtomicU64 = AtomicU64::new(0);
@@ -224,18 +244,36 @@ impl Comm {
     /// [`Comm::open`] with the message's `metadata` (JSON text; ipywidgets puts its protocol
     /// version there).
     pub fn open_with(target: &str, data: &str, metadata: &str) -> Result<Comm> {
+        Self::open_buffers(target, data, metadata, &[])
+    }
+    /// [`Comm::open_with`] with binary buffers.
+    pub fn open_buffers(target: &str, data: &str, metadata: &str, buffers: &[&[u8]]) -> Result<Comm> {
         check_name("target name", target)?;
         let comm = Comm { id: new_id().into(), target: target.into() };
         lock(comms()).entry(comm.id.to_string()).or_default();
-        link()?.send(&["open", &comm.id, target, &one_line(metadata), &one_line(data)])?;
+        let mut line = vec!["open", &comm.id, target];
+        let (metadata, data, hex) = (one_line(metadata), one_line(data), to_hex_list(buffers));
+        line.extend([metadata.as_str(), data.as_str()]);
+        if !buffers.is_empty() {
+            line.push(&hex);
+        }
+        link()?.send(&line)?;
         Ok(comm)
     }
     /// Send `data` (JSON text) to the front end (`comm_msg`).
     pub fn send(&self, data: &str) -> Result<()> {
+        self.send_buffers(data, &[])
+    }
+    /// [`Comm::send`] with binary buffers (the message's `buffers`: ipywidgets puts bytes
+    /// there, named by the data's `buffer_paths`).
+    pub fn send_buffers(&self, data: &str, buffers: &[&[u8]]) -> Result<()> {
         if !self.is_open() {
             return Err(BachError::invalid("comm", format!("comm {} ({}) is closed", self.id, self.target)));
         }
-        link()?.send(&["msg", &self.id, &one_line(data)])
+        match buffers.is_empty() {
+            true => link()?.send(&["msg", &self.id, &one_line(data)]),
+            false => link()?.send(&["msg", &self.id, &one_line(data), &to_hex_list(buffers)]),
+        }
     }
     /// Close the comm (`comm_close`); its `on_close` callbacks do not run (they are for the
     /// front end's close).
@@ -245,6 +283,10 @@ impl Comm {
     }
     /// Call `f(data)` for each message the front end sends on this comm.
     pub fn on_msg(&self, f: impl Fn(&str) + Send + Sync + 'static) {
+        self.on_msg_buffers(move |data, _| f(data));
+    }
+    /// [`Comm::on_msg`] with the message's binary buffers.
+    pub fn on_msg_buffers(&self, f: impl Fn(&str, &[Vec<u8>]) + Send + Sync + 'static) {
         if let Some(h) = lock(comms()).get_mut(&*self.id) {
             h.on_msg.push(Arc::new(f));
         }
@@ -276,6 +318,10 @@ mod tests {
         assert_eq!(one_line("{\n\t\"a\": \"x\\ty\"\r\n}"), "{  \"a\": \"x\\ty\"  }");
         assert!(check_name("target name", "jupyter.widget").is_ok());
         assert!(check_name("target name", "a\tb").is_err() && check_name("target name", "").is_err());
+        let bufs: [&[u8]; 3] = [&[0, 1, 0xab, 0xff], &[], b"png"];
+        assert_eq!(to_hex_list(&bufs), r#"["0001abff","","706e67"]"#);
+        assert_eq!(from_hex_list(&to_hex_list(&bufs)), bufs.iter().map(|b| b.to_vec()).collect::<Vec<_>>());
+        assert!(from_hex_list("").is_empty() && from_hex_list("nope").is_empty());
         let (a, b) = (new_id(), new_id());
         assert!(a != b && a.len() == 32 && a.chars().all(|c| c.is_ascii_hexdigit()), "{a} {b}");
     }

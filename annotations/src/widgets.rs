@@ -20,7 +20,8 @@
 //! call the observers of the keys it names and are echoed back (`echo_update`);
 //! `request_state` is answered with the whole state; a button's click (`custom` `click`) calls
 //! its `on_click` callbacks; the `jupyter.widget.control` target answers `request_states`
-//! with every live model (a front end reloading the page). Setting a key from Rust
+//! with every live model (a front end reloading the page). Bytes (an image's `value`) travel
+//! as the messages' binary buffers, named by `buffer_paths`, both ways. Setting a key from Rust
 //! ([`Widget::set`]) sends an `update` and calls its observers too, as traitlets do.
 //!
 //! Callbacks run on the comm thread of [`crate::comm`], between cells (a control moved while
@@ -53,6 +54,9 @@ struct Model {
     comm: Comm,
     name: String,
     state: Mutex<Vec<(String, Value)>>,
+    /// Keys whose values are bytes (an image's `value`): they travel as the messages' binary
+    /// buffers, named by `buffer_paths`.
+    bytes: Mutex<Vec<(String, Vec<u8>)>>,
     observers: Mutex<Vec<(String, Observer)>>,
     clicks: Mutex<Vec<OnClick>>,
     /// The models this one refers to (layout, style, children): kept while it lives.
@@ -89,6 +93,11 @@ fn obj(fields: Vec<(&str, Value)>) -> Value {
     Value::Object(fields.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
 }
 
+/// `buffer_paths` for `bytes`: each a top-level key.
+fn paths(bytes: &[(String, Vec<u8>)]) -> Value {
+    Value::Array(bytes.iter().map(|(k, _)| Value::Array(vec![s(k)])).collect())
+}
+
 /// The keys every model carries: what it is and which view draws it.
 fn model_keys(model: &str, module: &str, view: &str, view_module: &str) -> Vec<(String, Value)> {
     let version = if module == OUTPUT { "1.0.0" } else { "2.0.0" };
@@ -118,8 +127,27 @@ fn register_control_target() -> Result<()> {
                 let asked = json::parse(data).ok().and_then(|m| m.get("method").and_then(Value::as_str).map(str::to_string));
                 if asked.as_deref() == Some("request_states") {
                     let all: Vec<Widget> = lock(models()).values().cloned().collect();
-                    let states = Value::Object(all.iter().map(|w| (w.id().to_string(), obj(vec![("state", w.state()), ("buffer_paths", Value::Array(vec![]))]))).collect());
-                    let _ = reply.send(&obj(vec![("method", s("update_states")), ("states", states), ("buffer_paths", obj(vec![]))]).to_string());
+                    // As ipywidgets answers: each model's name and module beside its state.
+                    let entry = |w: &Widget| {
+                        let key = |k: &str| w.get(k).unwrap_or(Value::Null);
+                        obj(vec![
+                            ("model_name", key("_model_name")),
+                            ("model_module", key("_model_module")),
+                            ("model_module_version", key("_model_module_version")),
+                            ("state", w.state()),
+                        ])
+                    };
+                    let states = Value::Object(all.iter().map(|w| (w.id().to_string(), entry(w))).collect());
+                    // Bytes at [model id, "state", key] of the whole message's states.
+                    let (mut at, mut buffers) = (Vec::new(), Vec::new());
+                    for w in &all {
+                        for (key, b) in lock(&w.0.bytes).iter() {
+                            at.push(Value::Array(vec![s(w.id()), s("state"), s(key)]));
+                            buffers.push(b.clone());
+                        }
+                    }
+                    let data = obj(vec![("method", s("update_states")), ("states", states), ("buffer_paths", Value::Array(at))]);
+                    let _ = reply.send_buffers(&data.to_string(), &buffers.iter().map(Vec::as_slice).collect::<Vec<_>>());
                 }
             });
         })
@@ -132,18 +160,25 @@ fn register_control_target() -> Result<()> {
 impl Widget {
     /// Open a model with `state` (its keys first) on the front end.
     fn open(state: Vec<(String, Value)>, parts: Vec<Widget>) -> Result<Widget> {
+        Widget::open_bytes(state, vec![], parts)
+    }
+
+    /// [`Widget::open`] with keys whose values are bytes.
+    fn open_bytes(state: Vec<(String, Value)>, bytes: Vec<(String, Vec<u8>)>, parts: Vec<Widget>) -> Result<Widget> {
         register_control_target()?;
         let name = state.iter().find(|(k, _)| k == "_model_name").and_then(|(_, v)| v.as_str()).unwrap_or("").to_string();
-        let data = obj(vec![("state", Value::Object(state.clone())), ("buffer_paths", Value::Array(vec![]))]);
-        let comm = Comm::open_with(TARGET, &data.to_string(), &format!("{{\"version\":\"{PROTOCOL_VERSION}\"}}"))?;
+        let data = obj(vec![("state", Value::Object(state.clone())), ("buffer_paths", paths(&bytes))]);
+        let buffers: Vec<&[u8]> = bytes.iter().map(|(_, b)| b.as_slice()).collect();
+        let comm = Comm::open_buffers(TARGET, &data.to_string(), &format!("{{\"version\":\"{PROTOCOL_VERSION}\"}}"), &buffers)?;
         let id = comm.id().to_string();
-        let w = Widget(Arc::new(Model { comm, name, state: Mutex::new(state), observers: Mutex::default(), clicks: Mutex::default(), _parts: parts }));
+        let model = Model { comm, name, state: Mutex::new(state), bytes: Mutex::new(bytes), observers: Mutex::default(), clicks: Mutex::default(), _parts: parts };
+        let w = Widget(Arc::new(model));
         lock(models()).insert(id.clone(), w.clone());
         let closed = id.clone();
-        w.0.comm.on_msg(move |data| {
+        w.0.comm.on_msg_buffers(move |data, buffers| {
             let w = lock(models()).get(&id).cloned();
             if let Some(w) = w {
-                w.handle(data);
+                w.handle(data, buffers);
             }
         });
         w.0.comm.on_close(move |_| {
@@ -268,6 +303,19 @@ impl Widget {
         Widget::control("HTMLModel", "HTMLView", CONTROLS, Some("HTMLStyleModel"), attrs, vec![])
     }
 
+    /// An image (`Image`): `format` `png`, `jpeg`, `svg+xml`, ...; its bytes travel as a binary
+    /// buffer. [`Widget::set_bytes`]`("value", ..)` replaces it.
+    pub fn image(format: &str, bytes: &[u8]) -> Result<Widget> {
+        let layout = Widget::open(model_keys("LayoutModel", BASE, "LayoutView", BASE), vec![])?;
+        let mut state = vec![("_dom_classes".to_string(), Value::Array(vec![]))];
+        state.extend(model_keys("ImageModel", CONTROLS, "ImageView", CONTROLS));
+        state.extend(
+            [("format", s(format)), ("height", s("")), ("layout", s(&layout.reference())), ("tabbable", Value::Null), ("tooltip", Value::Null), ("width", s(""))]
+                .map(|(k, v)| (k.to_string(), v)),
+        );
+        Widget::open_bytes(state, vec![("value".into(), bytes.to_vec())], vec![layout])
+    }
+
     /// An output area (`Output`): [`Widget::show`] replaces what it shows with a MIME bundle.
     pub fn output() -> Result<Widget> {
         Widget::control("OutputModel", "OutputView", OUTPUT, None, vec![("msg_id", s("")), ("outputs", Value::Array(vec![]))], vec![])
@@ -327,6 +375,21 @@ impl Widget {
     /// One key of the state.
     pub fn get(&self, key: &str) -> Option<Value> {
         lock(&self.0.state).iter().find(|(k, _)| k == key).map(|(_, v)| v.clone())
+    }
+
+    /// A key whose value is bytes (an image's `"value"`).
+    pub fn get_bytes(&self, key: &str) -> Option<Vec<u8>> {
+        lock(&self.0.bytes).iter().find(|(k, _)| k == key).map(|(_, b)| b.clone())
+    }
+
+    /// Set a key to bytes: sent as a binary buffer; the key's observers run (with `null`: read
+    /// the bytes with [`Widget::get_bytes`]).
+    pub fn set_bytes(&self, key: &str, bytes: &[u8]) -> Result<()> {
+        self.store_bytes(&[(key.to_string(), bytes.to_vec())]);
+        let data = obj(vec![("method", s("update")), ("state", obj(vec![])), ("buffer_paths", Value::Array(vec![Value::Array(vec![s(key)])]))]);
+        let sent = self.0.comm.send_buffers(&data.to_string(), &[bytes]);
+        self.notify(&[(key.to_string(), Value::Null)]);
+        sent
     }
 
     /// `"value"` as a number (sliders; 0 when it is not one).
@@ -429,21 +492,47 @@ impl Widget {
         }
     }
 
-    /// A message from the front end.
-    fn handle(&self, data: &str) {
+    fn store_bytes(&self, changes: &[(String, Vec<u8>)]) {
+        let mut bytes = lock(&self.0.bytes);
+        for (k, b) in changes {
+            match bytes.iter_mut().find(|(key, _)| key == k) {
+                Some(slot) => slot.1 = b.clone(),
+                None => bytes.push((k.clone(), b.clone())),
+            }
+        }
+    }
+
+    /// A message from the front end (with the binary buffers its `buffer_paths` name).
+    fn handle(&self, data: &str, buffers: &[Vec<u8>]) {
         let Ok(msg) = json::parse(data) else { return };
         match msg.get("method").and_then(Value::as_str) {
             Some("update") => {
                 let Some(Value::Object(changes)) = msg.get("state") else { return };
                 // Keys the model does not have are not ours to keep (a newer front end's).
                 let known: Vec<(String, Value)> = changes.iter().filter(|(k, _)| self.get(k).is_some()).cloned().collect();
+                // Bytes: the buffers, each at its path (a top-level key: the controls here have
+                // no nested ones).
+                let mut bytes = Vec::new();
+                if let Some(Value::Array(paths)) = msg.get("buffer_paths") {
+                    for (path, b) in paths.iter().zip(buffers) {
+                        if let Value::Array(p) = path {
+                            if let [Value::String(key)] = p.as_slice() {
+                                bytes.push((key.clone(), b.clone()));
+                            }
+                        }
+                    }
+                }
                 self.store(&known);
-                let echo = obj(vec![("method", s("echo_update")), ("state", Value::Object(known.clone())), ("buffer_paths", Value::Array(vec![]))]);
-                let _ = self.0.comm.send(&echo.to_string());
+                self.store_bytes(&bytes);
+                let echo = obj(vec![("method", s("echo_update")), ("state", Value::Object(known.clone())), ("buffer_paths", paths(&bytes))]);
+                let _ = self.0.comm.send_buffers(&echo.to_string(), &bytes.iter().map(|(_, b)| b.as_slice()).collect::<Vec<_>>());
                 self.notify(&known);
+                self.notify(&bytes.iter().map(|(k, _)| (k.clone(), Value::Null)).collect::<Vec<_>>());
             }
             Some("request_state") => {
-                let _ = self.0.comm.send(&obj(vec![("method", s("update")), ("state", self.state()), ("buffer_paths", Value::Array(vec![]))]).to_string());
+                let bytes = lock(&self.0.bytes).clone();
+                let data = obj(vec![("method", s("update")), ("state", self.state()), ("buffer_paths", paths(&bytes))]);
+                let _ = self.0.comm.send_buffers(&data.to_string(), &bytes.iter().map(|(_, b)| b.as_slice()).collect::<Vec<_>>());
             }
             Some("custom") if msg.get("content").and_then(|c| c.get("event")).and_then(Value::as_str) == Some("click") => {
                 let clicks: Vec<OnClick> = lock(&self.0.clicks).clone();

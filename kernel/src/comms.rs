@@ -8,14 +8,15 @@
 //!
 //! | from the Rust process                         | the kernel                                   |
 //! |-----------------------------------------------|----------------------------------------------|
-//! | `open <seq> <id> <target> <metadata> <data>`  | publishes `comm_open`, answers `ack <seq>`   |
-//! | `msg <seq> <id> <data>`, `close <seq> <id> <data>` | publishes `comm_msg` / `comm_close`, acks |
+//! | `open <seq> <id> <target> <metadata> <data> [<buffers>]` | publishes `comm_open`, answers `ack <seq>`   |
+//! | `msg <seq> <id> <data> [<buffers>]`, `close <seq> <id> <data>` | publishes `comm_msg` / `comm_close`, acks |
 //! | `target <seq> <name>`                         | accepts the front end's opens for `name`, acks |
 //! | `log <seq> <json string>`                     | logs it (a callback's panic), acks           |
 //! | `done <seq>`                                  | the front end's message `<seq>` was handled  |
 //!
 //! The front end's `comm_open` (for a registered target), `comm_msg` and `comm_close` go the
-//! other way as `open|msg|close <seq> <id> [<target>] <data>`; the shell waits for `done`
+//! other way as `open|msg|close <seq> <id> [<target>] <data>` (a `msg` with binary buffers adds
+//! them, a JSON array of hex strings); the shell waits for `done`
 //! (at most [`HANDLED_WAIT`]), so what the callbacks send is published with that message as
 //! parent, between the `busy` and `idle` it gets. The shell handles one message at a time:
 //! one that arrives while a cell runs is handled when the cell ends, not lost. Acknowledged
@@ -104,16 +105,16 @@ impl CommRouter {
     fn read(&self, stream: UnixStream) {
         for line in BufReader::new(stream).lines() {
             let Ok(line) = line else { break };
-            let f: Vec<&str> = line.splitn(6, '\t').collect();
+            let f: Vec<&str> = line.splitn(7, '\t').collect();
             let field = |i: usize| f.get(i).copied().unwrap_or("");
             let seq = field(1);
             match f[0] {
                 "open" => {
                     let (id, target) = (field(2), field(3));
                     lock(&self.open).insert(id.to_string(), target.to_string());
-                    self.publish("comm_open", json!({"comm_id": id, "target_name": target, "data": parse(field(5))}), parse(field(4)));
+                    self.publish_buffers("comm_open", json!({"comm_id": id, "target_name": target, "data": parse(field(5))}), parse(field(4)), from_hex_list(field(6)));
                 }
-                "msg" => self.publish("comm_msg", json!({"comm_id": field(2), "data": parse(field(3))}), json!({})),
+                "msg" => self.publish_buffers("comm_msg", json!({"comm_id": field(2), "data": parse(field(3))}), json!({}), from_hex_list(field(4))),
                 "close" => {
                     lock(&self.open).remove(field(2));
                     self.publish("comm_close", json!({"comm_id": field(2), "data": parse(field(3))}), json!({}));
@@ -148,6 +149,10 @@ impl CommRouter {
     }
 
     fn publish(&self, msg_type: &str, content: Value, metadata: Value) {
+        self.publish_buffers(msg_type, content, metadata, vec![]);
+    }
+
+    fn publish_buffers(&self, msg_type: &str, content: Value, metadata: Value, buffers: Vec<Vec<u8>>) {
         let Some(parent) = lock(&self.parent).clone() else {
             crate::server::log(&format!("comms: {msg_type} with no request to answer; dropped"));
             return;
@@ -156,6 +161,7 @@ impl CommRouter {
         if let Value::Object(metadata) = metadata {
             m.metadata = metadata;
         }
+        m.buffers = buffers;
         let _ = self.iopub.send(m);
     }
 
@@ -198,8 +204,10 @@ impl CommRouter {
                 if msg.msg_type() == "comm_close" {
                     lock(&self.open).remove(&id);
                     format!("close\t{seq}\t{id}\t{data}")
-                } else {
+                } else if msg.buffers.is_empty() {
                     format!("msg\t{seq}\t{id}\t{data}")
+                } else {
+                    format!("msg\t{seq}\t{id}\t{data}\t{}", to_hex_list(&msg.buffers))
                 }
             }
             other => {
@@ -221,6 +229,18 @@ impl CommRouter {
     }
 }
 
+/// Binary buffers on a line: a JSON array of hex strings (`["00ff", ""]`), as `bach::comm`
+/// writes and reads them.
+fn to_hex_list(buffers: &[Vec<u8>]) -> String {
+    let hex: Vec<Value> = buffers.iter().map(|b| Value::String(b.iter().map(|x| format!("{x:02x}")).collect())).collect();
+    Value::Array(hex).to_string()
+}
+
+fn from_hex_list(text: &str) -> Vec<Vec<u8>> {
+    let Ok(Value::Array(items)) = serde_json::from_str::<Value>(text) else { return vec![] };
+    items.iter().filter_map(|h| h.as_str().and_then(|h| (0..h.len() / 2).map(|i| u8::from_str_radix(h.get(2 * i..2 * i + 2)?, 16).ok()).collect())).collect()
+}
+
 /// JSON text from the Rust process (`{}` when it does not parse: logged).
 fn parse(text: &str) -> Value {
     serde_json::from_str(text).unwrap_or_else(|e| {
@@ -231,4 +251,17 @@ fn parse(text: &str) -> Value {
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn buffers_go_as_hex() {
+        let b = vec![vec![0u8, 1, 0xab, 0xff], vec![], b"png".to_vec()];
+        assert_eq!(to_hex_list(&b), r#"["0001abff","","706e67"]"#);
+        assert_eq!(from_hex_list(&to_hex_list(&b)), b);
+        assert!(from_hex_list("").is_empty());
+    }
 }

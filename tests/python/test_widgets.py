@@ -149,7 +149,34 @@ tab.display();
     (states,) = [m["content"]["data"] for m in of_type(until_idle(kc, mid), "comm_msg")]
     assert states["method"] == "update_states"
     assert {bid, did, tid} <= set(states["states"]) and states["states"][tid]["state"]["value"] == "typed"
-    assert all(set(v) == {"state", "buffer_paths"} for v in states["states"].values())
+    # As ipywidgets answers: what each model is, beside its state (Lab makes the models from it).
+    assert all(set(v) == {"model_name", "model_module", "model_module_version", "state"} for v in states["states"].values())
+    assert states["states"][bid]["model_name"] == "ButtonModel" and states["states"][bid]["model_module"] == "@jupyter-widgets/controls"
+
+
+def test_bytes_travel_as_binary_buffers(session):
+    _, kc = session
+    r, msgs = run(kc, 'let img = bach::widgets::Widget::image("png", b"\\x89PNG fake")?;\nimg.display();\nimg.id().to_string()')
+    assert r["status"] == "ok", (r, text(msgs))
+    iid = result(msgs).strip('"')
+    (opened,) = [m for m in of_type(msgs, "comm_open") if m["content"]["comm_id"] == iid]
+    want = ipywidgets.Image().get_state()
+    state = opened["content"]["data"]["state"]
+    assert set(state) | {"value"} == set(want), set(state) ^ set(want)
+    assert opened["content"]["data"]["buffer_paths"] == [["value"]]
+    assert [bytes(b) for b in opened["buffers"]] == [b"\x89PNG fake"]
+    # The front end sends bytes: stored, echoed with them; the cell reads them.
+    msg = kc.session.msg("comm_msg", {"comm_id": iid, "data": {"method": "update", "state": {}, "buffer_paths": [["value"]]}})
+    kc.session.send(kc.shell_channel.socket, msg, buffers=[b"\x00\x01new\xff"])
+    answers = until_idle(kc, msg["header"]["msg_id"])
+    (echo,) = [m for m in of_type(answers, "comm_msg") if m["content"]["data"]["method"] == "echo_update"]
+    assert echo["content"]["data"]["buffer_paths"] == [["value"]] and [bytes(b) for b in echo["buffers"]] == [b"\x00\x01new\xff"]
+    r, msgs = run(kc, "img.get_bytes(\"value\")")
+    assert result(msgs) == "Some([0, 1, 110, 101, 119, 255])", result(msgs)
+    # And from the kernel.
+    r, msgs = run(kc, 'img.set_bytes("value", &[7, 8, 9])?;')
+    (up,) = [m for m in of_type(msgs, "comm_msg") if m["content"]["comm_id"] == iid]
+    assert up["content"]["data"] == {"method": "update", "state": {}, "buffer_paths": [["value"]]} and [bytes(b) for b in up["buffers"]] == [b"\x07\x08\x09"]
 
 
 PANEL = """:bach policy optimal
