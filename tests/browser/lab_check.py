@@ -2,7 +2,7 @@
 `tests/run.sh` (it needs a browser), run by hand after changing what the notebook shows.
 
     apt-get install chromium chromium-driver            # Debian
-    python3 -m venv /tmp/labenv && /tmp/labenv/bin/pip install jupyterlab selenium nbclient
+    python3 -m venv /tmp/labenv && /tmp/labenv/bin/pip install jupyterlab selenium nbclient ipywidgets
     /tmp/labenv/bin/python tests/browser/lab_check.py --jupyter-path <prefix>/share/jupyter
 
 It (1) opens a notebook in JupyterLab and runs it there, on a cold kernel (no standby): the
@@ -12,7 +12,15 @@ as shown; a short evaluation must show its one-line form; a 3 s evaluation must 
 all" and read as an error at its cell (no "panicked", no paths into the kernelspec); (2) opens a notebook executed by nbclient (untrusted, so Lab sanitizes its HTML): the
 chart must still show, as an image; (3) with --tour, opens notebooks/tour.ipynb (outputs
 cleared) as a new user would and runs all of it: every cell must run, in order, and only the
-cells tagged `raises-exception` may show an error. Screenshots go to --out.
+cells tagged `raises-exception` may show an error; (4) unless --no-panel, opens a notebook whose
+last cell is `:bach panel call` (a Black-Scholes value, 2^20 elements) and runs it: the panel
+must draw as widgets (ten sliders with editable readouts, whole descriptions, the explain
+table), not as its text fallback; typing 1/100 of the h2d bandwidth into its slider's readout
+(then back, five moves) must redraw the explain table in under 300 ms, median, from the Enter
+key (printed as "browser round trip"), move ops off the accelerator (fewer in the status line's
+"N of M ops on the accelerator") and change the predicted timeline; Run must put a "Measured"
+chart in the "measured (Run)" tab; "nonsense" typed into "set" must be refused in red, "the
+model stays as it was". Screenshots go to --out.
 """
 import argparse
 import os
@@ -26,6 +34,7 @@ import nbformat
 from nbclient import NotebookClient
 from selenium import webdriver
 from selenium.webdriver.chrome.options import Options
+from selenium.webdriver.common.keys import Keys
 
 CELLS = [
     ":bach devices",
@@ -44,6 +53,26 @@ CELLS = [
     "let v: Vec<f64> = vec![1.0];\nv[3]",
     "price.len()",
 ]
+
+# (4) The placement panel for a Black-Scholes-sized value (2^20 elements, inputs computed: their
+# copies in are what the h2d figure prices).
+PANEL_CELLS = [
+    "let n = 1 << 20;\nlet price = Array1::<f64>::random_uniform(n, 10.0, 50.0, 1);\n"
+    "let strike = Array1::<f64>::random_uniform(n, 10.0, 50.0, 2);\nlet t = Array1::<f64>::random_uniform(n, 0.5, 2.0, 3);\n"
+    "let d1 = ((&price / &strike).ln() + &t * 0.02) / (&t.sqrt() * 0.3);\n"
+    "let call = &price * d1.erf() - &strike * (&d1 - &t.sqrt() * 0.3).erf();\n"
+    "let _ = price.to_array()?; let _ = strike.to_array()?; let _ = t.to_array()?;",
+    ":bach panel call",
+]
+# The panel's parts, found as a user finds them: the slider labelled "copy in", and around it
+# the panel's rows (figures, buttons, status line, explain table, chart tabs).
+PANEL = """const page = window.jupyterapp.shell.currentWidget.node;
+const h2d = Array.from(page.querySelectorAll('.widget-slider')).find(s => s.querySelector('.widget-label').textContent.trim() === 'copy in, B/s (h2d)');
+let box = h2d; while (box && !(box.classList.contains('widget-vbox') && box.querySelector(':scope > .widget-tab'))) box = box.parentElement;
+const [figures, buttons, status, explain, tabs] = box ? Array.from(box.children) : [];
+const panes = tabs ? Array.from(tabs.querySelectorAll('.widget-tab-contents > .widget-html')) : [];
+const svgSig = s => s ? s.textContent + '|' + Array.from(s.querySelectorAll('rect')).map(r => [r.getAttribute('x'), r.getAttribute('width'), r.getAttribute('fill')].join(',')).join(';') : null;
+"""
 
 
 def notebook(cells):
@@ -67,12 +96,134 @@ def wait_idle(d, started, at_least=0.0, limit=300):
     raise AssertionError("JupyterLab did not get back to idle")
 
 
+def until(what, probe, limit=60):
+    started = time.time()
+    while time.time() - started < limit:
+        got = probe()
+        if got:
+            return got
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def panel_state(d):
+    return js(d, PANEL + "return box && {explain: explain.innerText, status: status.innerText, predicted: svgSig(panes[0].querySelector('svg')), readout: h2d.querySelector('.widget-readout').textContent}")
+
+
+def accelerated(status):
+    m = re.search(r"(\d+) of (\d+) ops on the accelerator", status)
+    assert m, f"the status line counts the ops on the accelerator: {status!r}"
+    return int(m.group(1)), int(m.group(2))
+
+
+def type_into(d, element, text):
+    # As a user edits a field: click it, select what is there, type over it, Enter.
+    element.click()
+    element.send_keys(Keys.CONTROL, "a")
+    element.send_keys(text)
+    element.send_keys(Keys.ENTER)
+
+
+def move_h2d(d, value):
+    """Type `value` into the h2d slider's readout; the ms from the Enter key to the explain
+    table's text changing, polled in the page every 10 ms (no WebDriver latency in the figure)."""
+    js(d, PANEL + """const t = window.bachTrip = {before: explain.innerText, start: null, end: null};
+if (!window.bachEnter) { window.bachEnter = true; document.addEventListener('keydown', e => { if (e.key === 'Enter' && window.bachTrip.start === null) window.bachTrip.start = performance.now(); }, true); }
+const timer = setInterval(() => { if (t.start !== null && explain.innerText !== t.before) { t.end = performance.now(); clearInterval(timer); } }, 10);
+setTimeout(() => clearInterval(timer), 20000);""")
+    readout = js(d, PANEL + "return h2d.querySelector('.widget-readout')")
+    type_into(d, readout, value)
+    trip = until("the explain table to change after the h2d move", lambda: js(d, "const t = window.bachTrip; return t.end !== null && [t.start, t.end]"), limit=20)
+    return trip[1] - trip[0]
+
+
+def panel_shot(d, path, part):
+    # The news toast covers the panel's lower right: close it (no answer given); `part` at the top.
+    js(d, "document.querySelectorAll('.jp-Notification-Toast-Close').forEach(b => b.click())")
+    js(d, PANEL + f"{part}.scrollIntoView({{block: 'start'}})")
+    time.sleep(0.3)
+    d.save_screenshot(str(path))
+
+
+def check_panel(d, port, out):
+    """(4) The placement panel, used as a user does: it draws as widgets, a slider moved by
+    typing into its readout re-plans in place, Run draws a measured timeline, a bad line in
+    "set" is refused in red."""
+    d.get(f"http://localhost:{port}/lab/tree/panel.ipynb")
+    wait_idle(d, time.time(), at_least=5)
+    js(d, "window.jupyterapp.commands.execute('notebook:run-all-cells')")
+    wait_idle(d, time.time(), at_least=5)
+    until("the panel's widgets", lambda: js(d, PANEL + "return box && explain.querySelector('pre') && panes.length === 3 && panes[0].querySelector('svg') && true"))
+    look = js(d, PANEL + """const out = box.closest('.jp-OutputArea-output').getBoundingClientRect();
+const pre = explain.querySelector('pre');
+const labels = Array.from(box.querySelectorAll('.widget-label')).filter(l => l.textContent.trim());
+const svg = panes[0].querySelector('svg');
+return {sliders: box.querySelectorAll('.widget-slider').length, readouts: box.querySelectorAll('.widget-readout[contenteditable=true]').length,
+  cut: labels.filter(l => l.scrollWidth > l.clientWidth + 1).map(l => l.textContent),
+  pre: [pre.getBoundingClientRect().height > 100, pre.scrollWidth, pre.clientWidth, Math.round(pre.getBoundingClientRect().right), Math.round(out.right)],
+  svg: [Math.round(svg.getBoundingClientRect().width), Math.round(tabs.getBoundingClientRect().width)],
+  fallback: page.innerText.includes('no widget manager') || page.innerText.includes('a front end with ipywidgets draws')}""")
+    panel_shot(d, out / "panel-open.png", "box")
+    before = panel_state(d)
+    print("panel: opened", look, "status", repr(before["status"]))
+    assert look["sliders"] == 10 and look["readouts"] == 10 and not look["fallback"], f"the panel drew as widgets, not its text fallback: {look}"
+    assert look["pre"][0] and "runs on" in before["explain"], "the explain table shows"
+    assert not look["cut"], f"every description shows whole: {look['cut']}"
+    if look["pre"][3] > look["pre"][4] + 1:
+        # Not a failure (yet): the table's right columns are then reached only by scrolling the whole panel.
+        print(f"panel: NOTE the explain table runs past the output area (scroll width, width, right, area right): {look['pre'][1:]}")
+    assert look["svg"][0] <= look["svg"][1] + 1, f"the predicted timeline is as wide as the tabs at most: {look['svg']}"
+    on_before = accelerated(before["status"])
+
+    # (4a) h2d to 1/100 and back, typed into the readout (a FloatLogSlider's readout takes any
+    # number parseFloat reads, "1.7e+08" included); five moves, ending at 1/100.
+    high = before["readout"]
+    low = f"{float(high) / 100:.3g}"
+    trips = []
+    for value in [low, high, low, high, low]:
+        trips.append(move_h2d(d, value))
+        time.sleep(0.3)
+    median = sorted(trips)[len(trips) // 2]
+    print("panel: h2d", high, "<->", low, "browser round trip: %s ms, median %.0f ms" % ([round(t) for t in trips], median))
+    after = panel_state(d)
+    on_after = accelerated(after["status"])
+    print("panel: after h2d /100: status", repr(after["status"]), "readout", after["readout"])
+    panel_shot(d, out / "panel-moved.png", "box")
+    assert float(after["readout"]) == float(low), f"the readout took the typed value: {after['readout']} vs {low}"
+    assert max(trips) < 1000 and median < 300, f"a move re-plans and redraws within 1 s, 300 ms as the median: {trips}"
+    assert after["explain"] != before["explain"], "the explain table changed"
+    assert on_after[0] < on_before[0], f"ops moved off the accelerator: {on_before} -> {on_after}"
+    assert after["predicted"] != before["predicted"], "the predicted timeline changed"
+
+    # (4b) Run: the measured timeline goes into its tab; show that tab.
+    js(d, PANEL + "return Array.from(buttons.querySelectorAll('button')).find(b => b.textContent.trim() === 'Run')").click()
+    until("the measured timeline", lambda: js(d, PANEL + "const s = panes[1].querySelector('svg'); return s && s.textContent.includes('Measured')"), limit=120)
+    js(d, PANEL + "return Array.from(tabs.querySelectorAll('.lm-TabBar-tab')).find(t => t.textContent.trim() === 'measured (Run)')").click()
+    shown = until("the measured tab to show", lambda: js(d, PANEL + "const s = panes[1].querySelector('svg'); const r = s.getBoundingClientRect(); return !panes[1].classList.contains('lm-mod-hidden') && r.height > 50 && [Math.round(r.width), Math.round(r.height), Math.round(tabs.getBoundingClientRect().width), s.querySelector('text').textContent]"))
+    ran = js(d, PANEL + "return status.innerText")
+    print("panel: Run:", repr(ran), "measured chart (width, height, tabs width, title)", shown)
+    panel_shot(d, out / "panel-run.png", "buttons")
+    assert shown[0] <= shown[2] + 1, f"the measured chart is as wide as the tabs at most: {shown}"
+
+    # (4c) A line the model cannot take: refused in red, the model as it was.
+    field = js(d, PANEL + "return Array.from(figures.querySelectorAll('.widget-text')).find(t => t.querySelector('.widget-label').textContent.trim() === 'set').querySelector('input')")
+    type_into(d, field, "nonsense")
+    refused = until("the refusal", lambda: js(d, PANEL + "const s = status.querySelector('span'); return status.innerText.includes('the model stays as it was') && [status.innerText, s && getComputedStyle(s).color]"))
+    print("panel: refused:", refused)
+    panel_shot(d, out / "panel-refused.png", "box")
+    red = [int(c) for c in re.findall(r"\d+", refused[1] or "")]
+    assert "nonsense" in refused[0], "the refusal names what was typed"
+    assert red and red[0] > 150 and red[1] < 80 and red[2] < 80, f"the refusal is red: {refused[1]}"
+    assert panel_state(d)["readout"] == after["readout"], "the controls stayed as they were"
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--jupyter-path", required=True)
     ap.add_argument("--out", default="lab-check")
     ap.add_argument("--port", type=int, default=8899)
     ap.add_argument("--tour", help="notebooks/tour.ipynb: run it in Lab too")
+    ap.add_argument("--no-panel", action="store_true", help="skip (4), the placement panel")
     args = ap.parse_args()
     out = pathlib.Path(args.out).resolve()
     out.mkdir(parents=True, exist_ok=True)
@@ -92,6 +243,8 @@ def main():
         code = [c for c in tour.cells if c.cell_type == "code"]
         tagged = [i for i, c in enumerate(code) if "raises-exception" in c.metadata.get("tags", [])]
         nbformat.write(tour, root / "tour.ipynb")
+    if not args.no_panel:
+        nbformat.write(notebook(PANEL_CELLS), root / "panel.ipynb")
 
     lab = subprocess.Popen(
         ["jupyter", "lab", "--no-browser", f"--port={args.port}", "--ServerApp.token=", "--ServerApp.password=",
@@ -166,6 +319,8 @@ def main():
             assert errored == tagged, f"errors only where expected: {errored} vs {tagged}"
             errors = js(d, f"return Array.from({page}.querySelectorAll('[data-mime-type=\"application/vnd.jupyter.stderr\"]')).map(e => e.textContent)")
             assert not any("panicked" in e or "/kernels/bach/" in e for e in errors), f"errors a user can act on: {errors}"
+        if not args.no_panel:
+            check_panel(d, args.port, out)
         print("lab check passed; screenshots in", out)
     finally:
         if d:
