@@ -168,7 +168,9 @@ fn build(lazy: Option<Lazy>, s: &Session) -> bach_runtime::Result<(Arc<Panel>, W
     let policy = Widget::toggle_buttons("policy", &POLICIES, policy_index)?;
     let device = Widget::toggle_buttons("this value on", &DEVICES, 0)?;
     let setter = Widget::text("set", "")?;
-    wide(&setter, 60);
+    for w in [&policy, &device, &setter] {
+        wide(w, 190);
+    }
     let profile = Widget::text("profile file", "bach-profile.json")?;
     wide(&profile, 90);
     let run = Widget::button("Run")?;
@@ -176,6 +178,10 @@ fn build(lazy: Option<Lazy>, s: &Session) -> bach_runtime::Result<(Arc<Panel>, W
     let save = Widget::button("Save as profile")?;
     let status = Widget::html("")?;
     let explain = Widget::html("")?;
+    // As wide as the panel; its table scrolls sideways inside (see `pre`).
+    if let Some(l) = explain.layout() {
+        let _ = l.set_quietly(vec![("width", "100%".into())]);
+    }
     let predicted = Widget::html("")?;
     let measured = Widget::html("")?;
     let graph = Widget::html("")?;
@@ -459,6 +465,9 @@ fn summary(plan: &Plan) -> String {
     format!("{on_accel} of {} ops on the accelerator, predicted {}", plan.steps.len(), seconds(plan.predicted.seconds()))
 }
 
+/// A report whose lines stay whole. The wrapper's `width: 0; min-width: 100%` keeps the HTML
+/// widget from growing to the table's width (its content is a flex item, as wide as what it
+/// holds): the table scrolls sideways inside the panel instead of running past it.
 fn pre(text: &str) -> String {
-    format!("<pre style=\"{WHOLE_LINES}; font-size: 12px\">{}</pre>", html_escape(text))
+    format!("<div style=\"width: 0; min-width: 100%; overflow-x: auto\"><pre style=\"{WHOLE_LINES}; font-size: 12px\">{}</pre></div>", html_escape(text))
 }
