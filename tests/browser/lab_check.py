@@ -171,7 +171,7 @@ return {sliders: box.querySelectorAll('.widget-slider').length, readouts: box.qu
     assert not look["cut"], f"every description shows whole: {look['cut']}"
     # The table stays inside the output area and scrolls sideways in itself (else its right
     # columns are reached only by scrolling the whole panel).
-    assert look["pre"][3] <= look["pre"][4] + 1, f"the explain table stays within the output area (scroll width, width, right, area right): {look['pre'][1:]}"
+    assert look["pre"][3] <= look["pre"][4] + 4 and look["pre"][2] < look["pre"][1], f"the explain table stays within the output area (scroll width, width, right, area right): {look['pre'][1:]}"
     assert look["svg"][0] <= look["svg"][1] + 1, f"the predicted timeline is as wide as the tabs at most: {look['svg']}"
     on_before = accelerated(before["status"])
 
