@@ -109,13 +109,22 @@ fn is_bach_array(ty: &str) -> bool {
 /// [`expand`], with the session's variables (name, type) for `:bach vars`.
 pub fn expand_with(code: &str, variables: &[(String, String)]) -> Result<String, String> {
     let rust = expand(code)?;
-    if !rust.contains("bach::notebook::show_vars(&[VARS]);") {
-        return Ok(rust);
-    }
+    let Some(at) = rust.find("bach::notebook::show_vars(&[VARS]);") else { return Ok(rust) };
+    // A variable the cell uses before `:bach vars` may have been moved (`drop(x);`): naming it
+    // would not compile, so it is left out by name (its value, if alive, is listed unnamed).
+    let before = &rust[..at];
+    let used = |name: &str| {
+        before.match_indices(name).any(|(i, _)| {
+            let ident = |c: char| c.is_alphanumeric() || c == '_';
+            !before[..i].ends_with(ident) && !before[i + name.len()..].starts_with(ident)
+        })
+    };
     let mut named: Vec<&(String, String)> = variables.iter().filter(|(n, t)| is_bach_array(t) && n.chars().all(|c| c.is_alphanumeric() || c == '_')).collect();
     named.sort();
+    let (left_out, named): (Vec<_>, Vec<_>) = named.into_iter().partition(|(n, _)| used(n));
     let list: Vec<String> = named.iter().map(|(n, _)| format!("({n:?}, {n}.lazy())")).collect();
-    Ok(rust.replace("bach::notebook::show_vars(&[VARS]);", &format!("bach::notebook::show_vars(&[{}]);", list.join(", "))))
+    let left: Vec<String> = left_out.iter().map(|(n, _)| format!("{n:?}")).collect();
+    Ok(rust.replacen("bach::notebook::show_vars(&[VARS]);", &format!("bach::notebook::show_vars(&[{}], &[{}]);", list.join(", "), left.join(", ")), 1))
 }
 
 /// `20ms`, `1.5s`, `300us`, `0.01`: a time `:bach chart auto` takes.
@@ -268,8 +277,13 @@ mod tests {
         assert_eq!(expand(":bach panel").unwrap(), "bach::notebook::model_panel();\n");
         let vars = [("x", "Array<f64, Ix1>"), ("m", "bach::Array2<f32>"), ("n", "usize"), ("nd", "ArrayBase<OwnedRepr<f64>, Ix1>"), ("d", "ArrayD<f64>"), ("w", "Arrays<f64>")];
         let vars: Vec<(String, String)> = vars.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect();
-        assert_eq!(expand_with(":bach vars", &vars).unwrap(), "bach::notebook::show_vars(&[(\"d\", d.lazy()), (\"m\", m.lazy()), (\"x\", x.lazy())]);\n");
-        assert_eq!(expand_with(":bach vars", &[]).unwrap(), "bach::notebook::show_vars(&[]);\n");
+        assert_eq!(expand_with(":bach vars", &vars).unwrap(), "bach::notebook::show_vars(&[(\"d\", d.lazy()), (\"m\", m.lazy()), (\"x\", x.lazy())], &[]);\n");
+        assert_eq!(expand_with(":bach vars", &[]).unwrap(), "bach::notebook::show_vars(&[], &[]);\n");
+        // Used before it in the cell (maybe moved): left out by name; `xs` is not `x`.
+        assert_eq!(
+            expand_with("drop(x);\nlet xs = 1;\n:bach vars", &vars).unwrap(),
+            "drop(x);\nlet xs = 1;\nbach::notebook::show_vars(&[(\"d\", d.lazy()), (\"m\", m.lazy())], &[\"x\"]);\n"
+        );
         assert!(expand(":bach vars x").unwrap_err().contains("usage: :bach vars"));
     }
 

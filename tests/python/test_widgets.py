@@ -10,6 +10,7 @@ import re
 import time
 
 import ipywidgets
+import jupyter_client
 import nbformat
 import pytest
 from nbclient import NotebookClient
@@ -272,6 +273,34 @@ def test_vars_lists_values_and_where_they_live(session):
     assert any(l.startswith("twice ") and "pending" in l for l in out.splitlines()), out
     r, msgs = run(kc, "drop(big);\n:bach vars")
     assert not any(l.startswith("big ") for l in text(msgs).splitlines()), text(msgs)
+
+
+def test_vars_shows_values_kept_on_the_device_and_freed_when_dropped(jupyter_path):
+    km, kc = jupyter_client.manager.start_new_kernel(kernel_name="bach-emulated", startup_timeout=300)
+    try:
+        code = """let a = Array1::<f64>::random_uniform(1 << 20, 0.0, 1.0, 4);
+let b = (&a * 2.0).exp();
+let c = (&b + 1.0).sqrt();
+let g = (&a * 3.0).exp().on(Device::Gpu);
+let _ = a.to_array()?;
+(b.eval_on_device()?, g.eval_on_device()?)"""
+        r, msgs = run(kc, code)
+        assert r["status"] == "ok", (r, text(msgs))
+        r, msgs = run(kc, ":bach vars")
+        lines = text(msgs).splitlines()
+        assert any(l.startswith("g ") and "computed" in l and "emulated" in l for l in lines), lines
+        assert any(l.startswith("values held on emulated") and ": 8.0 MiB" in l for l in lines), lines
+        # Dropped in the same cell as the listing: left out by name, its memory freed.
+        r, msgs = run(kc, "drop(g);\ndrop(b);\n:bach vars")
+        assert r["status"] == "ok", (r, text(msgs))
+        lines = text(msgs).splitlines()
+        assert not any(l.startswith(("g ", "b ")) for l in lines), lines
+        assert any(l.startswith("values held on emulated") and ": 0 B" in l for l in lines), lines
+        # b's value stays while the pending c needs it, and the table says so.
+        assert any(l.startswith("(kept for #") and "exp" in l for l in lines), lines
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
 
 
 def test_nbclient_saves_the_widgets_state(jupyter_path, tmp_path):

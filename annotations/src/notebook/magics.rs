@@ -386,9 +386,14 @@ pub fn set_policy(name: &str) {
 /// `:bach vars`: the session's values, named ones first (the kernel passes each variable
 /// holding a Bach array), then every other value the graph keeps: shape, dtype, bytes,
 /// computed or pending, where it lives, the cell that made it; then what each device holds.
-pub fn show_vars(named: &[(&str, &Lazy)]) {
+/// `left_out`: variables the cell used before `:bach vars` (maybe moved), not named.
+pub fn show_vars(named: &[(&str, &Lazy)], left_out: &[&str]) {
     let s = session::global();
-    show_text(&vars_text(&s, named));
+    let mut text = vars_text(&s, named);
+    if !left_out.is_empty() {
+        let _ = write!(text, "\n(not named here, as this cell used them before `:bach vars`: {}; a cell of its own names them)", left_out.join(", "));
+    }
+    show_text(&text);
 }
 
 fn vars_text(s: &Session, named: &[(&str, &Lazy)]) -> String {
@@ -429,7 +434,11 @@ fn vars_text(s: &Session, named: &[(&str, &Lazy)]) -> String {
     // (Scalars of expressions, `2.0` in `&x * 2.0`, are not worth a line each.)
     let others: Vec<&bach_runtime::NodeInfo> = nodes.iter().filter(|n| n.evaluated && !listed.contains(&n.id) && !(n.op == "scalar" && n.meta.shape.is_empty())).collect();
     for n in &others {
-        out.push_str(&row("", n));
+        // Why a value no variable names is still here: a pending value needs it.
+        let users: Vec<String> = nodes.iter().filter(|u| !u.evaluated && u.args.contains(&n.id)).map(|u| format!("#{}", u.id)).collect();
+        let why = if users.is_empty() { "" } else { "(kept for " };
+        let label = if users.is_empty() { String::new() } else { format!("{why}{})", users.join(" ")) };
+        out.push_str(&row(&label, n));
     }
     let pending = nodes.iter().filter(|n| !n.evaluated && !listed.contains(&n.id)).count();
     let m = s.memory();
@@ -437,8 +446,8 @@ fn vars_text(s: &Session, named: &[(&str, &Lazy)]) -> String {
     let _ = writeln!(out, "host memory held by values: {}", bytes(m.host_bytes));
     for d in s.devices().profiles().iter().filter(|d| d.kind != bach_runtime::DeviceKind::Cpu) {
         let held = m.device_bytes.iter().find(|(n, _)| *n == d.name).map_or(0, |(_, b)| *b);
-        let total = d.memory_bytes.map(|t| format!(" of {}", bytes(t as usize))).unwrap_or_default();
-        let _ = writeln!(out, "{} holds {} of values{total}", d.name, bytes(held));
+        let total = d.memory_bytes.map(|t| format!(" (its memory: {})", bytes(t as usize))).unwrap_or_default();
+        let _ = writeln!(out, "values held on {}: {}{total}", d.name, bytes(held));
     }
     if s.devices().profiles().iter().all(|d| d.kind == bach_runtime::DeviceKind::Cpu) {
         out.push_str("no accelerator in this session: every value lives in host memory\n");
