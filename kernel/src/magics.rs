@@ -25,7 +25,7 @@ pub const HELP: &str = "\
 :bach breakdown                 where the time of the last evaluations went: compute, copies, allocation, overhead
 :bach graph <expr>              the placement graph of a value: ops coloured by device, transfers with bytes
 :bach panel [expr]              sliders for the cost model and policy; a value's plan, timeline and graph redrawn as they move
-:bach vars                      the session's values: shape, dtype, bytes, computed or pending, where each lives, its cell
+:bach vars [live]               the session's values: shape, dtype, bytes, computed or pending, where each lives, its cell (live: a table redrawn before each cell)
 :bach rebuild                   in a `:dep` cell: add the crate even if it rebuilds loaded crates (the session restarts)
 In Rust: value.explain(), value.on(Device::Cpu | Device::Gpu | Device::Auto).
 evcxr's own commands (:dep, :vars, :help ...) work as usual.
@@ -92,7 +92,15 @@ const COMMANDS: &[Command] = &[
     Command { name: "graph", args: "<expr>", rust: |a| (!a.is_empty()).then(|| format!("bach::notebook::show_graph(&({a}));")) },
     Command { name: "panel", args: "[expr]", rust: |a| Some(if a.is_empty() { "bach::notebook::model_panel();".into() } else { format!("bach::notebook::panel(&({a}));") }) },
     // The variables are filled in by `expand_with` (the kernel knows them).
-    Command { name: "vars", args: "", rust: |a| a.is_empty().then(|| "bach::notebook::show_vars(&[VARS]);".into()) },
+    Command {
+        name: "vars",
+        args: "[live]",
+        rust: |a| match a {
+            "" => Some("bach::notebook::show_vars(&[VARS]);".into()),
+            "live" => Some("bach::notebook::show_vars_live(&[VARS]);".into()),
+            _ => None,
+        },
+    },
 ];
 
 /// Whether a variable of this type (as evcxr reports it) is a Bach array: `Array<..>`,
@@ -109,7 +117,7 @@ fn is_bach_array(ty: &str) -> bool {
 /// [`expand`], with the session's variables (name, type) for `:bach vars`.
 pub fn expand_with(code: &str, variables: &[(String, String)]) -> Result<String, String> {
     let rust = expand(code)?;
-    let Some(at) = rust.find("bach::notebook::show_vars(&[VARS]);") else { return Ok(rust) };
+    let Some(at) = rust.find("(&[VARS]);") else { return Ok(rust) };
     // A variable the cell uses before `:bach vars` may have been moved (`drop(x);`): naming it
     // would not compile, so it is left out by name (its value, if alive, is listed unnamed).
     let before = &rust[..at];
@@ -124,7 +132,7 @@ pub fn expand_with(code: &str, variables: &[(String, String)]) -> Result<String,
     let (left_out, named): (Vec<_>, Vec<_>) = named.into_iter().partition(|(n, _)| used(n));
     let list: Vec<String> = named.iter().map(|(n, _)| format!("({n:?}, {n}.lazy())")).collect();
     let left: Vec<String> = left_out.iter().map(|(n, _)| format!("{n:?}")).collect();
-    Ok(rust.replacen("bach::notebook::show_vars(&[VARS]);", &format!("bach::notebook::show_vars(&[{}], &[{}]);", list.join(", "), left.join(", ")), 1))
+    Ok(rust.replacen("(&[VARS]);", &format!("(&[{}], &[{}]);", list.join(", "), left.join(", ")), 1))
 }
 
 /// `20ms`, `1.5s`, `300us`, `0.01`: a time `:bach chart auto` takes.
@@ -284,7 +292,8 @@ mod tests {
             expand_with("drop(x);\nlet xs = 1;\n:bach vars", &vars).unwrap(),
             "drop(x);\nlet xs = 1;\nbach::notebook::show_vars(&[(\"d\", d.lazy()), (\"m\", m.lazy())], &[\"x\"]);\n"
         );
-        assert!(expand(":bach vars x").unwrap_err().contains("usage: :bach vars"));
+        assert!(expand(":bach vars x").unwrap_err().contains("usage: :bach vars [live]"));
+        assert_eq!(expand_with(":bach vars live", &vars[..1]).unwrap(), "bach::notebook::show_vars_live(&[(\"x\", x.lazy())], &[]);\n");
     }
 
     #[test]

@@ -303,6 +303,20 @@ let _ = a.to_array()?;
         km.shutdown_kernel(now=True)
 
 
+def test_a_live_vars_table_redraws_before_each_cell(session):
+    _, kc = session
+    r, msgs = run(kc, "let lv = Array1::<f64>::random_uniform(1 << 12, 0.0, 1.0, 5);\nlet _ = lv.to_array()?;")
+    assert r["status"] == "ok", (r, text(msgs))
+    r, msgs = run(kc, ":bach vars live")
+    assert r["status"] == "ok", (r, text(msgs))
+    tables = [i for i, c in opened_models(msgs).items() if c["data"]["state"]["_model_name"] == "HTMLModel" and "lv " in c["data"]["state"]["value"]]
+    assert len(tables) == 1, opened_models(msgs)
+    r, msgs = run(kc, "drop(lv);")
+    r, msgs = run(kc, "1 + 1")
+    redrawn = [d["state"]["value"] for i, d in widget_updates(msgs) if i == tables[0]]
+    assert redrawn and "dropped: its value is freed" in redrawn[-1], redrawn
+
+
 def test_nbclient_saves_the_widgets_state(jupyter_path, tmp_path):
     nb = nbformat.v4.new_notebook()
     nb.metadata["kernelspec"] = {"name": "bach", "display_name": "Rust (Bach)", "language": "rust"}

@@ -389,14 +389,62 @@ pub fn set_policy(name: &str) {
 /// `left_out`: variables the cell used before `:bach vars` (maybe moved), not named.
 pub fn show_vars(named: &[(&str, &Lazy)], left_out: &[&str]) {
     let s = session::global();
-    let mut text = vars_text(&s, named);
+    let mut text = vars_text(&s, &ids(named));
     if !left_out.is_empty() {
         let _ = write!(text, "\n(not named here, as this cell used them before `:bach vars`: {}; a cell of its own names them)", left_out.join(", "));
     }
     show_text(&text);
 }
 
-fn vars_text(s: &Session, named: &[(&str, &Lazy)]) -> String {
+fn ids(named: &[(&str, &Lazy)]) -> Vec<(String, u64)> {
+    named.iter().map(|(n, l)| (n.to_string(), l.id())).collect()
+}
+
+/// The live table of `:bach vars live`: the names it was given (by node id: a handle would
+/// keep the values alive) and its HTML widget, redrawn before each cell and by its button.
+static LIVE: std::sync::Mutex<Option<(Vec<(String, u64)>, crate::widgets::Widget)>> = std::sync::Mutex::new(None);
+
+/// `:bach vars live`: the table as a widget that redraws itself before each cell runs (so it
+/// shows what the cells before did) and when its Refresh button is clicked. Values made
+/// later are listed without names; `:bach vars live` again names them.
+pub fn show_vars_live(named: &[(&str, &Lazy)], left_out: &[&str]) {
+    use crate::widgets::Widget;
+    let s = session::global();
+    let names = ids(named);
+    let text = vars_text(&s, &names);
+    let made = (|| {
+        let table = Widget::html(&vars_html(&text))?;
+        let refresh = Widget::button("Refresh")?;
+        refresh.on_click(|_| refresh_live_vars());
+        Ok::<_, BachError>((table.clone(), Widget::vbox(&[refresh, table])?))
+    })();
+    match made {
+        Ok((table, root)) => {
+            *LIVE.lock().unwrap_or_else(|e| e.into_inner()) = Some((names, table));
+            display(&root.bundle(&text));
+        }
+        Err(e) => show_text(&format!("{text}\n(no live table: {e})")),
+    }
+    if !left_out.is_empty() {
+        println!("(not named in the table, as this cell used them before `:bach vars live`: {})", left_out.join(", "));
+    }
+}
+
+/// Redraw the live table, if there is one (before each cell, and on its button).
+pub(crate) fn refresh_live_vars() {
+    let live = LIVE.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    if let Some((names, table)) = live {
+        let s = session::global();
+        let when = format!("as of cell {}", s.cell());
+        let _ = table.set_quietly(vec![("value", vars_html(&format!("{}({when})", vars_text(&s, &names))).into())]);
+    }
+}
+
+fn vars_html(text: &str) -> String {
+    format!("<pre style=\"{WHOLE_LINES}; font-size: 12px\">{}</pre>", html_escape(text))
+}
+
+fn vars_text(s: &Session, named: &[(String, u64)]) -> String {
     let nodes = s.nodes();
     let bytes = bach_runtime::units::bytes;
     let place = |n: &bach_runtime::NodeInfo| match n.location {
@@ -420,14 +468,14 @@ fn vars_text(s: &Session, named: &[(&str, &Lazy)]) -> String {
             n.cell
         )
     };
-    for (name, lazy) in named {
-        match nodes.iter().find(|n| n.id == lazy.id()) {
+    for (name, id) in named {
+        match nodes.iter().find(|n| n.id == *id) {
             Some(n) => {
                 out.push_str(&row(name, n));
                 listed.insert(n.id);
             }
             None => {
-                let _ = writeln!(out, "{name:<14} (not in this session's graph)");
+                let _ = writeln!(out, "{name:<14} #{id:<5} dropped: its value is freed");
             }
         }
     }
@@ -513,11 +561,11 @@ mod tests {
             let x = crate::Array::from_array(ndarray::Array1::<f64>::linspace(0.0, 1.0, 5000));
             let y = &x * 2.0;
             let z = (&y + 1.0).sum_lazy();
-            let text = vars_text(&s, &[("x", x.lazy()), ("z", z.lazy())]);
+            let text = vars_text(&s, &ids(&[("x", x.lazy()), ("z", z.lazy())]));
             assert!(text.contains("x ") && text.contains("f64[5000]") && text.contains("computed") && text.contains("host"), "{text}");
             assert!(text.lines().any(|l| l.starts_with("z ") && l.contains("pending")), "{text}");
             z.to_scalar().unwrap();
-            let text = vars_text(&s, &[("z", z.lazy())]);
+            let text = vars_text(&s, &ids(&[("z", z.lazy())]));
             assert!(text.lines().any(|l| l.starts_with("z ") && l.contains("computed") && l.contains("host")), "{text}");
             drop(y);
         });

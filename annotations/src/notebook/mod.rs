@@ -77,6 +77,9 @@ pub fn cell(n: u64) {
         }));
     });
     session::set_global_cell(n);
+    if n > 0 {
+        magics::refresh_live_vars();
+    }
     INTERRUPT.store(false, Ordering::SeqCst);
     CELL_THREAD.with(|c| c.set(true));
     // Not for the prelude (cell 0): evcxr waits for a cell's output to be read, and the kernel
