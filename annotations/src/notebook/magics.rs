@@ -402,7 +402,8 @@ fn ids(named: &[(&str, &Lazy)]) -> Vec<(String, u64)> {
 
 /// The live table of `:bach vars live`: the names it was given (by node id: a handle would
 /// keep the values alive) and its HTML widget, redrawn before each cell and by its button.
-static LIVE: std::sync::Mutex<Option<(Vec<(String, u64)>, crate::widgets::Widget)>> = std::sync::Mutex::new(None);
+static LIVE: std::sync::Mutex<Option<LiveTable>> = std::sync::Mutex::new(None);
+type LiveTable = (Vec<(String, u64)>, crate::widgets::Widget);
 
 /// `:bach vars live`: the table as a widget that redraws itself before each cell runs (so it
 /// shows what the cells before did) and when its Refresh button is clicked. Values made
