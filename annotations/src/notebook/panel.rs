@@ -4,8 +4,9 @@
 //! value's device; below them the value's explain table, its predicted timeline and its
 //! placement graph, redrawn in place when a control moves (a re-plan: nothing runs). "Run"
 //! evaluates the value once, without keeping the result (so it can be planned again), and
-//! shows the measured timeline beside the prediction; "Reset" is `:bach cost reset`; "Save as
-//! profile" writes the model as a profile file that `:bach cost profile FILE` loads.
+//! shows the measured timeline above the prediction for the devices it ran on; "Reset" is
+//! `:bach cost reset`; "Save as profile" writes the model as a profile file that `:bach cost
+//! profile FILE` loads.
 //!
 //! A change goes to the session's cost model, as `:bach cost set` does: `:bach cost` shows it
 //! and later cells plan with it. Without an accelerator the plans are for a hypothetical
@@ -393,6 +394,13 @@ impl Panel {
             return self.say(COMPUTED);
         }
         let s = lazy.session().clone();
+        // Beside what happens, what the model predicts for the devices it runs on (this
+        // machine's: no hypothetical accelerator).
+        let (cost, devices) = (s.config().cost, s.devices().profiles());
+        let predicted = s.plan_with(&[lazy], &cost, &devices).map(|plan| {
+            let trace = EvalTrace::predicted(&plan, &cost, s.cell());
+            bach_runtime::chart::labelled_timeline_svg(&trace, &plan.devices, &format!("Predicted for these devices: {}", seconds(plan.predicted.seconds())))
+        });
         let t0 = Instant::now();
         super::QUIET_PROGRESS.store(true, Ordering::SeqCst);
         let ran = s.trial(&[lazy]);
@@ -407,7 +415,7 @@ impl Panel {
                     &format!("Measured here (eval {}): {}", eval.eval, seconds((eval.end - eval.start).as_secs_f64())),
                 );
                 drop(trace);
-                let _ = self.measured.set_quietly(vec![("value", svg.into())]);
+                let _ = self.measured.set_quietly(vec![("value", format!("{svg}{}", predicted.unwrap_or_default()).into())]);
                 self.say(&format!("ran in {:.0} ms on this machine: the measured timeline is under \"measured (Run)\"", t0.elapsed().as_secs_f64() * 1e3));
             }
             Err(e) => self.say(&format!("<span style=\"color:#b00\">the run failed: {}</span>", html_escape(&e.to_string()))),
