@@ -386,8 +386,7 @@ impl Widget {
     /// the bytes with [`Widget::get_bytes`]).
     pub fn set_bytes(&self, key: &str, bytes: &[u8]) -> Result<()> {
         self.store_bytes(&[(key.to_string(), bytes.to_vec())]);
-        let data = obj(vec![("method", s("update")), ("state", obj(vec![])), ("buffer_paths", Value::Array(vec![Value::Array(vec![s(key)])]))]);
-        let sent = self.0.comm.send_buffers(&data.to_string(), &[bytes]);
+        let sent = self.send_state("update", obj(vec![]), &[(key.to_string(), bytes.to_vec())]);
         self.notify(&[(key.to_string(), Value::Null)]);
         sent
     }
@@ -420,10 +419,9 @@ impl Widget {
 
     /// Set several keys in one `update`.
     pub fn set_all(&self, changes: Vec<(&str, Value)>) -> Result<()> {
-        let changes: Vec<(String, Value)> = changes.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
-        self.store(&changes);
-        let sent = self.0.comm.send(&obj(vec![("method", s("update")), ("state", Value::Object(changes.clone())), ("buffer_paths", Value::Array(vec![]))]).to_string());
-        self.notify(&changes);
+        let notified: Vec<(String, Value)> = changes.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
+        let sent = self.set_quietly(changes);
+        self.notify(&notified);
         sent
     }
 
@@ -431,7 +429,15 @@ impl Widget {
     pub fn set_quietly(&self, changes: Vec<(&str, Value)>) -> Result<()> {
         let changes: Vec<(String, Value)> = changes.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
         self.store(&changes);
-        self.0.comm.send(&obj(vec![("method", s("update")), ("state", Value::Object(changes)), ("buffer_paths", Value::Array(vec![]))]).to_string())
+        self.send_state("update", Value::Object(changes), &[])
+    }
+
+    /// A state message to the front end (`update`, `echo_update`): `state`, and `bytes` as
+    /// binary buffers named by `buffer_paths`.
+    fn send_state(&self, method: &str, state: Value, bytes: &[(String, Vec<u8>)]) -> Result<()> {
+        let data = obj(vec![("method", s(method)), ("state", state), ("buffer_paths", paths(bytes))]);
+        let buffers: Vec<&[u8]> = bytes.iter().map(|(_, b)| b.as_slice()).collect();
+        self.0.comm.send_buffers(&data.to_string(), &buffers)
     }
 
     /// Replace what an output widget shows with one MIME bundle (`[("text/html", ...)]`).
@@ -524,15 +530,13 @@ impl Widget {
                 }
                 self.store(&known);
                 self.store_bytes(&bytes);
-                let echo = obj(vec![("method", s("echo_update")), ("state", Value::Object(known.clone())), ("buffer_paths", paths(&bytes))]);
-                let _ = self.0.comm.send_buffers(&echo.to_string(), &bytes.iter().map(|(_, b)| b.as_slice()).collect::<Vec<_>>());
+                let _ = self.send_state("echo_update", Value::Object(known.clone()), &bytes);
                 self.notify(&known);
                 self.notify(&bytes.iter().map(|(k, _)| (k.clone(), Value::Null)).collect::<Vec<_>>());
             }
             Some("request_state") => {
                 let bytes = lock(&self.0.bytes).clone();
-                let data = obj(vec![("method", s("update")), ("state", self.state()), ("buffer_paths", paths(&bytes))]);
-                let _ = self.0.comm.send_buffers(&data.to_string(), &bytes.iter().map(|(_, b)| b.as_slice()).collect::<Vec<_>>());
+                let _ = self.send_state("update", self.state(), &bytes);
             }
             Some("custom") if msg.get("content").and_then(|c| c.get("event")).and_then(Value::as_str) == Some("click") => {
                 let clicks: Vec<OnClick> = lock(&self.0.clicks).clone();

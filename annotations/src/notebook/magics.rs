@@ -414,7 +414,7 @@ pub fn show_vars_live(named: &[(&str, &Lazy)], left_out: &[&str]) {
     let names = ids(named);
     let text = vars_text(&s, &names);
     let made = (|| {
-        let table = Widget::html(&vars_html(&text))?;
+        let table = Widget::html(&pre(&text))?;
         let refresh = Widget::button("Refresh")?;
         refresh.on_click(|_| refresh_live_vars());
         Ok::<_, BachError>((table.clone(), Widget::vbox(&[refresh, table])?))
@@ -437,12 +437,8 @@ pub(crate) fn refresh_live_vars() {
     if let Some((names, table)) = live {
         let s = session::global();
         let when = format!("as of cell {}", s.cell());
-        let _ = table.set_quietly(vec![("value", vars_html(&format!("{}({when})", vars_text(&s, &names))).into())]);
+        let _ = table.set_quietly(vec![("value", pre(&format!("{}({when})", vars_text(&s, &names))).into())]);
     }
-}
-
-fn vars_html(text: &str) -> String {
-    format!("<pre style=\"{WHOLE_LINES}; font-size: 12px\">{}</pre>", html_escape(text))
 }
 
 fn vars_text(s: &Session, named: &[(String, u64)]) -> String {

@@ -304,6 +304,13 @@ pub(crate) fn show_text(text: &str) {
     display(&[("text/plain", text.to_string()), ("text/html", html)]);
 }
 
+/// A report whose lines stay whole, for an HTML widget (the panel, `:bach vars live`). The wrapper's `width: 0; min-width: 100%` keeps the HTML
+/// widget from growing to the table's width (its content is a flex item, as wide as what it
+/// holds): the table scrolls sideways inside the panel instead of running past it.
+pub(crate) fn pre(text: &str) -> String {
+    format!("<div style=\"width: 0; min-width: 100%; overflow-x: auto\"><pre style=\"{WHOLE_LINES}; font-size: 12px\">{}</pre></div>", html_escape(text))
+}
+
 /// CSS for a `pre` whose lines are not broken: a wide one scrolls.
 const WHOLE_LINES: &str = "white-space: pre; overflow-x: auto; word-break: normal; overflow-wrap: normal";
 

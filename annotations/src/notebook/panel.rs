@@ -26,7 +26,7 @@ use bach_runtime::json::Value;
 use bach_runtime::trace::EvalTrace;
 use bach_runtime::{session, CostModel, DeviceKind, DeviceProfile, Direction, Element, Family, Lazy, MemoryKind, Plan, Policy, Session};
 
-use super::{html_escape, WHOLE_LINES};
+use super::{html_escape, pre};
 use crate::array::Array;
 use crate::widgets::Widget;
 
@@ -112,15 +112,15 @@ fn show(lazy: Option<Lazy>) {
     let s = session::global();
     match build(lazy.clone(), &s) {
         Ok((panel, root)) => {
-            let text = panel.text_fallback(&s);
+            let (text, html) = panel.fallbacks(&s);
             let mut open = OPEN.lock().unwrap_or_else(|e| e.into_inner());
             if open.len() == KEEP {
                 open.remove(0);
             }
             open.push(panel);
-            let panel = open.last().expect("just pushed");
+            drop(open);
             let mut bundle = root.bundle(&text);
-            bundle.push(("text/html", panel.html_fallback(&s)));
+            bundle.push(("text/html", html));
             super::display(&bundle);
         }
         // No comms (not under the Bach kernel): the same, without controls.
@@ -422,29 +422,24 @@ impl Panel {
         }
     }
 
-    fn text_fallback(&self, s: &Session) -> String {
+    /// What a front end without widgets shows (text, HTML): the plan as it stands and the
+    /// magics that change it.
+    fn fallbacks(&self, s: &Session) -> (String, String) {
         let mut text = String::from("Bach placement panel (a front end with ipywidgets draws its controls).\n");
-        if let Some(l) = &self.lazy {
-            if let Ok(plan) = s.plan_with(&[l], &s.config().cost, &self.devices) {
-                text.push_str(&plan.explain());
-                text.push('\n');
-            }
-        }
-        text.push_str("change figures with `:bach cost set <path> = <value>` (paths: `:bach cost`), `:bach policy <name>`, `:bach memory <size>`; `:bach explain <expr>` re-plans");
-        text
-    }
-
-    fn html_fallback(&self, s: &Session) -> String {
         let mut html = String::from("<div><b>Bach placement panel</b>: this front end has no widget manager, so here is the plan as it stands; change figures with <code>:bach cost set &lt;path&gt; = &lt;value&gt;</code>, <code>:bach policy</code>, <code>:bach memory</code>.");
         if let Some(l) = &self.lazy {
-            if let Ok(plan) = s.plan_with(&[l], &s.config().cost, &self.devices) {
-                let (table, chart, _) = drawn(&plan, &s.config().cost, s.cell());
+            let cost = s.config().cost;
+            if let Ok(plan) = s.plan_with(&[l], &cost, &self.devices) {
+                let (table, chart, _) = drawn(&plan, &cost, s.cell());
+                text.push_str(&table);
+                text.push('\n');
                 html.push_str(&pre(&table));
                 html.push_str(&chart);
             }
         }
+        text.push_str("change figures with `:bach cost set <path> = <value>` (paths: `:bach cost`), `:bach policy <name>`, `:bach memory <size>`; `:bach explain <expr>` re-plans");
         html.push_str("</div>");
-        html
+        (text, html)
     }
 }
 
@@ -471,11 +466,4 @@ fn drawn(plan: &Plan, cost: &CostModel, cell: u64) -> (String, String, String) {
 fn summary(plan: &Plan) -> String {
     let on_accel = plan.steps.iter().filter(|s| s.device != bach_runtime::CPU).count();
     format!("{on_accel} of {} ops on the accelerator, predicted {}", plan.steps.len(), seconds(plan.predicted.seconds()))
-}
-
-/// A report whose lines stay whole. The wrapper's `width: 0; min-width: 100%` keeps the HTML
-/// widget from growing to the table's width (its content is a flex item, as wide as what it
-/// holds): the table scrolls sideways inside the panel instead of running past it.
-fn pre(text: &str) -> String {
-    format!("<div style=\"width: 0; min-width: 100%; overflow-x: auto\"><pre style=\"{WHOLE_LINES}; font-size: 12px\">{}</pre></div>", html_escape(text))
 }
