@@ -609,7 +609,7 @@ fn host_side(gpu: &Gpu, stream: &CudaStream, dev: &DevBuf, pageable: &mut [u8], 
 }
 
 /// Physical memory of this host (for capping the buffer sizes); 16 GiB when unknown.
-fn host_memory_bytes() -> u64 {
+pub(crate) fn host_memory_bytes() -> u64 {
     std::fs::read_to_string("/proc/meminfo")
         .ok()
         .and_then(|s| s.lines().find(|l| l.starts_with("MemTotal:")).and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok()))

@@ -91,6 +91,17 @@ pub fn inputs(w: Workload, log2: u32, seed: Option<u32>, dir: &Path) -> Result<I
             }
         }
         Workload::Dbscan => {
+            // The points (256 features, a scaled copy) and their neighbourhoods, a bit per pair.
+            let need = (n as u128) * 256 * 8 * 2 + (n as u128) * (n.div_ceil(64) as u128) * 8;
+            let host = crate::gpu::host_memory_bytes();
+            if need > host as u128 {
+                let fits = (10..log2).rev().find(|&k| (1u128 << k) * 4096 + (1u128 << (2 * k)) / 8 <= host as u128).unwrap_or(10);
+                return Err(format!(
+                    "dbscan at 2^{log2} points needs {:.1} GiB (its neighbourhoods take n^2/8 bytes), more than this host's {:.1} GiB: try --log2 {fits} or less",
+                    need as f64 / (1u64 << 30) as f64,
+                    host as f64 / (1u64 << 30) as f64
+                ));
+            }
             let (x, _) = Blobs { n_samples: n, n_features: 256, centers: 32, cluster_std: 1.0, center_box: (-2.0, 2.0), seed: seed.unwrap_or(42) }.generate();
             inp.f64s.insert("X".into(), x.into_dyn().into_shared());
         }
