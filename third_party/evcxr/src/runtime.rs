@@ -202,18 +202,19 @@ fn page_out(ranges: &[(usize, usize)]) {
     let _ = ranges;
 }
 
-/// Patched (bach-kernel): at most two glibc malloc arenas in the process that runs the cells
-/// (`mallopt(M_ARENA_MAX, 2)`), unless the user set `MALLOC_ARENA_MAX`. glibc gives each
-/// thread that allocates its own arena (up to 8 per core), and what a cell's parallel
-/// evaluation left in the worker threads' arenas stays resident all session, beside the
-/// main arena: +26 MB at the soak's first interrupted evaluation with the default, +14 MB
-/// with two arenas (one, +2.5 MB, made pca-knn's CPU path ~10% slower on 2 cores).
+/// Patched (bach-kernel): one glibc malloc arena in the process that runs the cells
+/// (`mallopt(M_ARENA_MAX, 1)`), unless the user set `MALLOC_ARENA_MAX`. glibc gives each
+/// thread that allocates its own arena (up to 8 per core), and `malloc_trim` gives back the
+/// free top of the main arena only: what a parallel evaluation freed at the top of a worker
+/// thread's arena stayed resident all session (the soak: +10 MB at its first interrupted
+/// evaluation with two arenas, +26 MB with glibc's default, +2.5 MB with one). Small
+/// allocations still come from each thread's own cache without a lock.
 fn cap_malloc_arenas() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     if std::env::var_os("MALLOC_ARENA_MAX").is_none() {
         // SAFETY: mallopt only sets an allocator parameter; it runs before the cells' threads.
         unsafe {
-            libc::mallopt(libc::M_ARENA_MAX, 2);
+            libc::mallopt(libc::M_ARENA_MAX, 1);
         }
     }
 }
