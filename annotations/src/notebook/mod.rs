@@ -78,6 +78,9 @@ pub fn cell(n: u64) {
     });
     session::set_global_cell(n);
     if n > 0 {
+        // What the last cell's evaluations freed in the worker threads' arenas goes back to
+        // the system (the kernel's runtime trims the main arena after each cell).
+        bach_runtime::fresh::trim_worker_arenas();
         magics::refresh_live_vars();
     }
     INTERRUPT.store(false, Ordering::SeqCst);

@@ -55,7 +55,6 @@ impl Runtime {
         use std::io::BufRead;
 
         self.install_crash_handlers();
-        cap_malloc_arenas();
 
         let stdin = std::io::stdin();
         for line in stdin.lock().lines() {
@@ -200,23 +199,6 @@ fn page_out(ranges: &[(usize, usize)]) {
     }
     #[cfg(not(target_os = "linux"))]
     let _ = ranges;
-}
-
-/// Patched (bach-kernel): one glibc malloc arena in the process that runs the cells
-/// (`mallopt(M_ARENA_MAX, 1)`), unless the user set `MALLOC_ARENA_MAX`. glibc gives each
-/// thread that allocates its own arena (up to 8 per core), and `malloc_trim` gives back the
-/// free top of the main arena only: what a parallel evaluation freed at the top of a worker
-/// thread's arena stayed resident all session (the soak: +10 MB at its first interrupted
-/// evaluation with two arenas, +26 MB with glibc's default, +2.5 MB with one). Small
-/// allocations still come from each thread's own cache without a lock.
-fn cap_malloc_arenas() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    if std::env::var_os("MALLOC_ARENA_MAX").is_none() {
-        // SAFETY: mallopt only sets an allocator parameter; it runs before the cells' threads.
-        unsafe {
-            libc::mallopt(libc::M_ARENA_MAX, 1);
-        }
-    }
 }
 
 /// Patched (bach-kernel): give the memory the cell freed back to the system
