@@ -33,7 +33,7 @@ fn main() {
     bach_runtime::fresh::keep_freed_memory();
     let workers = rayon::current_num_threads() as i64;
     let mib = 32;
-    let churned = workers * (mib as i64) << 20;
+    let churned = (workers * mib as i64) << 20;
     churn_on_workers(1); // the workers and their arenas exist
     extern "C" {
         fn malloc_trim(pad: usize) -> i32;
