@@ -92,13 +92,13 @@ pub fn inputs(w: Workload, log2: u32, seed: Option<u32>, dir: &Path) -> Result<I
         }
         Workload::Dbscan => {
             // The points (256 features, a scaled copy) and their neighbourhoods, a bit per pair.
-            let need = (n as u128) * 256 * 8 * 2 + (n as u128) * (n.div_ceil(64) as u128) * 8;
-            let host = crate::gpu::host_memory_bytes();
-            if need > host as u128 {
-                let fits = (10..log2).rev().find(|&k| (1u128 << k) * 4096 + (1u128 << (2 * k)) / 8 <= host as u128).unwrap_or(10);
+            let need = |k: u32| (1u128 << k) * 256 * 8 * 2 + (1u128 << k) * (1u128 << k).div_ceil(64) * 8;
+            let host = crate::gpu::host_memory_bytes() as u128;
+            if need(log2) > host {
+                let fits = (10..log2).rev().find(|&k| need(k) <= host).unwrap_or(10);
                 return Err(format!(
                     "dbscan at 2^{log2} points needs {:.1} GiB (its neighbourhoods take n^2/8 bytes), more than this host's {:.1} GiB: try --log2 {fits} or less",
-                    need as f64 / (1u64 << 30) as f64,
+                    need(log2) as f64 / (1u64 << 30) as f64,
                     host as f64 / (1u64 << 30) as f64
                 ));
             }

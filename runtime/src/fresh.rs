@@ -41,6 +41,10 @@ fn keep_freed() -> bool {
     *ON
 }
 
+/// glibc's `mallopt` parameter: the size of free top past which a heap gives it back as freed.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+const M_TRIM_THRESHOLD: i32 = -1;
+
 /// Asks glibc's allocator, once per process, to keep the memory a program frees for its
 /// next allocations: blocks up to 32 MiB come from its heaps (`M_MMAP_THRESHOLD`, the
 /// largest it takes; larger ones stay fresh `mmap`s, except a stage's results: see
@@ -68,7 +72,6 @@ pub fn keep_freed_memory() {
             if !keep_freed() {
                 return;
             }
-            const M_TRIM_THRESHOLD: i32 = -1;
             const M_MMAP_THRESHOLD: i32 = -3;
             // SAFETY: plain settings of the process's allocator, valid at any time; a value
             // it refuses (returns 0) leaves its default.
@@ -161,7 +164,6 @@ pub fn trim_worker_arenas() {
         if !keep_freed() {
             return;
         }
-        const M_TRIM_THRESHOLD: i32 = -1;
         let _alone = TRIM.write().unwrap_or_else(|e| e.into_inner());
         // SAFETY: plain settings of the process's allocator, valid at any time.
         unsafe { mallopt(M_TRIM_THRESHOLD, 0) };
