@@ -479,6 +479,7 @@ where
 
 mod magics;
 mod panel;
+pub mod stash;
 pub use magics::*;
 pub use panel::{model_panel, panel, redraw as panel_redraw};
 
