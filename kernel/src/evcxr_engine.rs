@@ -53,6 +53,9 @@ struct Running {
     started: AtomicBool,
     /// The user interrupted the cell.
     interrupted: AtomicBool,
+    /// Variables the kernel saved before a rebuild and brings back after it: evcxr's line
+    /// saying each was lost is not shown.
+    hide_lost: Mutex<Vec<String>>,
 }
 
 impl Running {
@@ -154,6 +157,10 @@ pub struct EvcxrEngine {
     next_cell_prefix: String,
     /// A display crate was added: values show as evcxr shows them, without `ShowDebug`.
     evcxr_displays: bool,
+    /// Names a cell meant to take from ndarray (`use ndarray::{Array2, ..}`) whose cell did
+    /// not compile, with that cell's number: until a `use` of them compiles, a cell naming
+    /// them gets Bach's prelude names, and is told so.
+    failed_uses: Vec<(String, u32)>,
 }
 
 fn rustc_version() -> String {
@@ -214,6 +221,7 @@ impl EvcxrEngine {
                         lap("evcxr context created");
                         *slot.child.lock().unwrap() = Some(ctx.process_handle());
                         let o = ctx.execute(&prelude).map_err(|e| format!("the Bach prelude failed: {e}"))?;
+                        keep_good_build(&build);
                         lap(&format!("prelude ran ({})", o.phases.iter().map(|p| format!("{} {:.0} ms", p.name, p.duration.as_secs_f64() * 1e3)).collect::<Vec<_>>().join(", ")));
                         Ok(Started { ctx, outputs })
                     });
@@ -225,7 +233,17 @@ impl EvcxrEngine {
                 }
             })
             .map_err(|e| format!("cannot start a thread: {e}"))?;
-        Ok(EvcxrEngine { state: State::Starting(rx), home, build_dir, running, cells: 0, next_cell_prefix: String::new(), evcxr_displays: false, began: std::time::Instant::now() })
+        Ok(EvcxrEngine {
+            state: State::Starting(rx),
+            home,
+            build_dir,
+            running,
+            cells: 0,
+            next_cell_prefix: String::new(),
+            evcxr_displays: false,
+            failed_uses: vec![],
+            began: std::time::Instant::now(),
+        })
     }
 
     /// Wait until evcxr and the prelude are ready.
@@ -287,19 +305,26 @@ impl EvcxrEngine {
             shown = true;
         }
         if shown {
+            // The line goes once Rust is ready (nothing of the cell was shown yet): the cell's
+            // outputs are its own. The time goes to the kernel's log.
             let how = if matches!(self.state, State::Ready(_)) { "started" } else { "failed to start" };
-            out.display_as(line(format!("Rust {how} in {:.1} s", self.began.elapsed().as_secs_f64())), ID, true);
+            eprintln!("bach-kernel: Rust {how} in {:.1} s (the first cell waited for it)", self.began.elapsed().as_secs_f64());
+            out.clear(false);
         }
     }
 
+    /// The prelude again in a Rust process that started again (after a rebuild, or one that
+    /// died): the names and `bach_session`; the notebook's dependencies stay as they are.
     fn prelude(&mut self) -> Result<(), String> {
-        let code = self.home.prelude(&self.build_dir);
+        let code = self.home.prelude_again();
         let evcxr_displays = self.evcxr_displays;
+        let build = self.build_dir.clone();
         let s = self.started(true)?;
         s.ctx.execute(&code).map_err(|e| format!("the Bach prelude failed: {e}"))?;
         if evcxr_displays {
             s.ctx.execute(crate::home::WITHOUT_SHOW_DEBUG).map_err(|e| format!("the Bach prelude failed: {e}"))?;
         }
+        keep_good_build(&build);
         Ok(())
     }
 
@@ -362,6 +387,9 @@ impl EvcxrEngine {
                 }
                 while let Ok(line) = stderr.try_recv() {
                     idle = false;
+                    if lost_line(&line).is_some_and(|name| running.hide_lost.lock().unwrap().iter().any(|n| n == name)) {
+                        continue;
+                    }
                     // Each non-empty line waits for the next one: the last may be the error
                     // of a `?` that returned early, shown once as the cell's error.
                     if line.trim().is_empty() {
@@ -382,9 +410,113 @@ impl EvcxrEngine {
         CellRun { result, panic, reached_end, last_stderr }
     }
 
+    /// Save the Bach arrays among `variables` (evcxr's `name: type` list) and the session's
+    /// settings into `dir` (`bach::notebook::stash`) before a rebuild: one cell that names every
+    /// variable and keeps what is a Bach array. Returns the variables saved, each with the type
+    /// to declare it again with.
+    fn stash(started: &mut Started, running: &Arc<Running>, dir: &Path, variables: &[String], out: &mut dyn Output) -> Vec<(String, String)> {
+        let names: Vec<&str> = variables.iter().map(|v| v.split(':').next().unwrap_or(v).trim()).filter(|n| *n != "bach_session").collect();
+        let run = Self::run(started, running, 0, &stash_code(dir, &names), out);
+        if let Err(e) = &run.result {
+            out.stream(StreamName::Stderr, &format!("bach-kernel: the Bach session could not be saved before the rebuild: {e}\n"));
+            return vec![];
+        }
+        let (kept, not_kept) = read_stash_manifest(dir);
+        for (name, why) in not_kept {
+            out.stream(StreamName::Stderr, &format!("bach-kernel: `{name}` could not be saved: {why}\n"));
+        }
+        kept
+    }
+
+    /// After a rebuild, with the prelude run again: bring back what [`Self::stash`] saved, under
+    /// the same names, and the session's settings. Returns what the cell says about it.
+    fn restore(&mut self, r: &Rebuilding, before: &[String], count: u32, out: &mut dyn Output) -> String {
+        let running = self.running.clone();
+        let Ok(started) = self.started(true) else { return String::new() };
+        let mut restored: Vec<String> = vec![];
+        let mut failed: Vec<String> = vec![];
+        let all = Self::run(started, &running, 0, &restore_code(&r.dir, &r.kept, true), out);
+        if all.result.is_ok() && all.panic.is_none() {
+            restored = r.kept.iter().map(|(n, _)| n.clone()).collect();
+        } else {
+            // One at a time: what can come back does.
+            let _ = Self::run(started, &running, 0, &restore_code(&r.dir, &[], true), out);
+            for kept in &r.kept {
+                let one = Self::run(started, &running, 0, &restore_code(&r.dir, std::slice::from_ref(kept), false), out);
+                match one.result.is_ok() && one.panic.is_none() {
+                    true => restored.push(kept.0.clone()),
+                    false => failed.push(kept.0.clone()),
+                }
+            }
+        }
+        let now: Vec<String> = Self::variables(started).iter().map(|v| v.split(':').next().unwrap_or(v).trim().to_string()).collect();
+        let lost: Vec<String> = before.iter().map(|v| v.split(':').next().unwrap_or(v).trim().to_string()).filter(|n| n != "bach_session" && !now.contains(n)).collect();
+        let crates = if r.crates.is_empty() { "Bach".to_string() } else { r.crates.join(", ") };
+        let mut said =
+            format!("bach-kernel: cell [{count}] rebuilt {crates} in {:.0} s; the Bach session carried on: the cost model and settings were kept", r.began.elapsed().as_secs_f64());
+        if !restored.is_empty() {
+            said.push_str(&format!(", and the arrays {} with their values (computed before the rebuild)", restored.join(", ")));
+        }
+        said.push('\n');
+        if !lost.is_empty() {
+            said.push_str(&format!("bach-kernel: lost (their types came from a rebuilt crate): {}\n", lost.join(", ")));
+        }
+        if !failed.is_empty() {
+            said.push_str(&format!("bach-kernel: saved but could not be brought back: {}\n", failed.join(", ")));
+        }
+        said
+    }
+
     fn variables(started: &Started) -> Vec<String> {
         started.ctx.variables_and_types().map(|(n, t)| format!("{n}: {t}")).collect()
     }
+}
+
+/// The file in a stash directory that lists what was saved (`bach::notebook::stash::MANIFEST`,
+/// whose documentation is the format): `# ...` comments, a `name<TAB>type` line per variable
+/// saved, `!name<TAB>reason` per one that could not be (`!:session` for the settings).
+const STASH_MANIFEST: &str = "manifest.tsv";
+
+/// The cell that saves the session into `dir`: every variable named, Bach arrays kept (the
+/// `Var` probe compiles for a value of any type and saves only Bach arrays).
+fn stash_code(dir: &Path, names: &[&str]) -> String {
+    let mut code =
+        format!("{{\n    use bach::notebook::stash::{{Skip as _, Stasher as _}};\n    let __bach_stash = bach::notebook::stash::Stash::new({:?});\n", dir.display().to_string());
+    for n in names {
+        code.push_str(&format!("    (&&bach::notebook::stash::Var({n:?}, &{n})).stash_into(&__bach_stash);\n"));
+    }
+    code.push_str("    __bach_stash.finish();\n}\n");
+    code
+}
+
+/// The cell that brings `kept` back from `dir` (and, with `session`, the settings).
+fn restore_code(dir: &Path, kept: &[(String, String)], session: bool) -> String {
+    let dir = format!("{:?}", dir.display().to_string());
+    // The settings first: they decide how the arrays are held (the eager size limit).
+    let mut code = String::new();
+    if session {
+        code.push_str(&format!("bach::notebook::stash::restore_session({dir}).unwrap();\n"));
+    }
+    for (name, ty) in kept {
+        code.push_str(&format!("let {name}: {ty} = bach::notebook::stash::restore({dir}, {name:?}).unwrap();\n"));
+    }
+    code
+}
+
+/// What a stash directory's manifest lists: the variables saved (name, type) and those that
+/// could not be (name, reason).
+fn read_stash_manifest(dir: &Path) -> (Vec<(String, String)>, Vec<(String, String)>) {
+    let text = std::fs::read_to_string(dir.join(STASH_MANIFEST)).unwrap_or_default();
+    let mut kept = vec![];
+    let mut not = vec![];
+    for line in text.lines() {
+        let Some((name, rest)) = line.split_once('\t') else { continue };
+        match name.strip_prefix('!') {
+            Some(name) => not.push((name.to_string(), rest.to_string())),
+            None => kept.push((name.to_string(), rest.to_string())),
+        }
+    }
+    (kept, not)
 }
 
 /// Fill `build` with a copy of the warm template (`cp -a` keeps modification times, so cargo
@@ -400,6 +532,36 @@ fn copy_warm(warm: Option<&Path>, build: &Path) -> Result<(), String> {
             }
         }
         _ => std::fs::create_dir_all(build).map_err(|e| format!("cannot create {}: {e}", build.display())),
+    }
+}
+
+/// Where the last build that compiled keeps its manifest and lock: beside the build directory.
+/// A `:dep` is checked against them and built from that lock, and a failed one goes back to
+/// them (evcxr's check of a `:dep` writes a manifest of that crate alone, and its lock, into
+/// the build directory, and leaves them there when the crate is refused).
+fn good_build(build: &Path) -> (PathBuf, PathBuf) {
+    (build.with_extension("good-manifest"), build.with_extension("good-lock"))
+}
+
+/// Record the build directory's manifest and lock as the last state that compiled (not
+/// evcxr's one-crate check manifest).
+fn keep_good_build(build: &Path) {
+    let (manifest, lock) = good_build(build);
+    let Ok(text) = std::fs::read_to_string(build.join("Cargo.toml")) else { return };
+    if text.contains("evcxr_dummy_validate_dep") || !build.join("Cargo.lock").exists() {
+        return;
+    }
+    let _ = std::fs::write(&manifest, text);
+    let _ = std::fs::copy(build.join("Cargo.lock"), &lock);
+}
+
+/// Put the last state that compiled back into the build directory (after a cell whose
+/// dependencies did not come in).
+fn back_to_good_build(build: &Path) {
+    let (manifest, lock) = good_build(build);
+    if manifest.exists() && lock.exists() {
+        let _ = std::fs::copy(&manifest, build.join("Cargo.toml"));
+        let _ = std::fs::copy(&lock, build.join("Cargo.lock"));
     }
 }
 
@@ -425,10 +587,72 @@ fn write_evcxr_toml(config_dir: &Path, build_dir: &Path) -> Result<(), String> {
     std::fs::write(config_dir.join("evcxr.toml"), toml).map_err(|e| format!("cannot write evcxr.toml: {e}"))
 }
 
-/// Whether a cell has a `:dep` line (and does not set evcxr's `:offline` itself).
-fn adds_dependency(code: &str) -> bool {
-    let commands = || code.lines().map(str::trim_start);
-    commands().any(|l| l.starts_with(":dep ")) && !commands().any(|l| l.starts_with(":offline"))
+/// The dependency lines a cell adds (`:dep`, or `extern crate` of a crate not in `known`), for
+/// which it runs online; none when it sets evcxr's `:offline` itself.
+fn cell_dependencies(code: &str, known: &[String]) -> Vec<String> {
+    match code.lines().any(|l| l.trim_start().starts_with(":offline")) {
+        true => vec![],
+        false => crate::deps::dependency_lines(code, known),
+    }
+}
+
+/// `code` with its `:dep` lines as this toolchain's cargo reads them
+/// ([`crate::deps::modern_dep_line`]), and whether one changed.
+fn modern_dep_lines(code: &str) -> (String, bool) {
+    let mut changed = false;
+    let mut text = String::with_capacity(code.len());
+    for line in code.split_inclusive('\n') {
+        let (l, c) = crate::deps::modern_dep_line(line);
+        changed |= c;
+        text.push_str(&l);
+    }
+    (text, changed)
+}
+
+/// The variable evcxr's line says was lost ("The type of the variable a was redefined, so was
+/// lost.").
+fn lost_line(line: &str) -> Option<&str> {
+    line.trim().strip_prefix("The type of the variable ")?.strip_suffix(" was redefined, so was lost.")
+}
+
+/// The names a cell's `use ndarray::...` lines bring in that Bach's prelude also has (a glob
+/// `use ndarray::prelude::*` stands for the array names).
+fn ndarray_uses(code: &str) -> Vec<String> {
+    const ARRAY_NAMES: &[&str] = &["Array", "Array0", "Array1", "Array2", "Array3", "Array4", "Array5", "Array6", "ArrayD", "arr0", "arr1", "arr2", "arr3", "array"];
+    let mut names = vec![];
+    for line in code.lines() {
+        let Some(tree) = line.trim().strip_prefix("use ndarray::").or_else(|| line.trim().strip_prefix("use ::ndarray::")) else { continue };
+        let tree = tree.trim_end_matches(';');
+        if tree.ends_with('*') {
+            names.extend(ARRAY_NAMES.iter().map(|n| n.to_string()));
+            continue;
+        }
+        for item in tree.split([',', '{', '}']) {
+            let item = item.trim();
+            let name = match item.split_once(" as ") {
+                Some((_, alias)) => alias.trim(),
+                None => item.rsplit("::").next().unwrap_or(item).trim(),
+            };
+            if ARRAY_NAMES.contains(&name) {
+                names.push(name.to_string());
+            }
+        }
+    }
+    names
+}
+
+/// Whether `code` names `word` (as a whole identifier).
+fn names_word(code: &str, word: &str) -> bool {
+    code.split(|c: char| !(c.is_alphanumeric() || c == '_')).any(|w| w == word)
+}
+
+/// A `:dep` that rebuilds the crates under Bach, under way: where the session was saved, the
+/// variables saved (name, type to declare it with), the crates rebuilt, when it began.
+struct Rebuilding {
+    dir: PathBuf,
+    kept: Vec<(String, String)>,
+    crates: Vec<String>,
+    began: std::time::Instant,
 }
 
 /// Lines the kernel put into a cell: `lines` of them from 1-based line `at`.
@@ -602,25 +826,26 @@ impl Engine for EvcxrEngine {
         if rust.trim().is_empty() {
             return Ok(None);
         }
+        let (rust, modernised) = modern_dep_lines(&rust);
+        if modernised {
+            out.stream(StreamName::Stderr, "bach-kernel: `default_features` in a `:dep` line is read as `default-features`, its name in the manifests of Rust 2024\n");
+        }
         // The next kernel's standby waits until no cell has run for a while.
         let _running = crate::standby::CellRunning::new();
         self.cells += 1;
         let mut marked = question_mark::mark_end(&rust);
         // Loops, closures and sleeps of the cell stop on an interrupt (interruptible.rs).
         let instrumented = crate::interruptible::instrument(marked.as_deref().unwrap_or(&rust));
-        // A cell adding a dependency: evcxr checks the `:dep` with a manifest holding it alone,
-        // which rewrites the lock to that crate's graph; the lock as it was before the cell is
-        // put back before the build, so the crates already loaded keep their versions (see
-        // `Home::prelude`).
-        let online = adds_dependency(&rust);
-        let lock_before = self.build_dir.with_extension("lock");
-        let restore = match online && std::fs::copy(self.build_dir.join("Cargo.lock"), &lock_before).is_ok() {
-            true => restore_lock_line(&lock_before, &self.build_dir),
-            false => String::new(),
-        };
-        let restore = std::mem::take(&mut self.next_cell_prefix) + &restore;
-        let first = instrumented.as_deref().or(marked.as_deref()).unwrap_or(&rust);
-        let (code, mut inserted) = with_cell_prefix(first, execution_count as u64, &restore);
+        // A cell adding a dependency (`:dep`, or `extern crate` of a crate the build lacks).
+        // evcxr checks a `:dep` with a manifest holding it alone, which rewrites the lock to that
+        // crate's graph; the lock of the last build that compiled is put back before the
+        // build, so the crates already loaded keep their versions (see `Home::prelude`).
+        let (good_manifest, good_lock) = good_build(&self.build_dir);
+        let known = std::fs::read_to_string(&good_manifest).map(|m| crate::deps::dependency_names(&m)).unwrap_or_default();
+        let dependencies = cell_dependencies(&rust, &known);
+        let online = !dependencies.is_empty();
+        let prefix = std::mem::take(&mut self.next_cell_prefix);
+        let first = instrumented.as_deref().or(marked.as_deref()).unwrap_or(&rust).to_string();
         let running = self.running.clone();
         let build_dir = self.build_dir.clone();
         let cargo_config = build_dir.join(".cargo").join("config.toml");
@@ -638,31 +863,51 @@ impl Engine for EvcxrEngine {
                 return Err(ExecError { ename: "KernelStartFailed".into(), evalue: e.clone(), traceback: vec![e.clone(), crate::toolchain::start_failure_hint(&e)] });
             }
         };
+        // Only now, with the prelude done, is the last good build's lock the session's.
+        let restore = match online && good_lock.exists() {
+            true => prefix + &restore_lock_line(&good_lock, &build_dir),
+            false => prefix,
+        };
+        let (code, mut inserted) = with_cell_prefix(&first, execution_count as u64, &restore);
         let before: Vec<String> = Self::variables(started);
-        // A `:dep` that would rebuild a crate the session loaded (and so lose the Bach session
-        // and the values whose types came from it) is refused before anything builds, unless
-        // the cell says `:bach rebuild`.
+        // A `:dep` is resolved before anything builds (deps.rs). One that would rebuild a
+        // crate the Bach session is built on (and so lose the session and every value whose
+        // type came from it) saves the session's arrays and settings first and brings them
+        // back after the build; `:bach rebuild` asks for that whatever the check says. One
+        // that cannot be checked, or that cargo cannot resolve, is refused with the reason.
         let mut display_crate = false;
+        let mut rebuilding: Option<Rebuilding> = None;
         if online {
-            match crate::deps::check(&build_dir, &crate::deps::dependency_lines(&rust)) {
-                Ok(c) if !rebuild && c.rebuilt.iter().any(|r| r.session) => {
-                    running.busy.store(false, Ordering::SeqCst);
-                    let lost: Vec<String> = before
-                        .iter()
-                        .filter(|v| !v.starts_with("bach_session:") && crate::deps::type_from_a_crate(v))
-                        .map(|v| v.split(':').next().unwrap_or(v).to_string())
-                        .collect();
-                    let lines = crate::deps::refusal(&c.rebuilt, &lost);
-                    return Err(cell_error("DependencyWouldRebuild", execution_count, &lines[0], lines[1..].to_vec()));
-                }
+            match crate::deps::check(&build_dir.with_extension("depcheck"), &good_manifest, &good_lock, &dependencies) {
                 Ok(c) => {
-                    if !c.rebuilt.is_empty() && !rebuild {
+                    if rebuild || c.rebuilt.iter().any(|r| r.session) {
+                        out.stream(StreamName::Stderr, &crate::deps::rebuild_note(&c.rebuilt));
+                        let dir = build_dir.with_extension("stash");
+                        let kept = Self::stash(started, &running, &dir, &before, out);
+                        rebuilding =
+                            Some(Rebuilding { dir, kept, crates: c.rebuilt.iter().filter(|r| r.session).map(|r| r.krate.clone()).collect(), began: std::time::Instant::now() });
+                    } else if !c.rebuilt.is_empty() {
                         out.stream(StreamName::Stderr, &crate::deps::note(&c.rebuilt));
                     }
                     display_crate = c.display_crate;
                 }
-                Err(e) => out.stream(StreamName::Stderr, &format!("bach-kernel: could not check what this `:dep` rebuilds ({e}); building it\n")),
+                Err(crate::deps::CheckError::Dependency(e)) => {
+                    running.busy.store(false, Ordering::SeqCst);
+                    let mut more: Vec<String> = e.lines().map(str::to_string).collect();
+                    more.push("Nothing was built; the session is as it was.".into());
+                    return Err(cell_error("DependencyError", execution_count, "cargo cannot add this dependency", more));
+                }
+                Err(crate::deps::CheckError::Setup(e)) => {
+                    running.busy.store(false, Ordering::SeqCst);
+                    let mut more: Vec<String> = e.lines().map(str::to_string).collect();
+                    more.push("Nothing was built (building it unchecked could rebuild Bach and lose the session); the session is as it was.".into());
+                    return Err(cell_error("DependencyCheckFailed", execution_count, "the kernel could not check what this `:dep` would rebuild", more));
+                }
             }
+        }
+        if let Some(r) = &rebuilding {
+            // `bach_session` is made again by the prelude, with the settings restored.
+            *running.hide_lost.lock().unwrap() = r.kept.iter().map(|(n, _)| n.clone()).chain(["bach_session".to_string()]).collect();
         }
         // evcxr runs cargo offline, so a kernel never reaches the network to start; a cell
         // adding a dependency runs online, as it may need to download the crate. evcxr checks
@@ -705,10 +950,18 @@ impl Engine for EvcxrEngine {
         if online {
             let _ = started.ctx.execute(":offline 1");
         }
-        // `:bach rebuild` rebuilt Bach: evcxr dropped `bach_session` with every value whose
-        // type came from the old build; the prelude runs again (after the cell's outputs) and
-        // gives the session a new one.
-        let session_rebuilt = online && rebuild && !Self::variables(started).iter().any(|v| v.starts_with("bach_session:"));
+        // The build as it now is becomes the last good one; a cell that failed (its crates did
+        // not come in) leaves no trace of them for the next cell or check.
+        match (result.is_ok() || panic.is_some(), online) {
+            (true, _) => keep_good_build(&build_dir),
+            (false, true) => back_to_good_build(&build_dir),
+            (false, false) => {}
+        }
+        // Bach was rebuilt: evcxr dropped `bach_session` with every value whose type came from
+        // the old build; the prelude runs again (after the cell's outputs) and gives the
+        // session a new one, and what was saved comes back.
+        let session_rebuilt = online && !Self::variables(started).iter().any(|v| v.starts_with("bach_session:"));
+        running.hide_lost.lock().unwrap().clear();
         // The crate did not come in after all (the `:dep` failed): `ShowDebug` back.
         let came_in = || std::fs::read_to_string(build_dir.join("Cargo.lock")).is_ok_and(|l| l.contains("name = \"evcxr_runtime\""));
         let display_crate = display_crate && (came_in() || started.ctx.execute(crate::home::WITH_SHOW_DEBUG).is_err());
@@ -745,12 +998,37 @@ impl Engine for EvcxrEngine {
         }
         if session_rebuilt {
             match self.prelude() {
-                Ok(()) => out.stream(
-                    StreamName::Stderr,
-                    "bach-kernel: Bach was rebuilt, so the Bach session starts again: `bach_session` is a new one (empty graph and timeline); the values lost are named above\n",
-                ),
+                Ok(()) => {
+                    let said = match &rebuilding {
+                        Some(r) => self.restore(r, &before, execution_count, out),
+                        None => "bach-kernel: Bach was rebuilt, so the Bach session starts again: `bach_session` is a new one (empty graph and timeline); the values lost are named above\n".to_string(),
+                    };
+                    out.stream(StreamName::Stderr, &said);
+                }
                 Err(e) => out.stream(StreamName::Stderr, &format!("bach-kernel: Bach was rebuilt and its session could not start again: {e}\n")),
             }
+        }
+        if let Some(r) = &rebuilding {
+            let _ = std::fs::remove_dir_all(&r.dir);
+        }
+        // `use ndarray::..` lines: failed, their names are remembered; compiled, forgotten.
+        let uses = ndarray_uses(&rust);
+        match &result {
+            Err(evcxr::Error::CompilationErrors(_)) => {
+                self.failed_uses.retain(|(n, _)| !uses.contains(n));
+                self.failed_uses.extend(uses.into_iter().map(|n| (n, execution_count)));
+            }
+            Ok(_) => {
+                self.failed_uses.retain(|(n, _)| !uses.contains(n));
+                let named: Vec<String> = self.failed_uses.iter().filter(|(n, _)| names_word(&rust, n)).map(|(n, c)| format!("`{n}` (cell [{c}])")).collect();
+                if !named.is_empty() {
+                    out.stream(
+                        StreamName::Stderr,
+                        &format!("bach-kernel: this cell's {} are Bach's prelude names, not ndarray's: the `use ndarray::..` that named them did not compile; run it again once it does\n", named.join(", ")),
+                    );
+                }
+            }
+            Err(_) => {}
         }
         match result {
             Ok(outputs) => {
@@ -886,11 +1164,20 @@ mod tests {
 
     #[test]
     fn cells_adding_a_dependency_run_online() {
-        assert!(adds_dependency(":dep humantime = \"2\"\nhumantime::format_duration(d)"));
-        assert!(adds_dependency("let x = 1;\n  :dep foo = { path = \"/f\" }"));
-        assert!(!adds_dependency("let dep = 1;\n// :dep in a comment is not a command\n"));
-        assert!(!adds_dependency(":offline 1\n:dep foo = \"1\""), "the user's own :offline wins");
-        assert!(!adds_dependency(":depx"));
+        let known = ["bach".to_string(), "ndarray".into(), "plotters-backend".into()];
+        let adds = |code: &str| !cell_dependencies(code, &known).is_empty();
+        assert!(adds(":dep humantime = \"2\"\nhumantime::format_duration(d)"));
+        assert!(adds("let x = 1;\n  :dep foo = { path = \"/f\" }"));
+        assert!(!adds("let dep = 1;\n// :dep in a comment is not a command\n"));
+        assert!(!adds(":offline 1\n:dep foo = \"1\""), "the user's own :offline wins");
+        assert!(!adds(":depx"));
+        assert_eq!(cell_dependencies("extern crate itoa;\nitoa::Buffer::new()", &known), ["itoa = \"*\""]);
+        assert!(!adds("extern crate ndarray;\nextern crate plotters_backend as pb;\nextern crate alloc;"), "crates the build has");
+        assert_eq!(
+            modern_dep_lines(":dep p = { version = \"0.3\", default_features = false }\nlet default_features = 1;\n").0,
+            ":dep p = { version = \"0.3\", default-features = false }\nlet default_features = 1;\n"
+        );
+        assert_eq!(lost_line("The type of the variable a was redefined, so was lost."), Some("a"));
     }
 
     #[test]
@@ -904,6 +1191,14 @@ mod tests {
         let (code, at) = with_cell_prefix(":dep foo = \"1\"\nfoo::f()", 4, "!cp a b\n");
         assert_eq!(code, ":dep foo = \"1\"\n!cp a b\nbach::notebook::cell(4);\nfoo::f()\n");
         assert_eq!(at, Inserted { at: 2, lines: 2 });
+    }
+
+    #[test]
+    fn ndarray_names_a_cell_imports_are_known() {
+        assert_eq!(ndarray_uses("use ndarray::{Array2, Axis, arr1 as a1};\nuse ndarray::Array1;"), ["Array2", "Array1"]);
+        assert!(ndarray_uses("use ndarray::prelude::*;").contains(&"Array2".to_string()));
+        assert!(ndarray_uses("use ndarray_rand::RandomExt;").is_empty());
+        assert!(names_word("let a: Array2<f64> = x;", "Array2") && !names_word("Array2D", "Array2"));
     }
 
     #[test]

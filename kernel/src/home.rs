@@ -80,11 +80,21 @@ impl Home {
     pub fn prelude(&self, build: &Path) -> String {
         let restore = self.tested_lock().map(|l| restore_lock_line(&l, build)).unwrap_or_default();
         let deps: String = self.notebook_deps().iter().map(|(n, v)| format!(":dep {n} = {v}\n")).collect();
-        format!(
-            "{restore}{deps}{restore}use bach::prelude_without_macros::*;\n{WITH_SHOW_DEBUG}\nuse bach_show_debug::*;\nbach::notebook::cell(0);\nlet bach_session = bach::notebook::NotebookSession;\n\"0\".parse::<u8>()?;\n"
-        )
+        format!("{restore}{deps}{restore}{PRELUDE_NAMES}")
+    }
+
+    /// The prelude for a Rust process that starts again in a session that already has its
+    /// dependencies (after a rebuild, or a process that died): the names and the session
+    /// only. evcxr keeps the notebook's dependency lines and the lock keeps their versions;
+    /// the first prelude's `:dep ndarray = "0.16"` would replace a notebook's own
+    /// `ndarray = "0.17"`.
+    pub fn prelude_again(&self) -> String {
+        PRELUDE_NAMES.to_string()
     }
 }
+
+/// The prelude's names in scope and the notebook's `bach_session` (see [`Home::prelude`]).
+const PRELUDE_NAMES: &str = "use bach::prelude_without_macros::*;\nmod bach_show_debug { pub use bach::notebook::ShowDebug as _; }\nuse bach_show_debug::*;\nbach::notebook::cell(0);\nlet bach_session = bach::notebook::NotebookSession;\n\"0\".parse::<u8>()?;\n";
 
 /// The module through which the prelude brings `ShowDebug` into scope.
 pub const WITH_SHOW_DEBUG: &str = "mod bach_show_debug { pub use bach::notebook::ShowDebug as _; }";
@@ -114,6 +124,8 @@ mod tests {
     /// add it here.
     const NOTEBOOK_GRAPH: &[&str] = &[
         "allocator-api2",
+        // ndarray's `approx` (linfa 0.8 asks for it).
+        "approx",
         "autocfg",
         "bach",
         "bach-runtime",
@@ -127,8 +139,12 @@ mod tests {
         "equivalent",
         "fixedbitset",
         "foldhash",
+        // rand_core's `os_rng` (rand 0.9, ndarray-rand 0.16, rand_distr 0.5 ask for it).
+        "getrandom",
         "hashbrown",
         "indexmap",
+        // getrandom's, on Linux.
+        "libc",
         "libloading",
         "libm",
         "matrixmultiply",
