@@ -376,6 +376,8 @@ mod notebook_crates {
         r#"linfa-trees = "0.8""#,
         r#"linfa-reduction = "0.8""#,
         r#"smartcore = "0.4""#,
+        r#"smartcore = { version = "0.5.0" }"#,
+        r#"blas-src = { version = "0.14.0", features = ["openblas"] }"#,
         r#"rustfft = "6""#,
         r#"argmin = "0.10""#,
         r#"itertools = "0.14""#,
@@ -402,6 +404,10 @@ mod notebook_crates {
         // ndarray's `blas` feature sends every matrix product to a BLAS library that must be
         // linked: Bach cannot build with it on a machine without one.
         (r#"ndarray-linalg = "0.17""#, "ndarray"),
+        // num-complex's `rand` and `serde`: rand 0.8 and serde (then serde's derive macros,
+        // which other notebook crates ask of it) in every kernel's graph. Its OpenBLAS build
+        // takes minutes anyway.
+        (r#"ndarray-linalg = { version = "0.18.1", features = ["openblas-static"] }"#, "num-complex"),
         // serde (and derive macros) in every kernel's graph for hashbrown's and indexmap's
         // `serde`; polars itself takes minutes to build.
         (r#"polars = { version = "0.46", default-features = false, features = ["fmt"] }"#, "indexmap"),

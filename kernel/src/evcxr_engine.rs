@@ -609,6 +609,44 @@ fn modern_dep_lines(code: &str) -> (String, bool) {
     (text, changed)
 }
 
+/// `code` with each method call `.gen(` / `.gen::<` outside string literals and comments
+/// written `.r#gen`, or None when it has none.
+fn raw_gen_calls(code: &str) -> Option<String> {
+    if !code.contains(".gen") {
+        return None;
+    }
+    let bytes = code.as_bytes();
+    let mut out = String::with_capacity(code.len() + 8);
+    let (mut i, mut changed) = (0, false);
+    let (mut in_string, mut in_comment) = (false, false);
+    while i < bytes.len() {
+        let c = bytes[i];
+        if in_comment {
+            in_comment = c != b'\n';
+        } else if in_string {
+            if c == b'\\' {
+                out.push_str(&code[i..(i + 2).min(code.len())]);
+                i += 2;
+                continue;
+            }
+            in_string = c != b'"';
+        } else if c == b'"' {
+            in_string = true;
+        } else if code[i..].starts_with("//") {
+            in_comment = true;
+        } else if code[i..].starts_with(".gen(") || code[i..].starts_with(".gen::<") {
+            out.push_str(".r#gen");
+            i += 4;
+            changed = true;
+            continue;
+        }
+        let ch = code[i..].chars().next().unwrap_or(' ');
+        out.push(ch);
+        i += ch.len_utf8();
+    }
+    changed.then_some(out)
+}
+
 /// The variable evcxr's line says was lost ("The type of the variable a was redefined, so was
 /// lost.").
 fn lost_line(line: &str) -> Option<&str> {
@@ -830,6 +868,9 @@ impl Engine for EvcxrEngine {
         if modernised {
             out.stream(StreamName::Stderr, "bach-kernel: `default_features` in a `:dep` line is read as `default-features`, its name in the manifests of Rust 2024\n");
         }
+        // Cells compile as Rust 2024 (evcxr's edition), where `gen` is a keyword: rand 0.8's
+        // `rng.gen()`, in most notebooks written before it, is read as `rng.r#gen()`.
+        let rust = raw_gen_calls(&rust).unwrap_or(rust);
         // The next kernel's standby waits until no cell has run for a while.
         let _running = crate::standby::CellRunning::new();
         self.cells += 1;
@@ -1178,6 +1219,11 @@ mod tests {
             ":dep p = { version = \"0.3\", default-features = false }\nlet default_features = 1;\n"
         );
         assert_eq!(lost_line("The type of the variable a was redefined, so was lost."), Some("a"));
+        assert_eq!(
+            raw_gen_calls("let x = rng.gen::<f64>() + r.gen();\nprintln!(\"a.gen()\"); // b.gen()\nr.gen_range(0..3)").unwrap(),
+            "let x = rng.r#gen::<f64>() + r.r#gen();\nprintln!(\"a.gen()\"); // b.gen()\nr.gen_range(0..3)"
+        );
+        assert_eq!(raw_gen_calls("r.gen_range(0..3); \"é\".len()"), None);
     }
 
     #[test]
