@@ -47,9 +47,11 @@ struct Resolved {
 /// evcxr adds as `foo = "*"`.
 pub fn dependency_lines(cell: &str, known: &[String]) -> Vec<String> {
     let deps = cell.lines().filter_map(|l| l.trim_start().strip_prefix(":dep ")).map(str::trim).filter(|d| !d.is_empty());
-    let deps = deps.map(|d| if d.contains('=') { d.to_string() } else { format!("{d} = \"*\"") });
-    let externs = cell.lines().filter_map(extern_crate).filter(|c| !known.iter().any(|k| k.replace('-', "_") == *c)).map(|c| format!("{c} = \"*\""));
-    deps.chain(externs).collect()
+    let deps: Vec<String> = deps.map(|d| if d.contains('=') { d.to_string() } else { format!("{d} = \"*\"") }).collect();
+    // An `extern crate` of a crate the cell's own `:dep` adds (or the build has) adds nothing.
+    let named: Vec<String> = deps.iter().map(|d| d.split('=').next().unwrap_or("").trim().replace('-', "_")).chain(known.iter().map(|k| k.replace('-', "_"))).collect();
+    let externs = cell.lines().filter_map(extern_crate).filter(|c| !named.iter().any(|k| k == c)).map(|c| format!("{c} = \"*\""));
+    deps.into_iter().chain(externs).collect()
 }
 
 /// The crate an `extern crate foo;` line names (not the toolchain's own crates).
@@ -264,6 +266,7 @@ mod tests {
         let cell = ":dep ndarray-stats = \"0.6\"\n  :dep foo\n:dep bar = { version = \"1\", features = [\"x\"] }\nlet dep = 1;";
         assert_eq!(dependency_lines(cell, &[]), vec!["ndarray-stats = \"0.6\"", "foo = \"*\"", "bar = { version = \"1\", features = [\"x\"] }"]);
         assert_eq!(dependency_lines("extern crate rand_core;\nextern crate itoa as i;\nextern crate std;", &["rand-core".into()]), vec!["itoa = \"*\""]);
+        assert_eq!(dependency_lines(":dep rand = { version = \"0.6.5\" }\nextern crate rand;", &[]), vec!["rand = { version = \"0.6.5\" }"]);
         assert_eq!(dependency_names("[package]\nname = \"ctx\"\n[dependencies]\nbach = { path = \"/b\" }\n\"nd\" = \"1\"\n[lib]\npath = \"x\"\n"), ["bach", "nd"]);
         let m = "[package]\nname = \"ctx\"\n\n[dependencies]\nbach = { path = \"/b\" }\n";
         assert_eq!(with_dependencies(m, &["foo = \"1\"".into()]), "[package]\nname = \"ctx\"\n\n[dependencies]\nfoo = \"1\"\nbach = { path = \"/b\" }\n");
