@@ -467,6 +467,37 @@ impl EvcxrEngine {
         said
     }
 
+    /// Compile `uses` (a cell's top-level `use` statements) as a cell of their own, leaving
+    /// out those that name what rustc could not resolve, up to three times. Returns the statements kept
+    /// (one a line), or nothing.
+    fn keep_uses(started: &mut Started, running: &Arc<Running>, mut uses: Vec<String>) -> String {
+        for _ in 0..3 {
+            let code: String = uses.iter().map(|u| format!("{}\n", u.replace('\n', " "))).collect();
+            let mut sink = NoOutput;
+            match Self::run(started, running, 0, &code, &mut sink).result {
+                Ok(_) => return code,
+                Err(evcxr::Error::CompilationErrors(errors)) => {
+                    // evcxr keeps `use` items apart from the cell's lines, so its errors carry
+                    // no line: the statements left out are those naming what rustc could not
+                    // find (`ndarray_linalg` in "cannot find module or crate `ndarray_linalg`").
+                    let missing: Vec<String> = errors
+                        .iter()
+                        .filter(|e| e.level() == "error")
+                        .flat_map(|e| e.message().split('`').skip(1).step_by(2).map(|w| w.split("::").next().unwrap_or(w).to_string()).collect::<Vec<_>>())
+                        .filter(|w| !w.is_empty())
+                        .collect();
+                    let before = uses.len();
+                    uses.retain(|u| !missing.iter().any(|w| names_word(u, w)));
+                    if uses.is_empty() || uses.len() == before {
+                        return String::new();
+                    }
+                }
+                Err(_) => return String::new(),
+            }
+        }
+        String::new()
+    }
+
     fn variables(started: &Started) -> Vec<String> {
         started.ctx.variables_and_types().map(|(n, t)| format!("{n}: {t}")).collect()
     }
@@ -503,9 +534,13 @@ fn restore_code(dir: &Path, kept: &[(String, String)], session: bool) -> String 
     code
 }
 
+/// A variable's name and a text about it: the type it is declared with again, or why it could
+/// not be saved.
+type Named = (String, String);
+
 /// What a stash directory's manifest lists: the variables saved (name, type) and those that
 /// could not be (name, reason).
-fn read_stash_manifest(dir: &Path) -> (Vec<(String, String)>, Vec<(String, String)>) {
+fn read_stash_manifest(dir: &Path) -> (Vec<Named>, Vec<Named>) {
     let text = std::fs::read_to_string(dir.join(STASH_MANIFEST)).unwrap_or_default();
     let mut kept = vec![];
     let mut not = vec![];
@@ -677,6 +712,70 @@ fn ndarray_uses(code: &str) -> Vec<String> {
         }
     }
     names
+}
+
+/// The top-level `use` statements of a cell (starting a line at its first column, up to their
+/// `;`), each as written.
+fn use_statements(code: &str) -> Vec<String> {
+    let mut uses = vec![];
+    let mut open: Option<String> = None;
+    for line in code.lines() {
+        if let Some(u) = open.as_mut() {
+            u.push('\n');
+            u.push_str(line);
+        } else if line.starts_with("use ") || line.starts_with("pub use ") {
+            open = Some(line.to_string());
+        }
+        if open.as_ref().is_some_and(|u| u.trim_end().ends_with(';')) {
+            uses.extend(open.take());
+        }
+    }
+    uses
+}
+
+/// An [`Output`] that shows nothing (the kernel's own trial compiles).
+struct NoOutput;
+impl Output for NoOutput {
+    fn stream(&mut self, _: StreamName, _: &str) {}
+    fn display(&mut self, _: Bundle) {}
+    fn display_as(&mut self, _: Bundle, _: &str, _: bool) {}
+    fn clear(&mut self, _: bool) {}
+}
+
+/// evcxr's report of a build that failed without a compile error of the cell (a dependency's
+/// build script failed: a download, a missing system library) as an error a user reads:
+/// cargo's `error:` line and the script's own words, without cargo's JSON, progress lines
+/// and backtraces. None for any other message.
+fn build_failure(message: &str, count: u32) -> Option<ExecError> {
+    let stderr = message.split_once("Compilation failed, but no parsable errors were found. STDERR:")?.1;
+    let stderr = stderr.split("\nSTDOUT:").next().unwrap_or(stderr);
+    let noise = |l: &str| {
+        let t = l.trim();
+        t.is_empty()
+            || [
+                "Updating ",
+                "Locking ",
+                "Adding ",
+                "Compiling ",
+                "Downloaded ",
+                "Downloading ",
+                "Blocking ",
+                "cargo:",
+                "at ",
+                "note: ",
+                "Stack backtrace:",
+                "stack backtrace:",
+                "{\"reason\"",
+            ]
+            .iter()
+            .any(|p| t.starts_with(p))
+            || t.split_once(": ").is_some_and(|(n, _)| n.chars().all(|c| c.is_ascii_digit()))
+    };
+    let lines: Vec<String> = stderr.lines().filter(|l| !noise(l)).map(|l| l.trim_end().to_string()).collect();
+    let first = lines.iter().find_map(|l| l.trim().strip_prefix("error: ")).unwrap_or("a dependency failed to build").to_string();
+    let mut more: Vec<String> = lines.into_iter().filter(|l| l.trim().strip_prefix("error: ") != Some(first.as_str())).take(24).collect();
+    more.push("Nothing of this cell ran; the crates it adds did not come in, and the session is as it was.".into());
+    Some(cell_error("BuildError", count, &first, more))
 }
 
 /// Whether `code` names `word` (as a whole identifier).
@@ -1052,12 +1151,32 @@ impl Engine for EvcxrEngine {
         if let Some(r) = &rebuilding {
             let _ = std::fs::remove_dir_all(&r.dir);
         }
+        // A cell that did not compile ran none of its lines, its `use`s included; those that
+        // compile on their own are kept for the next cells (a notebook's import cell that
+        // names one crate that failed to build would otherwise take every import with it, and
+        // the next cells would get Bach's prelude names where they meant ndarray's).
+        let mut kept_uses = String::new();
+        if matches!(&result, Err(evcxr::Error::CompilationErrors(_))) && !running.interrupted.load(Ordering::SeqCst) {
+            let uses = use_statements(&rust);
+            if !uses.is_empty() {
+                if let Ok(started) = self.started(true) {
+                    kept_uses = Self::keep_uses(started, &running, uses);
+                }
+                if !kept_uses.is_empty() {
+                    out.stream(
+                        StreamName::Stderr,
+                        &format!("bach-kernel: none of this cell ran; its `use` lines that compile on their own are kept for the next cells:\n{kept_uses}"),
+                    );
+                }
+            }
+        }
         // `use ndarray::..` lines: failed, their names are remembered; compiled, forgotten.
         let uses = ndarray_uses(&rust);
         match &result {
             Err(evcxr::Error::CompilationErrors(_)) => {
+                let kept = ndarray_uses(&kept_uses);
                 self.failed_uses.retain(|(n, _)| !uses.contains(n));
-                self.failed_uses.extend(uses.into_iter().map(|n| (n, execution_count)));
+                self.failed_uses.extend(uses.into_iter().filter(|n| !kept.contains(n)).map(|n| (n, execution_count)));
             }
             Ok(_) => {
                 self.failed_uses.retain(|(n, _)| !uses.contains(n));
@@ -1108,7 +1227,7 @@ impl Engine for EvcxrEngine {
                     vec![format!("Lost: {}", before.join(", ")), "The kernel started a new process; run the cells you need again.".into()],
                 ))
             }
-            Err(e) => Err(cell_error("Error", execution_count, &e.to_string(), vec![])),
+            Err(e) => Err(build_failure(&e.to_string(), execution_count).unwrap_or_else(|| cell_error("Error", execution_count, &e.to_string(), vec![]))),
         }
     }
 
@@ -1237,6 +1356,24 @@ mod tests {
         let (code, at) = with_cell_prefix(":dep foo = \"1\"\nfoo::f()", 4, "!cp a b\n");
         assert_eq!(code, ":dep foo = \"1\"\n!cp a b\nbach::notebook::cell(4);\nfoo::f()\n");
         assert_eq!(at, Inserted { at: 2, lines: 2 });
+    }
+
+    #[test]
+    fn a_failed_build_script_reads_as_its_own_words() {
+        let evcxr = "Compilation failed, but no parsable errors were found. STDERR:\n    Updating crates.io index\n      Adding ring v0.17.14\nerror: failed to run custom build command for `openblas-src v0.10.16`\nnote: To improve backtraces\n\nCaused by:\n  --- stdout\n  cargo:rerun-if-env-changed=OPENBLAS_CC\n  --- stderr\n  thread 'main' panicked at build.rs:213:52:\n  io: failed to lookup address information\n  stack backtrace:\n     0: openblas_build::download::download\n               at /rustc/x/panicking.rs:1:2\n\nSTDOUT:{\"reason\":\"build-finished\"}";
+        let e = build_failure(evcxr, 3).unwrap();
+        assert_eq!(e.ename, "BuildError");
+        assert_eq!(e.evalue, "failed to run custom build command for `openblas-src v0.10.16`");
+        let tb = e.traceback.join("\n");
+        assert!(tb.contains("failed to lookup address") && tb.contains("Caused by:"), "{tb}");
+        assert!(!tb.contains("Adding") && !tb.contains("reason") && !tb.contains("0: openblas") && !tb.contains("cargo:rerun"), "{tb}");
+        assert!(build_failure("something else", 3).is_none());
+    }
+
+    #[test]
+    fn a_cells_use_statements_are_found() {
+        let cell = "use std::collections::{HashSet,\n    HashMap};\nuse ndarray::Array2;\nfn f() {\n    use std::fmt;\n}\nlet x = 1;";
+        assert_eq!(use_statements(cell), ["use std::collections::{HashSet,\n    HashMap};", "use ndarray::Array2;"]);
     }
 
     #[test]

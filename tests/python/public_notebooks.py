@@ -18,8 +18,10 @@ import time
 
 HERE = pathlib.Path(__file__).resolve().parents[1] / "notebooks" / "public"
 
-# name -> (code cells to skip, code cells whose values are random or timed, line rewrites,
-# code cells whose saved output came from another version of the cell: run, not compared)
+# name -> (code cells to skip, code cells whose values are random or timed (or print a hash
+# set), line rewrites, code cells whose saved output came from another version of the cell:
+# run, not compared[, code cells that fail on this machine for the notebook's own reasons:
+# must fail, as they do under evcxr here])
 NOTEBOOKS = {
     "plotters_ndarray_rand_tutorial": ({0}, {13, 14, 30, 31}, {}, set()),
     "statrs_probability_tutorial": ({0}, set(), {}, set()),
@@ -30,9 +32,12 @@ NOTEBOOKS = {
     # kernel's own variables and commands (bach_session, :bach).
     "evcxr_jupyter_tour": ({0, 19, 20}, {10, 11}, {}, {21, 22}),
     "calculus_tutorial": ({0}, set(), {}, set()),
-    # ndarray 0.17 with ndarray-linalg 0.18 on OpenBLAS built from source (its build fetches
-    # OpenBLAS from GitHub: here it cannot), ndarray-rand 0.16.
-    "ndarray_tutorial": ({0}, {61}, {}, set()),
+    # ndarray 0.17 with ndarray-linalg 0.18 on OpenBLAS built from source, ndarray-rand 0.16.
+    # OpenBLAS's build downloads its source from GitHub, which this machine cannot reach:
+    # blas-src and ndarray-linalg do not build (code#2, #3: the latter would have rebuilt
+    # the Bach stack, the session is kept), the import cell fails on `ndarray_linalg` (code#5,
+    # its other `use` lines are kept) and so do the cells calling it.
+    "ndarray_tutorial": ({0}, {42, 43, 44, 45, 46, 47, 50, 54, 61}, {}, set(), {2, 3, 5, 72, 77, 78, 79, 80, 81, 82, 83}),
     # A guide's linfa chapters (ndarray 0.15, linfa 0.7, plotters' evcxr figures). Saved
     # without outputs: each cell must run, and the charts must be drawn.
     "rust_ml_guide/kmeans": (set(), set(), {}, set()),
@@ -112,7 +117,8 @@ def run_notebook(name, kernel_name="bach", timeout=900, log=print, path=None):
     returns a report: per code cell, what happened."""
     import jupyter_client
 
-    skip, nondet, rewrites, unchecked = NOTEBOOKS.get(name, (set(), set(), {}, set()))
+    skip, nondet, rewrites, unchecked, *rest = NOTEBOOKS.get(name, (set(), set(), {}, set()))
+    fails_here = rest[0] if rest else set()
     path = pathlib.Path(path) if path else HERE / f"{name}.ipynb"
     nb = json.loads(path.read_text())
     cells = [c for c in nb["cells"] if c["cell_type"] == "code"]
@@ -136,7 +142,10 @@ def run_notebook(name, kernel_name="bach", timeout=900, log=print, path=None):
             # the cell's error (same message).
             saved_stderr = "".join("".join(o["text"]) for o in cell.get("outputs", []) if o["output_type"] == "stream" and o["name"] == "stderr")
             problem = None
-            if reply["status"] == "error" and reply.get("evalue") and reply["evalue"] in saved_stderr:
+            if k in fails_here:
+                if reply["status"] != "error":
+                    problem = "expected to fail on this machine (see NOTEBOOKS); it ran: update the list"
+            elif reply["status"] == "error" and reply.get("evalue") and reply["evalue"] in saved_stderr:
                 pass
             elif reply["status"] == "error" and not saved_error:
                 problem = f"error {reply.get('ename')}: {reply.get('evalue')}\n" + "\n".join(reply.get("traceback", [])[:8])
