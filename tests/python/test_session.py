@@ -181,11 +181,11 @@ def test_evcxr_tour_features_work_as_in_evcxr(session):
 
 
 def test_a_rebuild_loses_nothing(jupyter_path):
-    """A `:dep` that rebuilds the crates under Bach (here ndarray with its `serde` feature,
-    which no notebook default turns on) saves the session first and brings it back: every
-    Bach array with its values (a lazy one computed), the policy and the cost model, plain
-    Rust values, the same names; the cell says what was rebuilt. `:bach rebuild` is the
-    explicit form."""
+    """A `:dep` that rebuilds the crates under Bach (here num-complex with its `serde`
+    feature, which no notebook default turns on) saves the session first and brings it back:
+    every Bach array with its values (a lazy one computed), the policy and the cost model,
+    plain Rust values, the same names; the cell says what was rebuilt; the notebook's own
+    `ndarray = "0.17.2"` stays. `:bach rebuild` is the explicit form."""
     import jupyter_client
 
     km, kc = jupyter_client.manager.start_new_kernel(kernel_name="bach", startup_timeout=300)
@@ -202,10 +202,12 @@ def test_a_rebuild_loses_nothing(jupyter_path):
         cost = lambda: run(kc, ":bach cost")[1]
         model = text(cost()).split("residuals")[0]
         assert "elementwise  cpu          2.00 us     3.000 ns" in model, model
-        r, msgs = run(kc, ':dep ndarray = { version = "0.16", features = ["serde"] }', timeout=TIMEOUT)
+        r, msgs = run(kc, ':dep ndarray = "0.17.2"', timeout=TIMEOUT)
+        assert r["status"] == "ok" and "rebuilds" not in text(msgs), (r, text(msgs))
+        r, msgs = run(kc, ':dep num-complex = { version = "0.4", features = ["serde"] }', timeout=TIMEOUT)
         assert r["status"] == "ok", (r, text(msgs))
         said = text(msgs)
-        assert "rebuilds crates the Bach session is built on: ndarray 0.16" in said and "+serde" in said, said
+        assert "rebuilds crates the Bach session is built on: num-complex 0.4" in said and "+serde" in said, said
         kept = said.split("the Bach session carried on")[1].split("\n")[0]
         assert {"a", "b", "m"} <= set(re.findall(r"\b\w+\b", kept.split("the arrays")[1])), said
         assert "was redefined" not in said and "lost" not in said.split("carried on")[1], said
@@ -214,6 +216,9 @@ def test_a_rebuild_loses_nothing(jupyter_path):
         assert result(msgs) == f'({expected}, [3, 4], 18.0, 5, 5000.0)', (result(msgs), expected)
         r, msgs = run(kc, 'format!("{:?}", bach_session.config().policy)')
         assert result(msgs) == '"Greedy"', result(msgs)
+        # The notebook's ndarray is still 0.17 (the prelude's `ndarray = "0.16"` did not come back).
+        r, msgs = run(kc, ":show_deps")
+        assert 'ndarray = "0.17.2"' in text(msgs) + str([m["content"] for m in msgs]), msgs
         assert text(cost()).split("residuals")[0] == model
         # The new session works: a new lazy value evaluates and is traced.
         r, msgs = run(kc, "let c = &b * 2.0;\n(c.sum() > 0.0, bach_session.trace().evals().count() > 0)")
