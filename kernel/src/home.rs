@@ -143,7 +143,9 @@ mod tests {
         "getrandom",
         "hashbrown",
         "indexmap",
-        // getrandom's, on Linux.
+        // getrandom's, on Linux: 0.41 s of name resolution at start (BACH_KERNEL_TIMING=ra,
+        // 2026-11-28, with other work on the machine), the price of rand 0.9 and ndarray-rand
+        // 0.16 adding nothing to rebuild (the standby kernel hides most of it).
         "libc",
         "libloading",
         "libm",
