@@ -803,7 +803,11 @@ struct Inserted {
 /// the leading evcxr `:` commands of `code`. Returns the new code and where they went.
 fn with_cell_prefix(code: &str, n: u64, before: &str) -> (String, Inserted) {
     let lines: Vec<&str> = code.lines().collect();
-    let k = lines.iter().take_while(|l| l.trim_start().starts_with(':') || l.trim().is_empty()).count();
+    // Comment lines among the commands belong to them (evcxr reads `:dep` lines after one).
+    let leading = |l: &&&str| l.trim_start().starts_with(':') || l.trim().is_empty() || l.trim_start().starts_with("//");
+    let k = lines.iter().take_while(leading).count();
+    // ... but the commands end at the last command line: comments after it are the code's.
+    let k = lines[..k].iter().rposition(|l| l.trim_start().starts_with(':')).map_or(0, |last| last + 1).max(lines[..k].iter().take_while(|l| l.trim().is_empty()).count());
     let mut s = String::with_capacity(code.len() + 40);
     for l in &lines[..k] {
         s.push_str(l);
@@ -1353,6 +1357,8 @@ mod tests {
         let (code, at) = with_cell_prefix("1 + 1", 3, "");
         assert_eq!(code, "bach::notebook::cell(3);\n1 + 1\n");
         assert_eq!(at, Inserted { at: 1, lines: 1 });
+        let (code, _) = with_cell_prefix(":dep a = \"1\"\n// the next one\n:dep b = \"1\"\n// uses them\nb::f()", 5, "");
+        assert_eq!(code, ":dep a = \"1\"\n// the next one\n:dep b = \"1\"\nbach::notebook::cell(5);\n// uses them\nb::f()\n");
         let (code, at) = with_cell_prefix(":dep foo = \"1\"\nfoo::f()", 4, "!cp a b\n");
         assert_eq!(code, ":dep foo = \"1\"\n!cp a b\nbach::notebook::cell(4);\nfoo::f()\n");
         assert_eq!(at, Inserted { at: 2, lines: 2 });
