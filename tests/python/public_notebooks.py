@@ -37,7 +37,7 @@ NOTEBOOKS = {
     # blas-src and ndarray-linalg do not build (code#2, #3: the latter would have rebuilt
     # the Bach stack, the session is kept), the import cell fails on `ndarray_linalg` (code#5,
     # its other `use` lines are kept) and so do the cells calling it.
-    "ndarray_tutorial": ({0}, {42, 43, 44, 45, 46, 47, 50, 54, 61}, {}, set(), {2, 3, 5, 72, 77, 78, 79, 80, 81, 82, 83}),
+    "ndarray_tutorial": ({0}, {42, 43, 44, 45, 46, 47, 48, 49, 50, 54, 61}, {}, set(), {2, 3, 5, 72, 77, 78, 79, 80, 81, 82, 83}),
     # A guide's linfa chapters (ndarray 0.15, linfa 0.7, plotters' evcxr figures). Saved
     # without outputs: each cell must run, and the charts must be drawn.
     "rust_ml_guide/kmeans": (set(), set(), {}, set()),
