@@ -128,7 +128,7 @@ pub fn train_test_split<A: Element, B: Element>(x: &Array<A>, y: &Array<B>, trai
     Ok((x.take_rows(&train)?, x.take_rows(&test)?, y.take_rows(&train)?, y.take_rows(&test)?))
 }
 
-impl<A: Element, D: ndarray::Dimension> Array<A, D> {
+impl<A: Element, S: crate::array::Data<Elem = A>, D: ndarray::Dimension> crate::array::ArrayBase<S, D> {
     /// The rows `indices` of this array, in that order (ndarray's `select(Axis(0), ..)`); an
     /// error at this line when an index is out of bounds.
     pub fn take_rows(&self, indices: &[usize]) -> Result<Array<A, D>> {

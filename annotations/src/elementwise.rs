@@ -8,7 +8,8 @@ use std::sync::{Arc, LazyLock};
 use bach_runtime::{oa, split, Annotation, BachError, DType, Element, Family, Launch, Lazy, Meta, Result, Value, ValueRef};
 use ndarray::{ArrayD, ArrayViewD, Dimension, IxDyn, Zip};
 
-use crate::array::{Array, Host, Operand};
+use crate::array::{Array, ArrayBase, Data, Host, Operand};
+use crate::host_ops::BinOp;
 use crate::kernels::{self, elementwise_kernel, table_source, Row, ELEMENTS, FLOATS};
 use crate::real::Real;
 use crate::simd;
@@ -227,7 +228,7 @@ macro_rules! unary_table {
         /// The unary rows for the kernel generator.
         pub(crate) const UNARY: &[Row] = &[$(Row { name: $name, vars: &[stringify!($x)], out: None, c: $c }),*];
 
-        impl<A: Real, D: Dimension> Array<A, D> {
+        impl<A: Real, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
             $(
                 #[doc = concat!("Elementwise `", $name, "` (lazy).")]
                 pub fn $method(&self) -> Array<A, D> {
@@ -334,7 +335,7 @@ mask_table! {
     NOT => "not", |x| !x, "!x";
 }
 
-impl<A: Element, D: Dimension> Array<A, D> {
+impl<A: Element, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
     fn binary<B: Element, R: Operand<A, D>>(&self, op: &Arc<Annotation>, rhs: R) -> Result<Array<B, R::Out>> {
         if let (Some(a), Some(b)) = (self.host_value(), rhs.host_value()) {
             if let Some(r) = crate::array::eager(op, &[a, b], || self.home()) {
@@ -353,7 +354,7 @@ pub(crate) fn or_panic<T>(r: Result<T>) -> T {
     r.unwrap_or_else(|e| panic!("{e}"))
 }
 
-impl<A: Real, D: Dimension> Array<A, D> {
+impl<A: Real, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
     pub fn try_add<R: Operand<A, D>>(&self, rhs: R) -> Result<Array<A, R::Out>> {
         self.binary(&ADD, rhs)
     }
@@ -401,19 +402,7 @@ impl<A: Real, D: Dimension> Array<A, D> {
     pub fn le<R: Operand<A, D>>(&self, rhs: R) -> Array<bool, R::Out> {
         or_panic(self.binary(&LE, rhs))
     }
-    #[track_caller]
-    pub fn equal<R: Operand<A, D>>(&self, rhs: R) -> Array<bool, R::Out> {
-        or_panic(self.binary(&EQ, rhs))
-    }
-    #[track_caller]
-    pub fn not_equal<R: Operand<A, D>>(&self, rhs: R) -> Array<bool, R::Out> {
-        or_panic(self.binary(&NE, rhs))
-    }
 
-    /// Elementwise conversion to another float type.
-    pub fn cast<B: Real>(&self) -> Array<B, D> {
-        self.call(&cast_op(B::DTYPE), &[]).expect("casts accept every float array")
-    }
 
     /// Apply a Rust closure to every element, lazily: an op of the graph, planned with the
     /// rest, that runs on the CPU only (a closure cannot be offloaded; the plan says so).
@@ -431,26 +420,34 @@ impl<A: Real, D: Dimension> Array<A, D> {
 
 /// Integer arrays (class and cluster labels, indices): cast to a float type to compute with
 /// them; comparisons compare them as f64 (exact below 2^53).
-impl<D: Dimension> Array<i64, D> {
+/// The element types with a number's comparisons and casts: f64, f32 and i64.
+pub trait Numeric: Element {}
+impl Numeric for f64 {}
+impl Numeric for f32 {}
+impl Numeric for i64 {}
+
+impl<A: Numeric, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
     /// Elementwise conversion to a float type.
     pub fn cast<B: Real>(&self) -> Array<B, D> {
-        self.call(&cast_op(B::DTYPE), &[]).expect("casts accept every i64 array")
+        self.call(&cast_op(B::DTYPE), &[]).expect("casts accept every f64, f32 and i64 array")
     }
-    /// Elementwise `==` with another integer array (numpy broadcasting).
+    /// Elementwise `==` with an array or a scalar (numpy broadcasting).
     #[track_caller]
-    pub fn equal<E: Dimension>(&self, rhs: &Array<i64, E>) -> Array<bool, <D as ndarray::DimMax<E>>::Output>
-    where
-        D: ndarray::DimMax<E>,
-    {
-        self.cast::<f64>().equal(rhs.cast::<f64>())
+    pub fn equal<R: Operand<A, D>>(&self, rhs: R) -> Array<bool, R::Out> {
+        or_panic(self.compare(&EQ, rhs))
     }
-    /// Elementwise `!=` with another integer array (numpy broadcasting).
+    /// Elementwise `!=` with an array or a scalar (numpy broadcasting).
     #[track_caller]
-    pub fn not_equal<E: Dimension>(&self, rhs: &Array<i64, E>) -> Array<bool, <D as ndarray::DimMax<E>>::Output>
-    where
-        D: ndarray::DimMax<E>,
-    {
-        self.cast::<f64>().not_equal(rhs.cast::<f64>())
+    pub fn not_equal<R: Operand<A, D>>(&self, rhs: R) -> Array<bool, R::Out> {
+        or_panic(self.compare(&NE, rhs))
+    }
+    /// A comparison; integers compare as f64 (exact below 2^53).
+    fn compare<R: Operand<A, D>>(&self, op: &Arc<Annotation>, rhs: R) -> Result<Array<bool, R::Out>> {
+        if A::DTYPE == DType::I64 {
+            let r = cast_op(DType::F64).call(&[&rhs.node(self.lazy())])?;
+            return self.cast::<f64>().call(op, &[&r]);
+        }
+        self.binary(op, rhs)
     }
 }
 
@@ -612,7 +609,7 @@ fn select<T: Copy>(m: ArrayViewD<'_, bool>, a: ArrayViewD<'_, T>, b: ArrayViewD<
 /// the arithmetic operators: no annotation, no node; the same arithmetic as the ops' CPU
 /// kernels, so the same bits). `None` when it does not apply (a lazy or large value, a shape
 /// that does not broadcast: the graph path says why).
-fn at_once<A: Real, D: Dimension, R: Operand<A, D>>(a: &Array<A, D>, rhs: &R, name: &str, f: impl Fn(A, A) -> A) -> Option<Array<A, R::Out>> {
+fn at_once<A: Real, S: Data<Elem = A>, D: Dimension, R: Operand<A, D>>(a: &ArrayBase<S, D>, rhs: &R, name: &str, f: impl Fn(A, A) -> A) -> Option<Array<A, R::Out>> {
     let (x, max) = a.small_host()?;
     // The same shape and dimension type, or a scalar: walked with `a`'s own dimension type,
     // no dynamic dimensions (they walk slowly).
@@ -628,25 +625,60 @@ fn at_once<A: Real, D: Dimension, R: Operand<A, D>>(a: &Array<A, D>, rhs: &R, na
     Some(Array::from_host_in(out.into_dimensionality::<R::Out>().ok()?.into_shared(), a.home()))
 }
 
+/// How arrays of Bach's float types compute `lhs op rhs` (see `array/operators.rs`): at once
+/// for small host values, else a lazy graph op; `%` on the host.
+impl<A: Real, S: Data<Elem = A>, D: Dimension, R: Operand<A, D>> crate::array::Arith<S, D, R> for A {
+    type Output = Array<A, R::Out>;
+    #[track_caller]
+    fn arith(op: BinOp, lhs: &ArrayBase<S, D>, rhs: R) -> Array<A, R::Out> {
+        let (name, f): (&str, fn(A, A) -> A) = match op {
+            BinOp::Add => ("add", |x, y| x + y),
+            BinOp::Sub => ("sub", |x, y| x - y),
+            BinOp::Mul => ("mul", |x, y| x * y),
+            BinOp::Div => ("div", |x, y| x / y),
+            BinOp::Rem => ("rem", |x, y| x % y),
+        };
+        if let Some(r) = at_once(lhs, &rhs, name, f) {
+            return r;
+        }
+        or_panic(match op {
+            BinOp::Add => lhs.try_add(rhs),
+            BinOp::Sub => lhs.try_sub(rhs),
+            BinOp::Mul => lhs.try_mul(rhs),
+            BinOp::Div => lhs.try_div(rhs),
+            BinOp::Rem => remainder(lhs, rhs),
+        })
+    }
+}
+
+/// `lhs % rhs` of floats, on the host (no accelerator kernel: a remainder is rare in array
+/// code, a periodic boundary or a phase).
+fn remainder<A: Real, S: Data<Elem = A>, D: Dimension, R: Operand<A, D>>(lhs: &ArrayBase<S, D>, rhs: R) -> Result<Array<A, R::Out>> {
+    let x = lhs.eval_nd()?.view().into_dyn();
+    let out = match rhs.host() {
+        Some(Host::Scalar(s)) => x.mapv(|v| v % s),
+        Some(Host::Array(y)) => zip2("rem", x, y, |u, v| u % v)?,
+        None => {
+            let v = rhs.node(lhs.lazy()).eval()?;
+            let y = A::array_of(&v).ok_or_else(|| BachError::dtype("rem", A::DTYPE, v.meta().dtype))?;
+            zip2("rem", x, y.view(), |u, v| u % v)?
+        }
+    };
+    let out = out.into_dimensionality::<R::Out>().map_err(|e| BachError::shape("rem", e.to_string()))?;
+    Ok(Array::from_host_in(out.into_shared(), lhs.home()))
+}
+
+impl<A: Real, S: Data<Elem = A>, D: Dimension> crate::array::Negate<S, D> for A {
+    fn negate(a: &ArrayBase<S, D>) -> Array<A, D> {
+        if let Some((x, _)) = a.small_host() {
+            return Array::from_host_in(x.map(|&v| -v).into_shared(), a.home());
+        }
+        a.neg()
+    }
+}
+
 macro_rules! operator {
     ($Trait:ident, $method:ident, $try:ident, $OP:ident, $Assign:ident, $assign:ident, $op:tt) => {
-        impl<A: Real, D: Dimension, R: Operand<A, D>> std::ops::$Trait<R> for &Array<A, D> {
-            type Output = Array<A, R::Out>;
-            #[track_caller]
-            fn $method(self, rhs: R) -> Array<A, R::Out> {
-                if let Some(r) = at_once(self, &rhs, stringify!($method), |x, y| x $op y) {
-                    return r;
-                }
-                or_panic(self.$try(rhs))
-            }
-        }
-        impl<A: Real, D: Dimension, R: Operand<A, D>> std::ops::$Trait<R> for Array<A, D> {
-            type Output = Array<A, R::Out>;
-            #[track_caller]
-            fn $method(self, rhs: R) -> Array<A, R::Out> {
-                (&self).$method(rhs)
-            }
-        }
         /// `a += rhs` binds `a` to a new lazy node `a + rhs` (nothing another handle holds
         /// changes). The result must keep `a`'s shape, as in ndarray.
         impl<A: Real, D: Dimension, R: Operand<A, D, Out = D>> std::ops::$Assign<R> for Array<A, D> {
@@ -665,21 +697,12 @@ macro_rules! operator {
         }
         operator!(@scalar_left $Trait, $method, $OP, f64, $op);
         operator!(@scalar_left $Trait, $method, $OP, f32, $op);
-        /// An ndarray array or view on the left of a Bach array gives a Bach array.
-        impl<'a, A: Real, D: Dimension + ndarray::DimMax<E>, E: Dimension, S: ndarray::Data<Elem = A>> std::ops::$Trait<&'a Array<A, E>> for &ndarray::ArrayBase<S, D> {
-            type Output = Array<A, <D as ndarray::DimMax<E>>::Output>;
-            #[track_caller]
-            fn $method(self, rhs: &'a Array<A, E>) -> Self::Output {
-                let left = Array::<A, D>::from_host_in(self.to_owned().into_shared(), rhs.home());
-                or_panic(left.$try(rhs))
-            }
-        }
     };
     (@scalar_left $Trait:ident, $method:ident, $OP:ident, $t:ty, $op:tt) => {
-        impl<D: Dimension> std::ops::$Trait<&Array<$t, D>> for $t {
+        impl<S: Data<Elem = $t>, D: Dimension> std::ops::$Trait<&ArrayBase<S, D>> for $t {
             type Output = Array<$t, D>;
             #[track_caller]
-            fn $method(self, rhs: &Array<$t, D>) -> Array<$t, D> {
+            fn $method(self, rhs: &ArrayBase<S, D>) -> Array<$t, D> {
                 if let Some((y, _)) = rhs.small_host() {
                     return Array::from_host_in(y.map(|&v| self $op v).into_shared(), rhs.home());
                 }
@@ -687,10 +710,10 @@ macro_rules! operator {
                 or_panic($OP.call(&[&s, rhs.lazy()]).map(Array::wrap))
             }
         }
-        impl<D: Dimension> std::ops::$Trait<Array<$t, D>> for $t {
+        impl<S: Data<Elem = $t>, D: Dimension> std::ops::$Trait<ArrayBase<S, D>> for $t {
             type Output = Array<$t, D>;
             #[track_caller]
-            fn $method(self, rhs: Array<$t, D>) -> Array<$t, D> {
+            fn $method(self, rhs: ArrayBase<S, D>) -> Array<$t, D> {
                 self.$method(&rhs)
             }
         }
@@ -701,32 +724,16 @@ operator!(Sub, sub, try_sub, SUB, SubAssign, sub_assign, -);
 operator!(Mul, mul, try_mul, MUL, MulAssign, mul_assign, *);
 operator!(Div, div, try_div, DIV, DivAssign, div_assign, /);
 
-impl<A: Real, D: Dimension> std::ops::Neg for &Array<A, D> {
-    type Output = Array<A, D>;
-    fn neg(self) -> Array<A, D> {
-        if let Some((x, _)) = self.small_host() {
-            return Array::from_host_in(x.map(|&v| -v).into_shared(), self.home());
-        }
-        Array::neg(self)
-    }
-}
-impl<A: Real, D: Dimension> std::ops::Neg for Array<A, D> {
-    type Output = Array<A, D>;
-    fn neg(self) -> Array<A, D> {
-        -&self
-    }
-}
-
 macro_rules! bool_operator {
     ($Trait:ident, $method:ident, $OP:ident) => {
-        impl<D: Dimension, R: Operand<bool, D>> std::ops::$Trait<R> for &Array<bool, D> {
+        impl<S: Data<Elem = bool>, D: Dimension, R: Operand<bool, D>> std::ops::$Trait<R> for &ArrayBase<S, D> {
             type Output = Array<bool, R::Out>;
             #[track_caller]
             fn $method(self, rhs: R) -> Array<bool, R::Out> {
                 or_panic(self.binary(&$OP, rhs))
             }
         }
-        impl<D: Dimension, R: Operand<bool, D>> std::ops::$Trait<R> for Array<bool, D> {
+        impl<S: Data<Elem = bool>, D: Dimension, R: Operand<bool, D>> std::ops::$Trait<R> for ArrayBase<S, D> {
             type Output = Array<bool, R::Out>;
             #[track_caller]
             fn $method(self, rhs: R) -> Array<bool, R::Out> {
@@ -738,13 +745,13 @@ macro_rules! bool_operator {
 bool_operator!(BitAnd, bitand, AND);
 bool_operator!(BitOr, bitor, OR);
 
-impl<D: Dimension> std::ops::Not for &Array<bool, D> {
+impl<S: Data<Elem = bool>, D: Dimension> std::ops::Not for &ArrayBase<S, D> {
     type Output = Array<bool, D>;
     fn not(self) -> Array<bool, D> {
         self.call(&NOT, &[]).expect("not accepts every mask")
     }
 }
-impl<D: Dimension> std::ops::Not for Array<bool, D> {
+impl<S: Data<Elem = bool>, D: Dimension> std::ops::Not for ArrayBase<S, D> {
     type Output = Array<bool, D>;
     fn not(self) -> Array<bool, D> {
         !&self

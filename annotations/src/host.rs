@@ -16,9 +16,9 @@ use std::ops::{Deref, DerefMut};
 use bach_runtime::{BachError, Result};
 use ndarray::{ArcArray, ArrayView, ArrayViewMut, Axis, Dimension, IntoNdProducer, Ix1, RemoveAxis};
 
-use crate::array::Array;
+use crate::array::{Array, ArrayBase, Data, DataMut};
 
-impl<A, D: Dimension> Deref for Array<A, D> {
+impl<A, S: Data<Elem = A>, D: Dimension> Deref for ArrayBase<S, D> {
     type Target = ArcArray<A, D>;
     /// The evaluated value (evaluates; a failure panics at the caller's line).
     #[track_caller]
@@ -27,7 +27,7 @@ impl<A, D: Dimension> Deref for Array<A, D> {
     }
 }
 
-impl<A, D: Dimension> DerefMut for Array<A, D> {
+impl<A, S: DataMut<Elem = A>, D: Dimension> DerefMut for ArrayBase<S, D> {
     /// The value for writing: this handle's own from here on.
     #[track_caller]
     fn deref_mut(&mut self) -> &mut ArcArray<A, D> {
@@ -35,7 +35,7 @@ impl<A, D: Dimension> DerefMut for Array<A, D> {
     }
 }
 
-impl<'a, A, D: Dimension> IntoIterator for &'a Array<A, D> {
+impl<'a, A: 'a, S: Data<Elem = A>, D: Dimension> IntoIterator for &'a ArrayBase<S, D> {
     type Item = &'a A;
     type IntoIter = ndarray::iter::Iter<'a, A, D>;
     fn into_iter(self) -> Self::IntoIter {
@@ -43,7 +43,7 @@ impl<'a, A, D: Dimension> IntoIterator for &'a Array<A, D> {
     }
 }
 
-impl<'a, A: Clone, D: Dimension> IntoIterator for &'a mut Array<A, D> {
+impl<'a, A: Clone + 'a, S: DataMut<Elem = A>, D: Dimension> IntoIterator for &'a mut ArrayBase<S, D> {
     type Item = &'a mut A;
     type IntoIter = ndarray::iter::IterMut<'a, A, D>;
     fn into_iter(self) -> Self::IntoIter {
@@ -52,7 +52,7 @@ impl<'a, A: Clone, D: Dimension> IntoIterator for &'a mut Array<A, D> {
 }
 
 /// `Zip::from(&a).and(&mut b)` over Bach arrays, as over ndarray's.
-impl<'a, A, D: Dimension> IntoNdProducer for &'a Array<A, D> {
+impl<'a, A: 'a, S: Data<Elem = A>, D: Dimension> IntoNdProducer for &'a ArrayBase<S, D> {
     type Item = &'a A;
     type Dim = D;
     type Output = ArrayView<'a, A, D>;
@@ -60,7 +60,7 @@ impl<'a, A, D: Dimension> IntoNdProducer for &'a Array<A, D> {
         self.evaluated().view()
     }
 }
-impl<'a, A: Clone, D: Dimension> IntoNdProducer for &'a mut Array<A, D> {
+impl<'a, A: Clone + 'a, S: DataMut<Elem = A>, D: Dimension> IntoNdProducer for &'a mut ArrayBase<S, D> {
     type Item = &'a mut A;
     type Dim = D;
     type Output = ArrayViewMut<'a, A, D>;
@@ -70,29 +70,29 @@ impl<'a, A: Clone, D: Dimension> IntoNdProducer for &'a mut Array<A, D> {
 }
 
 /// `==` compares shapes and values, as ndarray's (evaluates both).
-impl<A: PartialEq, D: Dimension, E: Dimension> PartialEq<Array<A, E>> for Array<A, D> {
-    fn eq(&self, other: &Array<A, E>) -> bool {
+impl<A: PartialEq, S: Data<Elem = A>, S2: Data<Elem = A>, D: Dimension, E: Dimension> PartialEq<ArrayBase<S2, E>> for ArrayBase<S, D> {
+    fn eq(&self, other: &ArrayBase<S2, E>) -> bool {
         self.shape() == other.shape() && self.evaluated().iter().eq(other.evaluated().iter())
     }
 }
-impl<A: PartialEq, D: Dimension, S: ndarray::Data<Elem = A>> PartialEq<ndarray::ArrayBase<S, D>> for Array<A, D> {
+impl<A: PartialEq, D: Dimension, S: ndarray::Data<Elem = A>, BS: Data<Elem = A>> PartialEq<ndarray::ArrayBase<S, D>> for ArrayBase<BS, D> {
     fn eq(&self, other: &ndarray::ArrayBase<S, D>) -> bool {
         **self == *other
     }
 }
 
 /// `ndarray == bach`, as ndarray's `==`.
-impl<A: PartialEq, D: Dimension, S: ndarray::Data<Elem = A>> PartialEq<Array<A, D>> for ndarray::ArrayBase<S, D> {
-    fn eq(&self, other: &Array<A, D>) -> bool {
+impl<A: PartialEq, D: Dimension, S: ndarray::Data<Elem = A>, BS: Data<Elem = A>> PartialEq<ArrayBase<BS, D>> for ndarray::ArrayBase<S, D> {
+    fn eq(&self, other: &ArrayBase<BS, D>) -> bool {
         *self == **other
     }
 }
 
 /// `ArrayView::from(&a)`: a view of the evaluated value (what ndarray's `stack!` and
 /// `concatenate!` take).
-impl<'a, A, D: Dimension> From<&'a Array<A, D>> for ArrayView<'a, A, D> {
+impl<'a, A, S: Data<Elem = A>, D: Dimension> From<&'a ArrayBase<S, D>> for ArrayView<'a, A, D> {
     #[track_caller]
-    fn from(a: &'a Array<A, D>) -> Self {
+    fn from(a: &'a ArrayBase<S, D>) -> Self {
         a.evaluated().view()
     }
 }
@@ -106,15 +106,15 @@ impl<A: Clone> FromIterator<A> for Array<A, Ix1> {
 
 /// A Bach array into an owned ndarray array (evaluates; no copy when this handle holds the
 /// only reference to the value).
-impl<A: Clone, D: Dimension> From<Array<A, D>> for ndarray::Array<A, D> {
+impl<A: Clone, S: Data<Elem = A>, D: Dimension> From<ArrayBase<S, D>> for ndarray::Array<A, D> {
     #[track_caller]
-    fn from(a: Array<A, D>) -> Self {
+    fn from(a: ArrayBase<S, D>) -> Self {
         a.evaluated().clone().into_owned()
     }
 }
-impl<A: Clone, D: Dimension> From<&Array<A, D>> for ndarray::Array<A, D> {
+impl<A: Clone, S: Data<Elem = A>, D: Dimension> From<&ArrayBase<S, D>> for ndarray::Array<A, D> {
     #[track_caller]
-    fn from(a: &Array<A, D>) -> Self {
+    fn from(a: &ArrayBase<S, D>) -> Self {
         a.evaluated().to_owned()
     }
 }
@@ -129,7 +129,7 @@ pub(crate) fn host<A: Clone, D: Dimension>(a: ndarray::Array<A, D>) -> Array<A, 
     Array::from_host(a.into_shared())
 }
 
-impl<A: Clone, D: Dimension> Array<A, D> {
+impl<A: Clone, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
     /// `f` of each element, into a new array (ndarray's `mapv`): on the host, with any
     /// closure (borrowing locals, returning another element type: `|x| x > 0.5` gives an
     /// `Array<bool, D>`, `|x| x as usize` a host array of `usize`). The annotated math
@@ -140,24 +140,31 @@ impl<A: Clone, D: Dimension> Array<A, D> {
     }
     /// `f` of a reference to each element (ndarray's `map`), on the host.
     #[track_caller]
-    pub fn map<'a, B: Clone, F: FnMut(&'a A) -> B>(&'a self, f: F) -> Array<B, D> {
+    pub fn map<'a, B: Clone, F: FnMut(&'a A) -> B>(&'a self, f: F) -> Array<B, D>
+    where
+        A: 'a,
+    {
         host(self.evaluated().map(f))
     }
-    /// [`Array::mapv`] consuming the array (ndarray's `mapv_into`).
+    /// [`ArrayBase::mapv`] consuming the array (ndarray's `mapv_into`).
     #[track_caller]
-    pub fn mapv_into<F: FnMut(A) -> A>(mut self, f: F) -> Self {
-        self.evaluated_mut().mapv_inplace(f);
-        self
+    pub fn mapv_into<F: FnMut(A) -> A>(self, f: F) -> Array<A, D> {
+        let mut a = self.into_owned();
+        a.evaluated_mut().mapv_inplace(f);
+        a
     }
     /// Copy `rhs`'s values into this array, broadcasting them (ndarray's `assign`).
     #[track_caller]
-    pub fn assign<E: Dimension>(&mut self, rhs: &Array<A, E>) {
+    pub fn assign<S2: Data<Elem = A>, E: Dimension>(&mut self, rhs: &ArrayBase<S2, E>)
+    where
+        S: DataMut,
+    {
         let r = rhs.evaluated().clone();
         self.evaluated_mut().assign(&r);
     }
     /// The elements at `indices` along `axis` (ndarray's `select`), on the host.
     #[track_caller]
-    pub fn select(&self, axis: Axis, indices: &[usize]) -> Self
+    pub fn select(&self, axis: Axis, indices: &[usize]) -> Array<A, D>
     where
         D: RemoveAxis,
     {
@@ -167,6 +174,7 @@ impl<A: Clone, D: Dimension> Array<A, D> {
     #[track_caller]
     pub fn map_axis<'a, B: Clone, F: FnMut(ArrayView<'a, A, Ix1>) -> B>(&'a self, axis: Axis, f: F) -> Array<B, D::Smaller>
     where
+        A: 'a,
         D: RemoveAxis,
     {
         host(self.evaluated().map_axis(axis, f))
@@ -182,7 +190,7 @@ impl<A: Clone, D: Dimension> Array<A, D> {
     /// [`Array::into_shape_with_order`] without consuming the array (ndarray's `to_shape`
     /// gives a view; this gives an array).
     pub fn to_shape<Sh: crate::ShapeArg>(&self, shape: Sh) -> Result<Array<A, Sh::Dim>> {
-        self.clone().into_shape_with_order(shape)
+        self.to_owned().into_shape_with_order(shape)
     }
     /// Every element in row-major order, as a 1-d array (ndarray's `flatten`).
     #[track_caller]
@@ -191,19 +199,7 @@ impl<A: Clone, D: Dimension> Array<A, D> {
     }
     /// The axes in the order `axes` (ndarray's `permuted_axes`), on the host.
     #[track_caller]
-    pub fn permuted_axes<T: ndarray::IntoDimension<Dim = D>>(self, axes: T) -> Self {
+    pub fn permuted_axes<T: ndarray::IntoDimension<Dim = D>>(self, axes: T) -> Array<A, D> {
         host(self.evaluated().clone().permuted_axes(axes).as_standard_layout().into_owned())
-    }
-    /// The value as an owned ndarray array (ndarray's `into_owned`).
-    #[track_caller]
-    pub fn into_owned(self) -> ndarray::Array<A, D> {
-        self.into()
-    }
-}
-
-impl<A: bach_runtime::Element, D: Dimension> Array<A, D> {
-    /// The axes reversed (ndarray's `reversed_axes`; the same as [`Array::t`]).
-    pub fn reversed_axes(self) -> Self {
-        self.t()
     }
 }

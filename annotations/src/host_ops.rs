@@ -10,9 +10,10 @@
 
 use std::ops::{Add, Div, Mul, Rem, Sub};
 
-use ndarray::{ArcArray, ArrayBase, Data, DimMax, Dimension};
+use ndarray::{ArcArray, DimMax, Dimension};
+use ndarray::{ArrayBase as NdBase, Data as NdData};
 
-use crate::array::Array;
+use crate::array::{Array, ArrayBase, Data};
 use crate::host::host;
 
 /// One of the five arithmetic operators.
@@ -40,10 +41,10 @@ impl BinOp {
     }
     /// `l op r` as ndarray computes it (broadcasting both; a panic when they do not).
     #[track_caller]
-    fn arrays<A: Integer, S: Data<Elem = A>, S2: Data<Elem = A>, D: Dimension + DimMax<E>, E: Dimension>(
+    fn arrays<A: Integer, S: NdData<Elem = A>, S2: NdData<Elem = A>, D: Dimension + DimMax<E>, E: Dimension>(
         self,
-        l: &ArrayBase<S, D>,
-        r: &ArrayBase<S2, E>,
+        l: &NdBase<S, D>,
+        r: &NdBase<S2, E>,
     ) -> ndarray::Array<A, <D as DimMax<E>>::Output> {
         match self {
             BinOp::Add => l + r,
@@ -63,28 +64,28 @@ pub trait IntegerOperand<A, D: Dimension> {
     fn apply(self, lhs: &ArcArray<A, D>, op: BinOp) -> ndarray::Array<A, Self::Out>;
 }
 
-impl<A: Integer, D: Dimension + DimMax<E>, E: Dimension> IntegerOperand<A, D> for &Array<A, E> {
+impl<A: Integer, BS: Data<Elem = A>, D: Dimension + DimMax<E>, E: Dimension> IntegerOperand<A, D> for &ArrayBase<BS, E> {
     type Out = <D as DimMax<E>>::Output;
     #[track_caller]
     fn apply(self, lhs: &ArcArray<A, D>, op: BinOp) -> ndarray::Array<A, Self::Out> {
         op.arrays(lhs, &**self)
     }
 }
-impl<A: Integer, D: Dimension + DimMax<E>, E: Dimension> IntegerOperand<A, D> for Array<A, E> {
+impl<A: Integer, BS: Data<Elem = A>, D: Dimension + DimMax<E>, E: Dimension> IntegerOperand<A, D> for ArrayBase<BS, E> {
     type Out = <D as DimMax<E>>::Output;
     #[track_caller]
     fn apply(self, lhs: &ArcArray<A, D>, op: BinOp) -> ndarray::Array<A, Self::Out> {
         op.arrays(lhs, &*self)
     }
 }
-impl<A: Integer, S: Data<Elem = A>, D: Dimension + DimMax<E>, E: Dimension> IntegerOperand<A, D> for &ArrayBase<S, E> {
+impl<A: Integer, S: NdData<Elem = A>, D: Dimension + DimMax<E>, E: Dimension> IntegerOperand<A, D> for &NdBase<S, E> {
     type Out = <D as DimMax<E>>::Output;
     #[track_caller]
     fn apply(self, lhs: &ArcArray<A, D>, op: BinOp) -> ndarray::Array<A, Self::Out> {
         op.arrays(lhs, self)
     }
 }
-impl<A: Integer, S: Data<Elem = A>, D: Dimension + DimMax<E>, E: Dimension> IntegerOperand<A, D> for ArrayBase<S, E> {
+impl<A: Integer, S: NdData<Elem = A>, D: Dimension + DimMax<E>, E: Dimension> IntegerOperand<A, D> for NdBase<S, E> {
     type Out = <D as DimMax<E>>::Output;
     #[track_caller]
     fn apply(self, lhs: &ArcArray<A, D>, op: BinOp) -> ndarray::Array<A, Self::Out> {
@@ -107,22 +108,15 @@ macro_rules! integer {
         integer!(@op $t, Mul, mul, MulAssign, mul_assign);
         integer!(@op $t, Div, div, DivAssign, div_assign);
         integer!(@op $t, Rem, rem, RemAssign, rem_assign);
+        impl<BS: Data<Elem = $t>, D: Dimension, R: IntegerOperand<$t, D>> crate::array::Arith<BS, D, R> for $t {
+            type Output = Array<$t, R::Out>;
+            #[track_caller]
+            fn arith(op: BinOp, lhs: &ArrayBase<BS, D>, rhs: R) -> Array<$t, R::Out> {
+                host(rhs.apply(lhs, op))
+            }
+        }
     )*};
     (@op $t:ty, $Trait:ident, $method:ident, $Assign:ident, $assign:ident) => {
-        impl<D: Dimension, R: IntegerOperand<$t, D>> std::ops::$Trait<R> for &Array<$t, D> {
-            type Output = Array<$t, R::Out>;
-            #[track_caller]
-            fn $method(self, rhs: R) -> Array<$t, R::Out> {
-                host(rhs.apply(self, BinOp::$Trait))
-            }
-        }
-        impl<D: Dimension, R: IntegerOperand<$t, D>> std::ops::$Trait<R> for Array<$t, D> {
-            type Output = Array<$t, R::Out>;
-            #[track_caller]
-            fn $method(self, rhs: R) -> Array<$t, R::Out> {
-                host(rhs.apply(&self, BinOp::$Trait))
-            }
-        }
         /// `a op= rhs` binds `a` to the new values (no other handle sees a change); the result
         /// keeps `a`'s shape, as in ndarray.
         impl<D: Dimension, R: IntegerOperand<$t, D, Out = D>> std::ops::$Assign<R> for Array<$t, D> {
@@ -135,26 +129,18 @@ macro_rules! integer {
                 *self = host(r);
             }
         }
-        impl<D: Dimension> std::ops::$Trait<&Array<$t, D>> for $t {
+        impl<BS: Data<Elem = $t>, D: Dimension> std::ops::$Trait<&ArrayBase<BS, D>> for $t {
             type Output = Array<$t, D>;
             #[track_caller]
-            fn $method(self, rhs: &Array<$t, D>) -> Array<$t, D> {
+            fn $method(self, rhs: &ArrayBase<BS, D>) -> Array<$t, D> {
                 rhs.mapv(|x| BinOp::$Trait.scalar(self, x))
             }
         }
-        impl<D: Dimension> std::ops::$Trait<Array<$t, D>> for $t {
+        impl<BS: Data<Elem = $t>, D: Dimension> std::ops::$Trait<ArrayBase<BS, D>> for $t {
             type Output = Array<$t, D>;
             #[track_caller]
-            fn $method(self, rhs: Array<$t, D>) -> Array<$t, D> {
+            fn $method(self, rhs: ArrayBase<BS, D>) -> Array<$t, D> {
                 self.$method(&rhs)
-            }
-        }
-        /// An ndarray array or view on the left of a Bach integer array.
-        impl<'a, S: Data<Elem = $t>, D: Dimension + DimMax<E>, E: Dimension> std::ops::$Trait<&'a Array<$t, E>> for &ArrayBase<S, D> {
-            type Output = Array<$t, <D as DimMax<E>>::Output>;
-            #[track_caller]
-            fn $method(self, rhs: &'a Array<$t, E>) -> Self::Output {
-                host(BinOp::$Trait.arrays(self, &**rhs))
             }
         }
     };
@@ -163,18 +149,10 @@ integer!(i8, i16, i32, i64, i128, isize, u8, u16, u32, u64, u128, usize);
 
 macro_rules! negate {
     ($($t:ty),*) => {$(
-        impl<D: Dimension> std::ops::Neg for &Array<$t, D> {
-            type Output = Array<$t, D>;
+        impl<BS: Data<Elem = $t>, D: Dimension> crate::array::Negate<BS, D> for $t {
             #[track_caller]
-            fn neg(self) -> Array<$t, D> {
-                host(self.evaluated().mapv(|x| -x))
-            }
-        }
-        impl<D: Dimension> std::ops::Neg for Array<$t, D> {
-            type Output = Array<$t, D>;
-            #[track_caller]
-            fn neg(self) -> Array<$t, D> {
-                -&self
+            fn negate(a: &ArrayBase<BS, D>) -> Array<$t, D> {
+                host(a.evaluated().mapv(|x| -x))
             }
         }
     )*};

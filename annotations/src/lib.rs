@@ -41,7 +41,11 @@ mod simd;
 pub mod sweep;
 mod whatif;
 
-pub use array::{evaluate, Array, Array0, Array1, Array2, Array3, Array4, Array5, Array6, ArrayD, AsLazy, Host, Operand, Scalar, ShapeArg};
+pub use array::storage::{CowRepr, Data, DataMut, DataOwned, DataShared, OwnedArcRepr, OwnedRepr, RawData, RawDataClone, RawDataMut, ViewRepr};
+pub use array::{
+    aview0, aview1, aview2, arr0, arr1, arr2, evaluate, Anchor, ArcArray, ArcArray1, ArcArray2, Array, Array0, Array1, Array2, Array3, Array4, Array5, Array6, ArrayBase, ArrayD, ArrayView, ArrayView0, ArrayView1,
+    ArrayView2, ArrayView3, ArrayView4, ArrayView5, ArrayView6, ArrayViewD, AsLazy, AxisViews, CowArray, CowArray1, CowArray2, Host, Operand, Scalar, ShapeArg,
+};
 pub use bach_runtime as runtime;
 pub use bach_runtime::{BachError, Result};
 pub use calibrate::{calibrate, calibrate_session, Calibration, Fitted};
@@ -84,9 +88,10 @@ impl Explanation {
 
 /// Everything a notebook needs: `use bach::prelude::*;`
 ///
-/// It holds what `ndarray::prelude::*` holds, with Bach's arrays in place of ndarray's owned
-/// ones (`Array`, `Array0`..`Array6`, `ArrayD`, `array!`), and ndarray's views, dimension
-/// types and macros as they are, so ndarray code ports by changing its imports.
+/// It holds what `ndarray::prelude::*` holds, with Bach's array family in place of ndarray's
+/// (`ArrayBase<S, D>` and its aliases `Array`, `ArcArray`, `ArrayView`, `CowArray`, the
+/// storage traits `Data`.., `arr1`/`aview1`.., `array!`), ndarray's mutable views, and its
+/// dimension types and macros as they are, so ndarray code ports by changing its imports.
 pub mod prelude {
     pub use crate::array;
     pub use crate::prelude_without_macros::*;
@@ -98,12 +103,14 @@ pub mod prelude {
 /// not: the cell's own import wins).
 #[doc(hidden)]
 pub mod prelude_without_macros {
-    pub use crate::{evaluate, where_, Array, Array0, Array1, Array2, Array3, Array4, Array5, Array6, ArrayD, Device, Dot, Real};
+    pub use crate::{
+        arr0, arr1, arr2, aview0, aview1, aview2, evaluate, where_, ArcArray, Array, Array0, Array1, Array2, Array3, Array4, Array5, Array6, ArrayBase, ArrayD, ArrayView, ArrayView0, ArrayView1,
+        ArrayView2, ArrayView3, ArrayView4, ArrayView5, ArrayView6, ArrayViewD, CowArray, Data, DataMut, DataOwned, Device, Dot, RawData, Real,
+    };
     pub use bach_runtime::{BachError, Plan};
     pub use ndarray::{
-        arr0, arr1, arr2, aview0, aview1, aview2, aview_mut1, azip, s, ArcArray, ArrayBase, ArrayView, ArrayView0, ArrayView1, ArrayView2, ArrayView3, ArrayView4, ArrayView5,
-        ArrayView6, ArrayViewD, ArrayViewMut, ArrayViewMut0, ArrayViewMut1, ArrayViewMut2, ArrayViewMut3, ArrayViewMut4, ArrayViewMut5, ArrayViewMut6, ArrayViewMutD, Axis,
-        CowArray, Dim, Dimension, Ix, Ix0, Ix1, Ix2, Ix3, Ix4, Ix5, Ix6, IxDyn, NewAxis, RawArrayView, RawArrayViewMut, ShapeBuilder,
+        aview_mut1, azip, s, ArrayViewMut, ArrayViewMut0, ArrayViewMut1, ArrayViewMut2, ArrayViewMut3, ArrayViewMut4, ArrayViewMut5, ArrayViewMut6, ArrayViewMutD, Axis, Dim, Dimension, Ix,
+        Ix0, Ix1, Ix2, Ix3, Ix4, Ix5, Ix6, IxDyn, NewAxis, RawArrayView, RawArrayViewMut, ShapeBuilder,
     };
 }
 

@@ -5,9 +5,9 @@ use std::sync::{Arc, LazyLock};
 
 use bach_runtime::split::{self, Partials};
 use bach_runtime::{oa, Annotation, BachError, Element, Family, Launch, Meta, Result, Value, ValueRef};
-use ndarray::{ArrayViewD, Axis, Dimension, Ix0, Ix1, Ix2, IxDyn, SliceArg, SliceInfoElem};
+use ndarray::{ArrayViewD, Axis, Dimension, Ix0, Ix1, Ix2, IxDyn, SliceInfoElem};
 
-use crate::array::Array;
+use crate::array::{Array, ArrayBase, Data};
 use crate::elementwise::or_panic;
 use crate::real::Real;
 
@@ -114,14 +114,14 @@ pub trait Dot<Rhs> {
 }
 macro_rules! dot_dims {
     ($($L:ty, $R:ty => $O:ty;)*) => {$(
-        impl<A: Real> Dot<Array<A, $R>> for Array<A, $L> {
+        impl<A: Real, S: Data<Elem = A>, S2: Data<Elem = A>> Dot<ArrayBase<S2, $R>> for ArrayBase<S, $L> {
             type Output = Array<A, $O>;
             type Lazy = Array<A, $O>;
             #[track_caller]
-            fn dot(&self, rhs: &Array<A, $R>) -> Array<A, $O> {
+            fn dot(&self, rhs: &ArrayBase<S2, $R>) -> Array<A, $O> {
                 or_panic(self.product(rhs))
             }
-            fn try_dot(&self, rhs: &Array<A, $R>) -> Result<Array<A, $O>> {
+            fn try_dot(&self, rhs: &ArrayBase<S2, $R>) -> Result<Array<A, $O>> {
                 self.product(rhs)
             }
         }
@@ -137,14 +137,14 @@ dot_dims! {
     Ix1, IxDyn => IxDyn;
     Ix2, IxDyn => IxDyn;
 }
-impl<A: Real> Dot<Array<A, Ix1>> for Array<A, Ix1> {
+impl<A: Real, S: Data<Elem = A>, S2: Data<Elem = A>> Dot<ArrayBase<S2, Ix1>> for ArrayBase<S, Ix1> {
     type Output = A;
     type Lazy = Array<A, Ix0>;
     #[track_caller]
-    fn dot(&self, rhs: &Array<A, Ix1>) -> A {
-        or_panic(self.product::<Ix1, Ix0>(rhs).and_then(|p| p.number_for("dot")))
+    fn dot(&self, rhs: &ArrayBase<S2, Ix1>) -> A {
+        or_panic(self.product::<S2, Ix1, Ix0>(rhs).and_then(|p| p.number_for("dot")))
     }
-    fn try_dot(&self, rhs: &Array<A, Ix1>) -> Result<Array<A, Ix0>> {
+    fn try_dot(&self, rhs: &ArrayBase<S2, Ix1>) -> Result<Array<A, Ix0>> {
         self.product(rhs)
     }
 }
@@ -154,14 +154,14 @@ impl<A: Real> Dot<Array<A, Ix1>> for Array<A, Ix1> {
 /// and the product is Bach's (lazy, placed).
 macro_rules! dot_ndarray {
     ($($L:ty, $R:ty;)*) => {$(
-        impl<A: Real, S: ndarray::Data<Elem = A>> ndarray::linalg::Dot<Array<A, $R>> for ndarray::ArrayBase<S, $L> {
+        impl<A: Real, S: ndarray::Data<Elem = A>, S2: Data<Elem = A>> ndarray::linalg::Dot<ArrayBase<S2, $R>> for ndarray::ArrayBase<S, $L> {
             type Output = <Array<A, $L> as Dot<Array<A, $R>>>::Output;
             #[track_caller]
-            fn dot(&self, rhs: &Array<A, $R>) -> Self::Output {
+            fn dot(&self, rhs: &ArrayBase<S2, $R>) -> Self::Output {
                 Dot::dot(&Array::<A, $L>::from_array(self.to_owned()), rhs)
             }
         }
-        impl<A: Real, S: ndarray::Data<Elem = A>> Dot<ndarray::ArrayBase<S, $R>> for Array<A, $L> {
+        impl<A: Real, S: ndarray::Data<Elem = A>, S1: Data<Elem = A>> Dot<ndarray::ArrayBase<S, $R>> for ArrayBase<S1, $L> {
             type Output = <Array<A, $L> as Dot<Array<A, $R>>>::Output;
             type Lazy = <Array<A, $L> as Dot<Array<A, $R>>>::Lazy;
             #[track_caller]
@@ -181,7 +181,7 @@ dot_ndarray! {
     Ix1, Ix1;
 }
 
-impl<A: Real, D: Dimension> Array<A, D> {
+impl<A: Real, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
     /// Matrix/vector product, as ndarray's `dot` (see [`Dot`]): panics at this line when the
     /// inner dimensions differ; [`Array::try_dot`] returns it as an error.
     #[track_caller]
@@ -199,42 +199,42 @@ impl<A: Real, D: Dimension> Array<A, D> {
     {
         Dot::try_dot(self, rhs)
     }
-    fn product<E: Dimension, O: Dimension>(&self, rhs: &Array<A, E>) -> Result<Array<A, O>> {
+    fn product<S2: Data<Elem = A>, E: Dimension, O: Dimension>(&self, rhs: &ArrayBase<S2, E>) -> Result<Array<A, O>> {
         let (op, _) = product(self.meta(), rhs.meta())?;
         self.call(&op, &[rhs.lazy()])
     }
 }
 
-impl<A: Real> Array<A, Ix1> {
+impl<A: Real, S: Data<Elem = A>> ArrayBase<S, Ix1> {
     /// The dot product of two vectors as a lazy 0-d array.
     #[track_caller]
-    pub fn dot_lazy(&self, rhs: &Array<A, Ix1>) -> Array<A, Ix0> {
+    pub fn dot_lazy<S2: Data<Elem = A>>(&self, rhs: &ArrayBase<S2, Ix1>) -> Array<A, Ix0> {
         or_panic(self.product(rhs))
     }
 }
 
-impl<A: Element, D: Dimension> Array<A, D> {
-    /// The transpose (a copy in standard layout when evaluated).
-    pub fn t(&self) -> Array<A, D> {
-        static T: LazyLock<Arc<Annotation>> = LazyLock::new(|| {
-            oa("transpose")
-                .family(Family::Layout)
-                .unsplittable()
-                .shape(|m: &[Meta]| Ok(Meta::new(m[0].dtype, m[0].shape.iter().rev().copied().collect::<Vec<_>>())))
-                .cpu(|_, args| {
-                    Ok(match &args[0] {
-                        ValueRef::F64(a) => Value::from(a.t().as_standard_layout().into_owned()),
-                        ValueRef::F32(a) => Value::from(a.t().as_standard_layout().into_owned()),
-                        ValueRef::I64(a) => Value::from(a.t().as_standard_layout().into_owned()),
-                        ValueRef::Bool(a) => Value::from(a.t().as_standard_layout().into_owned()),
-                        ValueRef::Opaque(_) | ValueRef::Device(_) => return Err(BachError::dtype("transpose", "host array", "opaque or device value")),
-                    })
+/// The transpose (a copy in standard layout when evaluated): the op of a lazy array's `t()`.
+pub(crate) fn transpose_op() -> Arc<Annotation> {
+    static T: LazyLock<Arc<Annotation>> = LazyLock::new(|| {
+        oa("transpose")
+            .family(Family::Layout)
+            .unsplittable()
+            .shape(|m: &[Meta]| Ok(Meta::new(m[0].dtype, m[0].shape.iter().rev().copied().collect::<Vec<_>>())))
+            .cpu(|_, args| {
+                Ok(match &args[0] {
+                    ValueRef::F64(a) => Value::from(a.t().as_standard_layout().into_owned()),
+                    ValueRef::F32(a) => Value::from(a.t().as_standard_layout().into_owned()),
+                    ValueRef::I64(a) => Value::from(a.t().as_standard_layout().into_owned()),
+                    ValueRef::Bool(a) => Value::from(a.t().as_standard_layout().into_owned()),
+                    ValueRef::Opaque(_) | ValueRef::Device(_) => return Err(BachError::dtype("transpose", "host array", "opaque or device value")),
                 })
-                .build()
-        });
-        self.call(&T, &[]).expect("every array has a transpose")
-    }
+            })
+            .build()
+    });
+    Arc::clone(&T)
+}
 
+impl<A: Element, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
     /// Rows `range` (ndarray's `slice(s![a..b, ..])`); an error at this line if out of bounds.
     pub fn slice_rows(&self, range: Range<usize>) -> Result<Array<A, D>> {
         let rows = self.shape().first().copied().unwrap_or(0);
@@ -242,65 +242,6 @@ impl<A: Element, D: Dimension> Array<A, D> {
             return Err(BachError::invalid("slice_rows", format!("rows {range:?} of shape {:?}", self.shape())));
         }
         self.call(&slice_rows_op(range), &[])
-    }
-
-    /// ndarray's `slice`: `x.slice(s![1..5, ..])`, `s![.., 2]` (an index drops its axis),
-    /// `s![..;2, -3..]` (steps; negative indices count from the end), `s![.., NewAxis]`. A
-    /// lazy op (a copy when evaluated, on the CPU). A slice that does not fit the shape
-    /// panics at this line with the reason, as ndarray's does; [`Array::try_slice`] returns
-    /// it as an error.
-    #[track_caller]
-    pub fn slice<I: SliceArg<D>>(&self, info: I) -> Array<A, I::OutDim> {
-        or_panic(self.try_slice(info))
-    }
-
-    /// [`Array::slice`], with a slice that does not fit the shape as an error.
-    pub fn try_slice<I: SliceArg<D>>(&self, info: I) -> Result<Array<A, I::OutDim>> {
-        let elems = info.as_ref().to_vec();
-        if let Some((x, _)) = self.small_host() {
-            // A small host value: the copy here and now (ndarray's slice checks the same).
-            if sliced_shape(self.shape(), &elems).is_ok() {
-                return Ok(Array::from_host_in(x.slice(info).to_owned().into_shared(), self.home()));
-            }
-        }
-        let shape = sliced_shape(self.shape(), &elems).map_err(|why| BachError::invalid("slice", format!("{} of shape {:?}: {why}", describe(&elems), self.shape())))?;
-        self.call(&slice_op(elems, shape), &[])
-    }
-
-    /// Row `index` of a matrix (ndarray's `row`): a 1-d array. Panics at this line when the
-    /// array is not 2-d or the row is past its end.
-    #[track_caller]
-    pub fn row(&self, index: usize) -> Array<A, D::Smaller> {
-        if let Some(r) = self.lane_at_once(0, index) {
-            return r;
-        }
-        or_panic(self.slice_elems(&[SliceInfoElem::Index(index as isize), SliceInfoElem::from(..)]))
-    }
-
-    /// Row or column `index` (`axis` 0 or 1) of a small host matrix, copied here and now (see
-    /// `EAGER_MAX_ELEMENTS`); `None` when it does not apply (the slice op says why).
-    fn lane_at_once(&self, axis: usize, index: usize) -> Option<Array<A, D::Smaller>> {
-        let (x, _) = self.small_host()?;
-        if x.ndim() != 2 || index >= x.shape()[axis] {
-            return None;
-        }
-        let lane = x.view().into_dyn().index_axis_move(ndarray::Axis(axis), index).to_owned();
-        Some(Array::from_host_in(lane.into_dimensionality::<D::Smaller>().ok()?.into_shared(), self.home()))
-    }
-
-    /// Column `index` of a matrix (ndarray's `column`): a 1-d array. Panics at this line when
-    /// the array is not 2-d or the column is past its end.
-    #[track_caller]
-    pub fn column(&self, index: usize) -> Array<A, D::Smaller> {
-        if let Some(c) = self.lane_at_once(1, index) {
-            return c;
-        }
-        or_panic(self.slice_elems(&[SliceInfoElem::from(..), SliceInfoElem::Index(index as isize)]))
-    }
-
-    fn slice_elems<E: Dimension>(&self, elems: &[SliceInfoElem]) -> Result<Array<A, E>> {
-        let shape = sliced_shape(self.shape(), elems).map_err(|why| BachError::invalid("slice", format!("{} of shape {:?}: {why}", describe(elems), self.shape())))?;
-        self.call(&slice_op(elems.to_vec(), shape), &[])
     }
 
     /// A new axis of length 1 at `axis` (ndarray's `insert_axis`): panics at this line when
@@ -336,7 +277,7 @@ fn slice_rows_op(range: Range<usize>) -> Arc<Annotation> {
 }
 
 /// `s![..]` as written: `0..3, .., 2, ..;2, NewAxis`.
-fn describe(elems: &[SliceInfoElem]) -> String {
+pub(crate) fn describe(elems: &[SliceInfoElem]) -> String {
     let one = |e: &SliceInfoElem| match *e {
         SliceInfoElem::Index(i) => i.to_string(),
         SliceInfoElem::NewAxis => "NewAxis".into(),
@@ -399,7 +340,7 @@ pub(crate) fn sliced_shape(shape: &[usize], elems: &[SliceInfoElem]) -> std::res
     Ok(out)
 }
 
-fn slice_op(elems: Vec<SliceInfoElem>, shape: Vec<usize>) -> Arc<Annotation> {
+pub(crate) fn slice_op(elems: Vec<SliceInfoElem>, shape: Vec<usize>) -> Arc<Annotation> {
     oa("slice")
         .family(Family::Layout)
         .unsplittable()

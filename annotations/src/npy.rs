@@ -25,7 +25,7 @@ impl<A: Element> Array<A> {
     }
 }
 
-impl<A: Element, D: ndarray::Dimension> Array<A, D> {
+impl<A: Element, S: crate::array::Data<Elem = A>, D: ndarray::Dimension> crate::array::ArrayBase<S, D> {
     /// Evaluate and write to an `.npy` file.
     pub fn write_npy(&self, path: impl AsRef<Path>) -> Result<()> {
         write_value(path.as_ref(), &A::wrap(self.eval()?))

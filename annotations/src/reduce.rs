@@ -253,7 +253,7 @@ pub(crate) fn catalog() -> Vec<Arc<Annotation>> {
     Reducer::ALL.iter().flat_map(|&r| [r.annotation(None, 2), r.annotation(Some(0), 2), r.annotation(Some(1), 2), r.annotation(Some(1), 3)]).collect()
 }
 
-impl<A: Real, D: Dimension> Array<A, D> {
+impl<A: Real, S: crate::array::Data<Elem = A>, D: Dimension> crate::array::ArrayBase<S, D> {
     fn reduce<E: Dimension>(&self, r: Reducer, axis: Option<Axis>) -> Result<Array<A, E>> {
         let ndim = self.ndim();
         let axis = axis.map(|a| a.index());
@@ -376,7 +376,7 @@ impl<A: Real, D: Dimension> Array<A, D> {
         if n - ddof <= A::zero() {
             return Err(BachError::EmptyReduction { op: "var".into() });
         }
-        let d = self.clone().into_dyn().try_sub(self.mean_lazy()?)?;
+        let d = self.to_owned().into_dyn().try_sub(self.mean_lazy()?)?;
         (&d * &d).sum_lazy().try_div(n - ddof)
     }
     /// Standard deviation; as [`Array::var`].
@@ -410,7 +410,7 @@ impl<A: Real, D: Dimension> Array<A, D> {
         if n - ddof <= A::zero() {
             return Err(BachError::EmptyReduction { op: "var_axis".into() });
         }
-        let x = self.clone().into_dyn();
+        let x = self.to_owned().into_dyn();
         let mut m = x.mean_axis(axis)?;
         if axis.index() >= 1 {
             m = m.insert_axis(axis);

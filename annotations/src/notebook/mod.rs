@@ -385,7 +385,7 @@ fn last_eval(s: &Session) -> Option<u64> {
     s.trace().last().map(|e| e.eval)
 }
 
-impl<A: Element, D: ndarray::Dimension> Array<A, D> {
+impl<A: Element, S: crate::array::Data<Elem = A>, D: ndarray::Dimension> crate::array::ArrayBase<S, D> {
     /// How evcxr shows a lazy array that ends a cell: it is evaluated; its timeline chart
     /// goes out as its own display, and a summary (shape, dtype, where it ran) with the
     /// values as ndarray prints them ([`values_text`]) is the cell's result. An evaluation error ends the cell with that error.

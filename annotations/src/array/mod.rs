@@ -14,34 +14,68 @@ use std::marker::PhantomData;
 use std::sync::{Arc, OnceLock};
 
 use bach_runtime::{session, Annotation, BachError, Element, Family, Lazy, Meta, OpCtx, Plan, Result, Session, Value, ValueRef};
-use ndarray::{ArcArray, Dimension, Ix0, Ix1, Ix2, Ix3, Ix4, Ix5, Ix6, IxDyn};
+use ndarray::{ArcArray as NdArc, Dimension, Ix0, Ix1, Ix2, Ix3, Ix4, Ix5, Ix6, IxDyn};
 
-/// An n-d array of `A` with dimension type `D`. Cheap to clone, `Send + Sync`.
+mod operators;
+pub mod storage;
+mod views;
+
+pub use operators::{Arith, Negate};
+
+pub use storage::{CowRepr, Data, DataMut, OwnedArcRepr, OwnedRepr, RawData, RawDataClone, ViewRepr};
+pub use views::{aview0, aview1, aview2, arr0, arr1, arr2, Anchor, ArcArray, ArcArray1, ArcArray2, AxisViews, CowArray1, CowArray2};
+
+
+/// An n-d array of `S::Elem` with dimension type `D` and storage kind `S` (ndarray's
+/// `ArrayBase`: see [`storage`] for the kinds). Cheap to clone, `Send + Sync`.
 ///
 /// Arrays of Bach's graph element types (f64, f32, i64, bool: `bach_runtime::Element`) are
 /// lazy: annotated calls add graph nodes, planned and placed. Arrays of any other element
 /// type (`u8`, `i32`, `usize`, `char`, a user's struct, ...) are host arrays: every op on
 /// them runs at once, through ndarray, as in ndarray (`host.rs`).
-pub struct Array<A, D: Dimension = IxDyn> {
+///
+/// Every storage kind has this one representation: a view is an array (a node, or a host
+/// value sharing its parent's buffer) tagged with the parent's borrow, and an [`Anchor`]
+/// that finds its elements in the parent's buffer (what iterating a view by value hands out
+/// references into, as ndarray's views do).
+pub struct ArrayBase<S: RawData, D: Dimension = IxDyn> {
     /// The graph node; empty after a mutation until an annotated call needs one.
     lazy: OnceLock<Lazy>,
     /// The value when the handle was made with it or wrote it (a host value).
-    held: Option<ArcArray<A, D>>,
+    held: Option<NdArc<S::Elem, D>>,
     /// The evaluated value, kept by the handle so indexing can hand out references.
-    value: OnceLock<ArcArray<A, D>>,
+    value: OnceLock<NdArc<S::Elem, D>>,
     /// The session a node made later from `value` goes to (set when `lazy` is empty).
     home: Option<Arc<Session>>,
     /// How `lazy`'s value becomes an `A` array (set by the graph element types' constructors;
     /// host arrays never have a node).
-    read: ReadNode<A>,
-    _marker: PhantomData<(A, D)>,
+    read: ReadNode<S::Elem>,
+    /// Views: where the elements are in the borrowed parent's buffer.
+    anchor: Option<Anchor<S::Elem>>,
+    _marker: PhantomData<(S, D)>,
 }
 
+/// An owned n-d array of `A` with dimension type `D` (`IxDyn` by default: Bach's own dialect
+/// writes `Array<f64>`).
+pub type Array<A, D = IxDyn> = ArrayBase<OwnedRepr<A>, D>;
+/// A view borrowing an array for `'a` (ndarray's `ArrayView`).
+pub type ArrayView<'a, A, D> = ArrayBase<ViewRepr<&'a A>, D>;
+pub type ArrayView0<'a, A> = ArrayView<'a, A, Ix0>;
+pub type ArrayView1<'a, A> = ArrayView<'a, A, Ix1>;
+pub type ArrayView2<'a, A> = ArrayView<'a, A, Ix2>;
+pub type ArrayView3<'a, A> = ArrayView<'a, A, Ix3>;
+pub type ArrayView4<'a, A> = ArrayView<'a, A, Ix4>;
+pub type ArrayView5<'a, A> = ArrayView<'a, A, Ix5>;
+pub type ArrayView6<'a, A> = ArrayView<'a, A, Ix6>;
+pub type ArrayViewD<'a, A> = ArrayView<'a, A, IxDyn>;
+/// A borrowed or owned array (ndarray's `CowArray`).
+pub type CowArray<'a, A, D> = ArrayBase<CowRepr<'a, A>, D>;
+
 /// Reads a node's computed value as an array of `A`.
-pub(crate) type ReadNode<A> = fn(&Lazy) -> Result<ArcArray<A, IxDyn>>;
+pub(crate) type ReadNode<A> = fn(&Lazy) -> Result<NdArc<A, IxDyn>>;
 
 /// A graph node's value as an `A` array (evaluates it).
-pub(crate) fn read_node<A: Element>(lazy: &Lazy) -> Result<ArcArray<A, IxDyn>> {
+pub(crate) fn read_node<A: Element>(lazy: &Lazy) -> Result<NdArc<A, IxDyn>> {
     let v = lazy.eval()?;
     v.array::<A>().cloned().ok_or_else(|| BachError::dtype("eval", A::DTYPE, v.meta().dtype))
 }
@@ -61,7 +95,7 @@ pub(crate) fn graph_element<A: 'static>() -> Option<GraphElement<A>> {
 pub(crate) struct GraphElement<A> {
     pub dtype: bach_runtime::DType,
     pub read: ReadNode<A>,
-    pub wrap: fn(ArcArray<A, IxDyn>) -> Value,
+    pub wrap: fn(NdArc<A, IxDyn>) -> Value,
 }
 impl<A> Clone for GraphElement<A> {
     fn clone(&self) -> Self {
@@ -71,7 +105,7 @@ impl<A> Clone for GraphElement<A> {
 impl<A> Copy for GraphElement<A> {}
 
 /// Host arrays have no node.
-fn no_node<A>(lazy: &Lazy) -> Result<ArcArray<A, IxDyn>> {
+fn no_node<A>(lazy: &Lazy) -> Result<NdArc<A, IxDyn>> {
     Err(BachError::invalid("eval", format!("{} is not an array of a graph element type", lazy.meta())))
 }
 
@@ -95,9 +129,9 @@ pub type Array5<A> = Array<A, Ix5>;
 pub type Array6<A> = Array<A, Ix6>;
 pub type ArrayD<A> = Array<A, IxDyn>;
 
-impl<A, D: Dimension> Clone for Array<A, D> {
+impl<S: RawDataClone, D: Dimension> Clone for ArrayBase<S, D> {
     fn clone(&self) -> Self {
-        Array { lazy: self.lazy.clone(), held: self.held.clone(), value: self.value.clone(), home: self.home.clone(), read: self.read, _marker: PhantomData }
+        ArrayBase { lazy: self.lazy.clone(), held: self.held.clone(), value: self.value.clone(), home: self.home.clone(), read: self.read, anchor: self.anchor.clone(), _marker: PhantomData }
     }
 }
 
@@ -110,7 +144,7 @@ impl AsLazy for Lazy {
         self
     }
 }
-impl<A: Element, D: Dimension> AsLazy for Array<A, D> {
+impl<A: Element, S: Data<Elem = A>, D: Dimension> AsLazy for ArrayBase<S, D> {
     fn as_lazy(&self) -> &Lazy {
         self.lazy()
     }
@@ -123,91 +157,24 @@ pub fn evaluate(values: &[&dyn AsLazy]) -> Result<()> {
     first.as_lazy().session().evaluate(&lazies).map(|_| ())
 }
 
-/// A shape argument, as ndarray's: `n` (1-d), `(rows, cols)` and tuples up to 6 (2-d to 6-d),
-/// `[n; N]` arrays, `Ix2(..)`-style dimensions, or a `Vec`/slice/`IxDyn` (dynamic).
+/// A shape argument, as ndarray's (`ShapeBuilder`): `n` (1-d), `(rows, cols)` and tuples up
+/// to 6 (2-d to 6-d), `[n; N]` arrays, `Ix2(..)`-style dimensions, a generic `D: Dimension`
+/// (`x.raw_dim()`), `(m, n).f()`, or a `Vec`/slice/`IxDyn` (dynamic).
 pub trait ShapeArg {
     /// The dimension type of an array of this shape.
     type Dim: Dimension;
     fn dims(self) -> Vec<usize>;
     /// `v` as an ndarray array of this shape, its elements read in the order the shape asks
     /// for (row-major, or column-major for `(m, n).f()`), as ndarray's `from_shape_vec`.
-    fn array_of_vec<A>(self, v: Vec<A>) -> std::result::Result<ndarray::Array<A, Self::Dim>, ndarray::ShapeError>
-    where
-        Self: Sized,
-    {
-        let dims = self.dims();
-        let dim = Self::Dim::from_dimension(&IxDyn(&dims)).ok_or_else(|| ndarray::ShapeError::from_kind(ndarray::ErrorKind::IncompatibleShape))?;
-        ndarray::Array::from_shape_vec(dim, v)
-    }
+    fn array_of_vec<A>(self, v: Vec<A>) -> std::result::Result<ndarray::Array<A, Self::Dim>, ndarray::ShapeError>;
 }
-impl ShapeArg for usize {
-    type Dim = Ix1;
+impl<T: ndarray::ShapeBuilder> ShapeArg for T {
+    type Dim = T::Dim;
     fn dims(self) -> Vec<usize> {
-        vec![self]
+        self.into_shape_with_order().raw_dim().slice().to_vec()
     }
-}
-macro_rules! tuple_shape {
-    ($($D:ident: ($($t:ty),*) [$($i:tt),*];)*) => {$(
-        impl ShapeArg for ($($t,)*) {
-            type Dim = $D;
-            fn dims(self) -> Vec<usize> {
-                vec![$(self.$i),*]
-            }
-        }
-    )*};
-}
-tuple_shape! {
-    Ix0: () [];
-    Ix2: (usize, usize) [0, 1];
-    Ix3: (usize, usize, usize) [0, 1, 2];
-    Ix4: (usize, usize, usize, usize) [0, 1, 2, 3];
-    Ix5: (usize, usize, usize, usize, usize) [0, 1, 2, 3, 4];
-    Ix6: (usize, usize, usize, usize, usize, usize) [0, 1, 2, 3, 4, 5];
-}
-macro_rules! fixed_shape {
-    ($($n:literal => $D:ident),*) => {$(
-        impl ShapeArg for [usize; $n] {
-            type Dim = $D;
-            fn dims(self) -> Vec<usize> {
-                self.to_vec()
-            }
-        }
-        impl ShapeArg for $D {
-            type Dim = $D;
-            fn dims(self) -> Vec<usize> {
-                self.slice().to_vec()
-            }
-        }
-    )*};
-}
-fixed_shape!(0 => Ix0, 1 => Ix1, 2 => Ix2, 3 => Ix3, 4 => Ix4, 5 => Ix5, 6 => Ix6);
-/// `(3, 4).f()` and the like: the shape (Bach's arrays are laid out in row-major order
-/// whatever the order asked for; the values are the same).
-impl<D: Dimension> ShapeArg for ndarray::Shape<D> {
-    type Dim = D;
-    fn dims(self) -> Vec<usize> {
-        self.raw_dim().slice().to_vec()
-    }
-    fn array_of_vec<A>(self, v: Vec<A>) -> std::result::Result<ndarray::Array<A, D>, ndarray::ShapeError> {
+    fn array_of_vec<A>(self, v: Vec<A>) -> std::result::Result<ndarray::Array<A, T::Dim>, ndarray::ShapeError> {
         ndarray::Array::from_shape_vec(self, v)
-    }
-}
-impl ShapeArg for Vec<usize> {
-    type Dim = IxDyn;
-    fn dims(self) -> Vec<usize> {
-        self
-    }
-}
-impl ShapeArg for &[usize] {
-    type Dim = IxDyn;
-    fn dims(self) -> Vec<usize> {
-        self.to_vec()
-    }
-}
-impl ShapeArg for IxDyn {
-    type Dim = IxDyn;
-    fn dims(self) -> Vec<usize> {
-        self.slice().to_vec()
     }
 }
 
@@ -234,13 +201,13 @@ pub enum Host<'a, A> {
     Array(ndarray::ArrayViewD<'a, A>),
     Scalar(A),
 }
-impl<A: Element, D: Dimension + ndarray::DimMax<E>, E: Dimension> Operand<A, D> for Array<A, E> {
+impl<A: Element, S: Data<Elem = A>, D: Dimension + ndarray::DimMax<E>, E: Dimension> Operand<A, D> for ArrayBase<S, E> {
     type Out = <D as ndarray::DimMax<E>>::Output;
     fn node(&self, _like: &Lazy) -> Lazy {
         self.lazy().clone()
     }
     fn host_value(&self) -> Option<Value> {
-        Array::host_value(self)
+        ArrayBase::host_value(self)
     }
     fn host(&self) -> Option<Host<'_, A>> {
         self.value_ref().map(|v| Host::Array(v.view().into_dyn()))
@@ -250,7 +217,7 @@ impl<A: Element, D: Dimension + ndarray::DimMax<E>, E: Dimension> Operand<A, D> 
     }
 }
 /// A reference operates as the array does.
-impl<A: Element, D: Dimension + ndarray::DimMax<E>, E: Dimension> Operand<A, D> for &Array<A, E> {
+impl<A: Element, S: Data<Elem = A>, D: Dimension + ndarray::DimMax<E>, E: Dimension> Operand<A, D> for &ArrayBase<S, E> {
     type Out = <D as ndarray::DimMax<E>>::Output;
     fn node(&self, like: &Lazy) -> Lazy {
         Operand::<A, D>::node(*self, like)
@@ -329,18 +296,22 @@ impl<A: Element, D: Dimension> Array<A, D> {
     pub(crate) fn wrap(lazy: Lazy) -> Self {
         debug_assert_eq!(lazy.meta().dtype, A::DTYPE);
         debug_assert!(D::NDIM.is_none_or(|n| n == lazy.meta().shape.len()), "{} is not {}", lazy.meta(), dim_name::<D>());
-        Array { lazy: OnceLock::from(lazy), held: None, value: OnceLock::new(), home: None, read: read_node::<A>, _marker: PhantomData }
+        ArrayBase { lazy: OnceLock::from(lazy), held: None, value: OnceLock::new(), home: None, read: read_node::<A>, anchor: None, _marker: PhantomData }
     }
-    /// The value as the runtime's, when this handle holds it on the host.
+}
+
+impl<A: Element, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
+    /// The value as the runtime's, when this handle holds it on the host (in standard
+    /// layout: a strided view's elements are copied once).
     pub(crate) fn host_value(&self) -> Option<Value> {
-        self.value_ref().map(|v| A::wrap(v.clone().into_dyn()))
+        self.value_ref().map(|v| A::wrap(standard(v).into_dyn()))
     }
 
     /// The node of this array (made from its host value when it was mutated since).
     pub fn lazy(&self) -> &Lazy {
         self.lazy.get_or_init(|| {
             let v = self.value_ref().expect("an array holds a node or a value");
-            self.home().source(A::wrap(v.clone().into_dyn()), "host value")
+            self.home().source(A::wrap(standard(v).into_dyn()), "host value")
         })
     }
     pub fn meta(&self) -> &Meta {
@@ -398,46 +369,28 @@ impl<A: Element, D: Dimension> Array<A, D> {
     }
 }
 
+/// `v`, or its elements in standard layout when it is a strided view of another buffer.
+fn standard<A: Clone, D: Dimension>(v: &NdArc<A, D>) -> NdArc<A, D> {
+    if v.is_standard_layout() {
+        v.clone()
+    } else {
+        v.as_standard_layout().into_owned().into_shared()
+    }
+}
+
 /// What every array has, of any element type.
 impl<A, D: Dimension> Array<A, D> {
     /// A handle of `lazy`, a node of `A`s made by `read`'s element type (see
     /// [`graph_element`]).
     pub(crate) fn from_node(lazy: Lazy, read: ReadNode<A>) -> Self {
-        Array { lazy: OnceLock::from(lazy), held: None, value: OnceLock::new(), home: None, read, _marker: PhantomData }
+        ArrayBase { lazy: OnceLock::from(lazy), held: None, value: OnceLock::new(), home: None, read, anchor: None, _marker: PhantomData }
     }
     /// A handle holding a host value and no node yet (the next annotated call makes one).
-    pub(crate) fn from_host(value: ArcArray<A, D>) -> Self {
+    pub(crate) fn from_host(value: NdArc<A, D>) -> Self {
         Self::from_host_in(value, session::current())
     }
-    pub(crate) fn from_host_in(value: ArcArray<A, D>, home: Arc<Session>) -> Self {
-        Array { lazy: OnceLock::new(), held: Some(value), value: OnceLock::new(), home: Some(home), read: no_node::<A>, _marker: PhantomData }
-    }
-
-    /// The session this array's node is (or will be) in.
-    pub(crate) fn home(&self) -> Arc<Session> {
-        match (self.lazy.get(), &self.home) {
-            (Some(l), _) => l.session().clone(),
-            (None, Some(h)) => h.clone(),
-            (None, None) => session::current(),
-        }
-    }
-    /// The value, when this handle holds it on the host and it is small enough to compute
-    /// with at once (see [`EAGER_MAX_ELEMENTS`]), with the most elements the session allows.
-    pub(crate) fn small_host(&self) -> Option<(&ArcArray<A, D>, usize)> {
-        let v = self.value_ref()?;
-        if v.len() > EAGER_MAX_ELEMENTS {
-            return None;
-        }
-        let max = match (self.lazy.get(), &self.home) {
-            (Some(l), _) => l.session().eager_max_elements(),
-            (None, Some(h)) => h.eager_max_elements(),
-            (None, None) => session::current().eager_max_elements(),
-        };
-        (v.len() <= max).then_some((v, max))
-    }
-    /// The value, when this handle holds it (made with it, wrote it, or evaluated it).
-    pub(crate) fn value_ref(&self) -> Option<&ArcArray<A, D>> {
-        self.held.as_ref().or_else(|| self.value.get())
+    pub(crate) fn from_host_in(value: NdArc<A, D>, home: Arc<Session>) -> Self {
+        ArrayBase { lazy: OnceLock::new(), held: Some(value), value: OnceLock::new(), home: Some(home), read: no_node::<A>, anchor: None, _marker: PhantomData }
     }
 
     /// An array holding `a`'s data (moved into the session; evaluated already). A large
@@ -452,7 +405,7 @@ impl<A, D: Dimension> Array<A, D> {
         match graph_element::<A>() {
             Some(g) if a.len() > EAGER_MAX_ELEMENTS.min(s.eager_max_elements()) => {
                 let lazy = s.source((g.wrap)(a.clone().into_dyn()), "from_array");
-                Array { lazy: OnceLock::from(lazy), held: Some(a), value: OnceLock::new(), home: None, read: g.read, _marker: PhantomData }
+                ArrayBase { lazy: OnceLock::from(lazy), held: Some(a), value: OnceLock::new(), home: None, read: g.read, anchor: None, _marker: PhantomData }
             }
             _ => Self::from_host_in(a, s),
         }
@@ -477,6 +430,37 @@ impl<A, D: Dimension> Array<A, D> {
         let dim = D::from_dimension(&IxDyn(&shape.dims())).expect("a shape of D's axes");
         Self::from_array(ndarray::Array::from_shape_fn(dim, f))
     }
+}
+
+/// What every array and view has, of any element type.
+impl<S: Data, D: Dimension> ArrayBase<S, D> {
+    /// The session this array's node is (or will be) in.
+    pub(crate) fn home(&self) -> Arc<Session> {
+        match (self.lazy.get(), &self.home) {
+            (Some(l), _) => l.session().clone(),
+            (None, Some(h)) => h.clone(),
+            (None, None) => session::current(),
+        }
+    }
+    /// The value, when this handle holds it on the host and it is small enough to compute
+    /// with at once (see [`EAGER_MAX_ELEMENTS`]), with the most elements the session allows.
+    pub(crate) fn small_host(&self) -> Option<(&NdArc<S::Elem, D>, usize)> {
+        let v = self.value_ref()?;
+        if v.len() > EAGER_MAX_ELEMENTS {
+            return None;
+        }
+        let max = match (self.lazy.get(), &self.home) {
+            (Some(l), _) => l.session().eager_max_elements(),
+            (None, Some(h)) => h.eager_max_elements(),
+            (None, None) => session::current().eager_max_elements(),
+        };
+        (v.len() <= max).then_some((v, max))
+    }
+    /// The value, when this handle holds it (made with it, wrote it, or evaluated it).
+    pub(crate) fn value_ref(&self) -> Option<&NdArc<S::Elem, D>> {
+        self.held.as_ref().or_else(|| self.value.get())
+    }
+
     pub fn shape(&self) -> &[usize] {
         match (self.lazy.get(), self.value_ref()) {
             (Some(l), _) => &l.meta().shape,
@@ -511,28 +495,28 @@ impl<A, D: Dimension> Array<A, D> {
     }
 
     /// The same array with a dynamic dimension type (ndarray's `into_dyn`).
-    pub fn into_dyn(self) -> Array<A, IxDyn> {
+    pub fn into_dyn(self) -> ArrayBase<S, IxDyn> {
         let value = self.value.into_inner().map_or_else(OnceLock::new, |v| OnceLock::from(v.into_dyn()));
-        Array { lazy: self.lazy, held: self.held.map(|v| v.into_dyn()), value, home: self.home, read: self.read, _marker: PhantomData }
+        ArrayBase { lazy: self.lazy, held: self.held.map(|v| v.into_dyn()), value, home: self.home, read: self.read, anchor: self.anchor, _marker: PhantomData }
     }
     /// The same array with dimension type `D2`; an error when its axes are not `D2`'s.
-    pub fn into_dimensionality<D2: Dimension>(self) -> Result<Array<A, D2>> {
+    pub fn into_dimensionality<D2: Dimension>(self) -> Result<ArrayBase<S, D2>> {
         check_ndim::<D2>("into_dimensionality", self.shape())?;
-        let cast = |v: ArcArray<A, D>| v.into_dimensionality::<D2>().map_err(|e| BachError::shape("into_dimensionality", e.to_string()));
+        let cast = |v: NdArc<S::Elem, D>| v.into_dimensionality::<D2>().map_err(|e| BachError::shape("into_dimensionality", e.to_string()));
         let value = match self.value.into_inner() {
             Some(v) => OnceLock::from(cast(v)?),
             None => OnceLock::new(),
         };
         let held = self.held.map(cast).transpose()?;
-        Ok(Array { lazy: self.lazy, held, value, home: self.home, read: self.read, _marker: PhantomData })
+        Ok(ArrayBase { lazy: self.lazy, held, value, home: self.home, read: self.read, anchor: self.anchor, _marker: PhantomData })
     }
 
     /// Compute the value (once; later calls and other handles reuse it), on the CPU.
-    pub fn eval(&self) -> Result<ArcArray<A, IxDyn>> {
+    pub fn eval(&self) -> Result<NdArc<S::Elem, IxDyn>> {
         Ok(self.eval_nd()?.clone().into_dyn())
     }
     /// Compute the value, as an ndarray array of this dimension type.
-    pub(crate) fn eval_nd(&self) -> Result<&ArcArray<A, D>> {
+    pub(crate) fn eval_nd(&self) -> Result<&NdArc<S::Elem, D>> {
         if let Some(v) = self.value_ref() {
             return Ok(v);
         }
@@ -542,35 +526,35 @@ impl<A, D: Dimension> Array<A, D> {
         Ok(self.value.get_or_init(|| a))
     }
     /// The value as an owned `ndarray` array of this dimension type.
-    pub fn to_nd(&self) -> Result<ndarray::Array<A, D>>
+    pub fn to_nd(&self) -> Result<ndarray::Array<S::Elem, D>>
     where
-        A: Clone,
+        S::Elem: Clone,
     {
         Ok(self.eval_nd()?.to_owned())
     }
     /// The value as an owned dynamic `ndarray` array.
-    pub fn to_array(&self) -> Result<ndarray::ArrayD<A>>
+    pub fn to_array(&self) -> Result<ndarray::ArrayD<S::Elem>>
     where
-        A: Clone,
+        S::Elem: Clone,
     {
         Ok(self.eval()?.into_owned())
     }
-    pub fn to_array1(&self) -> Result<ndarray::Array1<A>>
+    pub fn to_array1(&self) -> Result<ndarray::Array1<S::Elem>>
     where
-        A: Clone,
+        S::Elem: Clone,
     {
         self.to_array()?.into_dimensionality::<Ix1>().map_err(|e| BachError::shape("to_array1", format!("{e}: shape {:?}", self.shape())))
     }
-    pub fn to_array2(&self) -> Result<ndarray::Array2<A>>
+    pub fn to_array2(&self) -> Result<ndarray::Array2<S::Elem>>
     where
-        A: Clone,
+        S::Elem: Clone,
     {
         self.to_array()?.into_dimensionality::<Ix2>().map_err(|e| BachError::shape("to_array2", format!("{e}: shape {:?}", self.shape())))
     }
     /// The single element of a 0-d (or one-element) array, e.g. the result of `sum_lazy()`.
-    pub fn to_scalar(&self) -> Result<A>
+    pub fn to_scalar(&self) -> Result<S::Elem>
     where
-        A: Clone,
+        S::Elem: Clone,
     {
         let v = self.eval()?;
         match v.first() {
@@ -580,9 +564,9 @@ impl<A, D: Dimension> Array<A, D> {
     }
     /// [`Array::to_scalar`] of a reduction whose ndarray form returns a number: the trace says
     /// so (`sum` is evaluated at its line; `sum_lazy` keeps it lazy).
-    pub(crate) fn number_for(&self, op: &str) -> Result<A>
+    pub(crate) fn number_for(&self, op: &str) -> Result<S::Elem>
     where
-        A: Clone,
+        S::Elem: Clone,
     {
         if self.value_ref().is_some() {
             // Computed at once (a small value): no evaluation to give a reason to.
@@ -591,9 +575,9 @@ impl<A, D: Dimension> Array<A, D> {
         bach_runtime::trace::because(format!("`{op}` returns a number, as ndarray's (`{op}_lazy` keeps it lazy)"), || self.to_scalar())
     }
     /// The element at `index` (evaluates).
-    pub fn get(&self, index: &[usize]) -> Result<A>
+    pub fn get(&self, index: &[usize]) -> Result<S::Elem>
     where
-        A: Clone,
+        S::Elem: Clone,
     {
         let v = self.eval()?;
         v.get(IxDyn(index)).cloned().ok_or_else(|| BachError::invalid("index", format!("{index:?} is out of bounds for shape {:?}", v.shape())))
@@ -606,7 +590,7 @@ impl<A, D: Dimension> Array<A, D> {
     /// The value, evaluated here if it is not yet; a failure panics at the caller's line with
     /// the reason (what ndarray-style code that touches values expects).
     #[track_caller]
-    pub(crate) fn evaluated(&self) -> &ArcArray<A, D> {
+    pub(crate) fn evaluated(&self) -> &NdArc<S::Elem, D> {
         if let Some(v) = self.value_ref() {
             return v;
         }
@@ -627,7 +611,7 @@ impl<A, D: Dimension> Array<A, D> {
     /// handle or node shares it), and the node dropped (the next annotated call makes a new
     /// one from the value). Nothing another handle can see changes.
     #[track_caller]
-    pub(crate) fn evaluated_mut(&mut self) -> &mut ArcArray<A, D> {
+    pub(crate) fn evaluated_mut(&mut self) -> &mut NdArc<S::Elem, D> {
         self.evaluated();
         if let Some(l) = self.lazy.take() {
             self.home = Some(l.session().clone());
@@ -672,7 +656,7 @@ pub(crate) fn eager<B: Element, E: Dimension>(op: &Annotation, args: &[Value], h
 
 impl<A: Element> Array<A, IxDyn> {
     /// An array holding a shared ndarray array (no copy).
-    pub fn from_shared(a: ArcArray<A, IxDyn>) -> Self {
+    pub fn from_shared(a: NdArc<A, IxDyn>) -> Self {
         Self::wrap(session::current().source(A::wrap(a), "from_array"))
     }
 }
@@ -691,7 +675,7 @@ impl<A: Clone + 'static, D: Dimension> From<ndarray::Array<A, D>> for Array<A, D
 }
 
 /// Display evaluates and prints like ndarray (an evaluation that fails prints why).
-impl<A: fmt::Display, D: Dimension> fmt::Display for Array<A, D> {
+impl<A: fmt::Display, S: Data<Elem = A>, D: Dimension> fmt::Display for ArrayBase<S, D> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.eval_nd() {
             Ok(v) => fmt::Display::fmt(v, f),
@@ -700,7 +684,7 @@ impl<A: fmt::Display, D: Dimension> fmt::Display for Array<A, D> {
     }
 }
 /// ndarray's `Debug`, and the graph node's number when the array has one.
-impl<A: fmt::Debug, D: Dimension> fmt::Debug for Array<A, D> {
+impl<A: fmt::Debug, S: Data<Elem = A>, D: Dimension> fmt::Debug for ArrayBase<S, D> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match (self.eval_nd(), self.lazy.get()) {
             (Ok(v), Some(lazy)) => write!(f, "{v:?}, bach #{}", lazy.id()),
