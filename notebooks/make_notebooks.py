@@ -544,7 +544,7 @@ println!("{} rows; columns: {}", wine.len(), wine.columns().join(", "));
 let table = wine.values()?;
 let d = wine.columns().len() - 1;
 let (train, test) = train_test_indices(wine.len(), 0.7, 42)?;
-let x_train = table.take_rows(&train)?.t().slice_rows(0..d)?.t();
+let x_train = table.take_rows(&train)?.t().slice_rows(0..d)?.reversed_axes();
 let classes: Array1<i64> = wine.column("class")?.to_array1()?.mapv(|c| c as i64);
 let y_train = Array::from_array(classes.select(Axis(0), &train)).into_dyn();
 // The test rows, repeated 2^log2 times: row i is test row i mod 54.

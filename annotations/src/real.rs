@@ -7,7 +7,7 @@ use ndarray::{LinalgScalar, ScalarOperand};
 use num_traits::{Float, FromPrimitive};
 
 /// f64 or f32: the element types arithmetic and math ops accept.
-pub trait Real: Element + crate::array::Scalar + Float + FromPrimitive + ScalarOperand + LinalgScalar + Sum + Default {
+pub trait Real: Element + crate::elementwise::Numeric + crate::array::Scalar + Float + FromPrimitive + ScalarOperand + LinalgScalar + Sum + Default {
     /// The error function.
     fn erf(self) -> Self;
     /// Conversion from f64 (rounding for f32).

@@ -280,7 +280,7 @@ fn bach_program(w: Workload, inp: &Inputs) -> bach::Result<Outputs> {
             let (train, _) = train_test_indices(wine.len(), 0.7, inp.seed.unwrap_or(42))?;
             let x_train = table.take_rows(&train)?;
             let y_train = Array::<i64>::from_shared(inp.i64s["y_train"].clone().into_shared());
-            let x_train = x_train.t().slice_rows(0..d)?.t();
+            let x_train = x_train.t().slice_rows(0..d)?.reversed_axes();
             let x_test = Array::from_shared(inp.f64s["X_test"].clone().into_shared());
             let scaler = StandardScaler.fit(&x_train)?;
             let pca = Pca::params(2).fit(&scaler.transform(&x_train)?)?;

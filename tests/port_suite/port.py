@@ -4,7 +4,7 @@ data-science snippets), each case run twice in the same kernel: once as written,
 ndarray, and once with only its `use ndarray...` lines changed to `use bach...`. A case
 "runs" when the port succeeds and prints exactly what the original printed.
 
-    python tests/port_suite/port.py [--kernel bach] [--out results.json] [cases...]
+    python tests/port_suite/port.py [--kernel bach] [--out results.json] [--cases-dir DIR] [cases...]
 
 Cases are `cases/<name>.rs`, each the body of one cell: a `// source:` line, then one
 `{ ... }` block that starts with its `use ndarray::...;` lines and prints its results.
@@ -257,16 +257,18 @@ def main(argv=None):
     ap.add_argument("--kernel", default="bach", help="kernelspec name (default: bach)")
     ap.add_argument("--out", help="write the results as JSON to this file")
     ap.add_argument("--timeout", type=int, default=TIMEOUT, help="seconds per cell (default: 300)")
-    ap.add_argument("cases", nargs="*", help="case names or files (default: all of cases/)")
+    ap.add_argument("--cases-dir", default=str(CASES), help="folder of the cases (default: this suite's cases/)")
+    ap.add_argument("cases", nargs="*", help="case names or files (default: all of the cases folder)")
     args = ap.parse_args(argv)
 
     import jupyter_client
 
-    files = case_files(CASES, args.cases)
+    cases_dir = pathlib.Path(args.cases_dir)
+    files = case_files(cases_dir, args.cases)
     km, kc = jupyter_client.manager.start_new_kernel(kernel_name=args.kernel, startup_timeout=TIMEOUT)
     try:
         started = time.monotonic()
-        results = run_suite(kc, CASES, [str(f) for f in files], km=km, timeout=args.timeout, log=lambda s: print(s, flush=True))
+        results = run_suite(kc, cases_dir, [str(f) for f in files], km=km, timeout=args.timeout, log=lambda s: print(s, flush=True))
     finally:
         kc.stop_channels()
         km.shutdown_kernel(now=True)

@@ -23,7 +23,7 @@ mod views;
 pub use operators::{Arith, Negate};
 
 pub use storage::{CowRepr, Data, DataMut, OwnedArcRepr, OwnedRepr, RawData, RawDataClone, ViewRepr};
-pub use views::{aview0, aview1, aview2, arr0, arr1, arr2, Anchor, ArcArray, ArcArray1, ArcArray2, AxisViews, CowArray1, CowArray2};
+pub use views::{aview0, aview1, aview2, arr0, arr1, arr2, concatenate, stack, Anchor, ArcArray, ArcArray1, ArcArray2, AxisViews, CowArray1, CowArray2};
 
 
 /// An n-d array of `S::Elem` with dimension type `D` and storage kind `S` (ndarray's

@@ -450,3 +450,38 @@ pub fn aview1<A: Clone>(xs: &[A]) -> ArrayView<'_, A, Ix1> {
 pub fn aview2<A: Clone, const N: usize>(xs: &[[A; N]]) -> ArrayView<'_, A, Ix2> {
     ArrayView::detached(ndarray::aview2(xs))
 }
+
+/// ndarray's `stack`: the arrays joined along a new axis `axis` (on the host).
+pub fn stack<A: Clone + 'static, D: Dimension>(axis: Axis, arrays: &[ArrayView<'_, A, D>]) -> std::result::Result<Array<A, D::Larger>, ndarray::ShapeError>
+where
+    D::Larger: RemoveAxis,
+{
+    let views: Vec<ndarray::ArrayView<'_, A, D>> = arrays.iter().map(|a| a.as_nd()).collect();
+    ndarray::stack(axis, &views).map(Array::from_array)
+}
+/// ndarray's `concatenate`: the arrays joined along their axis `axis` (on the host).
+pub fn concatenate<A: Clone + 'static, D: RemoveAxis>(axis: Axis, arrays: &[ArrayView<'_, A, D>]) -> std::result::Result<Array<A, D>, ndarray::ShapeError> {
+    let views: Vec<ndarray::ArrayView<'_, A, D>> = arrays.iter().map(|a| a.as_nd()).collect();
+    ndarray::concatenate(axis, &views).map(Array::from_array)
+}
+
+/// ndarray's `stack!`, giving a Bach array.
+#[macro_export]
+macro_rules! stack {
+    ($axis:expr, $( $array:expr ),+ ,) => {
+        $crate::stack!($axis, $($array),+)
+    };
+    ($axis:expr, $( $array:expr ),+ ) => {
+        $crate::stack($axis, &[ $($crate::ArrayView::from(&$array) ),* ]).unwrap()
+    };
+}
+/// ndarray's `concatenate!`, giving a Bach array.
+#[macro_export]
+macro_rules! concatenate {
+    ($axis:expr, $( $array:expr ),+ ,) => {
+        $crate::concatenate!($axis, $($array),+)
+    };
+    ($axis:expr, $( $array:expr ),+ ) => {
+        $crate::concatenate($axis, &[ $($crate::ArrayView::from(&$array) ),* ]).unwrap()
+    };
+}

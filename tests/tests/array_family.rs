@@ -1,0 +1,173 @@
+//! Bach's array family (`ArrayBase<S, D>` with ndarray's storage kinds): library code
+//! written generic over storage and dimension, or against views, ports by its import; views
+//! are Bach's and lazy where the array is; operators between any members of the family give
+//! Bach arrays. Each result is checked against the same code run with ndarray.
+
+use bach::prelude::*;
+use bach::{Data, RemoveAxis, Zip};
+
+// --- Library code as its authors write it (generic over S and D). ---
+
+fn softmax<S: Data<Elem = f64>, D: Dimension + RemoveAxis>(x: &ArrayBase<S, D>, axis: Axis) -> Array<f64, D> {
+    let max = x.fold_axis(axis, f64::NEG_INFINITY, |&a, &b| a.max(b));
+    let max = max.insert_axis(axis).into_dimensionality::<D>().unwrap();
+    let e = (x - &max).mapv(f64::exp);
+    let s = e.sum_axis(axis).insert_axis(axis).into_dimensionality::<D>().unwrap();
+    e / s
+}
+
+fn standardize<S: Data<Elem = f64>>(x: &ArrayBase<S, Ix2>) -> Array2<f64> {
+    let mean = x.mean_axis(Axis(0)).unwrap();
+    let std = x.std_axis(Axis(0), 0.0);
+    (x - &mean) / &std
+}
+
+fn zeros_like<S: Data<Elem = f64>, D: Dimension>(x: &ArrayBase<S, D>) -> Array<f64, D> {
+    Array::zeros(x.raw_dim())
+}
+
+fn row_norms(x: ArrayView2<f64>) -> Array1<f64> {
+    x.outer_iter().map(|r| r.dot(&r).sqrt()).collect()
+}
+
+fn laplacian(u: &Array3<f64>) -> Array3<f64> {
+    let (nx, ny, nz) = u.dim();
+    let mut out = Array3::zeros((nx, ny, nz));
+    let inner = &u.slice(s![2.., 1..-1, 1..-1]) + &u.slice(s![..-2, 1..-1, 1..-1]) + &u.slice(s![1..-1, 2.., 1..-1]) + &u.slice(s![1..-1, ..-2, 1..-1])
+        + &u.slice(s![1..-1, 1..-1, 2..])
+        + &u.slice(s![1..-1, 1..-1, ..-2])
+        - 6.0 * &u.slice(s![1..-1, 1..-1, 1..-1]);
+    out.slice_mut(s![1..-1, 1..-1, 1..-1]).assign(&inner.as_nd());
+    out
+}
+
+fn rk_step(y: &Array1<f64>, h: f64) -> Array1<f64> {
+    let f = |v: ArrayView1<f64>| -> Array1<f64> { v.mapv(|x| -0.5 * x) };
+    let k1 = f(y.view());
+    let k2 = f((y + &(&k1 * (h / 2.0))).view());
+    y + &(k1 + k2) * (h / 2.0)
+}
+
+// --- The same code with ndarray, for the expected values. ---
+mod reference {
+    use ndarray::prelude::*;
+    use ndarray::{Data, RemoveAxis};
+    pub fn softmax<S: Data<Elem = f64>, D: Dimension + RemoveAxis>(x: &ArrayBase<S, D>, axis: Axis) -> Array<f64, D> {
+        let max = x.fold_axis(axis, f64::NEG_INFINITY, |&a, &b| a.max(b));
+        let max = max.insert_axis(axis).into_dimensionality::<D>().unwrap();
+        let e = (x - &max).mapv(f64::exp);
+        let s = e.sum_axis(axis).insert_axis(axis).into_dimensionality::<D>().unwrap();
+        e / s
+    }
+    pub fn standardize<S: Data<Elem = f64>>(x: &ArrayBase<S, Ix2>) -> Array2<f64> {
+        let mean = x.mean_axis(Axis(0)).unwrap();
+        let std = x.std_axis(Axis(0), 0.0);
+        (x - &mean) / &std
+    }
+}
+
+fn close<D: Dimension>(a: &Array<f64, D>, b: &ndarray::Array<f64, D>) -> bool {
+    a.shape() == b.shape() && a.as_nd().iter().zip(b.iter()).all(|(x, y)| (x - y).abs() < 1e-12)
+}
+
+fn data(n: usize, m: usize) -> ndarray::Array2<f64> {
+    ndarray::Array2::from_shape_fn((n, m), |(i, j)| ((i * 7 + j * 3) % 11) as f64 * 0.37 - 1.1)
+}
+
+#[test]
+fn generic_library_code_takes_arrays_and_views() {
+    let nd = data(6, 4);
+    let x = Array2::from(nd.clone());
+    assert!(close(&softmax(&x, Axis(1)), &reference::softmax(&nd, Axis(1))));
+    assert!(close(&softmax(&x.view(), Axis(0)), &reference::softmax(&nd.view(), Axis(0))));
+    assert!(close(&softmax(&x.t(), Axis(0)), &reference::softmax(&nd.t(), Axis(0))));
+    assert!(close(&standardize(&x.slice(s![1.., ..])), &reference::standardize(&nd.slice(ndarray::s![1.., ..]))));
+    let cube = Array3::from_shape_fn((3, 4, 5), |(i, j, k)| (i * 20 + j * 5 + k) as f64 * 0.1);
+    let nd_cube = cube.to_nd().unwrap();
+    assert!(close(&softmax(&cube, Axis(2)), &reference::softmax(&nd_cube, Axis(2))));
+    assert_eq!(zeros_like(&x.row(0)).shape(), &[4]);
+    assert_eq!(zeros_like(&cube.view()).shape(), &[3, 4, 5]);
+}
+
+#[test]
+fn views_are_bach_views_and_operators_give_bach_arrays() {
+    let x = Array2::from(data(5, 3));
+    let r: ArrayView1<f64> = x.row(2);
+    let c: ArrayView1<f64> = x.column(1);
+    let s: Array1<f64> = &r + &x.row(3);
+    let _: Array1<f64> = r.to_owned();
+    let _: Array1<f64> = 2.0 * &c - &c / 3.0;
+    let _: Array2<f64> = x.t().dot(&x);
+    let _: Array1<f64> = x.index_axis(Axis(0), 1).into_owned();
+    assert_eq!(s.to_nd().unwrap(), &data(5, 3).row(2) + &data(5, 3).row(3));
+    // A view of a host array shares its buffer: no copy, no node.
+    assert!(std::ptr::eq(&r[0], &x[[2, 0]]));
+    let norms = row_norms(x.view());
+    let want: ndarray::Array1<f64> = data(5, 3).outer_iter().map(|r| r.dot(&r).sqrt()).collect();
+    assert!(close(&norms, &want));
+    // Iterating a view by value hands out references, as ndarray's.
+    let total: f64 = x.row(1).into_iter().sum();
+    assert!((total - data(5, 3).row(1).sum()).abs() < 1e-12);
+    for &v in x.column(0) {
+        assert!(v.is_finite());
+    }
+    // An owned array by value gives its elements.
+    let v: Vec<f64> = Array1::from(vec![1.0, 2.0]).into_iter().collect();
+    assert_eq!(v, vec![1.0, 2.0]);
+    // Tuple and array indexing.
+    assert_eq!(x[(1, 2)], x[[1, 2]]);
+    // Zip over views by value and arrays by reference.
+    let mut out = Array1::<f64>::zeros(3);
+    Zip::from(&mut out).and(x.row(0)).and(&x.row(1)).for_each(|o, &a, &b| *o = a * b);
+    assert!(close(&out, &(&data(5, 3).row(0) * &data(5, 3).row(1))));
+}
+
+#[test]
+fn a_view_of_a_lazy_array_is_lazy() {
+    let big = Array2::<f64>::ones((300, 300)) * 2.0;
+    assert!(!big.is_evaluated());
+    let r = big.row(5);
+    let t = big.t();
+    let sl = big.slice(s![10..20, ..]);
+    assert!(!r.is_evaluated() && !t.is_evaluated() && !sl.is_evaluated(), "views of a lazy array stay lazy");
+    let y = &sl * 3.0;
+    assert!(!y.is_evaluated());
+    assert_eq!(y.sum(), 10.0 * 300.0 * 6.0);
+    // Iterating evaluates, and reads the parent's buffer.
+    assert_eq!(r.into_iter().copied().sum::<f64>(), 600.0);
+    assert_eq!(t.shape(), &[300, 300]);
+}
+
+#[test]
+fn three_d_and_generic_shapes() {
+    let u = Array3::from_shape_fn((6, 5, 4), |(i, j, k)| (i * i + j + k * 2) as f64);
+    let lap = laplacian(&u);
+    let nd = u.to_nd().unwrap();
+    let (i, j, k) = (2, 2, 1);
+    let want = nd[[i + 1, j, k]] + nd[[i - 1, j, k]] + nd[[i, j + 1, k]] + nd[[i, j - 1, k]] + nd[[i, j, k + 1]] + nd[[i, j, k - 1]] - 6.0 * nd[[i, j, k]];
+    assert_eq!(lap[[i, j, k]], want);
+    let y = rk_step(&array![1.0, 2.0], 0.1);
+    assert!((y[0] - (1.0 + 0.05 * (-0.5 + -0.5 * (1.0 - 0.025)))).abs() < 1e-12);
+    // Shapes generic code builds: `x.raw_dim()`, `(n, m).f()`, `D::zeros`.
+    let z = Array::<f64, Ix3>::zeros(u.raw_dim());
+    assert_eq!(z.dim(), (6, 5, 4));
+    let f = Array2::<f64>::zeros((2, 3).f());
+    assert_eq!(f.dim(), (2, 3));
+}
+
+#[test]
+fn bach_values_go_to_ndarray_crates_and_back() {
+    let x = Array2::from(data(4, 3));
+    let v: ndarray::ArrayView2<f64> = x.as_nd();
+    assert!(std::ptr::eq(v.as_ptr(), x.as_nd().as_ptr()), "as_nd shares the buffer");
+    let owned: ndarray::Array2<f64> = x.clone().into_nd();
+    let back: Array2<f64> = owned.clone().into();
+    assert_eq!(back, owned);
+    let from_view: Array2<f64> = Array2::from(&owned.view());
+    assert_eq!(from_view, x);
+    let bv: ArrayView2<f64> = ArrayView::from(owned.view());
+    assert_eq!(bv.sum(), owned.sum());
+    let a1 = aview1(&[1.0, 2.0, 3.0]);
+    assert_eq!(a1.iter().sum::<f64>(), 6.0);
+    assert_eq!(arr2(&[[1.0, 2.0]]).dim(), (1, 2));
+}
