@@ -228,7 +228,11 @@ pub fn calibrate_session(session: &Arc<Session>, save_to: Option<&std::path::Pat
             let layout: Vec<Point> = SIZES
                 .iter()
                 .map(|&n| {
-                    Ok(Point { calls: 1.0, work: n as f64, seconds: on.time(|| Array2::<f64>::full((n / 64, 64), 1.5).t().to_owned().into_dyn())?.ops_seconds(&model) - linspace(&model, n) })
+                    Ok(Point {
+                        calls: 1.0,
+                        work: n as f64,
+                        seconds: on.time(|| Array2::<f64>::full((n / 64, 64), 1.5).t().to_owned().into_dyn())?.ops_seconds(&model) - linspace(&model, n),
+                    })
                 })
                 .collect::<crate::Result<_>>()?;
             fit(Family::Layout, layout, &mut rows, &mut model);

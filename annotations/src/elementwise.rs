@@ -403,7 +403,6 @@ impl<A: Real, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
         or_panic(self.binary(&LE, rhs))
     }
 
-
     /// Apply a Rust closure to every element, lazily: an op of the graph, planned with the
     /// rest, that runs on the CPU only (a closure cannot be offloaded; the plan says so).
     /// ndarray's [`Array::mapv`] runs at once on the host and takes any closure.

@@ -43,8 +43,9 @@ mod whatif;
 
 pub use array::storage::{CowRepr, Data, DataMut, DataOwned, DataShared, OwnedArcRepr, OwnedRepr, RawData, RawDataClone, RawDataMut, ViewRepr};
 pub use array::{
-    aview0, aview1, aview2, arr0, arr1, arr2, concatenate, evaluate, stack, Anchor, ArcArray, ArcArray1, ArcArray2, Array, Array0, Array1, Array2, Array3, Array4, Array5, Array6, ArrayBase, ArrayD, ArrayView, ArrayView0, ArrayView1,
-    ArrayView2, ArrayView3, ArrayView4, ArrayView5, ArrayView6, ArrayViewD, AsLazy, AxisViews, CowArray, CowArray1, CowArray2, Host, Operand, Scalar, ShapeArg,
+    arr0, arr1, arr2, aview0, aview1, aview2, concatenate, evaluate, stack, Anchor, ArcArray, ArcArray1, ArcArray2, Array, Array0, Array1, Array2, Array3, Array4, Array5, Array6,
+    ArrayBase, ArrayD, ArrayView, ArrayView0, ArrayView1, ArrayView2, ArrayView3, ArrayView4, ArrayView5, ArrayView6, ArrayViewD, AsLazy, AxisViews, CowArray, CowArray1,
+    CowArray2, Host, Operand, Scalar, ShapeArg,
 };
 pub use bach_runtime as runtime;
 pub use bach_runtime::{BachError, Result};
@@ -104,13 +105,13 @@ pub mod prelude {
 #[doc(hidden)]
 pub mod prelude_without_macros {
     pub use crate::{
-        arr0, arr1, arr2, aview0, aview1, aview2, evaluate, where_, ArcArray, Array, Array0, Array1, Array2, Array3, Array4, Array5, Array6, ArrayBase, ArrayD, ArrayView, ArrayView0, ArrayView1,
-        ArrayView2, ArrayView3, ArrayView4, ArrayView5, ArrayView6, ArrayViewD, CowArray, Data, DataMut, DataOwned, Device, Dot, RawData, Real,
+        arr0, arr1, arr2, aview0, aview1, aview2, evaluate, where_, ArcArray, Array, Array0, Array1, Array2, Array3, Array4, Array5, Array6, ArrayBase, ArrayD, ArrayView,
+        ArrayView0, ArrayView1, ArrayView2, ArrayView3, ArrayView4, ArrayView5, ArrayView6, ArrayViewD, CowArray, Data, DataMut, DataOwned, Device, Dot, RawData, Real,
     };
     pub use bach_runtime::{BachError, Plan};
     pub use ndarray::{
-        aview_mut1, azip, s, ArrayViewMut, ArrayViewMut0, ArrayViewMut1, ArrayViewMut2, ArrayViewMut3, ArrayViewMut4, ArrayViewMut5, ArrayViewMut6, ArrayViewMutD, Axis, Dim, Dimension, Ix,
-        Ix0, Ix1, Ix2, Ix3, Ix4, Ix5, Ix6, IxDyn, NewAxis, RawArrayView, RawArrayViewMut, ShapeBuilder,
+        aview_mut1, azip, s, ArrayViewMut, ArrayViewMut0, ArrayViewMut1, ArrayViewMut2, ArrayViewMut3, ArrayViewMut4, ArrayViewMut5, ArrayViewMut6, ArrayViewMutD, Axis, Dim,
+        Dimension, Ix, Ix0, Ix1, Ix2, Ix3, Ix4, Ix5, Ix6, IxDyn, NewAxis, RawArrayView, RawArrayViewMut, ShapeBuilder,
     };
 }
 

@@ -33,7 +33,10 @@ fn row_norms(x: ArrayView2<f64>) -> Array1<f64> {
 fn laplacian(u: &Array3<f64>) -> Array3<f64> {
     let (nx, ny, nz) = u.dim();
     let mut out = Array3::zeros((nx, ny, nz));
-    let inner = &u.slice(s![2.., 1..-1, 1..-1]) + &u.slice(s![..-2, 1..-1, 1..-1]) + &u.slice(s![1..-1, 2.., 1..-1]) + &u.slice(s![1..-1, ..-2, 1..-1])
+    let inner = &u.slice(s![2.., 1..-1, 1..-1])
+        + &u.slice(s![..-2, 1..-1, 1..-1])
+        + &u.slice(s![1..-1, 2.., 1..-1])
+        + &u.slice(s![1..-1, ..-2, 1..-1])
         + &u.slice(s![1..-1, 1..-1, 2..])
         + &u.slice(s![1..-1, 1..-1, ..-2])
         - 6.0 * &u.slice(s![1..-1, 1..-1, 1..-1]);

@@ -1,13 +1,39 @@
-//! `Array<A, D>`: a lazy n-d array of element `A` with ndarray's dimension type `D`
-//! (`Ix0`..`Ix6`, or `IxDyn`, the default: Bach's own dialect writes `Array<f64>`).
+//! Bach's array family: `ArrayBase<S, D>`, an n-d array of `S::Elem` with ndarray's
+//! dimension type `D` (`Ix0`..`Ix6`, or `IxDyn`, the default: Bach's own dialect writes
+//! `Array<f64>`) and ndarray's storage kinds `S` (`storage.rs`), so that every prelude name is
+//! what ndarray's is: `Array`, `ArcArray`, `ArrayView`, `CowArray` and their `1`..`6`, `D`
+//! forms, with `Data`, `DataMut`, `DataOwned`, `RawData`. Library code generic over
+//! `S: Data<Elem = f64>` and `D: Dimension` takes Bach's arrays and views as it takes
+//! ndarray's. Mutable views stay ndarray's (`view_mut()`, `row_mut()`, `slice_mut()`).
 //!
-//! The handle holds a graph node (`lazy`) and, once computed, the value (`value`). Code that
-//! is not annotated and touches the values (indexing, iteration, views, mutation; `host.rs`)
-//! evaluates the node and works on the value on the host; a mutation makes the handle's value
-//! its own (copy on write: no other handle or node ever sees it change) and drops the node,
-//! and the next annotated call on the array makes a new source node of the mutated value.
-//! Invariant: at least one of `lazy` and `value` is set; when both are, they hold the same
-//! values.
+//! The room, by aspect, as ndarray organises its API:
+//! - `mod.rs`: the handle, its invariants, evaluation and the way a value reaches the graph;
+//! - `storage.rs`: the storage kinds and traits;
+//! - `views.rs`: views (`view`, `t`, `slice`, `row`, `index_axis`, `outer_iter`...), the owned
+//!   forms (`to_owned`, `into_shared`...), `arr1`/`aview1`, `stack`/`concatenate`, and the
+//!   way out to ndarray crates (`as_nd`, `into_nd`, `From`);
+//! - `operators.rs`: `+ - * / %` and `-` between any members of the family and scalars;
+//! - constructors are `alloc.rs`, host access, iteration and mutation `host.rs`, integer
+//!   arithmetic `host_ops.rs`, the annotated math `elementwise.rs`, `reduce.rs`, `linalg.rs`.
+//!
+//! **Which path a method takes.** Every method is one of three kinds:
+//! 1. *Lazy* (the annotated ops: arithmetic, math, reductions, `dot`, `t`, `slice`, `row`,
+//!    `column`, `index_axis` of a lazy array): a graph node, planned and placed when a value
+//!    is needed. Small host values (at most `eager_max_elements`, 4096 by default) skip the
+//!    graph and compute at once, the same arithmetic on the CPU.
+//! 2. *Views of host values* (`view`, `t`, `slice`, `row`... of an array that holds its
+//!    value): no copy and no node; the view shares the parent's buffer.
+//! 3. *Through ndarray* (iteration, indexing, closures: `mapv`, `map`, `fold`, `iter`,
+//!    `a[[i, j]]`, mutation): the value is evaluated where the code touches it (the trace
+//!    says why), and ndarray runs on it. A view iterated by value reads its elements in the
+//!    parent's buffer for as long as the borrow lasts, as ndarray's views do.
+//!
+//! The handle holds a graph node (`lazy`) and/or a host value (`held`, or `value` once
+//! computed). A mutation makes the handle's value its own (copy on write: no other handle or
+//! node ever sees it change) and drops the node; the next annotated call makes a new source
+//! node of the mutated value (in standard layout: a strided view's elements are copied once).
+//! Invariant: at least one of `lazy` and `value`/`held` is set; when both are, they hold the
+//! same values.
 
 use std::fmt;
 use std::marker::PhantomData;
@@ -23,8 +49,7 @@ mod views;
 pub use operators::{Arith, Negate};
 
 pub use storage::{CowRepr, Data, DataMut, OwnedArcRepr, OwnedRepr, RawData, RawDataClone, ViewRepr};
-pub use views::{aview0, aview1, aview2, arr0, arr1, arr2, concatenate, stack, Anchor, ArcArray, ArcArray1, ArcArray2, AxisViews, CowArray1, CowArray2};
-
+pub use views::{arr0, arr1, arr2, aview0, aview1, aview2, concatenate, stack, Anchor, ArcArray, ArcArray1, ArcArray2, AxisViews, CowArray1, CowArray2};
 
 /// An n-d array of `S::Elem` with dimension type `D` and storage kind `S` (ndarray's
 /// `ArrayBase`: see [`storage`] for the kinds). Cheap to clone, `Send + Sync`.
@@ -131,7 +156,15 @@ pub type ArrayD<A> = Array<A, IxDyn>;
 
 impl<S: RawDataClone, D: Dimension> Clone for ArrayBase<S, D> {
     fn clone(&self) -> Self {
-        ArrayBase { lazy: self.lazy.clone(), held: self.held.clone(), value: self.value.clone(), home: self.home.clone(), read: self.read, anchor: self.anchor.clone(), _marker: PhantomData }
+        ArrayBase {
+            lazy: self.lazy.clone(),
+            held: self.held.clone(),
+            value: self.value.clone(),
+            home: self.home.clone(),
+            read: self.read,
+            anchor: self.anchor.clone(),
+            _marker: PhantomData,
+        }
     }
 }
 

@@ -19,7 +19,7 @@ use ndarray::{Axis, Dimension, Ix1, Ix2, IxDyn, RawArrayView, RemoveAxis, Slice,
 
 use super::{check_ndim, ArrayBase, ArrayView, CowArray, Data, OwnedArcRepr, RawData};
 use crate::array::{Array, Array0, Array1, Array2};
-use crate::linalg::{describe, sliced_shape, slice_op, transpose_op};
+use crate::linalg::{describe, slice_op, sliced_shape, transpose_op};
 
 /// A shared array (ndarray's `ArcArray`): every Bach array shares its buffer until written,
 /// so this is an [`Array`] by another name.
@@ -134,7 +134,8 @@ impl<A, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
             let lazy = self.lazy.get().expect("an array holds a node or a value");
             let op = match cut.elems(self.ndim()) {
                 Some(elems) => {
-                    let shape = sliced_shape(self.shape(), &elems).map_err(|why| BachError::invalid("slice", format!("{} of shape {:?}: {why}", describe(&elems), self.shape())))?;
+                    let shape =
+                        sliced_shape(self.shape(), &elems).map_err(|why| BachError::invalid("slice", format!("{} of shape {:?}: {why}", describe(&elems), self.shape())))?;
                     slice_op(elems, shape)
                 }
                 None => transpose_op(),

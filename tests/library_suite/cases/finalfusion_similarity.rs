@@ -6,7 +6,8 @@
     use std::f32;
     // changed: ordered_float::NotNan replaced by a small local equivalent; the crate's
     // Embeddings/Vocab/Storage types replaced by a minimal local Embeddings (a word list and an
-    // embedding matrix) offering the methods these impls call
+    // embedding matrix) offering the methods these impls call; the pattern `|(_, &exclude)|` in
+    // analogy_masked written `|(_, exclude)| **exclude` (the kernel compiles as edition 2024)
     #[derive(Debug, Clone, Copy, PartialEq, PartialOrd)]
     pub struct NotNan<T>(T);
     impl NotNan<f32> {
@@ -161,7 +162,7 @@
                 let skip = query
                     .iter()
                     .zip(remove.iter())
-                    .filter(|(_, &exclude)| exclude)
+                    .filter(|(_, exclude)| **exclude)
                     .map(|(word, _)| word.to_owned())
                     .collect();
 

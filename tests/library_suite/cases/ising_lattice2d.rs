@@ -4,7 +4,8 @@
     use rand::prelude::SliceRandom;
     use rand::Rng;
     // changed: the rand crate replaced by a small local `rand` module (a seeded LCG behind the
-    // same thread_rng / Rng::gen / SliceRandom::choose calls) so that the run is deterministic
+    // same thread_rng / Rng::gen / SliceRandom::choose calls) so that the run is deterministic;
+    // `rng.gen` written `rng.r#gen` (`gen` is a keyword in edition 2024, which the kernel uses)
     mod rand {
         use std::cell::Cell;
         thread_local! {
@@ -37,10 +38,10 @@
             }
         }
         pub trait Rng {
-            fn gen<T: Gen>(&mut self) -> T;
+            fn r#gen<T: Gen>(&mut self) -> T;
         }
         impl Rng for ThreadRng {
-            fn gen<T: Gen>(&mut self) -> T {
+            fn r#gen<T: Gen>(&mut self) -> T {
                 T::gen_from(self)
             }
         }
@@ -197,13 +198,13 @@
                 UpdateRule::Metropolis => {
                     // pick a random index
                     let mut rng = rand::thread_rng();
-                    let idx0: usize = rng.gen::<usize>() % self.dims[0];
-                    let idx1: usize = rng.gen::<usize>() % self.dims[1];
+                    let idx0: usize = rng.r#gen::<usize>() % self.dims[0];
+                    let idx1: usize = rng.r#gen::<usize>() % self.dims[1];
                     // determine weather to flip or not to flip
                     #[allow(non_snake_case)]
                     let dE: f64 = self.get_dE(idx0, idx1);
                     if dE > 0.0 {
-                        let p: f64 = rng.gen::<f64>(); // random f64 between 0 and 1
+                        let p: f64 = rng.r#gen::<f64>(); // random f64 between 0 and 1
                         if p < (-self.beta * dE).exp() {
                             self.nodes[[idx0, idx1]] *= -1;
                         }

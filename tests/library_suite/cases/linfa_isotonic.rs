@@ -1,11 +1,11 @@
 // source: rust-ml/linfa algorithms/linfa-linear/src/isotonic.rs @7fe5c86e (MIT OR Apache-2.0)
 {
-    #![allow(non_snake_case)]
     use ndarray::{s, Array1, ArrayBase, Axis, Data, Ix1, Ix2};
     use ndarray::{array, NdFloat};
     use std::cmp::Ordering;
     // changed: linfa's Float trait replaced by a small local one (NdFloat + Sum + `cast`); the
-    // Fit/Predict impls replaced by the driver code below, which follows them
+    // Fit/Predict impls replaced by the driver code below, which follows them; the file's
+    // `#![allow(non_snake_case)]` dropped (an inner attribute cannot open a cell's block)
     pub trait AsF64 {
         fn as_f64(self) -> f64;
     }
