@@ -15,19 +15,13 @@ use crate::real::Real;
 
 /// An element of a graph element type as the `double` parameter of a fill kernel (bool: 0 or
 /// 1).
-fn param<A: 'static>(v: &A) -> f64 {
-    let any: &dyn std::any::Any = v;
-    if let Some(x) = any.downcast_ref::<f64>() {
-        *x
-    } else if let Some(x) = any.downcast_ref::<f32>() {
-        f64::from(*x)
-    } else if let Some(x) = any.downcast_ref::<i64>() {
-        *x as f64
-    } else if let Some(b) = any.downcast_ref::<bool>() {
-        f64::from(u8::from(*b))
-    } else {
-        unreachable!("elements are f64, f32, i64 or bool")
-    }
+fn param<A>(v: &A) -> f64 {
+    use crate::array::same;
+    same::<A, f64>(v)
+        .or_else(|| same::<A, f32>(v).map(f64::from))
+        .or_else(|| same::<A, i64>(v).map(|x| x as f64))
+        .or_else(|| same::<A, bool>(v).map(|b| f64::from(u8::from(b))))
+        .expect("elements are f64, f32, i64 or bool")
 }
 
 /// The session to make an allocation of `shape` in at once on the host, when it is small
@@ -160,7 +154,7 @@ fn random_node(name: &str, dtype: DType, shape: Vec<usize>, seed: u32, draw: Dra
 
 /// Constant arrays of any element type: a lazy allocation node for the graph's element types
 /// (made where its first user runs), a host array for the others.
-impl<A: Clone + 'static, D: Dimension> Array<A, D> {
+impl<A: Clone, D: Dimension> Array<A, D> {
     /// An array of `shape` filled with `value` (ndarray's `from_elem`).
     pub fn from_elem<Sh: ShapeArg<Dim = D>>(shape: Sh, value: A) -> Self {
         Self::fill("full", shape.dims(), value)
@@ -180,14 +174,14 @@ impl<A: Clone + 'static, D: Dimension> Array<A, D> {
     }
 }
 
-impl<A: Clone + Zero + 'static, D: Dimension> Array<A, D> {
+impl<A: Clone + Zero, D: Dimension> Array<A, D> {
     /// An array of `shape` filled with zeros (ndarray's `zeros`).
     pub fn zeros<Sh: ShapeArg<Dim = D>>(shape: Sh) -> Self {
         Self::fill("zeros", shape.dims(), A::zero())
     }
 }
 
-impl<A: Clone + One + 'static, D: Dimension> Array<A, D> {
+impl<A: Clone + One, D: Dimension> Array<A, D> {
     /// An array of `shape` filled with ones (ndarray's `ones`).
     pub fn ones<Sh: ShapeArg<Dim = D>>(shape: Sh) -> Self {
         Self::fill("ones", shape.dims(), A::one())
@@ -268,13 +262,13 @@ impl<A: Real> Array<A, Ix1> {
     }
 }
 
-impl<A: Clone + Zero + One + 'static> Array<A, Ix2> {
+impl<A: Clone + Zero + One> Array<A, Ix2> {
     /// The `n` x `n` identity matrix (ndarray's `eye`).
     pub fn eye(n: usize) -> Self {
         Self::from_shape_fn((n, n), |(i, j)| if i == j { A::one() } else { A::zero() })
     }
 }
-impl<A: Clone + Zero + 'static> Array<A, Ix2> {
+impl<A: Clone + Zero> Array<A, Ix2> {
     /// The square matrix with `diag` on its diagonal (ndarray's `from_diag`; a Bach array is
     /// evaluated).
     #[track_caller]

@@ -88,6 +88,15 @@ impl<A: PartialEq, D: Dimension, S: ndarray::Data<Elem = A>, BS: Data<Elem = A>>
     }
 }
 
+impl<A: Eq, S: Data<Elem = A>, D: Dimension> Eq for ArrayBase<S, D> {}
+/// Hashes the shape and the elements, as ndarray's (evaluates).
+impl<A: std::hash::Hash, S: Data<Elem = A>, D: Dimension> std::hash::Hash for ArrayBase<S, D> {
+    #[track_caller]
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.evaluated().hash(state)
+    }
+}
+
 /// `ArrayView::from(&a)`: a view of the evaluated value (what ndarray's `stack!` and
 /// `concatenate!` take).
 impl<'a, A, S: Data<Elem = A>, D: Dimension> From<&'a ArrayBase<S, D>> for ArrayView<'a, A, D> {
@@ -118,7 +127,7 @@ impl<A: Clone, S: Data<Elem = A>, D: Dimension> From<&ArrayBase<S, D>> for ndarr
         a.evaluated().to_owned()
     }
 }
-impl<A: Clone + 'static> From<Vec<A>> for Array<A, Ix1> {
+impl<A: Clone> From<Vec<A>> for Array<A, Ix1> {
     fn from(v: Vec<A>) -> Self {
         Array::from_vec(v)
     }
@@ -170,14 +179,17 @@ impl<A: Clone, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
     {
         host(self.evaluated().select(axis, indices))
     }
-    /// `f` of each 1-d lane along `axis` (ndarray's `map_axis`), on the host.
+    /// `f` of each 1-d lane along `axis` (ndarray's `map_axis`; the lanes are Bach views), on
+    /// the host.
     #[track_caller]
-    pub fn map_axis<'a, B: Clone, F: FnMut(ArrayView<'a, A, Ix1>) -> B>(&'a self, axis: Axis, f: F) -> Array<B, D::Smaller>
+    pub fn map_axis<'a, B: Clone, F: FnMut(crate::array::ArrayView<'a, A, Ix1>) -> B>(&'a self, axis: Axis, f: F) -> Array<B, D::Smaller>
     where
         A: 'a,
         D: RemoveAxis,
     {
-        host(self.evaluated().map_axis(axis, f))
+        let outer = self.raw_dim().remove_axis(axis);
+        let values: Vec<B> = self.lanes(axis).map(f).collect();
+        host(ndarray::Array::from_shape_vec(outer, values).expect("one value per lane"))
     }
     /// The elements in a new shape, read in row-major order (ndarray's
     /// `into_shape_with_order`); an error when the lengths differ.

@@ -27,9 +27,10 @@ mod host;
 mod host_ops;
 pub mod kernels;
 pub mod widgets;
-// Shadows `ndarray::linalg` in the glob re-export below (reach it as `bach::nd::linalg`).
+/// ndarray's `linalg` for the array family (`Dot`, `general_mat_mul`, `general_mat_vec_mul`,
+/// `kron`); shadows `ndarray::linalg` in the glob re-export below.
 #[allow(hidden_glob_reexports)]
-mod linalg;
+pub mod linalg;
 pub mod ml;
 pub mod notebook;
 mod npy;
@@ -44,7 +45,7 @@ mod whatif;
 pub use array::storage::{CowRepr, Data, DataMut, DataOwned, DataShared, OwnedArcRepr, OwnedRepr, RawData, RawDataClone, RawDataMut, ViewRepr};
 pub use array::{
     arr0, arr1, arr2, aview0, aview1, aview2, concatenate, evaluate, stack, Anchor, ArcArray, ArcArray1, ArcArray2, Array, Array0, Array1, Array2, Array3, Array4, Array5, Array6,
-    ArrayBase, ArrayD, ArrayView, ArrayView0, ArrayView1, ArrayView2, ArrayView3, ArrayView4, ArrayView5, ArrayView6, ArrayViewD, AsLazy, AxisViews, CowArray, CowArray1,
+    ArrayBase, ArrayD, ArrayView, ArrayView0, ArrayView1, ArrayView2, ArrayView3, ArrayView4, ArrayView5, ArrayView6, ArrayViewD, AsLazy, AxisViews, CowArray, Lanes, CowArray1,
     CowArray2, Host, Operand, Scalar, ShapeArg,
 };
 pub use bach_runtime as runtime;

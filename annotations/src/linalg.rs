@@ -1,4 +1,6 @@
-//! Products, transposition, slicing and row selection.
+//! Products, transposition, slicing and row selection; and ndarray's `linalg` module as
+//! `bach::linalg` (`Dot`, `general_mat_mul`, `general_mat_vec_mul`, `kron`), taking Bach's
+//! arrays and views and ndarray's alike.
 
 use std::ops::Range;
 use std::sync::{Arc, LazyLock};
@@ -10,6 +12,51 @@ use ndarray::{ArrayViewD, Axis, Dimension, Ix0, Ix1, Ix2, IxDyn, SliceInfoElem};
 use crate::array::{Array, ArrayBase, Data};
 use crate::elementwise::or_panic;
 use crate::real::Real;
+
+pub use ndarray::linalg::kron;
+
+/// An array of the family or of ndarray, read as an ndarray view (evaluates a Bach array).
+pub trait AsNd<A, D: Dimension> {
+    fn nd_view(&self) -> ndarray::ArrayView<'_, A, D>;
+}
+impl<A, S: Data<Elem = A>, D: Dimension> AsNd<A, D> for ArrayBase<S, D> {
+    #[track_caller]
+    fn nd_view(&self) -> ndarray::ArrayView<'_, A, D> {
+        self.as_nd()
+    }
+}
+impl<A, S: ndarray::Data<Elem = A>, D: Dimension> AsNd<A, D> for ndarray::ArrayBase<S, D> {
+    fn nd_view(&self) -> ndarray::ArrayView<'_, A, D> {
+        self.view()
+    }
+}
+/// An array of the family or of ndarray, written through an ndarray view (a Bach array's
+/// value is made its own first, by copy on write).
+pub trait AsNdMut<A, D: Dimension> {
+    fn nd_view_mut(&mut self) -> ndarray::ArrayViewMut<'_, A, D>;
+}
+impl<A: Clone, S: crate::array::DataMut<Elem = A>, D: Dimension> AsNdMut<A, D> for ArrayBase<S, D> {
+    #[track_caller]
+    fn nd_view_mut(&mut self) -> ndarray::ArrayViewMut<'_, A, D> {
+        self.evaluated_mut().view_mut()
+    }
+}
+impl<A, S: ndarray::DataMut<Elem = A>, D: Dimension> AsNdMut<A, D> for ndarray::ArrayBase<S, D> {
+    fn nd_view_mut(&mut self) -> ndarray::ArrayViewMut<'_, A, D> {
+        self.view_mut()
+    }
+}
+
+/// ndarray's `general_mat_mul`: `c = alpha * a.dot(b) + beta * c`, on the host.
+#[track_caller]
+pub fn general_mat_mul<A: ndarray::LinalgScalar>(alpha: A, a: &impl AsNd<A, Ix2>, b: &impl AsNd<A, Ix2>, beta: A, c: &mut impl AsNdMut<A, Ix2>) {
+    ndarray::linalg::general_mat_mul(alpha, &a.nd_view(), &b.nd_view(), beta, &mut c.nd_view_mut())
+}
+/// ndarray's `general_mat_vec_mul`: `y = alpha * a.dot(x) + beta * y`, on the host.
+#[track_caller]
+pub fn general_mat_vec_mul<A: ndarray::LinalgScalar>(alpha: A, a: &impl AsNd<A, Ix2>, x: &impl AsNd<A, Ix1>, beta: A, y: &mut impl AsNdMut<A, Ix1>) {
+    ndarray::linalg::general_mat_vec_mul(alpha, &a.nd_view(), &x.nd_view(), beta, &mut y.nd_view_mut())
+}
 
 pub(crate) fn as1<'a, A>(v: ArrayViewD<'a, A>, op: &str) -> Result<ndarray::ArrayView1<'a, A>> {
     v.into_dimensionality::<Ix1>().map_err(|e| BachError::shape(op, e.to_string()))

@@ -3,6 +3,8 @@
 //! are Bach's and lazy where the array is; operators between any members of the family give
 //! Bach arrays. Each result is checked against the same code run with ndarray.
 
+#![allow(clippy::reversed_empty_ranges)]
+
 use bach::prelude::*;
 use bach::{Data, RemoveAxis, Zip};
 

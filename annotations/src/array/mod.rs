@@ -49,7 +49,7 @@ mod views;
 pub use operators::{Arith, Negate};
 
 pub use storage::{CowRepr, Data, DataMut, OwnedArcRepr, OwnedRepr, RawData, RawDataClone, ViewRepr};
-pub use views::{arr0, arr1, arr2, aview0, aview1, aview2, concatenate, stack, Anchor, ArcArray, ArcArray1, ArcArray2, AxisViews, CowArray1, CowArray2};
+pub use views::{arr0, arr1, arr2, aview0, aview1, aview2, concatenate, stack, Anchor, ArcArray, ArcArray1, ArcArray2, AxisViews, Lanes, CowArray1, CowArray2};
 
 /// An n-d array of `S::Elem` with dimension type `D` and storage kind `S` (ndarray's
 /// `ArrayBase`: see [`storage`] for the kinds). Cheap to clone, `Send + Sync`.
@@ -63,7 +63,7 @@ pub use views::{arr0, arr1, arr2, aview0, aview1, aview2, concatenate, stack, An
 /// value sharing its parent's buffer) tagged with the parent's borrow, and an [`Anchor`]
 /// that finds its elements in the parent's buffer (what iterating a view by value hands out
 /// references into, as ndarray's views do).
-pub struct ArrayBase<S: RawData, D: Dimension = IxDyn> {
+pub struct ArrayBase<S: RawData, D = IxDyn> {
     /// The graph node; empty after a mutation until an annotated call needs one.
     lazy: OnceLock<Lazy>,
     /// The value when the handle was made with it or wrote it (a host value).
@@ -108,12 +108,22 @@ pub(crate) fn read_node<A: Element>(lazy: &Lazy) -> Result<NdArc<A, IxDyn>> {
 /// `A`'s dtype and node reader when it is one of the graph's element types (f64, f32, i64,
 /// bool): what code generic over any element type (`Array::zeros`) asks before it makes a
 /// node.
-pub(crate) fn graph_element<A: 'static>() -> Option<GraphElement<A>> {
-    fn of<B: Element, A: 'static>() -> Option<GraphElement<A>> {
+pub(crate) fn graph_element<A>() -> Option<GraphElement<A>> {
+    fn of<B: Element, A>() -> Option<GraphElement<A>> {
+        if typeid::of::<A>() != typeid::of::<B>() {
+            return None;
+        }
         let g = GraphElement::<B> { dtype: B::DTYPE, read: read_node::<B>, wrap: B::wrap };
-        (&g as &dyn std::any::Any).downcast_ref::<GraphElement<A>>().copied()
+        // SAFETY: `A` is `B` (the same type id; `B` has no lifetimes to erase).
+        Some(unsafe { std::mem::transmute_copy::<GraphElement<B>, GraphElement<A>>(&g) })
     }
     of::<f64, A>().or_else(of::<f32, A>).or_else(of::<i64, A>).or_else(of::<bool, A>)
+}
+
+/// `v` as a `B` when `A` is `B` (see [`graph_element`]).
+pub(crate) fn same<A, B: Copy + 'static>(v: &A) -> Option<B> {
+    // SAFETY: `A` is `B` (the same type id).
+    (typeid::of::<A>() == typeid::of::<B>()).then(|| unsafe { std::mem::transmute_copy::<A, B>(v) })
 }
 
 /// What code generic over any element type needs to make a graph node of `A`s.
@@ -431,7 +441,7 @@ impl<A, D: Dimension> Array<A, D> {
     /// [`EAGER_MAX_ELEMENTS`]) gets its node when a planned op needs one.
     pub fn from_array(a: ndarray::Array<A, D>) -> Self
     where
-        A: Clone + 'static,
+        A: Clone,
     {
         let a = a.into_shared();
         let s = session::current();
@@ -446,7 +456,7 @@ impl<A, D: Dimension> Array<A, D> {
     /// An array of `shape` from `v` in row-major order (ndarray's `from_shape_vec`).
     pub fn from_shape_vec<Sh: ShapeArg<Dim = D>>(shape: Sh, v: Vec<A>) -> Result<Self>
     where
-        A: Clone + 'static,
+        A: Clone,
     {
         let a = shape.array_of_vec(v).map_err(|e| BachError::shape("from_shape_vec", e.to_string()))?;
         // Bach's values are row-major (the same elements at the same indices).
@@ -458,7 +468,7 @@ impl<A, D: Dimension> Array<A, D> {
     /// dynamic arrays). Computed on the host as it is made.
     pub fn from_shape_fn<Sh: ShapeArg<Dim = D>, F: FnMut(D::Pattern) -> A>(shape: Sh, f: F) -> Self
     where
-        A: Clone + 'static,
+        A: Clone,
     {
         let dim = D::from_dimension(&IxDyn(&shape.dims())).expect("a shape of D's axes");
         Self::from_array(ndarray::Array::from_shape_fn(dim, f))
@@ -694,14 +704,14 @@ impl<A: Element> Array<A, IxDyn> {
     }
 }
 
-impl<A: Clone + 'static> Array<A, Ix1> {
+impl<A: Clone> Array<A, Ix1> {
     /// A 1-D array of `v` (ndarray's `from_vec`).
     pub fn from_vec(v: Vec<A>) -> Self {
         Self::from_array(ndarray::Array1::from_vec(v))
     }
 }
 
-impl<A: Clone + 'static, D: Dimension> From<ndarray::Array<A, D>> for Array<A, D> {
+impl<A: Clone, D: Dimension> From<ndarray::Array<A, D>> for Array<A, D> {
     fn from(a: ndarray::Array<A, D>) -> Self {
         Array::from_array(a)
     }

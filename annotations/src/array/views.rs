@@ -248,7 +248,29 @@ impl<A, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
         if axis.index() >= self.ndim() {
             panic!("{}", BachError::invalid("axis_iter", format!("axis {} of an array of shape {:?}", axis.index(), self.shape())));
         }
+        // Iterating evaluates (one node per subview would be a plan per row).
+        self.evaluated();
         AxisViews { of: self, axis, next: 0, end: self.shape()[axis.index()] }
+    }
+    /// The 1-d lanes along `axis` (ndarray's `lanes`): Bach views, each sharing the array's
+    /// buffer (evaluates).
+    #[track_caller]
+    pub fn lanes(&self, axis: Axis) -> Lanes<'_, A, S, D> {
+        if axis.index() >= self.ndim() {
+            panic!("{}", BachError::invalid("lanes", format!("axis {} of an array of shape {:?}", axis.index(), self.shape())));
+        }
+        self.evaluated();
+        let outer: Vec<usize> = self.shape().iter().enumerate().filter(|&(k, _)| k != axis.index()).map(|(_, &n)| n).collect();
+        let end = outer.iter().product();
+        Lanes { of: self, axis: axis.index(), outer, next: 0, end }
+    }
+    /// The rows: lanes along the last axis (ndarray's `rows`; a 1-d array is one row).
+    pub fn rows(&self) -> Lanes<'_, A, S, D> {
+        self.lanes(Axis(self.ndim().saturating_sub(1)))
+    }
+    /// The columns: lanes along the first axis (ndarray's `columns`).
+    pub fn columns(&self) -> Lanes<'_, A, S, D> {
+        self.lanes(Axis(0))
     }
 
     /// The array as an owned array (ndarray's `to_owned`): the same values, shared until
@@ -338,6 +360,60 @@ impl<'a, A: 'a, S: Data<Elem = A>, D: RemoveAxis> ndarray::IntoNdProducer for Ax
     }
 }
 
+/// The 1-d lanes of an array along one axis ([`ArrayBase::lanes`], `rows`, `columns`): Bach
+/// views in row-major order of the other axes.
+pub struct Lanes<'a, A: 'a, S: Data<Elem = A>, D: Dimension> {
+    of: &'a ArrayBase<S, D>,
+    axis: usize,
+    outer: Vec<usize>,
+    next: usize,
+    end: usize,
+}
+
+impl<'a, A: 'a, S: Data<Elem = A>, D: Dimension> Lanes<'a, A, S, D> {
+    fn lane(&self, mut k: usize) -> ArrayView<'a, A, Ix1> {
+        let mut at = vec![0; self.outer.len()];
+        for (i, &n) in self.outer.iter().enumerate().rev() {
+            at[i] = k % n.max(1);
+            k /= n.max(1);
+        }
+        let mut others = at.into_iter();
+        let elems: Vec<SliceInfoElem> =
+            (0..self.outer.len() + 1).map(|a| if a == self.axis { SliceInfoElem::from(..) } else { SliceInfoElem::Index(others.next().expect("one index per other axis") as isize) }).collect();
+        crate::elementwise::or_panic(self.of.view_cut(Cut::Elems(elems.into())))
+    }
+}
+impl<'a, A: 'a, S: Data<Elem = A>, D: Dimension> Iterator for Lanes<'a, A, S, D> {
+    type Item = ArrayView<'a, A, Ix1>;
+    fn next(&mut self) -> Option<Self::Item> {
+        (self.next < self.end).then(|| {
+            self.next += 1;
+            self.lane(self.next - 1)
+        })
+    }
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.end - self.next, Some(self.end - self.next))
+    }
+}
+impl<'a, A: 'a, S: Data<Elem = A>, D: Dimension> ExactSizeIterator for Lanes<'a, A, S, D> {}
+impl<'a, A: 'a, S: Data<Elem = A>, D: Dimension> DoubleEndedIterator for Lanes<'a, A, S, D> {
+    fn next_back(&mut self) -> Option<Self::Item> {
+        (self.next < self.end).then(|| {
+            self.end -= 1;
+            self.lane(self.end)
+        })
+    }
+}
+/// `Zip::from(a.rows())` and `azip!`, as over ndarray's `Lanes`.
+impl<'a, A: 'a, S: Data<Elem = A>, D: Dimension> ndarray::IntoNdProducer for Lanes<'a, A, S, D> {
+    type Item = ndarray::ArrayView<'a, A, Ix1>;
+    type Dim = D::Smaller;
+    type Output = ndarray::iter::Lanes<'a, A, D::Smaller>;
+    fn into_producer(self) -> Self::Output {
+        self.of.evaluated().lanes(Axis(self.axis))
+    }
+}
+
 impl<'a, A, D: Dimension> ArrayView<'a, A, D> {
     /// The view's elements where they live, for the borrow's lifetime.
     fn nd(&self) -> ndarray::ArrayView<'a, A, D> {
@@ -421,22 +497,54 @@ impl<'a, A, S: Data<Elem = A>, D: Dimension> From<&'a ArrayBase<S, D>> for Array
     }
 }
 /// An ndarray array (owned, shared, a view or copy on write) as a Bach array.
-impl<A: Clone + 'static, S: ndarray::Data<Elem = A>, D: Dimension> From<&ndarray::ArrayBase<S, D>> for Array<A, D> {
+impl<A: Clone, S: ndarray::Data<Elem = A>, D: Dimension> From<&ndarray::ArrayBase<S, D>> for Array<A, D> {
     fn from(a: &ndarray::ArrayBase<S, D>) -> Self {
         Array::from_array(a.to_owned())
     }
 }
 
+/// A view as a copy-on-write array borrowing it (ndarray's `CowArray::from(view)`).
+impl<'a, A, D: Dimension> From<ArrayView<'a, A, D>> for CowArray<'a, A, D> {
+    fn from(v: ArrayView<'a, A, D>) -> Self {
+        let anchor = v.anchor.clone();
+        v.retag(anchor)
+    }
+}
+/// A borrowed array as a copy-on-write array (ndarray's `CowArray::from(&array)`).
+impl<'a, A, S: Data<Elem = A>, D: Dimension> From<&'a ArrayBase<S, D>> for CowArray<'a, A, D> {
+    fn from(a: &'a ArrayBase<S, D>) -> Self {
+        CowArray::from(a.view())
+    }
+}
+/// An array as a copy-on-write array owning it (ndarray's `CowArray::from(array)`).
+impl<A, D: Dimension> From<Array<A, D>> for CowArray<'_, A, D> {
+    fn from(a: Array<A, D>) -> Self {
+        a.retag(None)
+    }
+}
+/// An ndarray view as a copy-on-write array.
+impl<'a, A: Clone, D: Dimension> From<ndarray::ArrayView<'a, A, D>> for CowArray<'a, A, D> {
+    fn from(v: ndarray::ArrayView<'a, A, D>) -> Self {
+        CowArray::from(ArrayView::detached(v))
+    }
+}
+/// An ndarray array as a Bach array (no copy).
+impl<A: Clone, D: Dimension> From<ndarray::Array<A, D>> for CowArray<'_, A, D> {
+    fn from(a: ndarray::Array<A, D>) -> Self {
+        CowArray::from(Array::from_array(a))
+    }
+}
+
 /// ndarray's `arr0`: a 0-d array.
-pub fn arr0<A: Clone + 'static>(x: A) -> Array0<A> {
+pub fn arr0<A: Clone>(x: A) -> Array0<A> {
     Array::from_array(ndarray::arr0(x))
 }
 /// ndarray's `arr1`: a 1-d array of `xs`.
-pub fn arr1<A: Clone + 'static>(xs: &[A]) -> Array1<A> {
+pub fn arr1<A: Clone>(xs: &[A]) -> Array1<A> {
     Array::from_array(ndarray::arr1(xs))
 }
 /// ndarray's `arr2`: a 2-d array of rows `xs`.
-pub fn arr2<A: Clone + 'static, const N: usize>(xs: &[[A; N]]) -> Array2<A> {
+pub fn arr2<A: Clone, const N: usize>(xs: &[[A; N]]) -> Array2<A> {
     Array::from_array(ndarray::arr2(xs))
 }
 /// ndarray's `aview0`: a 0-d view of `x`.
@@ -453,7 +561,7 @@ pub fn aview2<A: Clone, const N: usize>(xs: &[[A; N]]) -> ArrayView<'_, A, Ix2> 
 }
 
 /// ndarray's `stack`: the arrays joined along a new axis `axis` (on the host).
-pub fn stack<A: Clone + 'static, D: Dimension>(axis: Axis, arrays: &[ArrayView<'_, A, D>]) -> std::result::Result<Array<A, D::Larger>, ndarray::ShapeError>
+pub fn stack<A: Clone, D: Dimension>(axis: Axis, arrays: &[ArrayView<'_, A, D>]) -> std::result::Result<Array<A, D::Larger>, ndarray::ShapeError>
 where
     D::Larger: RemoveAxis,
 {
@@ -461,7 +569,7 @@ where
     ndarray::stack(axis, &views).map(Array::from_array)
 }
 /// ndarray's `concatenate`: the arrays joined along their axis `axis` (on the host).
-pub fn concatenate<A: Clone + 'static, D: RemoveAxis>(axis: Axis, arrays: &[ArrayView<'_, A, D>]) -> std::result::Result<Array<A, D>, ndarray::ShapeError> {
+pub fn concatenate<A: Clone, D: RemoveAxis>(axis: Axis, arrays: &[ArrayView<'_, A, D>]) -> std::result::Result<Array<A, D>, ndarray::ShapeError> {
     let views: Vec<ndarray::ArrayView<'_, A, D>> = arrays.iter().map(|a| a.as_nd()).collect();
     ndarray::concatenate(axis, &views).map(Array::from_array)
 }
