@@ -626,10 +626,9 @@ fn at_once<A: Real, S: Data<Elem = A>, D: Dimension, R: Operand<A, D>>(a: &Array
 
 /// How arrays of Bach's float types compute `lhs op rhs` (see `array/operators.rs`): at once
 /// for small host values, else a lazy graph op; `%` on the host.
-impl<A: Real, S: Data<Elem = A>, D: Dimension, R: Operand<A, D>> crate::array::Arith<S, D, R> for A {
-    type Output = Array<A, R::Out>;
-    #[track_caller]
-    fn arith(op: BinOp, lhs: &ArrayBase<S, D>, rhs: R) -> Array<A, R::Out> {
+#[track_caller]
+pub(crate) fn real_arith<A: Real, S: Data<Elem = A>, D: Dimension, R: Operand<A, D>>(op: BinOp, lhs: &ArrayBase<S, D>, rhs: R) -> Array<A, R::Out> {
+    {
         let (name, f): (&str, fn(A, A) -> A) = match op {
             BinOp::Add => ("add", |x, y| x + y),
             BinOp::Sub => ("sub", |x, y| x - y),
@@ -667,33 +666,16 @@ fn remainder<A: Real, S: Data<Elem = A>, D: Dimension, R: Operand<A, D>>(lhs: &A
     Ok(Array::from_host_in(out.into_shared(), lhs.home()))
 }
 
-impl<A: Real, S: Data<Elem = A>, D: Dimension> crate::array::Negate<S, D> for A {
-    fn negate(a: &ArrayBase<S, D>) -> Array<A, D> {
-        if let Some((x, _)) = a.small_host() {
-            return Array::from_host_in(x.map(|&v| -v).into_shared(), a.home());
-        }
-        a.neg()
+/// `-a` of a float array: at once for a small host value, else a lazy op.
+pub(crate) fn real_negate<A: Real, S: Data<Elem = A>, D: Dimension>(a: &ArrayBase<S, D>) -> Array<A, D> {
+    if let Some((x, _)) = a.small_host() {
+        return Array::from_host_in(x.map(|&v| -v).into_shared(), a.home());
     }
+    a.neg()
 }
 
 macro_rules! operator {
     ($Trait:ident, $method:ident, $try:ident, $OP:ident, $Assign:ident, $assign:ident, $op:tt) => {
-        /// `a += rhs` binds `a` to a new lazy node `a + rhs` (nothing another handle holds
-        /// changes). The result must keep `a`'s shape, as in ndarray.
-        impl<A: Real, D: Dimension, R: Operand<A, D, Out = D>> std::ops::$Assign<R> for Array<A, D> {
-            #[track_caller]
-            fn $assign(&mut self, rhs: R) {
-                let shape = self.shape().to_vec();
-                let r = match at_once(self, &rhs, stringify!($method), |x, y| x $op y) {
-                    Some(r) => r,
-                    None => or_panic(self.$try(rhs)),
-                };
-                if r.shape() != shape.as_slice() {
-                    panic!("{}", BachError::shape(stringify!($assign), format!("the result's shape {:?} is not the array's {:?}", r.shape(), shape)));
-                }
-                *self = r;
-            }
-        }
         operator!(@scalar_left $Trait, $method, $OP, f64, $op);
         operator!(@scalar_left $Trait, $method, $OP, f32, $op);
     };

@@ -26,7 +26,6 @@ mod elementwise;
 mod host;
 mod host_ops;
 pub mod kernels;
-pub mod widgets;
 /// ndarray's `linalg` for the array family (`Dot`, `general_mat_mul`, `general_mat_vec_mul`,
 /// `kron`); shadows `ndarray::linalg` in the glob re-export below.
 #[allow(hidden_glob_reexports)]
@@ -41,19 +40,20 @@ mod reduce;
 mod simd;
 pub mod sweep;
 mod whatif;
+pub mod widgets;
 
 pub use array::storage::{CowRepr, Data, DataMut, DataOwned, DataShared, OwnedArcRepr, OwnedRepr, RawData, RawDataClone, RawDataMut, ViewRepr};
 pub use array::{
-    arr0, arr1, arr2, aview0, aview1, aview2, concatenate, evaluate, stack, Anchor, ArcArray, ArcArray1, ArcArray2, Array, Array0, Array1, Array2, Array3, Array4, Array5, Array6,
-    ArrayBase, ArrayD, ArrayView, ArrayView0, ArrayView1, ArrayView2, ArrayView3, ArrayView4, ArrayView5, ArrayView6, ArrayViewD, AsLazy, AxisViews, CowArray, Lanes, CowArray1,
-    CowArray2, Host, Operand, Scalar, ShapeArg,
+    arr0, arr1, arr2, arr3, aview0, aview1, aview2, concatenate, evaluate, stack, Anchor, ArcArray, ArcArray1, ArcArray2, Array, Array0, Array1, Array2, Array3, Array4, Array5,
+    Array6, ArrayBase, ArrayD, ArrayView, ArrayView0, ArrayView1, ArrayView2, ArrayView3, ArrayView4, ArrayView5, ArrayView6, ArrayViewD, AsLazy, AxisViews, CowArray, CowArray1,
+    CowArray2, Host, Lanes, Operand, Scalar, ShapeArg,
 };
 pub use bach_runtime as runtime;
 pub use bach_runtime::{BachError, Result};
 pub use calibrate::{calibrate, calibrate_session, Calibration, Fitted};
 pub use csv::{read_csv, ColumnKey, Table};
 pub use elementwise::where_;
-pub use host_ops::{BinOp, Integer, IntegerOperand};
+pub use host_ops::{BinOp, Integer};
 pub use linalg::Dot;
 #[doc(hidden)]
 pub use ndarray as nd;
@@ -106,7 +106,7 @@ pub mod prelude {
 #[doc(hidden)]
 pub mod prelude_without_macros {
     pub use crate::{
-        arr0, arr1, arr2, aview0, aview1, aview2, evaluate, where_, ArcArray, Array, Array0, Array1, Array2, Array3, Array4, Array5, Array6, ArrayBase, ArrayD, ArrayView,
+        arr0, arr1, arr2, arr3, aview0, aview1, aview2, evaluate, where_, ArcArray, Array, Array0, Array1, Array2, Array3, Array4, Array5, Array6, ArrayBase, ArrayD, ArrayView,
         ArrayView0, ArrayView1, ArrayView2, ArrayView3, ArrayView4, ArrayView5, ArrayView6, ArrayViewD, CowArray, Data, DataMut, DataOwned, Device, Dot, RawData, Real,
     };
     pub use bach_runtime::{BachError, Plan};

@@ -346,9 +346,15 @@ impl<A: Real, S: crate::array::Data<Elem = A>, D: Dimension> crate::array::Array
         }
         self.sum_lazy().try_div(A::of(self.len() as f64))
     }
-    /// Means along `axis`; an error for an empty axis (ndarray: `None`), so `.unwrap()` reads
-    /// as it does with ndarray.
-    pub fn mean_axis(&self, axis: Axis) -> Result<Array<A, D::Smaller>>
+    /// Means along `axis` (lazy), as ndarray's `mean_axis`: `None` for an empty axis.
+    pub fn mean_axis(&self, axis: Axis) -> Option<Array<A, D::Smaller>>
+    where
+        D: RemoveAxis,
+    {
+        self.try_mean_axis(axis).ok()
+    }
+    /// [`ArrayBase::mean_axis`], with an empty axis as an error.
+    pub fn try_mean_axis(&self, axis: Axis) -> Result<Array<A, D::Smaller>>
     where
         D: RemoveAxis,
     {
@@ -411,7 +417,7 @@ impl<A: Real, S: crate::array::Data<Elem = A>, D: Dimension> crate::array::Array
             return Err(BachError::EmptyReduction { op: "var_axis".into() });
         }
         let x = self.to_owned().into_dyn();
-        let mut m = x.mean_axis(axis)?;
+        let mut m = x.try_mean_axis(axis)?;
         if axis.index() >= 1 {
             m = m.insert_axis(axis);
         }

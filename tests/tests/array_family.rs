@@ -176,3 +176,32 @@ fn bach_values_go_to_ndarray_crates_and_back() {
     assert_eq!(a1.iter().sum::<f64>(), 6.0);
     assert_eq!(arr2(&[[1.0, 2.0]]).dim(), (1, 2));
 }
+
+/// Code generic over its element type, as numeric libraries write it.
+fn scaled_residual<F: bach::NdFloat, S: Data<Elem = F>>(x: &ArrayBase<S, Ix1>, y: ArrayView1<F>, alpha: F) -> Array1<F> {
+    let r = &(x * alpha) - &y;
+    -(&r / alpha) + F::one()
+}
+fn add_any<T: Clone + std::ops::Add<Output = T>>(a: ArrayView1<T>, b: ArrayView1<T>) -> Array1<T> {
+    &a + &b
+}
+
+#[test]
+fn element_generic_code_computes_as_ndarray() {
+    let x = array![1.0, 2.0, 4.0];
+    let y = array![0.5, 0.5, 1.0];
+    let got = scaled_residual(&x, y.view(), 2.0);
+    let want: [f64; 3] = [1.0 - (2.0 - 0.5) / 2.0, 1.0 - (4.0 - 0.5) / 2.0, 1.0 - (8.0 - 1.0) / 2.0];
+    assert!(got.iter().zip(want).all(|(g, w)| (g - w).abs() < 1e-15), "{got}");
+    let x32 = array![1.0f32, 2.0];
+    assert_eq!(scaled_residual(&x32, x32.view(), 1.0f32), array![1.0f32, 1.0]);
+    let (i, j) = (Array1::from(vec![1i32, 2, 3]), Array1::from(vec![10i32, 20, 30]));
+    assert_eq!(add_any(i.view(), j.view()), Array1::from(vec![11, 22, 33]));
+    let mut m = Array1::from(vec![true, false]);
+    m |= &Array1::from(vec![false, false]);
+    m &= &Array1::from(vec![true, true]);
+    assert_eq!(m, Array1::from(vec![true, false]));
+    assert_eq!(x.mean_axis(Axis(0)).map(|m| m.into_scalar()), Some(7.0 / 3.0));
+    assert!(Array2::<f64>::zeros((0, 2)).mean_axis(Axis(0)).is_none());
+    assert_eq!(arr3(&[[[1.0, 2.0]], [[3.0, 4.0]]]).dim(), (2, 1, 2));
+}

@@ -46,10 +46,8 @@ mod operators;
 pub mod storage;
 mod views;
 
-pub use operators::{Arith, Negate};
-
 pub use storage::{CowRepr, Data, DataMut, OwnedArcRepr, OwnedRepr, RawData, RawDataClone, ViewRepr};
-pub use views::{arr0, arr1, arr2, aview0, aview1, aview2, concatenate, stack, Anchor, ArcArray, ArcArray1, ArcArray2, AxisViews, Lanes, CowArray1, CowArray2};
+pub use views::{arr0, arr1, arr2, arr3, aview0, aview1, aview2, concatenate, stack, Anchor, ArcArray, ArcArray1, ArcArray2, AxisViews, CowArray1, CowArray2, Lanes};
 
 /// An n-d array of `S::Elem` with dimension type `D` and storage kind `S` (ndarray's
 /// `ArrayBase`: see [`storage`] for the kinds). Cheap to clone, `Send + Sync`.
@@ -221,14 +219,16 @@ impl<T: ndarray::ShapeBuilder> ShapeArg for T {
     }
 }
 
-/// The right-hand side of a binary op on an `Array<A, D>`: an array (of any dimension type:
-/// the result's is ndarray's `DimMax` of the two, as broadcasting gives) or a scalar.
-pub trait Operand<A: Element, D: Dimension> {
+/// The right-hand side of a binary op on an `Array<A, D>`: an array or view of the family (of
+/// any dimension type: the result's is ndarray's `DimMax` of the two, as broadcasting gives),
+/// an ndarray array or view (of the common element types), or a scalar of the element type
+/// (any `ScalarOperand`, as ndarray's operators take).
+pub trait Operand<A, D: Dimension> {
     /// The dimension type of the result.
     type Out: Dimension;
-    /// A node for this operand in `like`'s session.
+    /// A node for this operand in `like`'s session (graph element types only).
     fn node(&self, like: &Lazy) -> Lazy;
-    /// Its value, when it is on the host already (a scalar always is).
+    /// Its value, when it is on the host already (a scalar always is; graph element types).
     fn host_value(&self) -> Option<Value>;
     /// Its value on the host, to compute with directly (the small-array fast path).
     fn host(&self) -> Option<Host<'_, A>>;
@@ -237,6 +237,9 @@ pub trait Operand<A: Element, D: Dimension> {
     fn host_as<E: Dimension>(&self) -> Option<ndarray::ArrayView<'_, A, E>> {
         None
     }
+    /// Its value on the host, evaluated here when it is not (a failure panics at the
+    /// caller's line, as evaluating for ndarray code does).
+    fn evaluated_host(&self) -> Host<'_, A>;
 }
 
 /// An operand's value on the host.
@@ -244,13 +247,22 @@ pub enum Host<'a, A> {
     Array(ndarray::ArrayViewD<'a, A>),
     Scalar(A),
 }
-impl<A: Element, S: Data<Elem = A>, D: Dimension + ndarray::DimMax<E>, E: Dimension> Operand<A, D> for ArrayBase<S, E> {
+
+/// `v` as a graph value, when `A` is a graph element type.
+fn wrap_any<A>(v: NdArc<A, IxDyn>) -> Option<Value> {
+    graph_element::<A>().map(|g| (g.wrap)(v))
+}
+
+impl<A: Clone, S: Data<Elem = A>, D: Dimension + ndarray::DimMax<E>, E: Dimension> Operand<A, D> for ArrayBase<S, E> {
     type Out = <D as ndarray::DimMax<E>>::Output;
-    fn node(&self, _like: &Lazy) -> Lazy {
-        self.lazy().clone()
+    fn node(&self, like: &Lazy) -> Lazy {
+        match self.lazy.get() {
+            Some(l) => l.clone(),
+            None => like.session().source(Operand::<A, D>::host_value(self).expect("an array of a graph element type"), "host value"),
+        }
     }
     fn host_value(&self) -> Option<Value> {
-        ArrayBase::host_value(self)
+        self.value_ref().and_then(|v| wrap_any(standard(v).into_dyn()))
     }
     fn host(&self) -> Option<Host<'_, A>> {
         self.value_ref().map(|v| Host::Array(v.view().into_dyn()))
@@ -258,9 +270,13 @@ impl<A: Element, S: Data<Elem = A>, D: Dimension + ndarray::DimMax<E>, E: Dimens
     fn host_as<F: Dimension>(&self) -> Option<ndarray::ArrayView<'_, A, F>> {
         self.value_ref()?.view().into_dimensionality::<F>().ok()
     }
+    #[track_caller]
+    fn evaluated_host(&self) -> Host<'_, A> {
+        Host::Array(self.evaluated().view().into_dyn())
+    }
 }
 /// A reference operates as the array does.
-impl<A: Element, S: Data<Elem = A>, D: Dimension + ndarray::DimMax<E>, E: Dimension> Operand<A, D> for &ArrayBase<S, E> {
+impl<A: Clone, S: Data<Elem = A>, D: Dimension + ndarray::DimMax<E>, E: Dimension> Operand<A, D> for &ArrayBase<S, E> {
     type Out = <D as ndarray::DimMax<E>>::Output;
     fn node(&self, like: &Lazy) -> Lazy {
         Operand::<A, D>::node(*self, like)
@@ -274,8 +290,13 @@ impl<A: Element, S: Data<Elem = A>, D: Dimension + ndarray::DimMax<E>, E: Dimens
     fn host_as<F: Dimension>(&self) -> Option<ndarray::ArrayView<'_, A, F>> {
         Operand::<A, D>::host_as(*self)
     }
+    #[track_caller]
+    fn evaluated_host(&self) -> Host<'_, A> {
+        Operand::<A, D>::evaluated_host(*self)
+    }
 }
-/// The element types that are scalar operands (`&a * 2.0`): f64, f32, i64 and bool.
+/// The element types of the graph that are scalar operands of its ops (`&a * 2.0`): f64,
+/// f32, i64 and bool.
 pub trait Scalar: Element {}
 impl Scalar for f64 {}
 impl Scalar for f32 {}
@@ -283,33 +304,67 @@ impl Scalar for i64 {}
 impl Scalar for bool {}
 
 /// A scalar of the array's element type, broadcast over it.
-impl<A: Scalar, D: Dimension> Operand<A, D> for A {
+impl<A: ndarray::ScalarOperand, D: Dimension> Operand<A, D> for A {
     type Out = D;
     fn node(&self, like: &Lazy) -> Lazy {
-        like.session().source(A::wrap(ndarray::ArrayD::from_elem(IxDyn(&[]), *self).into_shared()), "scalar")
+        like.session().source(Operand::<A, D>::host_value(self).expect("a scalar of a graph element type"), "scalar")
     }
     fn host_value(&self) -> Option<Value> {
-        Some(A::wrap(ndarray::ArrayD::from_elem(IxDyn(&[]), *self).into_shared()))
+        wrap_any(ndarray::ArrayD::from_elem(IxDyn(&[]), self.clone()).into_shared())
     }
     fn host(&self) -> Option<Host<'_, A>> {
-        Some(Host::Scalar(*self))
+        Some(Host::Scalar(self.clone()))
+    }
+    fn evaluated_host(&self) -> Host<'_, A> {
+        Host::Scalar(self.clone())
     }
 }
 
 /// An ndarray array or view as an operand (`&bach + &view`): its values become a source of
-/// the graph (copied once).
-impl<A: Element, D: Dimension + ndarray::DimMax<E>, E: Dimension, S: ndarray::Data<Elem = A>> Operand<A, D> for &ndarray::ArrayBase<S, E> {
-    type Out = <D as ndarray::DimMax<E>>::Output;
-    fn node(&self, like: &Lazy) -> Lazy {
-        like.session().source(Operand::<A, D>::host_value(self).expect("a host array"), "ndarray")
-    }
-    fn host_value(&self) -> Option<Value> {
-        Some(A::wrap(ndarray::ArrayBase::to_owned(*self).into_dyn().into_shared()))
-    }
-    fn host(&self) -> Option<Host<'_, A>> {
-        Some(Host::Array(self.view().into_dyn()))
-    }
+/// the graph (copied once). For the common element types (a generic one would overlap the
+/// scalars' impl).
+macro_rules! ndarray_operand {
+    ($($t:ty),*) => {$(
+        impl<D: Dimension + ndarray::DimMax<E>, E: Dimension, S: ndarray::Data<Elem = $t>> Operand<$t, D> for &ndarray::ArrayBase<S, E> {
+            type Out = <D as ndarray::DimMax<E>>::Output;
+            fn node(&self, like: &Lazy) -> Lazy {
+                like.session().source(Operand::<$t, D>::host_value(self).expect("a host array of a graph element type"), "ndarray")
+            }
+            fn host_value(&self) -> Option<Value> {
+                wrap_any(ndarray::ArrayBase::to_owned(*self).into_dyn().into_shared())
+            }
+            fn host(&self) -> Option<Host<'_, $t>> {
+                Some(Host::Array(self.view().into_dyn()))
+            }
+            fn host_as<F: Dimension>(&self) -> Option<ndarray::ArrayView<'_, $t, F>> {
+                self.view().into_dimensionality::<F>().ok()
+            }
+            fn evaluated_host(&self) -> Host<'_, $t> {
+                Host::Array(self.view().into_dyn())
+            }
+        }
+        /// By value, as by reference.
+        impl<D: Dimension + ndarray::DimMax<E>, E: Dimension, S: ndarray::Data<Elem = $t>> Operand<$t, D> for ndarray::ArrayBase<S, E> {
+            type Out = <D as ndarray::DimMax<E>>::Output;
+            fn node(&self, like: &Lazy) -> Lazy {
+                Operand::<$t, D>::node(&self, like)
+            }
+            fn host_value(&self) -> Option<Value> {
+                Operand::<$t, D>::host_value(&self)
+            }
+            fn host(&self) -> Option<Host<'_, $t>> {
+                Some(Host::Array(self.view().into_dyn()))
+            }
+            fn host_as<F: Dimension>(&self) -> Option<ndarray::ArrayView<'_, $t, F>> {
+                self.view().into_dimensionality::<F>().ok()
+            }
+            fn evaluated_host(&self) -> Host<'_, $t> {
+                Host::Array(self.view().into_dyn())
+            }
+        }
+    )*};
 }
+ndarray_operand!(f64, f32, i64, bool, i8, i16, i32, i128, isize, u8, u16, u32, u64, u128, usize);
 
 /// An error unless `shape` has the number of axes of `D`.
 pub(crate) fn check_ndim<D: Dimension>(op: &str, shape: &[usize]) -> Result<()> {

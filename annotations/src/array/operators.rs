@@ -1,91 +1,178 @@
 //! The arithmetic operators of the array family: `&a + &b`, `a - b`, `&view * 2.0`,
-//! `2.0 - &a`, `-&a`, `&nd_view / &a`, with `+ - * / %`, between any two members of the
-//! family (arrays, views, shared and copy-on-write arrays, by reference or value) and with
-//! scalars on either side; the result is always a Bach [`Array`].
+//! `2.0 - &a`, `-&a`, `&nd_view / &a`, `a += &b`, with `+ - * / %`, between any two members
+//! of the family (arrays, views, shared and copy-on-write arrays, by reference or value),
+//! ndarray arrays and views, and scalars; the result is always a Bach [`Array`].
 //!
-//! One impl per operator, over every storage kind; how it computes is the element type's
-//! ([`Arith`]): Bach's float types add lazy graph ops (or compute small host values at once,
-//! `elementwise.rs`), integer types compute at once on the host through ndarray
-//! (`host_ops.rs`).
+//! One impl per operator, over every storage kind and every element type ndarray's operators
+//! take (`A: Clone + Add<Output = A>`, a scalar `A: ScalarOperand`), so code generic over its
+//! element type (`A: NdFloat`, `A: LinalgScalar`) ports too. How it computes is chosen by the
+//! element type when it runs: Bach's float types (f64, f32) add lazy graph ops, or compute
+//! small host values at once (`elementwise.rs`); every other type computes at once on the
+//! host, as ndarray does.
 
-use ndarray::Dimension;
+use std::mem::ManuallyDrop;
+use std::ops::{Add, Div, Mul, Neg, Rem, Sub};
 
-use super::{Array, ArrayBase, Data, OwnedRepr};
+use ndarray::{Dimension, IxDyn, Zip};
+
+use super::{Array, ArrayBase, Data, Host, Operand};
 use crate::host_ops::BinOp;
+use crate::real::Real;
 
-/// How arrays of an element type compute `lhs op rhs` for a right-hand side `R`.
-pub trait Arith<S: Data<Elem = Self>, D: Dimension, R>: Sized {
-    /// The result (an `Array` of the broadcast dimension).
-    type Output;
-    fn arith(op: BinOp, lhs: &ArrayBase<S, D>, rhs: R) -> Self::Output;
+/// `t` as a `U`, when they are one type (checked: a panic otherwise, never a reinterpretation).
+fn same_type<T, U>(t: T) -> U {
+    assert!(typeid::of::<T>() == typeid::of::<U>(), "bach: {} is not {}", std::any::type_name::<T>(), std::any::type_name::<U>());
+    let t = ManuallyDrop::new(t);
+    // SAFETY: `T` and `U` are the same type (the same type id).
+    unsafe { std::mem::transmute_copy::<T, U>(&t) }
 }
 
-/// How arrays of an element type compute `-a`.
-pub trait Negate<S: Data<Elem = Self>, D: Dimension>: Sized {
-    fn negate(a: &ArrayBase<S, D>) -> Array<Self, D>;
+/// An operand of `A`s seen as an operand of `F`s, where `A` is `F` (checked by the caller).
+struct AsElem<'r, F, A, R>(&'r R, std::marker::PhantomData<(F, A)>);
+
+impl<F, A, D: Dimension, R: Operand<A, D>> Operand<F, D> for AsElem<'_, F, A, R> {
+    type Out = R::Out;
+    fn node(&self, like: &bach_runtime::Lazy) -> bach_runtime::Lazy {
+        self.0.node(like)
+    }
+    fn host_value(&self) -> Option<bach_runtime::Value> {
+        self.0.host_value()
+    }
+    fn host(&self) -> Option<Host<'_, F>> {
+        self.0.host().map(same_type)
+    }
+    fn host_as<E: Dimension>(&self) -> Option<ndarray::ArrayView<'_, F, E>> {
+        self.0.host_as::<E>().map(same_type)
+    }
+    fn evaluated_host(&self) -> Host<'_, F> {
+        same_type(self.0.evaluated_host())
+    }
+}
+
+/// `lhs op rhs` in Bach's float type `F`, when `A` is `F`.
+#[track_caller]
+fn in_float<F: Real, A: Clone, S: Data<Elem = A>, D: Dimension, R: Operand<A, D>>(op: BinOp, lhs: &ArrayBase<S, D>, rhs: &R) -> Option<Array<A, R::Out>> {
+    if typeid::of::<A>() != typeid::of::<F>() {
+        return None;
+    }
+    let l: Array<F, D> = same_type(lhs.to_owned());
+    let out: Array<F, R::Out> = crate::elementwise::real_arith(op, &l, AsElem::<F, A, R>(rhs, std::marker::PhantomData));
+    Some(same_type(out))
+}
+
+/// `lhs op rhs`: lazy (or at once when small) for f64 and f32, at once on the host through
+/// ndarray's broadcasting for every other element type. A shape that does not broadcast
+/// panics at the operator's line, as in ndarray.
+#[track_caller]
+pub(crate) fn arith<A: Clone, S: Data<Elem = A>, D: Dimension, R: Operand<A, D>>(op: BinOp, lhs: &ArrayBase<S, D>, rhs: R, f: impl Fn(A, A) -> A) -> Array<A, R::Out> {
+    if let Some(r) = in_float::<f64, _, _, _, _>(op, lhs, &rhs).or_else(|| in_float::<f32, _, _, _, _>(op, lhs, &rhs)) {
+        return r;
+    }
+    let x = lhs.evaluated();
+    let out: ndarray::ArrayD<A> = match rhs.evaluated_host() {
+        Host::Scalar(s) => x.map(|v| f(v.clone(), s.clone())).into_dyn(),
+        Host::Array(y) => {
+            let shape = crate::elementwise::broadcast_shape(op.name(), &[x.shape(), y.shape()]).unwrap_or_else(|e| panic!("{e}"));
+            let (xb, yb) = (x.broadcast(IxDyn(&shape)).expect("checked"), y.broadcast(IxDyn(&shape)).expect("checked"));
+            Zip::from(&xb).and(&yb).map_collect(|a, b| f(a.clone(), b.clone()))
+        }
+    };
+    let out = out.into_dimensionality::<R::Out>().unwrap_or_else(|e| panic!("bach: {}: {e}", op.name()));
+    Array::from_host_in(out.into_shared(), lhs.home())
 }
 
 macro_rules! operators {
-    ($($Trait:ident, $method:ident, $Op:ident;)*) => {$(
-        impl<S: Data, D: Dimension, R> std::ops::$Trait<R> for &ArrayBase<S, D>
-        where
-            S::Elem: Arith<S, D, R>,
-        {
-            type Output = <S::Elem as Arith<S, D, R>>::Output;
+    ($($Trait:ident, $method:ident, $Op:ident, $Assign:ident, $assign:ident, $op:tt;)*) => {$(
+        impl<A: Clone + $Trait<Output = A>, S: Data<Elem = A>, D: Dimension, R: Operand<A, D>> std::ops::$Trait<R> for &ArrayBase<S, D> {
+            type Output = Array<A, R::Out>;
             #[track_caller]
             fn $method(self, rhs: R) -> Self::Output {
-                <S::Elem as Arith<S, D, R>>::arith(BinOp::$Op, self, rhs)
+                arith(BinOp::$Op, self, rhs, |x, y| x $op y)
             }
         }
-        impl<S: Data, D: Dimension, R> std::ops::$Trait<R> for ArrayBase<S, D>
-        where
-            S::Elem: Arith<S, D, R>,
-        {
-            type Output = <S::Elem as Arith<S, D, R>>::Output;
+        impl<A: Clone + $Trait<Output = A>, S: Data<Elem = A>, D: Dimension, R: Operand<A, D>> std::ops::$Trait<R> for ArrayBase<S, D> {
+            type Output = Array<A, R::Out>;
             #[track_caller]
             fn $method(self, rhs: R) -> Self::Output {
-                <S::Elem as Arith<S, D, R>>::arith(BinOp::$Op, &self, rhs)
+                arith(BinOp::$Op, &self, rhs, |x, y| x $op y)
             }
         }
         /// An ndarray array or view on the left of a Bach array gives a Bach array.
-        impl<'a, A, S: ndarray::Data<Elem = A>, BS: Data<Elem = A>, D: Dimension, E: Dimension> std::ops::$Trait<&'a ArrayBase<BS, E>> for &ndarray::ArrayBase<S, D>
-        where
-            A: Clone + Arith<OwnedRepr<A>, D, &'a ArrayBase<BS, E>>,
+        impl<'a, A: Clone + $Trait<Output = A>, S: ndarray::Data<Elem = A>, BS: Data<Elem = A>, D: Dimension + ndarray::DimMax<E>, E: Dimension> std::ops::$Trait<&'a ArrayBase<BS, E>>
+            for &ndarray::ArrayBase<S, D>
         {
-            type Output = <A as Arith<OwnedRepr<A>, D, &'a ArrayBase<BS, E>>>::Output;
+            type Output = Array<A, <D as ndarray::DimMax<E>>::Output>;
             #[track_caller]
             fn $method(self, rhs: &'a ArrayBase<BS, E>) -> Self::Output {
                 let left = Array::<A, D>::from_host_in(self.to_owned().into_shared(), rhs.home());
-                A::arith(BinOp::$Op, &left, rhs)
+                arith(BinOp::$Op, &left, rhs, |x, y| x $op y)
+            }
+        }
+        /// `a op= rhs` binds `a` to the new values (nothing another handle holds changes; a
+        /// lazy node for the float types). The result must keep `a`'s shape, as in ndarray.
+        impl<A: Clone + $Trait<Output = A>, D: Dimension, R: Operand<A, D, Out = D>> std::ops::$Assign<R> for Array<A, D> {
+            #[track_caller]
+            fn $assign(&mut self, rhs: R) {
+                let r = arith(BinOp::$Op, self, rhs, |x, y| x $op y);
+                if r.shape() != self.shape() {
+                    panic!("{}", bach_runtime::BachError::shape(stringify!($assign), format!("the result's shape {:?} is not the array's {:?}", r.shape(), self.shape())));
+                }
+                *self = r;
             }
         }
     )*};
 }
 operators! {
-    Add, add, Add;
-    Sub, sub, Sub;
-    Mul, mul, Mul;
-    Div, div, Div;
-    Rem, rem, Rem;
+    Add, add, Add, AddAssign, add_assign, +;
+    Sub, sub, Sub, SubAssign, sub_assign, -;
+    Mul, mul, Mul, MulAssign, mul_assign, *;
+    Div, div, Div, DivAssign, div_assign, /;
+    Rem, rem, Rem, RemAssign, rem_assign, %;
 }
 
-impl<S: Data, D: Dimension> std::ops::Neg for &ArrayBase<S, D>
-where
-    S::Elem: Negate<S, D>,
-{
-    type Output = Array<S::Elem, D>;
+/// `a op= rhs` for the bitwise operators (masks, flags), on the host.
+macro_rules! bit_assign {
+    ($($Trait:ident, $Assign:ident, $assign:ident, $op:tt;)*) => {$(
+        impl<A: Clone + std::ops::$Trait<Output = A>, S2: Data<Elem = A>, D: Dimension + ndarray::DimMax<E, Output = D>, E: Dimension> std::ops::$Assign<&ArrayBase<S2, E>> for Array<A, D> {
+            #[track_caller]
+            fn $assign(&mut self, rhs: &ArrayBase<S2, E>) {
+                let r = rhs.evaluated().clone();
+                self.evaluated_mut().zip_mut_with(&r, |x, y| *x = x.clone() $op y.clone());
+            }
+        }
+        impl<A: Clone + std::ops::$Trait<Output = A>, S2: Data<Elem = A>, D: Dimension + ndarray::DimMax<E, Output = D>, E: Dimension> std::ops::$Assign<ArrayBase<S2, E>> for Array<A, D> {
+            #[track_caller]
+            fn $assign(&mut self, rhs: ArrayBase<S2, E>) {
+                std::ops::$Assign::$assign(self, &rhs);
+            }
+        }
+    )*};
+}
+bit_assign! {
+    BitOr, BitOrAssign, bitor_assign, |;
+    BitAnd, BitAndAssign, bitand_assign, &;
+    BitXor, BitXorAssign, bitxor_assign, ^;
+}
+
+/// `-a`: lazy (or at once when small) for f64 and f32, at once on the host for every other
+/// element type.
+impl<A: Clone + Neg<Output = A>, S: Data<Elem = A>, D: Dimension> Neg for &ArrayBase<S, D> {
+    type Output = Array<A, D>;
     #[track_caller]
-    fn neg(self) -> Self::Output {
-        <S::Elem as Negate<S, D>>::negate(self)
+    fn neg(self) -> Array<A, D> {
+        fn float<F: Real, A, S: Data<Elem = A>, D: Dimension>(a: &ArrayBase<S, D>) -> Option<Array<A, D>> {
+            (typeid::of::<A>() == typeid::of::<F>()).then(|| same_type(crate::elementwise::real_negate(&same_type::<Array<A, D>, Array<F, D>>(a.to_owned()))))
+        }
+        if let Some(r) = float::<f64, _, _, _>(self).or_else(|| float::<f32, _, _, _>(self)) {
+            return r;
+        }
+        Array::from_host_in(self.evaluated().map(|x| -x.clone()).into_shared(), self.home())
     }
 }
-impl<S: Data, D: Dimension> std::ops::Neg for ArrayBase<S, D>
-where
-    S::Elem: Negate<S, D>,
-{
-    type Output = Array<S::Elem, D>;
+impl<A: Clone + Neg<Output = A>, S: Data<Elem = A>, D: Dimension> Neg for ArrayBase<S, D> {
+    type Output = Array<A, D>;
     #[track_caller]
-    fn neg(self) -> Self::Output {
-        <S::Elem as Negate<S, D>>::negate(&self)
+    fn neg(self) -> Array<A, D> {
+        -&self
     }
 }

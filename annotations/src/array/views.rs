@@ -320,6 +320,14 @@ impl<A, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
     }
 }
 
+impl<A: Clone, S: Data<Elem = A>> ArrayBase<S, ndarray::Ix0> {
+    /// The element of a 0-d array (ndarray's `into_scalar`; evaluates).
+    #[track_caller]
+    pub fn into_scalar(self) -> A {
+        self.evaluated().first().expect("a 0-d array has one element").clone()
+    }
+}
+
 /// The subviews of an array along one axis ([`ArrayBase::outer_iter`],
 /// [`ArrayBase::axis_iter`]): Bach views, each sharing the array's buffer.
 pub struct AxisViews<'a, A: 'a, S: Data<Elem = A>, D: Dimension> {
@@ -378,8 +386,9 @@ impl<'a, A: 'a, S: Data<Elem = A>, D: Dimension> Lanes<'a, A, S, D> {
             k /= n.max(1);
         }
         let mut others = at.into_iter();
-        let elems: Vec<SliceInfoElem> =
-            (0..self.outer.len() + 1).map(|a| if a == self.axis { SliceInfoElem::from(..) } else { SliceInfoElem::Index(others.next().expect("one index per other axis") as isize) }).collect();
+        let elems: Vec<SliceInfoElem> = (0..self.outer.len() + 1)
+            .map(|a| if a == self.axis { SliceInfoElem::from(..) } else { SliceInfoElem::Index(others.next().expect("one index per other axis") as isize) })
+            .collect();
         crate::elementwise::or_panic(self.of.view_cut(Cut::Elems(elems.into())))
     }
 }
@@ -546,6 +555,10 @@ pub fn arr1<A: Clone>(xs: &[A]) -> Array1<A> {
 /// ndarray's `arr2`: a 2-d array of rows `xs`.
 pub fn arr2<A: Clone, const N: usize>(xs: &[[A; N]]) -> Array2<A> {
     Array::from_array(ndarray::arr2(xs))
+}
+/// ndarray's `arr3`: a 3-d array of `xs`.
+pub fn arr3<A: Clone, const N: usize, const M: usize>(xs: &[[[A; M]; N]]) -> Array<A, ndarray::Ix3> {
+    Array::from_array(ndarray::arr3(xs))
 }
 /// ndarray's `aview0`: a 0-d view of `x`.
 pub fn aview0<A: Clone>(x: &A) -> ArrayView<'_, A, ndarray::Ix0> {

@@ -68,7 +68,7 @@ impl StandardScaler {
     pub fn fit<D: ndarray::Dimension>(&self, x: &Array<f64, D>) -> Result<FittedScaler> {
         let x = &x.clone().into_dyn();
         matrix("StandardScaler", x)?;
-        let mean = x.mean_axis(Axis(0))?;
+        let mean = x.try_mean_axis(Axis(0))?;
         let std = x.try_std_axis(Axis(0), 0.0)?;
         let scale = where_(&std.equal(0.0), 1.0, &std);
         Ok(FittedScaler { mean, scale })
@@ -236,7 +236,7 @@ impl Pca {
         if n < 2 {
             return Err(BachError::invalid("Pca", "needs at least 2 samples"));
         }
-        let mean = x.mean_axis(Axis(0))?;
+        let mean = x.try_mean_axis(Axis(0))?;
         let centred = x.try_sub(&mean)?;
         let cov = gram(&centred)?.try_div((n - 1) as f64)?;
         let (variances, components) = eigen(&cov, self.n_components)?;
