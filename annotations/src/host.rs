@@ -89,6 +89,17 @@ impl<A: PartialEq, D: Dimension, S: ndarray::Data<Elem = A>, BS: Data<Elem = A>>
 }
 
 impl<A: Eq, S: Data<Elem = A>, D: Dimension> Eq for ArrayBase<S, D> {}
+/// `a == &b` and `&a == b`, as ndarray's.
+impl<A: PartialEq, S: Data<Elem = A>, S2: Data<Elem = A>, D: Dimension, E: Dimension> PartialEq<&ArrayBase<S2, E>> for ArrayBase<S, D> {
+    fn eq(&self, other: &&ArrayBase<S2, E>) -> bool {
+        *self == **other
+    }
+}
+impl<A: PartialEq, S: Data<Elem = A>, S2: Data<Elem = A>, D: Dimension, E: Dimension> PartialEq<ArrayBase<S2, E>> for &ArrayBase<S, D> {
+    fn eq(&self, other: &ArrayBase<S2, E>) -> bool {
+        **self == *other
+    }
+}
 /// Hashes the shape and the elements, as ndarray's (evaluates).
 impl<A: std::hash::Hash, S: Data<Elem = A>, D: Dimension> std::hash::Hash for ArrayBase<S, D> {
     #[track_caller]

@@ -9,7 +9,7 @@ use bach_runtime::split::{self, Partials};
 use bach_runtime::{oa, Annotation, BachError, Element, Family, Launch, Meta, Result, Value, ValueRef};
 use ndarray::{ArrayViewD, Axis, Dimension, Ix0, Ix1, Ix2, IxDyn, SliceInfoElem};
 
-use crate::array::{Array, ArrayBase, Data};
+use crate::array::{Array, ArrayBase, Data, OwnedRepr};
 use crate::elementwise::or_panic;
 use crate::real::Real;
 
@@ -159,17 +159,58 @@ pub trait Dot<Rhs> {
     fn dot(&self, rhs: &Rhs) -> Self::Output;
     fn try_dot(&self, rhs: &Rhs) -> Result<Self::Lazy>;
 }
+/// The product of `l` and `r` in Bach's float type `F` (lazy, placed), when `A` is `F`.
+fn float_product<F: Real, A, S: Data<Elem = A>, S2: Data<Elem = A>, L: Dimension, R: Dimension, O: Dimension>(
+    l: &ArrayBase<S, L>,
+    r: &ArrayBase<S2, R>,
+) -> Option<Result<Array<A, O>>> {
+    if typeid::of::<A>() != typeid::of::<F>() {
+        return None;
+    }
+    let l: Array<F, L> = crate::array::same_type(l.to_owned());
+    let r: Array<F, R> = crate::array::same_type(r.to_owned());
+    Some(l.product::<OwnedRepr<F>, R, O>(&r).map(crate::array::same_type))
+}
+
+/// The product of arrays of any other element type, on the host through ndarray (`None`: the
+/// dimension types ndarray's `dot` does not take, dynamic ones).
+fn host_product<A: ndarray::LinalgScalar, S: Data<Elem = A>, S2: Data<Elem = A>, L: Dimension, R: Dimension, O: Dimension>(
+    l: &ArrayBase<S, L>,
+    r: &ArrayBase<S2, R>,
+) -> Result<Array<A, O>> {
+    let (x, y) = (l.as_nd().into_dyn(), r.as_nd().into_dyn());
+    let mismatch = || BachError::shape("dot", format!("shapes {:?} and {:?} are not aligned", x.shape(), y.shape()));
+    let out: ndarray::ArrayD<A> = match (x.ndim(), y.ndim()) {
+        (2, 2) if x.shape()[1] == y.shape()[0] => as2(x.view(), "dot")?.dot(&as2(y.view(), "dot")?).into_dyn(),
+        (2, 1) if x.shape()[1] == y.shape()[0] => as2(x.view(), "dot")?.dot(&as1(y.view(), "dot")?).into_dyn(),
+        (1, 2) if x.shape()[0] == y.shape()[0] => as1(x.view(), "dot")?.dot(&as2(y.view(), "dot")?).into_dyn(),
+        (1, 1) if x.shape()[0] == y.shape()[0] => ndarray::arr0(as1(x.view(), "dot")?.dot(&as1(y.view(), "dot")?)).into_dyn(),
+        (1 | 2, 1 | 2) => return Err(mismatch()),
+        (a, b) => return Err(BachError::shape("dot", format!("a {a}-d and a {b}-d array (dot takes 1-d and 2-d arrays)"))),
+    };
+    let out = out.into_dimensionality::<O>().map_err(|e| BachError::shape("dot", e.to_string()))?;
+    Ok(Array::from_host_in(out.into_shared(), l.home()))
+}
+
+/// `l.dot(r)` for any element type ndarray's `dot` takes: lazy for f64 and f32.
+fn any_product<A: ndarray::LinalgScalar, S: Data<Elem = A>, S2: Data<Elem = A>, L: Dimension, R: Dimension, O: Dimension>(
+    l: &ArrayBase<S, L>,
+    r: &ArrayBase<S2, R>,
+) -> Result<Array<A, O>> {
+    float_product::<f64, _, _, _, _, _, _>(l, r).or_else(|| float_product::<f32, _, _, _, _, _, _>(l, r)).unwrap_or_else(|| host_product(l, r))
+}
+
 macro_rules! dot_dims {
     ($($L:ty, $R:ty => $O:ty;)*) => {$(
-        impl<A: Real, S: Data<Elem = A>, S2: Data<Elem = A>> Dot<ArrayBase<S2, $R>> for ArrayBase<S, $L> {
+        impl<A: ndarray::LinalgScalar, S: Data<Elem = A>, S2: Data<Elem = A>> Dot<ArrayBase<S2, $R>> for ArrayBase<S, $L> {
             type Output = Array<A, $O>;
             type Lazy = Array<A, $O>;
             #[track_caller]
             fn dot(&self, rhs: &ArrayBase<S2, $R>) -> Array<A, $O> {
-                or_panic(self.product(rhs))
+                or_panic(any_product(self, rhs))
             }
             fn try_dot(&self, rhs: &ArrayBase<S2, $R>) -> Result<Array<A, $O>> {
-                self.product(rhs)
+                any_product(self, rhs)
             }
         }
     )*};
@@ -184,15 +225,20 @@ dot_dims! {
     Ix1, IxDyn => IxDyn;
     Ix2, IxDyn => IxDyn;
 }
-impl<A: Real, S: Data<Elem = A>, S2: Data<Elem = A>> Dot<ArrayBase<S2, Ix1>> for ArrayBase<S, Ix1> {
+impl<A: ndarray::LinalgScalar, S: Data<Elem = A>, S2: Data<Elem = A>> Dot<ArrayBase<S2, Ix1>> for ArrayBase<S, Ix1> {
     type Output = A;
     type Lazy = Array<A, Ix0>;
     #[track_caller]
     fn dot(&self, rhs: &ArrayBase<S2, Ix1>) -> A {
-        or_panic(self.product::<S2, Ix1, Ix0>(rhs).and_then(|p| p.number_for("dot")))
+        let p: Array<A, Ix0> = or_panic(any_product(self, rhs));
+        if p.value_ref().is_some() {
+            return p.into_scalar();
+        }
+        bach_runtime::trace::because("`dot` of two vectors returns a number, as ndarray's (`dot_lazy` keeps it lazy)".to_string(), || p.to_scalar())
+            .unwrap_or_else(|e| panic!("{e}"))
     }
     fn try_dot(&self, rhs: &ArrayBase<S2, Ix1>) -> Result<Array<A, Ix0>> {
-        self.product(rhs)
+        any_product(self, rhs)
     }
 }
 
@@ -201,14 +247,14 @@ impl<A: Real, S: Data<Elem = A>, S2: Data<Elem = A>> Dot<ArrayBase<S2, Ix1>> for
 /// and the product is Bach's (lazy, placed).
 macro_rules! dot_ndarray {
     ($($L:ty, $R:ty;)*) => {$(
-        impl<A: Real, S: ndarray::Data<Elem = A>, S2: Data<Elem = A>> ndarray::linalg::Dot<ArrayBase<S2, $R>> for ndarray::ArrayBase<S, $L> {
+        impl<A: ndarray::LinalgScalar, S: ndarray::Data<Elem = A>, S2: Data<Elem = A>> ndarray::linalg::Dot<ArrayBase<S2, $R>> for ndarray::ArrayBase<S, $L> {
             type Output = <Array<A, $L> as Dot<Array<A, $R>>>::Output;
             #[track_caller]
             fn dot(&self, rhs: &ArrayBase<S2, $R>) -> Self::Output {
                 Dot::dot(&Array::<A, $L>::from_array(self.to_owned()), rhs)
             }
         }
-        impl<A: Real, S: ndarray::Data<Elem = A>, S1: Data<Elem = A>> Dot<ndarray::ArrayBase<S, $R>> for ArrayBase<S1, $L> {
+        impl<A: ndarray::LinalgScalar, S: ndarray::Data<Elem = A>, S1: Data<Elem = A>> Dot<ndarray::ArrayBase<S, $R>> for ArrayBase<S1, $L> {
             type Output = <Array<A, $L> as Dot<Array<A, $R>>>::Output;
             type Lazy = <Array<A, $L> as Dot<Array<A, $R>>>::Lazy;
             #[track_caller]
@@ -228,7 +274,7 @@ dot_ndarray! {
     Ix1, Ix1;
 }
 
-impl<A: Real, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
+impl<A, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
     /// Matrix/vector product, as ndarray's `dot` (see [`Dot`]): panics at this line when the
     /// inner dimensions differ; [`Array::try_dot`] returns it as an error.
     #[track_caller]
@@ -246,6 +292,9 @@ impl<A: Real, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
     {
         Dot::try_dot(self, rhs)
     }
+}
+
+impl<A: Real, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
     fn product<S2: Data<Elem = A>, E: Dimension, O: Dimension>(&self, rhs: &ArrayBase<S2, E>) -> Result<Array<A, O>> {
         let (op, _) = product(self.meta(), rhs.meta())?;
         self.call(&op, &[rhs.lazy()])

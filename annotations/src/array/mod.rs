@@ -44,6 +44,7 @@ use ndarray::{ArcArray as NdArc, Dimension, Ix0, Ix1, Ix2, Ix3, Ix4, Ix5, Ix6, I
 
 mod operators;
 pub mod storage;
+pub(crate) use operators::same_type;
 mod views;
 
 pub use storage::{CowRepr, Data, DataMut, OwnedArcRepr, OwnedRepr, RawData, RawDataClone, ViewRepr};

@@ -20,7 +20,7 @@ use crate::host_ops::BinOp;
 use crate::real::Real;
 
 /// `t` as a `U`, when they are one type (checked: a panic otherwise, never a reinterpretation).
-fn same_type<T, U>(t: T) -> U {
+pub(crate) fn same_type<T, U>(t: T) -> U {
     assert!(typeid::of::<T>() == typeid::of::<U>(), "bach: {} is not {}", std::any::type_name::<T>(), std::any::type_name::<U>());
     let t = ManuallyDrop::new(t);
     // SAFETY: `T` and `U` are the same type (the same type id).

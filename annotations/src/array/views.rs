@@ -125,7 +125,10 @@ impl<A, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
     /// host buffer when it has one, else a lazy op of its node.
     fn cut<S2: RawData<Elem = A>, E: Dimension>(&self, cut: Cut, anchor: Option<Anchor<A>>) -> Result<ArrayBase<S2, E>> {
         let mut out = ArrayBase { lazy: OnceLock::new(), held: None, value: OnceLock::new(), home: None, read: self.read, anchor, _marker: PhantomData };
-        if let Some(v) = self.value_ref() {
+        // A host value with no node, or a small one, is viewed where it is; a large array with
+        // a node is cut by a lazy op, so plans keep their pieces and their accelerator.
+        let host = self.value_ref().filter(|_| self.lazy.get().is_none() || self.small_host().is_some());
+        if let Some(v) = host {
             let v = cut.apply(v.clone().into_dyn());
             check_ndim::<E>("view", v.shape())?;
             out.held = Some(v.into_dimensionality::<E>().map_err(|e| BachError::shape("view", e.to_string()))?);
