@@ -13,7 +13,6 @@
 
 use std::ops::{Deref, DerefMut};
 
-use bach_runtime::{BachError, Result};
 use ndarray::{ArcArray, ArrayView, ArrayViewMut, Axis, Dimension, IntoNdProducer, Ix1, RemoveAxis};
 
 use crate::array::{Array, ArrayBase, Data, DataMut};
@@ -204,15 +203,17 @@ impl<A: Clone, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
     }
     /// The elements in a new shape, read in row-major order (ndarray's
     /// `into_shape_with_order`); an error when the lengths differ.
-    pub fn into_shape_with_order<Sh: crate::ShapeArg>(self, shape: Sh) -> Result<Array<A, Sh::Dim>> {
+    #[track_caller]
+    pub fn into_shape_with_order<Sh: crate::ShapeArg>(self, shape: Sh) -> std::result::Result<Array<A, Sh::Dim>, ndarray::ShapeError> {
         let dims = shape.dims();
-        let v = self.eval_nd()?.as_standard_layout().into_owned();
-        let e = <Sh::Dim as Dimension>::from_dimension(&ndarray::IxDyn(&dims)).ok_or_else(|| BachError::shape("into_shape_with_order", format!("{dims:?}")))?;
-        v.into_shape_with_order(e).map(host).map_err(|err| BachError::shape("into_shape_with_order", format!("{err}: {} elements into shape {dims:?}", self.len())))
+        let v = self.evaluated().as_standard_layout().into_owned();
+        let e = <Sh::Dim as Dimension>::from_dimension(&ndarray::IxDyn(&dims)).ok_or_else(|| ndarray::ShapeError::from_kind(ndarray::ErrorKind::IncompatibleShape))?;
+        v.into_shape_with_order(e).map(host)
     }
-    /// [`Array::into_shape_with_order`] without consuming the array (ndarray's `to_shape`
+    /// [`ArrayBase::into_shape_with_order`] without consuming the array (ndarray's `to_shape`
     /// gives a view; this gives an array).
-    pub fn to_shape<Sh: crate::ShapeArg>(&self, shape: Sh) -> Result<Array<A, Sh::Dim>> {
+    #[track_caller]
+    pub fn to_shape<Sh: crate::ShapeArg>(&self, shape: Sh) -> std::result::Result<Array<A, Sh::Dim>, ndarray::ShapeError> {
         self.to_owned().into_shape_with_order(shape)
     }
     /// Every element in row-major order, as a 1-d array (ndarray's `flatten`).

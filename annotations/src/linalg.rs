@@ -164,7 +164,7 @@ fn float_product<F: Real, A, S: Data<Elem = A>, S2: Data<Elem = A>, L: Dimension
     l: &ArrayBase<S, L>,
     r: &ArrayBase<S2, R>,
 ) -> Option<Result<Array<A, O>>> {
-    if typeid::of::<A>() != typeid::of::<F>() {
+    if crate::array::type_id::<A>() != crate::array::type_id::<F>() {
         return None;
     }
     let l: Array<F, L> = crate::array::same_type(l.to_owned());

@@ -274,3 +274,27 @@ def test_a_dep_cargo_cannot_resolve_is_refused_and_leaves_nothing_behind(session
     assert r["status"] == "ok" and result(msgs) == '"7"', (r, text(msgs))
     r, msgs = run(kc, "still.sum()")
     assert r["status"] == "ok" and result(msgs) == "12.0", r
+
+
+def test_a_linfa_model_fits_bach_data_and_predicts_into_bach(session):
+    """linfa (the crate ndarray's data scientists reach for) on data prepared with Bach: the
+    lazy scaling evaluates into an ndarray array linfa fits (`to_nd`), the fitted model
+    predicts on a view of Bach's buffer (`as_nd`), and the labels come back as a Bach array."""
+    _, kc = session
+    r, msgs = run(kc, ':dep linfa = "0.8"\n:dep linfa-clustering = "0.8"', timeout=TIMEOUT)
+    assert r["status"] == "ok", (r, text(msgs))
+    assert "was lost" not in text(msgs), text(msgs)
+    code = (
+        "use linfa::prelude::*;\n"
+        "use linfa_clustering::KMeans;\n"
+        "let centres = array![[0.0, 0.0], [5.0, 5.0], [0.0, 8.0]];\n"
+        "let x: Array2<f64> = Array2::from_shape_fn((90, 2), |(i, j)| centres[[i % 3, j]] + ((i * 7 + j * 3) % 10) as f64 * 0.05);\n"
+        "let scaled = (&x - &x.mean_axis(Axis(0)).unwrap()) / &x.std_axis(Axis(0), 0.0);\n"
+        "let model = KMeans::params(3).fit(&DatasetBase::from(scaled.to_nd().unwrap())).expect(\"k-means fits\");\n"
+        "let labels: Array1<usize> = model.predict(scaled.as_nd()).into();\n"
+        "let counts: Vec<usize> = (0..3).map(|k| labels.iter().filter(|&&l| l == k).count()).collect();\n"
+        "(counts, (0..90).all(|i| labels[i] == labels[i % 3]), labels[0] != labels[1] && labels[1] != labels[2] && labels[0] != labels[2])"
+    )
+    r, msgs = run(kc, code, timeout=TIMEOUT)
+    assert r["status"] == "ok", (r, text(msgs))
+    assert result(msgs) == "([30, 30, 30], true, true)", result(msgs)

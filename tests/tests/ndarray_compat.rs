@@ -80,7 +80,7 @@ fn iteration_and_interop() {
     let (argmax, _) = lazy.indexed_iter().fold(((0, 0), f64::MIN), |best, (ij, &v)| if v > best.1 { (ij, v) } else { best });
     assert_eq!(argmax, (1, 1));
     assert_eq!(lazy.outer_iter().map(|r| r.sum()).collect::<Vec<_>>(), vec![2.0, 3.0]);
-    assert_eq!(lazy.rows().into_iter().count(), 2);
+    assert_eq!(lazy.rows().count(), 2);
     assert_eq!(lazy.axis_iter(Axis(1)).count(), 3);
     assert_eq!(lazy.row(0).to_vec(), vec![1.0, -2.0, 3.0]);
     assert_eq!(lazy.as_slice().unwrap().len(), 6);
@@ -206,7 +206,7 @@ fn reductions_of_more_than_two_axes() {
 fn ndarray_arrays_and_views_mix_with_bach_arrays() {
     let b = array![1.0, 2.0, 3.0];
     let nd = ndarray::array![10.0, 20.0, 30.0];
-    let sum: Array1<f64> = &b + &nd.view();
+    let sum: Array1<f64> = &b + nd.view();
     assert_eq!(sum, array![11.0, 22.0, 33.0]);
     let diff: Array1<f64> = &nd - &b;
     assert_eq!(diff, array![9.0, 18.0, 27.0]);

@@ -109,7 +109,7 @@ pub(crate) fn read_node<A: Element>(lazy: &Lazy) -> Result<NdArc<A, IxDyn>> {
 /// node.
 pub(crate) fn graph_element<A>() -> Option<GraphElement<A>> {
     fn of<B: Element, A>() -> Option<GraphElement<A>> {
-        if typeid::of::<A>() != typeid::of::<B>() {
+        if crate::array::type_id::<A>() != crate::array::type_id::<B>() {
             return None;
         }
         let g = GraphElement::<B> { dtype: B::DTYPE, read: read_node::<B>, wrap: B::wrap };
@@ -119,10 +119,33 @@ pub(crate) fn graph_element<A>() -> Option<GraphElement<A>> {
     of::<f64, A>().or_else(of::<f32, A>).or_else(of::<i64, A>).or_else(of::<bool, A>)
 }
 
+/// `T`'s type id for any `T` (`TypeId::of` asks `T: 'static`, which code generic over its
+/// element type does not give; ndarray's methods do not ask it), with lifetimes erased: what
+/// [`graph_element`] compares with f64, f32, i64 and bool, which have none. The technique of
+/// the `typeid` crate, in the crate to keep the notebook's dependency graph as it is.
+pub(crate) fn type_id<T: ?Sized>() -> std::any::TypeId {
+    trait NonStaticAny {
+        fn get_type_id(&self) -> std::any::TypeId
+        where
+            Self: 'static;
+    }
+    impl<T: ?Sized> NonStaticAny for PhantomData<T> {
+        fn get_type_id(&self) -> std::any::TypeId
+        where
+            Self: 'static,
+        {
+            std::any::TypeId::of::<T>()
+        }
+    }
+    let phantom = PhantomData::<T>;
+    // SAFETY: only the type id is read, and a type's id does not depend on its lifetimes.
+    NonStaticAny::get_type_id(unsafe { std::mem::transmute::<&dyn NonStaticAny, &(dyn NonStaticAny + 'static)>(&phantom) })
+}
+
 /// `v` as a `B` when `A` is `B` (see [`graph_element`]).
 pub(crate) fn same<A, B: Copy + 'static>(v: &A) -> Option<B> {
     // SAFETY: `A` is `B` (the same type id).
-    (typeid::of::<A>() == typeid::of::<B>()).then(|| unsafe { std::mem::transmute_copy::<A, B>(v) })
+    (crate::array::type_id::<A>() == crate::array::type_id::<B>()).then(|| unsafe { std::mem::transmute_copy::<A, B>(v) })
 }
 
 /// What code generic over any element type needs to make a graph node of `A`s.

@@ -21,7 +21,7 @@ use crate::real::Real;
 
 /// `t` as a `U`, when they are one type (checked: a panic otherwise, never a reinterpretation).
 pub(crate) fn same_type<T, U>(t: T) -> U {
-    assert!(typeid::of::<T>() == typeid::of::<U>(), "bach: {} is not {}", std::any::type_name::<T>(), std::any::type_name::<U>());
+    assert!(crate::array::type_id::<T>() == crate::array::type_id::<U>(), "bach: {} is not {}", std::any::type_name::<T>(), std::any::type_name::<U>());
     let t = ManuallyDrop::new(t);
     // SAFETY: `T` and `U` are the same type (the same type id).
     unsafe { std::mem::transmute_copy::<T, U>(&t) }
@@ -52,7 +52,7 @@ impl<F, A, D: Dimension, R: Operand<A, D>> Operand<F, D> for AsElem<'_, F, A, R>
 /// `lhs op rhs` in Bach's float type `F`, when `A` is `F`.
 #[track_caller]
 fn in_float<F: Real, A: Clone, S: Data<Elem = A>, D: Dimension, R: Operand<A, D>>(op: BinOp, lhs: &ArrayBase<S, D>, rhs: &R) -> Option<Array<A, R::Out>> {
-    if typeid::of::<A>() != typeid::of::<F>() {
+    if crate::array::type_id::<A>() != crate::array::type_id::<F>() {
         return None;
     }
     let l: Array<F, D> = same_type(lhs.to_owned());
@@ -161,7 +161,7 @@ impl<A: Clone + Neg<Output = A>, S: Data<Elem = A>, D: Dimension> Neg for &Array
     #[track_caller]
     fn neg(self) -> Array<A, D> {
         fn float<F: Real, A, S: Data<Elem = A>, D: Dimension>(a: &ArrayBase<S, D>) -> Option<Array<A, D>> {
-            (typeid::of::<A>() == typeid::of::<F>()).then(|| same_type(crate::elementwise::real_negate(&same_type::<Array<A, D>, Array<F, D>>(a.to_owned()))))
+            (crate::array::type_id::<A>() == crate::array::type_id::<F>()).then(|| same_type(crate::elementwise::real_negate(&same_type::<Array<A, D>, Array<F, D>>(a.to_owned()))))
         }
         if let Some(r) = float::<f64, _, _, _>(self).or_else(|| float::<f32, _, _, _>(self)) {
             return r;
