@@ -287,13 +287,16 @@ def test_a_linfa_model_fits_bach_data_and_predicts_into_bach(session):
     code = (
         "use linfa::prelude::*;\n"
         "use linfa_clustering::KMeans;\n"
-        "let centres = array![[0.0, 0.0], [5.0, 5.0], [0.0, 8.0]];\n"
-        "let x: Array2<f64> = Array2::from_shape_fn((90, 2), |(i, j)| centres[[i % 3, j]] + ((i * 7 + j * 3) % 10) as f64 * 0.05);\n"
-        "let scaled = (&x - &x.mean_axis(Axis(0)).unwrap()) / &x.std_axis(Axis(0), 0.0);\n"
-        "let model = KMeans::params(3).fit(&DatasetBase::from(scaled.to_nd().unwrap())).expect(\"k-means fits\");\n"
-        "let labels: Array1<usize> = model.predict(scaled.as_nd()).into();\n"
-        "let counts: Vec<usize> = (0..3).map(|k| labels.iter().filter(|&&l| l == k).count()).collect();\n"
-        "(counts, (0..90).all(|i| labels[i] == labels[i % 3]), labels[0] != labels[1] && labels[1] != labels[2] && labels[0] != labels[2])"
+        "use bach::array;\n"
+        "{\n"
+        "    let centres = array![[0.0, 0.0], [5.0, 5.0], [0.0, 8.0]];\n"
+        "    let x: Array2<f64> = Array2::from_shape_fn((90, 2), |(i, j)| centres[[i % 3, j]] + ((i * 7 + j * 3) % 10) as f64 * 0.05);\n"
+        "    let scaled = (&x - &x.mean_axis(Axis(0)).unwrap()) / &x.std_axis(Axis(0), 0.0);\n"
+        "    let model = KMeans::params(3).fit(&DatasetBase::from(scaled.to_nd().unwrap())).expect(\"k-means fits\");\n"
+        "    let labels: Array1<usize> = model.predict(&scaled.as_nd()).into();\n"
+        "    let counts: Vec<usize> = (0..3).map(|k| labels.iter().filter(|&&l| l == k).count()).collect();\n"
+        "    (counts, (0..90).all(|i| labels[i] == labels[i % 3]), labels[0] != labels[1] && labels[1] != labels[2] && labels[0] != labels[2])\n"
+        "}"
     )
     r, msgs = run(kc, code, timeout=TIMEOUT)
     assert r["status"] == "ok", (r, text(msgs))
