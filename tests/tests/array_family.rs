@@ -205,3 +205,25 @@ fn element_generic_code_computes_as_ndarray() {
     assert!(Array2::<f64>::zeros((0, 2)).mean_axis(Axis(0)).is_none());
     assert_eq!(arr3(&[[[1.0, 2.0]], [[3.0, 4.0]]]).dim(), (2, 1, 2));
 }
+
+#[test]
+fn mutable_ndarray_views_take_bach_operands_and_views_split_and_swap() {
+    let mut a = Array2::<f64>::zeros((2, 3));
+    let r = array![1.0, 2.0, 3.0];
+    {
+        let mut row = a.row_mut(1);
+        row += &r.view();
+        row *= &r;
+    }
+    assert_eq!(a.row(1).to_owned(), array![1.0, 4.0, 9.0]);
+    let (top, bottom) = a.view().split_at(Axis(0), 1);
+    assert_eq!((top.dim(), bottom.dim()), ((1, 3), (1, 3)));
+    assert_eq!(bottom.into_iter().copied().sum::<f64>(), 14.0);
+    let mut t = a.clone();
+    t.swap_axes(0, 1);
+    assert_eq!(t.dim(), (3, 2));
+    assert_eq!(t[[2, 1]], 9.0);
+    let mut v = a.view();
+    v.swap_axes(0, 1);
+    assert_eq!(v.into_iter().copied().collect::<Vec<_>>(), vec![0.0, 1.0, 0.0, 4.0, 0.0, 9.0]);
+}

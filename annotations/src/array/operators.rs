@@ -130,6 +130,26 @@ operators! {
     Rem, rem, Rem, RemAssign, rem_assign, %;
 }
 
+/// `view_mut op= &bach` (ndarray's mutable views, `slice_mut(..)`, `row_mut(..)`, with a Bach
+/// array or view on the right), as ndarray's (the right side broadcast to the left's shape).
+macro_rules! nd_assign {
+    ($($Assign:ident, $assign:ident, $op:tt;)*) => {$(
+        impl<'a, A: Clone + std::ops::$Assign<A>, S: ndarray::DataMut<Elem = A>, S2: Data<Elem = A>, D: Dimension, E: Dimension> std::ops::$Assign<&'a ArrayBase<S2, E>> for ndarray::ArrayBase<S, D> {
+            #[track_caller]
+            fn $assign(&mut self, rhs: &'a ArrayBase<S2, E>) {
+                self.zip_mut_with(&rhs.as_nd(), |x, y| *x $op y.clone());
+            }
+        }
+    )*};
+}
+nd_assign! {
+    AddAssign, add_assign, +=;
+    SubAssign, sub_assign, -=;
+    MulAssign, mul_assign, *=;
+    DivAssign, div_assign, /=;
+    RemAssign, rem_assign, %=;
+}
+
 /// `a op= rhs` for the bitwise operators (masks, flags), on the host.
 macro_rules! bit_assign {
     ($($Trait:ident, $Assign:ident, $assign:ident, $op:tt;)*) => {$(

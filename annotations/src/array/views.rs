@@ -17,7 +17,7 @@ use std::sync::{Arc, OnceLock};
 use bach_runtime::{BachError, Result};
 use ndarray::{Axis, Dimension, Ix1, Ix2, IxDyn, RawArrayView, RemoveAxis, Slice, SliceArg, SliceInfoElem};
 
-use super::{check_ndim, ArrayBase, ArrayView, CowArray, Data, OwnedArcRepr, RawData};
+use super::{check_ndim, ArrayBase, ArrayView, CowArray, Data, OwnedArcRepr, RawData, ViewRepr};
 use crate::array::{Array, Array0, Array1, Array2};
 use crate::linalg::{describe, slice_op, sliced_shape, transpose_op};
 
@@ -35,6 +35,7 @@ enum Cut {
     Elems(Arc<[SliceInfoElem]>),
     Index(Axis, usize),
     Reverse,
+    Swap(usize, usize),
 }
 
 impl Cut {
@@ -43,6 +44,11 @@ impl Cut {
             Cut::Elems(e) => a.slice_move(&e[..]),
             Cut::Index(axis, i) => a.index_axis_move(*axis, *i),
             Cut::Reverse => a.reversed_axes(),
+            Cut::Swap(x, y) => {
+                let mut a = a;
+                a.swap_axes(*x, *y);
+                a
+            }
         }
     }
     /// The same cut as a graph op's slice elements (`None`: the transpose).
@@ -50,7 +56,7 @@ impl Cut {
         match self {
             Cut::Elems(e) => Some(e.to_vec()),
             Cut::Index(axis, i) => Some((0..ndim).map(|k| if k == axis.index() { SliceInfoElem::Index(*i as isize) } else { SliceInfoElem::from(..) }).collect()),
-            Cut::Reverse => None,
+            Cut::Reverse | Cut::Swap(..) => None,
         }
     }
 }
@@ -141,7 +147,8 @@ impl<A, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
                         sliced_shape(self.shape(), &elems).map_err(|why| BachError::invalid("slice", format!("{} of shape {:?}: {why}", describe(&elems), self.shape())))?;
                     slice_op(elems, shape)
                 }
-                None => transpose_op(),
+                None if matches!(cut, Cut::Reverse) => transpose_op(),
+                None => unreachable!("swapped axes are made on the host value (`swap_axes` evaluates)"),
             };
             let node = op.call(&[lazy])?;
             check_ndim::<E>(op.name(), &node.meta().shape)?;
@@ -274,6 +281,23 @@ impl<A, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
     /// The columns: lanes along the first axis (ndarray's `columns`).
     pub fn columns(&self) -> Lanes<'_, A, S, D> {
         self.lanes(Axis(0))
+    }
+
+    /// Swaps axes `a` and `b` (ndarray's `swap_axes`): the array's value with its strides
+    /// swapped, no copy (a lazy array is evaluated first).
+    #[track_caller]
+    pub fn swap_axes(&mut self, a: usize, b: usize) {
+        self.evaluated();
+        if let Some(l) = self.lazy.take() {
+            self.home = Some(l.session().clone());
+        }
+        if self.held.is_none() {
+            self.held = self.value.take();
+        }
+        self.held.as_mut().expect("just evaluated").swap_axes(a, b);
+        if let Some(anchor) = self.anchor.take() {
+            self.anchor = Some(anchor.then(Cut::Swap(a, b)));
+        }
     }
 
     /// The array as an owned array (ndarray's `to_owned`): the same values, shared until
@@ -435,6 +459,21 @@ impl<'a, A, D: Dimension> ArrayView<'a, A, D> {
         let raw = raw.into_dimensionality::<D>().expect("a view's anchor has its dimensions");
         // SAFETY: the parent's buffer outlives 'a and is not written while it is borrowed.
         unsafe { raw.deref_into_view() }
+    }
+    /// The view split in two along `axis` before `index` (ndarray's `split_at`).
+    #[track_caller]
+    pub fn split_at(self, axis: Axis, index: usize) -> (Self, Self) {
+        let n = self.shape().get(axis.index()).copied().unwrap_or(0);
+        if index > n {
+            panic!("{}", BachError::invalid("split_at", format!("index {index} of axis {} of shape {:?}", axis.index(), self.shape())));
+        }
+        let part = |range: std::ops::Range<usize>| {
+            let elems: Vec<SliceInfoElem> = (0..self.ndim()).map(|k| if k == axis.index() { SliceInfoElem::from(range.clone()) } else { SliceInfoElem::from(..) }).collect();
+            let cut = Cut::Elems(elems.into());
+            let anchor = self.anchor.clone().map(|a| a.then(cut.clone()));
+            crate::elementwise::or_panic(self.cut::<ViewRepr<&'a A>, D>(cut, anchor))
+        };
+        (part(0..index), part(index..n))
     }
     /// A view of borrowed memory (`aview1(&v)`, `ArrayView::from(&v[..])`): its values are
     /// copied once into the handle, and its anchor is the memory itself.
