@@ -629,14 +629,15 @@ fn at_once<A: Real, S: Data<Elem = A>, D: Dimension, R: Operand<A, D>>(a: &Array
 #[track_caller]
 pub(crate) fn real_arith<A: Real, S: Data<Elem = A>, D: Dimension, R: Operand<A, D>>(op: BinOp, lhs: &ArrayBase<S, D>, rhs: R) -> Array<A, R::Out> {
     {
-        let (name, f): (&str, fn(A, A) -> A) = match op {
-            BinOp::Add => ("add", |x, y| x + y),
-            BinOp::Sub => ("sub", |x, y| x - y),
-            BinOp::Mul => ("mul", |x, y| x * y),
-            BinOp::Div => ("div", |x, y| x / y),
-            BinOp::Rem => ("rem", |x, y| x % y),
+        // One closure type per operator, so each element's arithmetic is inlined.
+        let quick = match op {
+            BinOp::Add => at_once(lhs, &rhs, "add", |x, y| x + y),
+            BinOp::Sub => at_once(lhs, &rhs, "sub", |x, y| x - y),
+            BinOp::Mul => at_once(lhs, &rhs, "mul", |x, y| x * y),
+            BinOp::Div => at_once(lhs, &rhs, "div", |x, y| x / y),
+            BinOp::Rem => at_once(lhs, &rhs, "rem", |x, y| x % y),
         };
-        if let Some(r) = at_once(lhs, &rhs, name, f) {
+        if let Some(r) = quick {
             return r;
         }
         or_panic(match op {

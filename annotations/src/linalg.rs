@@ -160,12 +160,17 @@ pub trait Dot<Rhs> {
     fn try_dot(&self, rhs: &Rhs) -> Result<Self::Lazy>;
 }
 /// The product of `l` and `r` in Bach's float type `F` (lazy, placed), when `A` is `F`.
-fn float_product<F: Real, A, S: Data<Elem = A>, S2: Data<Elem = A>, L: Dimension, R: Dimension, O: Dimension>(
+fn float_product<F: Real, A: ndarray::LinalgScalar, S: Data<Elem = A>, S2: Data<Elem = A>, L: Dimension, R: Dimension, O: Dimension>(
     l: &ArrayBase<S, L>,
     r: &ArrayBase<S2, R>,
 ) -> Option<Result<Array<A, O>>> {
     if crate::array::type_id::<A>() != crate::array::type_id::<F>() {
         return None;
+    }
+    // Small host values: ndarray's `dot` here and now (what the op's CPU code runs: the same
+    // bits), with no op machinery.
+    if l.small_host().is_some() && r.small_host().is_some() {
+        return Some(host_product(l, r));
     }
     let l: Array<F, L> = crate::array::same_type(l.to_owned());
     let r: Array<F, R> = crate::array::same_type(r.to_owned());
@@ -297,6 +302,12 @@ impl<A, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
 impl<A: Real, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
     fn product<S2: Data<Elem = A>, E: Dimension, O: Dimension>(&self, rhs: &ArrayBase<S2, E>) -> Result<Array<A, O>> {
         let (op, _) = product(self.meta(), rhs.meta())?;
+        // Small host values: the product here and now (the op's own CPU code, so the same bits).
+        if let (Some(a), Some(b)) = (self.small_host().and(self.host_value()), rhs.small_host().and(rhs.host_value())) {
+            if let Some(r) = crate::array::eager(&op, &[a, b], || self.home()) {
+                return r;
+            }
+        }
         self.call(&op, &[rhs.lazy()])
     }
 }

@@ -62,6 +62,9 @@ pub use views::{arr0, arr1, arr2, arr3, aview0, aview1, aview2, concatenate, sta
 /// value sharing its parent's buffer) tagged with the parent's borrow, and an [`Anchor`]
 /// that finds its elements in the parent's buffer (what iterating a view by value hands out
 /// references into, as ndarray's views do).
+// `repr(C)`: every storage kind of one element and dimension type has one layout (the kind is
+// a `PhantomData` tag), so a handle of one kind may be read as another's (`operators.rs`).
+#[repr(C)]
 pub struct ArrayBase<S: RawData, D = IxDyn> {
     /// The graph node; empty after a mutation until an annotated call needs one.
     lazy: OnceLock<Lazy>,
@@ -75,7 +78,7 @@ pub struct ArrayBase<S: RawData, D = IxDyn> {
     /// host arrays never have a node).
     read: ReadNode<S::Elem>,
     /// Views: where the elements are in the borrowed parent's buffer.
-    anchor: Option<Anchor<S::Elem>>,
+    anchor: Option<Box<Anchor<S::Elem>>>,
     _marker: PhantomData<(S, D)>,
 }
 

@@ -27,6 +27,16 @@ pub(crate) fn same_type<T, U>(t: T) -> U {
     unsafe { std::mem::transmute_copy::<T, U>(&t) }
 }
 
+/// `a`, an array of `A`s of any storage kind, read as an array of `F`s, where `A` is `F`
+/// (checked by the caller): one layout for every kind (`ArrayBase` is `repr(C)`, its kind a
+/// zero-sized tag), so no handle is cloned on the operators' fast path.
+fn as_float<F, A, S: Data<Elem = A>, D: Dimension>(a: &ArrayBase<S, D>) -> &Array<F, D> {
+    assert!(crate::array::type_id::<A>() == crate::array::type_id::<F>());
+    // SAFETY: `A` is `F`, and `ArrayBase<S, D>` and `ArrayBase<OwnedRepr<F>, D>` have one
+    // `repr(C)` layout (their fields depend on the element and dimension types only).
+    unsafe { &*(a as *const ArrayBase<S, D>).cast::<Array<F, D>>() }
+}
+
 /// An operand of `A`s seen as an operand of `F`s, where `A` is `F` (checked by the caller).
 struct AsElem<'r, F, A, R>(&'r R, std::marker::PhantomData<(F, A)>);
 
@@ -55,8 +65,7 @@ fn in_float<F: Real, A: Clone, S: Data<Elem = A>, D: Dimension, R: Operand<A, D>
     if crate::array::type_id::<A>() != crate::array::type_id::<F>() {
         return None;
     }
-    let l: Array<F, D> = same_type(lhs.to_owned());
-    let out: Array<F, R::Out> = crate::elementwise::real_arith(op, &l, AsElem::<F, A, R>(rhs, std::marker::PhantomData));
+    let out: Array<F, R::Out> = crate::elementwise::real_arith(op, as_float::<F, A, S, D>(lhs), AsElem::<F, A, R>(rhs, std::marker::PhantomData));
     Some(same_type(out))
 }
 
@@ -181,7 +190,7 @@ impl<A: Clone + Neg<Output = A>, S: Data<Elem = A>, D: Dimension> Neg for &Array
     #[track_caller]
     fn neg(self) -> Array<A, D> {
         fn float<F: Real, A, S: Data<Elem = A>, D: Dimension>(a: &ArrayBase<S, D>) -> Option<Array<A, D>> {
-            (crate::array::type_id::<A>() == crate::array::type_id::<F>()).then(|| same_type(crate::elementwise::real_negate(&same_type::<Array<A, D>, Array<F, D>>(a.to_owned()))))
+            (crate::array::type_id::<A>() == crate::array::type_id::<F>()).then(|| same_type(crate::elementwise::real_negate(as_float::<F, A, S, D>(a))))
         }
         if let Some(r) = float::<f64, _, _, _>(self).or_else(|| float::<f32, _, _, _>(self)) {
             return r;

@@ -15,7 +15,7 @@ use std::marker::PhantomData;
 use std::sync::{Arc, OnceLock};
 
 use bach_runtime::{BachError, Result};
-use ndarray::{Axis, Dimension, Ix1, Ix2, IxDyn, RawArrayView, RemoveAxis, Slice, SliceArg, SliceInfoElem};
+use ndarray::{ArcArray as NdArc, Axis, Dimension, Ix1, Ix2, IxDyn, RawArrayView, RemoveAxis, Slice, SliceArg, SliceInfoElem};
 
 use super::{check_ndim, ArrayBase, ArrayView, CowArray, Data, OwnedArcRepr, RawData, ViewRepr};
 use crate::array::{Array, Array0, Array1, Array2};
@@ -29,10 +29,34 @@ pub type ArcArray2<A> = ArcArray<A, Ix2>;
 pub type CowArray1<'a, A> = CowArray<'a, A, Ix1>;
 pub type CowArray2<'a, A> = CowArray<'a, A, Ix2>;
 
+/// Slice elements, held inline up to six (a view is made in a loop over rows: no allocation).
+#[derive(Clone, Debug)]
+enum Elems {
+    Inline(u8, [SliceInfoElem; 6]),
+    Heap(Arc<[SliceInfoElem]>),
+}
+impl Elems {
+    fn of(e: &[SliceInfoElem]) -> Elems {
+        if e.len() <= 6 {
+            let mut inline = [SliceInfoElem::NewAxis; 6];
+            inline[..e.len()].copy_from_slice(e);
+            Elems::Inline(e.len() as u8, inline)
+        } else {
+            Elems::Heap(e.into())
+        }
+    }
+    fn as_slice(&self) -> &[SliceInfoElem] {
+        match self {
+            Elems::Inline(n, e) => &e[..*n as usize],
+            Elems::Heap(e) => e,
+        }
+    }
+}
+
 /// One step from an array to a view of it.
 #[derive(Clone, Debug)]
 enum Cut {
-    Elems(Arc<[SliceInfoElem]>),
+    Elems(Elems),
     Index(Axis, usize),
     Reverse,
     Swap(usize, usize),
@@ -41,7 +65,7 @@ enum Cut {
 impl Cut {
     fn apply<S: ndarray::RawData>(&self, a: ndarray::ArrayBase<S, IxDyn>) -> ndarray::ArrayBase<S, IxDyn> {
         match self {
-            Cut::Elems(e) => a.slice_move(&e[..]),
+            Cut::Elems(e) => a.slice_move(e.as_slice()),
             Cut::Index(axis, i) => a.index_axis_move(*axis, *i),
             Cut::Reverse => a.reversed_axes(),
             Cut::Swap(x, y) => {
@@ -54,7 +78,7 @@ impl Cut {
     /// The same cut as a graph op's slice elements (`None`: the transpose).
     fn elems(&self, ndim: usize) -> Option<Vec<SliceInfoElem>> {
         match self {
-            Cut::Elems(e) => Some(e.to_vec()),
+            Cut::Elems(e) => Some(e.as_slice().to_vec()),
             Cut::Index(axis, i) => Some((0..ndim).map(|k| if k == axis.index() { SliceInfoElem::Index(*i as isize) } else { SliceInfoElem::from(..) }).collect()),
             Cut::Reverse | Cut::Swap(..) => None,
         }
@@ -65,11 +89,13 @@ impl Cut {
 /// array, or memory a detached view such as `aview1(&v)` borrows) and the cuts from it.
 pub struct Anchor<A> {
     base: Base<A>,
-    cuts: Vec<Cut>,
+    /// The cuts in order: the first held inline (a view of an array has one), then the rest.
+    first: Option<Cut>,
+    rest: Vec<Cut>,
 }
 impl<A> Clone for Anchor<A> {
     fn clone(&self) -> Self {
-        Anchor { base: self.base.clone(), cuts: self.cuts.clone() }
+        Anchor { base: self.base.clone(), first: self.first.clone(), rest: self.rest.clone() }
     }
 }
 
@@ -103,10 +129,14 @@ impl<A> Anchor<A> {
                 unsafe { RawArrayView::from_shape_ptr(IxDyn(shape).strides(IxDyn(strides)), *ptr as *const A) }
             }
         };
-        self.cuts.iter().fold(base, |a, c| c.apply(a))
+        self.first.iter().chain(&self.rest).fold(base, |a, c| c.apply(a))
     }
     fn then(mut self, cut: Cut) -> Self {
-        self.cuts.push(cut);
+        if self.first.is_none() {
+            self.first = Some(cut);
+        } else {
+            self.rest.push(cut);
+        }
         self
     }
 }
@@ -122,15 +152,15 @@ impl<A, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
     /// This array as the parent of a view: its own anchor when it is a view, else itself.
     fn anchor_here(&self) -> Anchor<A> {
         match &self.anchor {
-            Some(a) => a.clone(),
-            None => Anchor { base: Base::Array { at: self as *const Self as usize, read: read_array::<A, S, D> }, cuts: vec![] },
+            Some(a) => (**a).clone(),
+            None => Anchor { base: Base::Array { at: self as *const Self as usize, read: read_array::<A, S, D> }, first: None, rest: vec![] },
         }
     }
 
     /// The array `cut` of this one, tagged `S2`, anchored at `anchor`: sharing this array's
     /// host buffer when it has one, else a lazy op of its node.
     fn cut<S2: RawData<Elem = A>, E: Dimension>(&self, cut: Cut, anchor: Option<Anchor<A>>) -> Result<ArrayBase<S2, E>> {
-        let mut out = ArrayBase { lazy: OnceLock::new(), held: None, value: OnceLock::new(), home: None, read: self.read, anchor, _marker: PhantomData };
+        let mut out = ArrayBase { lazy: OnceLock::new(), held: None, value: OnceLock::new(), home: None, read: self.read, anchor: anchor.map(Box::new), _marker: PhantomData };
         // A host value with no node, or a small one, is viewed where it is; a large array with
         // a node is cut by a lazy op, so plans keep their pieces and their accelerator.
         let host = self.value_ref().filter(|_| self.lazy.get().is_none() || self.small_host().is_some());
@@ -160,13 +190,41 @@ impl<A, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
         let anchor = self.anchor_here().then(cut.clone());
         self.cut(cut, Some(anchor))
     }
+    /// [`Self::view_cut`], cutting a host value with `host` (ndarray's own method on the
+    /// static dimension types: the small-array fast path; no dynamic dimensions).
+    fn view_with<E: Dimension>(&self, cut: Cut, host: impl FnOnce(NdArc<A, D>) -> NdArc<A, E>) -> Result<ArrayView<'_, A, E>> {
+        if self.lazy.get().is_none() {
+            if let Some(v) = self.value_ref() {
+                let home = self.home.clone();
+                let anchor = self.anchor_here().then(cut);
+                return Ok(ArrayBase {
+                    lazy: OnceLock::new(),
+                    held: Some(host(v.clone())),
+                    value: OnceLock::new(),
+                    home,
+                    read: self.read,
+                    anchor: Some(Box::new(anchor)),
+                    _marker: PhantomData,
+                });
+            }
+        }
+        self.view_cut(cut)
+    }
     /// The same handle under another storage tag (what owning or sharing a Bach value is:
     /// its buffer is shared until written, by copy on write).
     pub(crate) fn retag<S2: RawData<Elem = A>>(self, anchor: Option<Anchor<A>>) -> ArrayBase<S2, D> {
-        ArrayBase { lazy: self.lazy, held: self.held, value: self.value, home: self.home, read: self.read, anchor, _marker: PhantomData }
+        ArrayBase { lazy: self.lazy, held: self.held, value: self.value, home: self.home, read: self.read, anchor: anchor.map(Box::new), _marker: PhantomData }
     }
     fn retag_ref<S2: RawData<Elem = A>>(&self, anchor: Option<Anchor<A>>) -> ArrayBase<S2, D> {
-        ArrayBase { lazy: self.lazy.clone(), held: self.held.clone(), value: self.value.clone(), home: self.home.clone(), read: self.read, anchor, _marker: PhantomData }
+        ArrayBase {
+            lazy: self.lazy.clone(),
+            held: self.held.clone(),
+            value: self.value.clone(),
+            home: self.home.clone(),
+            read: self.read,
+            anchor: anchor.map(Box::new),
+            _marker: PhantomData,
+        }
     }
 
     /// A view of the whole array (ndarray's `view`): lazy when the array is.
@@ -177,11 +235,11 @@ impl<A, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
     /// The transpose, a view (ndarray's `t`): shares the buffer of a host value; of a lazy
     /// array, a lazy op (a copy in standard layout when evaluated).
     pub fn t(&self) -> ArrayView<'_, A, D> {
-        self.view_cut(Cut::Reverse).expect("every array has a transpose")
+        self.view_with(Cut::Reverse, |v| v.reversed_axes()).expect("every array has a transpose")
     }
     /// The axes reversed (ndarray's `reversed_axes`; the same as [`ArrayBase::t`]).
     pub fn reversed_axes(self) -> ArrayBase<S, D> {
-        let anchor = self.anchor.clone().map(|a| a.then(Cut::Reverse));
+        let anchor = self.anchor.clone().map(|a| (*a).then(Cut::Reverse));
         self.cut(Cut::Reverse, anchor).expect("every array has a transpose")
     }
 
@@ -198,7 +256,7 @@ impl<A, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
     pub fn try_slice<I: SliceArg<D>>(&self, info: I) -> Result<ArrayView<'_, A, I::OutDim>> {
         let elems = info.as_ref().to_vec();
         sliced_shape(self.shape(), &elems).map_err(|why| BachError::invalid("slice", format!("{} of shape {:?}: {why}", describe(&elems), self.shape())))?;
-        self.view_cut(Cut::Elems(elems.into()))
+        self.view_with(Cut::Elems(Elems::of(&elems)), move |v| v.slice_move(info))
     }
     /// The slice `slice` of axis `axis`, a view of the same dimension (ndarray's
     /// `slice_axis`).
@@ -208,7 +266,7 @@ impl<A, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
         if let Err(why) = sliced_shape(self.shape(), &elems) {
             panic!("{}", BachError::invalid("slice_axis", format!("{} of shape {:?}: {why}", describe(&elems), self.shape())));
         }
-        crate::elementwise::or_panic(self.view_cut(Cut::Elems(elems.into())))
+        crate::elementwise::or_panic(self.view_cut(Cut::Elems(Elems::of(&elems))))
     }
     /// The subview at `index` along `axis`, one dimension fewer (ndarray's `index_axis`).
     /// Panics at this line when the axis or index is out of bounds, as ndarray's does.
@@ -220,7 +278,7 @@ impl<A, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
         if axis.index() >= self.ndim() || index >= self.shape()[axis.index()] {
             panic!("{}", BachError::invalid("index_axis", format!("index {index} of axis {} of shape {:?}", axis.index(), self.shape())));
         }
-        crate::elementwise::or_panic(self.view_cut(Cut::Index(axis, index)))
+        crate::elementwise::or_panic(self.view_with(Cut::Index(axis, index), |v| v.index_axis_move(axis, index)))
     }
     /// Row `index` of a matrix, a view (ndarray's `row`). Panics at this line when the array
     /// is not 2-d or the row is past its end.
@@ -239,7 +297,11 @@ impl<A, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
         if self.ndim() != 2 || index >= self.shape()[axis] {
             panic!("{}", BachError::invalid(what, format!("{what} {index} of an array of shape {:?} (a {what} of a 2-d array)", self.shape())));
         }
-        crate::elementwise::or_panic(self.view_cut(Cut::Index(Axis(axis), index)))
+        let lane = |v: NdArc<A, D>| {
+            let m = v.into_dimensionality::<Ix2>().expect("a 2-d array");
+            m.index_axis_move(Axis(axis), index).into_dimensionality::<D::Smaller>().expect("a 1-d lane")
+        };
+        crate::elementwise::or_panic(self.view_with(Cut::Index(Axis(axis), index), lane))
     }
     /// The subviews along the first axis (ndarray's `outer_iter`): Bach views.
     pub fn outer_iter(&self) -> AxisViews<'_, A, S, D>
@@ -296,7 +358,7 @@ impl<A, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
         }
         self.held.as_mut().expect("just evaluated").swap_axes(a, b);
         if let Some(anchor) = self.anchor.take() {
-            self.anchor = Some(anchor.then(Cut::Swap(a, b)));
+            self.anchor = Some(Box::new((*anchor).then(Cut::Swap(a, b))));
         }
     }
 
@@ -416,7 +478,7 @@ impl<'a, A: 'a, S: Data<Elem = A>, D: Dimension> Lanes<'a, A, S, D> {
         let elems: Vec<SliceInfoElem> = (0..self.outer.len() + 1)
             .map(|a| if a == self.axis { SliceInfoElem::from(..) } else { SliceInfoElem::Index(others.next().expect("one index per other axis") as isize) })
             .collect();
-        crate::elementwise::or_panic(self.of.view_cut(Cut::Elems(elems.into())))
+        crate::elementwise::or_panic(self.of.view_cut(Cut::Elems(Elems::of(&elems))))
     }
 }
 impl<'a, A: 'a, S: Data<Elem = A>, D: Dimension> Iterator for Lanes<'a, A, S, D> {
@@ -469,8 +531,8 @@ impl<'a, A, D: Dimension> ArrayView<'a, A, D> {
         }
         let part = |range: std::ops::Range<usize>| {
             let elems: Vec<SliceInfoElem> = (0..self.ndim()).map(|k| if k == axis.index() { SliceInfoElem::from(range.clone()) } else { SliceInfoElem::from(..) }).collect();
-            let cut = Cut::Elems(elems.into());
-            let anchor = self.anchor.clone().map(|a| a.then(cut.clone()));
+            let cut = Cut::Elems(Elems::of(&elems));
+            let anchor = self.anchor.clone().map(|a| (*a).then(cut.clone()));
             crate::elementwise::or_panic(self.cut::<ViewRepr<&'a A>, D>(cut, anchor))
         };
         (part(0..index), part(index..n))
@@ -482,7 +544,7 @@ impl<'a, A, D: Dimension> ArrayView<'a, A, D> {
         A: Clone,
     {
         let base = Base::Memory { ptr: v.as_ptr() as usize, shape: v.shape().to_vec(), strides: v.strides().iter().map(|&s| s as usize).collect() };
-        Array::from_host(v.to_owned().into_shared()).retag(Some(Anchor { base, cuts: vec![] }))
+        Array::from_host(v.to_owned().into_shared()).retag(Some(Anchor { base, first: None, rest: vec![] }))
     }
     /// A view of `xs` in `shape` (ndarray's `ArrayView::from_shape`).
     pub fn from_shape<Sh: ndarray::ShapeBuilder<Dim = D>>(shape: Sh, xs: &'a [A]) -> std::result::Result<Self, ndarray::ShapeError>
@@ -557,7 +619,7 @@ impl<A: Clone, S: ndarray::Data<Elem = A>, D: Dimension> From<&ndarray::ArrayBas
 /// A view as a copy-on-write array borrowing it (ndarray's `CowArray::from(view)`).
 impl<'a, A, D: Dimension> From<ArrayView<'a, A, D>> for CowArray<'a, A, D> {
     fn from(v: ArrayView<'a, A, D>) -> Self {
-        let anchor = v.anchor.clone();
+        let anchor = v.anchor.clone().map(|a| *a);
         v.retag(anchor)
     }
 }
