@@ -104,11 +104,15 @@ const COMMANDS: &[Command] = &[
 ];
 
 /// Whether a variable of this type (as evcxr reports it) is a Bach array: `Array<..>`,
-/// `Array1<..>` .. `Array6<..>`, `ArrayD<..>`, with or without `bach::`. (ndarray's own
-/// arrays report as `ArrayBase<..>`.)
+/// `Array1<..>` .. `Array6<..>`, `ArrayD<..>` (as declared), or `ArrayBase<bach::OwnedRepr<..>,
+/// ..>` (as inferred), with or without `bach::`. (ndarray's own arrays report as
+/// `ndarray::..::ArrayBase<ndarray::OwnedRepr<..>, ..>`, or `ArrayBase<OwnedRepr<..>, ..>`.)
 fn is_bach_array(ty: &str) -> bool {
     let t = ty.trim();
     let t = t.strip_prefix("bach::").unwrap_or(t);
+    if let Some(kind) = t.strip_prefix("ArrayBase<") {
+        return kind.starts_with("bach::OwnedRepr<");
+    }
     let Some(rest) = t.strip_prefix("Array") else { return false };
     let rest = rest.strip_prefix(|c: char| ('0'..='6').contains(&c) || c == 'D').unwrap_or(rest);
     rest.starts_with('<')
@@ -283,14 +287,23 @@ mod tests {
     fn panel_and_vars() {
         assert_eq!(expand(":bach panel &a * 2.0").unwrap(), "bach::notebook::panel(&(&a * 2.0));\n");
         assert_eq!(expand(":bach panel").unwrap(), "bach::notebook::model_panel();\n");
-        let vars = [("x", "Array<f64, Ix1>"), ("m", "bach::Array2<f32>"), ("n", "usize"), ("nd", "ArrayBase<OwnedRepr<f64>, Ix1>"), ("d", "ArrayD<f64>"), ("w", "Arrays<f64>")];
+        let vars = [
+            ("x", "Array<f64, Ix1>"),
+            ("m", "bach::Array2<f32>"),
+            ("n", "usize"),
+            ("nd", "ArrayBase<OwnedRepr<f64>, Ix1>"),
+            ("d", "ArrayD<f64>"),
+            ("w", "Arrays<f64>"),
+            ("nd2", "ndarray::prelude::ArrayBase<ndarray::OwnedRepr<f64>, Dim<[usize; 1]>>"),
+            ("b", "ArrayBase<bach::OwnedRepr<f64>, Dim<[usize; 1]>>"),
+        ];
         let vars: Vec<(String, String)> = vars.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect();
-        assert_eq!(expand_with(":bach vars", &vars).unwrap(), "bach::notebook::show_vars(&[(\"d\", d.lazy()), (\"m\", m.lazy()), (\"x\", x.lazy())], &[]);\n");
+        assert_eq!(expand_with(":bach vars", &vars).unwrap(), "bach::notebook::show_vars(&[(\"b\", b.lazy()), (\"d\", d.lazy()), (\"m\", m.lazy()), (\"x\", x.lazy())], &[]);\n");
         assert_eq!(expand_with(":bach vars", &[]).unwrap(), "bach::notebook::show_vars(&[], &[]);\n");
         // Used before it in the cell (maybe moved): left out by name; `xs` is not `x`.
         assert_eq!(
             expand_with("drop(x);\nlet xs = 1;\n:bach vars", &vars).unwrap(),
-            "drop(x);\nlet xs = 1;\nbach::notebook::show_vars(&[(\"d\", d.lazy()), (\"m\", m.lazy())], &[\"x\"]);\n"
+            "drop(x);\nlet xs = 1;\nbach::notebook::show_vars(&[(\"b\", b.lazy()), (\"d\", d.lazy()), (\"m\", m.lazy())], &[\"x\"]);\n"
         );
         assert!(expand(":bach vars x").unwrap_err().contains("usage: :bach vars [live]"));
         assert_eq!(expand_with(":bach vars live", &vars[..1]).unwrap(), "bach::notebook::show_vars_live(&[(\"x\", x.lazy())], &[]);\n");
