@@ -44,7 +44,6 @@ use ndarray::{ArcArray as NdArc, Dimension, Ix0, Ix1, Ix2, Ix3, Ix4, Ix5, Ix6, I
 
 mod operators;
 pub mod storage;
-pub(crate) use operators::same_type;
 mod views;
 
 pub use storage::{CowRepr, Data, DataMut, OwnedArcRepr, OwnedRepr, RawData, RawDataClone, ViewRepr};
@@ -145,10 +144,17 @@ pub(crate) fn type_id<T: ?Sized>() -> std::any::TypeId {
     NonStaticAny::get_type_id(unsafe { std::mem::transmute::<&dyn NonStaticAny, &(dyn NonStaticAny + 'static)>(&phantom) })
 }
 
+/// `t` as a `U`, when they are one type (checked: a panic otherwise, never a reinterpretation).
+pub(crate) fn same_type<T, U>(t: T) -> U {
+    assert!(crate::array::type_id::<T>() == crate::array::type_id::<U>(), "bach: {} is not {}", std::any::type_name::<T>(), std::any::type_name::<U>());
+    let t = std::mem::ManuallyDrop::new(t);
+    // SAFETY: `T` and `U` are the same type (the same type id).
+    unsafe { std::mem::transmute_copy::<T, U>(&t) }
+}
+
 /// `v` as a `B` when `A` is `B` (see [`graph_element`]).
 pub(crate) fn same<A, B: Copy + 'static>(v: &A) -> Option<B> {
-    // SAFETY: `A` is `B` (the same type id).
-    (crate::array::type_id::<A>() == crate::array::type_id::<B>()).then(|| unsafe { std::mem::transmute_copy::<A, B>(v) })
+    (type_id::<A>() == type_id::<B>()).then(|| *same_type::<&A, &B>(v))
 }
 
 /// What code generic over any element type needs to make a graph node of `A`s.

@@ -10,22 +10,13 @@
 //! small host values at once (`elementwise.rs`); every other type computes at once on the
 //! host, as ndarray does.
 
-use std::mem::ManuallyDrop;
 use std::ops::{Add, Div, Mul, Neg, Rem, Sub};
 
 use ndarray::{Dimension, IxDyn, Zip};
 
-use super::{Array, ArrayBase, Data, Host, Operand};
+use super::{same_type, Array, ArrayBase, Data, Host, Operand};
 use crate::host_ops::BinOp;
 use crate::real::Real;
-
-/// `t` as a `U`, when they are one type (checked: a panic otherwise, never a reinterpretation).
-pub(crate) fn same_type<T, U>(t: T) -> U {
-    assert!(crate::array::type_id::<T>() == crate::array::type_id::<U>(), "bach: {} is not {}", std::any::type_name::<T>(), std::any::type_name::<U>());
-    let t = ManuallyDrop::new(t);
-    // SAFETY: `T` and `U` are the same type (the same type id).
-    unsafe { std::mem::transmute_copy::<T, U>(&t) }
-}
 
 /// `a`, an array of `A`s of any storage kind, read as an array of `F`s, where `A` is `F`
 /// (checked by the caller): one layout for every kind (`ArrayBase` is `repr(C)`, its kind a
