@@ -46,7 +46,7 @@ pub use array::storage::{CowRepr, Data, DataMut, DataOwned, DataShared, OwnedArc
 pub use array::{
     arr0, arr1, arr2, arr3, aview0, aview1, aview2, concatenate, evaluate, stack, Anchor, ArcArray, ArcArray1, ArcArray2, Array, Array0, Array1, Array2, Array3, Array4, Array5,
     Array6, ArrayBase, ArrayD, ArrayView, ArrayView0, ArrayView1, ArrayView2, ArrayView3, ArrayView4, ArrayView5, ArrayView6, ArrayViewD, AsLazy, AxisViews, CowArray, CowArray1,
-    CowArray2, Host, Lanes, Operand, Scalar, ShapeArg,
+    AssignOperand, CowArray2, Host, Lanes, Operand, Scalar, ShapeArg,
 };
 pub use bach_runtime as runtime;
 pub use bach_runtime::{BachError, Result};

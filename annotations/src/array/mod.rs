@@ -328,6 +328,71 @@ impl<A: Clone, S: Data<Elem = A>, D: Dimension + ndarray::DimMax<E>, E: Dimensio
         Operand::<A, D>::evaluated_host(*self)
     }
 }
+/// The right side of `a op= rhs` (`+=`, `-=`, ...): a scalar, or an array or view of the family
+/// or of ndarray of *any* dimension type, broadcast to the left's shape when it runs (as
+/// ndarray's op-assign operators ask no `DimMax` of the two dimension types: generic code
+/// with `D` and `E` unrelated writes `*target += source`).
+pub trait AssignOperand<A, D: Dimension> {
+    /// The operand, seen as an [`Operand`] whose result has the left's dimension type.
+    type As<'r>: Operand<A, D, Out = D>
+    where
+        Self: 'r;
+    fn as_operand(&self) -> Self::As<'_>;
+}
+
+/// An array operand read with the left's dimension type `D` (see [`AssignOperand`]).
+pub struct SameDim<'r, T>(&'r T);
+
+impl<A: ndarray::ScalarOperand, D: Dimension> AssignOperand<A, D> for A {
+    type As<'r> = A;
+    fn as_operand(&self) -> A {
+        self.clone()
+    }
+}
+impl<A: Clone, S: Data<Elem = A>, D: Dimension, E: Dimension> AssignOperand<A, D> for ArrayBase<S, E> {
+    type As<'r>
+        = SameDim<'r, ArrayBase<S, E>>
+    where
+        Self: 'r;
+    fn as_operand(&self) -> Self::As<'_> {
+        SameDim(self)
+    }
+}
+impl<A: Clone, S: Data<Elem = A>, D: Dimension, E: Dimension> AssignOperand<A, D> for &ArrayBase<S, E> {
+    type As<'r>
+        = SameDim<'r, ArrayBase<S, E>>
+    where
+        Self: 'r;
+    fn as_operand(&self) -> Self::As<'_> {
+        SameDim(*self)
+    }
+}
+/// Forwards to `T`'s own operand impl at its own dimension type (`E: DimMax<E>` always holds).
+macro_rules! same_dim_forward {
+    ($A:ty, $E:ident) => {
+        fn node(&self, like: &Lazy) -> Lazy {
+            Operand::<$A, $E>::node(self.0, like)
+        }
+        fn host_value(&self) -> Option<Value> {
+            Operand::<$A, $E>::host_value(self.0)
+        }
+        fn host(&self) -> Option<Host<'_, $A>> {
+            Operand::<$A, $E>::host(self.0)
+        }
+        fn host_as<F: Dimension>(&self) -> Option<ndarray::ArrayView<'_, $A, F>> {
+            Operand::<$A, $E>::host_as::<F>(self.0)
+        }
+        #[track_caller]
+        fn evaluated_host(&self) -> Host<'_, $A> {
+            Operand::<$A, $E>::evaluated_host(self.0)
+        }
+    };
+}
+impl<A: Clone, S: Data<Elem = A>, D: Dimension, E: Dimension> Operand<A, D> for SameDim<'_, ArrayBase<S, E>> {
+    type Out = D;
+    same_dim_forward!(A, E);
+}
+
 /// The element types of the graph that are scalar operands of its ops (`&a * 2.0`): f64,
 /// f32, i64 and bool.
 pub trait Scalar: Element {}
@@ -398,6 +463,29 @@ macro_rules! ndarray_operand {
     )*};
 }
 ndarray_operand!(f64, f32, i64, bool, i8, i16, i32, i128, isize, u8, u16, u32, u64, u128, usize);
+
+/// ndarray arrays and views on the right of `a op= rhs`, of any dimension type.
+macro_rules! ndarray_assign_operand {
+    ($($t:ty),*) => {$(
+        impl<D: Dimension, E: Dimension, S: ndarray::Data<Elem = $t>> AssignOperand<$t, D> for ndarray::ArrayBase<S, E> {
+            type As<'r> = SameDim<'r, ndarray::ArrayBase<S, E>> where Self: 'r;
+            fn as_operand(&self) -> Self::As<'_> {
+                SameDim(self)
+            }
+        }
+        impl<D: Dimension, E: Dimension, S: ndarray::Data<Elem = $t>> AssignOperand<$t, D> for &ndarray::ArrayBase<S, E> {
+            type As<'r> = SameDim<'r, ndarray::ArrayBase<S, E>> where Self: 'r;
+            fn as_operand(&self) -> Self::As<'_> {
+                SameDim(*self)
+            }
+        }
+        impl<D: Dimension, E: Dimension, S: ndarray::Data<Elem = $t>> Operand<$t, D> for SameDim<'_, ndarray::ArrayBase<S, E>> {
+            type Out = D;
+            same_dim_forward!($t, E);
+        }
+    )*};
+}
+ndarray_assign_operand!(f64, f32, i64, bool, i8, i16, i32, i128, isize, u8, u16, u32, u64, u128, usize);
 
 /// An error unless `shape` has the number of axes of `D`.
 pub(crate) fn check_ndim<D: Dimension>(op: &str, shape: &[usize]) -> Result<()> {
@@ -752,6 +840,19 @@ impl<S: Data, D: Dimension> ArrayBase<S, D> {
         }
         // ArcArray copies on its first write while another handle or a node shares it.
         self.held.as_mut().expect("just evaluated")
+    }
+}
+
+impl<A: Clone, S: DataMut<Elem = A>, D: Dimension> ArrayBase<S, D> {
+    /// `self op= rhs` given `r = self op rhs`: the result must keep the array's shape, as in
+    /// ndarray. An array is bound to the result (lazy for the float types).
+    #[track_caller]
+    pub(crate) fn assign_result(&mut self, op: &str, r: Array<A, D>) {
+        if r.shape() != self.shape() {
+            panic!("{}", BachError::shape(op, format!("the result's shape {:?} is not the array's {:?}", r.shape(), self.shape())));
+        }
+        let anchor = self.anchor.take().map(|a| *a);
+        *self = r.retag(anchor);
     }
 }
 

@@ -14,7 +14,7 @@ use std::ops::{Add, Div, Mul, Neg, Rem, Sub};
 
 use ndarray::{Dimension, IxDyn, Zip};
 
-use super::{same_type, Array, ArrayBase, Data, Host, Operand};
+use super::{same_type, Array, ArrayBase, AssignOperand, Data, DataMut, Host, Operand};
 use crate::host_ops::BinOp;
 use crate::real::Real;
 
@@ -109,15 +109,14 @@ macro_rules! operators {
             }
         }
         /// `a op= rhs` binds `a` to the new values (nothing another handle holds changes; a
-        /// lazy node for the float types). The result must keep `a`'s shape, as in ndarray.
-        impl<A: Clone + $Trait<Output = A>, D: Dimension, R: Operand<A, D, Out = D>> std::ops::$Assign<R> for Array<A, D> {
+        /// lazy node for the float types; a mutable view writes them into its parent). The
+        /// right side is a scalar or an array of any dimension type that broadcasts to `a`'s
+        /// shape, as in ndarray.
+        impl<A: Clone + $Trait<Output = A>, S: DataMut<Elem = A>, D: Dimension, R: AssignOperand<A, D>> std::ops::$Assign<R> for ArrayBase<S, D> {
             #[track_caller]
             fn $assign(&mut self, rhs: R) {
-                let r = arith(BinOp::$Op, self, rhs, |x, y| x $op y);
-                if r.shape() != self.shape() {
-                    panic!("{}", bach_runtime::BachError::shape(stringify!($assign), format!("the result's shape {:?} is not the array's {:?}", r.shape(), self.shape())));
-                }
-                *self = r;
+                let r = arith(BinOp::$Op, &*self, rhs.as_operand(), |x, y| x $op y);
+                self.assign_result(stringify!($assign), r);
             }
         }
     )*};
@@ -153,14 +152,14 @@ nd_assign! {
 /// `a op= rhs` for the bitwise operators (masks, flags), on the host.
 macro_rules! bit_assign {
     ($($Trait:ident, $Assign:ident, $assign:ident, $op:tt;)*) => {$(
-        impl<A: Clone + std::ops::$Trait<Output = A>, S2: Data<Elem = A>, D: Dimension + ndarray::DimMax<E, Output = D>, E: Dimension> std::ops::$Assign<&ArrayBase<S2, E>> for Array<A, D> {
+        impl<A: Clone + std::ops::$Trait<Output = A>, S: DataMut<Elem = A>, S2: Data<Elem = A>, D: Dimension, E: Dimension> std::ops::$Assign<&ArrayBase<S2, E>> for ArrayBase<S, D> {
             #[track_caller]
             fn $assign(&mut self, rhs: &ArrayBase<S2, E>) {
                 let r = rhs.evaluated().clone();
                 self.evaluated_mut().zip_mut_with(&r, |x, y| *x = x.clone() $op y.clone());
             }
         }
-        impl<A: Clone + std::ops::$Trait<Output = A>, S2: Data<Elem = A>, D: Dimension + ndarray::DimMax<E, Output = D>, E: Dimension> std::ops::$Assign<ArrayBase<S2, E>> for Array<A, D> {
+        impl<A: Clone + std::ops::$Trait<Output = A>, S: DataMut<Elem = A>, S2: Data<Elem = A>, D: Dimension, E: Dimension> std::ops::$Assign<ArrayBase<S2, E>> for ArrayBase<S, D> {
             #[track_caller]
             fn $assign(&mut self, rhs: ArrayBase<S2, E>) {
                 std::ops::$Assign::$assign(self, &rhs);
