@@ -174,12 +174,11 @@ impl<A: Clone, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
     }
     /// Copy `rhs`'s values into this array, broadcasting them (ndarray's `assign`).
     #[track_caller]
-    pub fn assign<S2: Data<Elem = A>, E: Dimension>(&mut self, rhs: &ArrayBase<S2, E>)
+    pub fn assign<R: crate::array::AssignFrom<A>>(&mut self, rhs: R)
     where
         S: DataMut,
     {
-        let r = rhs.evaluated().clone();
-        self.evaluated_mut().assign(&r);
+        rhs.assign_to(self.evaluated_mut());
     }
     /// The elements at `indices` along `axis` (ndarray's `select`), on the host.
     #[track_caller]
@@ -204,11 +203,36 @@ impl<A: Clone, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
     /// The elements in a new shape, read in row-major order (ndarray's
     /// `into_shape_with_order`); an error when the lengths differ.
     #[track_caller]
-    pub fn into_shape_with_order<Sh: crate::ShapeArg>(self, shape: Sh) -> std::result::Result<Array<A, Sh::Dim>, ndarray::ShapeError> {
+    ///
+    /// The result is of this array's storage kind: an array of an array; of a view, a view
+    /// of the same elements (an error of ndarray's kind when they are not contiguous in
+    /// row-major order, as ndarray's).
+    pub fn into_shape_with_order<Sh: crate::ShapeArg>(self, shape: Sh) -> std::result::Result<ArrayBase<S, Sh::Dim>, ndarray::ShapeError> {
         let dims = shape.dims();
+        let anchor = self.reshaped_anchor(&dims)?;
         let v = self.evaluated().as_standard_layout().into_owned();
         let e = <Sh::Dim as Dimension>::from_dimension(&ndarray::IxDyn(&dims)).ok_or_else(|| ndarray::ShapeError::from_kind(ndarray::ErrorKind::IncompatibleShape))?;
-        v.into_shape_with_order(e).map(host)
+        let home = self.home();
+        v.into_shape_with_order(e).map(|a| Array::from_host_in(a.into_shared(), home).retag(anchor))
+    }
+    /// [`ArrayBase::into_shape_with_order`] (ndarray's deprecated `into_shape`).
+    #[track_caller]
+    pub fn into_shape<Sh: crate::ShapeArg>(self, shape: Sh) -> std::result::Result<ArrayBase<S, Sh::Dim>, ndarray::ShapeError> {
+        self.into_shape_with_order(shape)
+    }
+    /// The elements in row-major order (ndarray's `into_raw_vec`; no copy when this handle
+    /// alone holds a standard-layout value).
+    #[track_caller]
+    pub fn into_raw_vec(self) -> Vec<A> {
+        self.into_raw_vec_and_offset().0
+    }
+    /// The elements in row-major order and the offset of the first (ndarray's
+    /// `into_raw_vec_and_offset`; Bach's values start at their buffer's start).
+    #[track_caller]
+    pub fn into_raw_vec_and_offset(self) -> (Vec<A>, Option<usize>) {
+        let v = self.evaluated().clone().into_owned();
+        let v = if v.is_standard_layout() { v } else { v.as_standard_layout().into_owned() };
+        v.into_raw_vec_and_offset()
     }
     /// [`ArrayBase::into_shape_with_order`] without consuming the array (ndarray's `to_shape`
     /// gives a view; this gives an array).
