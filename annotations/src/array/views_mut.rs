@@ -309,6 +309,35 @@ impl<'a, A: Clone, D: Dimension> ArrayViewMut<'a, A, D> {
     }
 }
 
+impl<A: Clone, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
+    /// This mutable view reshaped to `dims`, still writing back into its parent (its elements
+    /// must be contiguous in row-major order there, as ndarray's ask); `None` when this is not
+    /// a mutable view.
+    pub(crate) fn reshape_mut_view<E: Dimension>(&mut self, dims: &[usize]) -> Option<std::result::Result<ArrayBase<S, E>, ndarray::ShapeError>> {
+        if !self.writes_back() {
+            return None;
+        }
+        let (home, read) = (Some(self.home()), self.read);
+        let target = self.flush_back()?;
+        let incompatible = |k| ndarray::ShapeError::from_kind(k);
+        if !target.is_standard_layout() {
+            return Some(Err(incompatible(ndarray::ErrorKind::IncompatibleLayout)));
+        }
+        if dims.iter().product::<usize>() != target.len() {
+            return Some(Err(incompatible(ndarray::ErrorKind::IncompatibleShape)));
+        }
+        // SAFETY: the same contiguous elements, still borrowed by this view.
+        let t = unsafe { RawArrayViewMut::from_shape_ptr(IxDyn(dims), target.as_ptr() as *mut A) };
+        Some(match mut_view_of::<A, E>(t, home, read) {
+            Ok(v) => {
+                let p = v.into_parts();
+                Ok(ArrayBase { lazy: p.lazy, held: p.held, value: p.value, home: p.home, read: p.read, anchor: p.anchor, _marker: PhantomData })
+            }
+            Err(_) => Err(incompatible(ndarray::ErrorKind::IncompatibleShape)),
+        })
+    }
+}
+
 /// `for x in view_mut`: references into the parent's elements, as ndarray's.
 impl<'a, A: Clone, D: Dimension> IntoIterator for ArrayViewMut<'a, A, D> {
     type Item = &'a mut A;
