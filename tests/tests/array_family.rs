@@ -227,3 +227,4 @@ fn mutable_ndarray_views_take_bach_operands_and_views_split_and_swap() {
     v.swap_axes(0, 1);
     assert_eq!(v.into_iter().copied().collect::<Vec<_>>(), vec![0.0, 1.0, 0.0, 4.0, 0.0, 9.0]);
 }
+
