@@ -207,8 +207,11 @@ impl<A: Clone, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
     /// The result is of this array's storage kind: an array of an array; of a view, a view
     /// of the same elements (an error of ndarray's kind when they are not contiguous in
     /// row-major order, as ndarray's).
-    pub fn into_shape_with_order<Sh: crate::ShapeArg>(self, shape: Sh) -> std::result::Result<ArrayBase<S, Sh::Dim>, ndarray::ShapeError> {
+    pub fn into_shape_with_order<Sh: crate::ShapeArg>(mut self, shape: Sh) -> std::result::Result<ArrayBase<S, Sh::Dim>, ndarray::ShapeError> {
         let dims = shape.dims();
+        if let Some(r) = self.reshape_mut_view::<Sh::Dim>(&dims) {
+            return r;
+        }
         let anchor = self.reshaped_anchor(&dims)?;
         let v = self.evaluated().as_standard_layout().into_owned();
         let e = <Sh::Dim as Dimension>::from_dimension(&ndarray::IxDyn(&dims)).ok_or_else(|| ndarray::ShapeError::from_kind(ndarray::ErrorKind::IncompatibleShape))?;

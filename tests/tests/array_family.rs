@@ -228,3 +228,95 @@ fn mutable_ndarray_views_take_bach_operands_and_views_split_and_swap() {
     assert_eq!(v.into_iter().copied().collect::<Vec<_>>(), vec![0.0, 1.0, 0.0, 4.0, 0.0, 9.0]);
 }
 
+
+// --- Mutable views: Bach's, writing into their parent as ndarray's do. ---
+
+/// eom-style in-place integrator: generic over `S: DataMut`, given a column of a larger array.
+fn euler_inplace<S: bach::DataMut<Elem = f64>>(x: &mut ArrayBase<S, Ix1>, dt: f64) {
+    let dx = x.mapv(|v| -v);
+    *x += &(dx * dt);
+}
+fn euler_inplace_nd<S: ndarray::DataMut<Elem = f64>>(x: &mut ndarray::ArrayBase<S, ndarray::Ix1>, dt: f64) {
+    let dx = x.mapv(|v| -v);
+    *x += &(dx * dt);
+}
+fn normalize_rows(mut m: ArrayViewMut2<f64>) {
+    for mut row in m.rows_mut() {
+        let n = row.dot(&row).sqrt();
+        row /= n;
+    }
+}
+fn normalize_rows_nd(mut m: ndarray::ArrayViewMut2<f64>) {
+    for mut row in m.rows_mut() {
+        let n = row.dot(&row).sqrt();
+        row /= n;
+    }
+}
+fn same_kind_sum<S: Data<Elem = f64>>(a: &ArrayBase<S, Ix2>, b: &ArrayBase<S, Ix2>) -> f64 {
+    a.sum() + b.sum()
+}
+
+#[test]
+fn mutable_views_are_bach_views_that_write_into_their_parent() {
+    let nd = data(4, 3);
+    let (mut b, mut n) = (Array::from_array(nd.clone()), nd.clone());
+    // A column handed to generic in-place code; a row through `assign`; a slice in place.
+    for (mut bc, mut nc) in b.columns_mut().zip(n.columns_mut()) {
+        euler_inplace(&mut bc, 0.1);
+        euler_inplace_nd(&mut nc, 0.1);
+    }
+    b.row_mut(2).assign(&array![1.0, 2.0, 3.0]);
+    n.row_mut(2).assign(&ndarray::array![1.0, 2.0, 3.0]);
+    b.slice_mut(s![.., 1..]).mapv_inplace(|v| v * 2.0);
+    n.slice_mut(ndarray::s![.., 1..]).mapv_inplace(|v| v * 2.0);
+    normalize_rows(b.view_mut());
+    normalize_rows_nd(n.view_mut());
+    assert!(close(&b, &n));
+    // Views of a mutable view are Bach's; a reversed or reshaped one still writes back.
+    {
+        let mut v = b.view_mut();
+        let first: ArrayView1<f64> = v.row(0);
+        assert_eq!(first.len(), 3);
+        let mut t = v.view_mut().reversed_axes();
+        t[[2, 0]] = 7.0;
+    }
+    assert_eq!(b[[0, 2]], 7.0);
+    {
+        let mut flat = b.view_mut().into_shape_with_order(12).unwrap();
+        flat[11] = -1.0;
+    }
+    assert_eq!(b[[3, 2]], -1.0);
+    // By value, a mutable view hands out references into its parent, as ndarray's.
+    for x in b.row_mut(1) {
+        *x = 0.5;
+    }
+    Zip::from(b.row_mut(3)).for_each(|x| *x += 1.0);
+    assert_eq!(b.row(1).to_vec(), vec![0.5; 3]);
+    assert_eq!(b[[3, 2]], 0.0);
+    // `axis_iter_mut`, `split_at` and `aview_mut1`.
+    for (i, mut plane) in b.axis_iter_mut(Axis(0)).enumerate() {
+        plane.fill(i as f64);
+    }
+    let (mut left, mut right) = b.view_mut().split_at(Axis(1), 1);
+    left.fill(-2.0);
+    right += 10.0;
+    drop((left, right));
+    assert_eq!(b.row(3).to_vec(), vec![-2.0, 13.0, 13.0]);
+    let mut raw = vec![1.0, 2.0, 3.0];
+    aview_mut1(&mut raw).mapv_inplace(|v| v * v);
+    assert_eq!(raw, vec![1.0, 4.0, 9.0]);
+}
+
+#[test]
+fn a_views_borrow_ends_at_its_last_use_as_ndarrays() {
+    let mut a = Array::from_array(data(3, 3));
+    let r = a.row(0);
+    let s = r.sum();
+    a[[0, 0]] = s; // the view is not used again: its borrow has ended
+    let mut m = a.view_mut();
+    m[[1, 1]] = 2.0;
+    a[[2, 2]] = 3.0;
+    // Views of a temporary and of a variable, in one call of one storage kind.
+    let total = same_kind_sum(&a.view(), &Array2::<f64>::ones((3, 3)).view());
+    assert!((total - (a.sum() + 9.0)).abs() < 1e-12);
+}

@@ -4,7 +4,7 @@
 //! what ndarray's is: `Array`, `ArcArray`, `ArrayView`, `CowArray` and their `1`..`6`, `D`
 //! forms, with `Data`, `DataMut`, `DataOwned`, `RawData`. Library code generic over
 //! `S: Data<Elem = f64>` and `D: Dimension` takes Bach's arrays and views as it takes
-//! ndarray's. Mutable views stay ndarray's (`view_mut()`, `row_mut()`, `slice_mut()`).
+//! ndarray's, and mutable views (`view_mut()`, `row_mut()`, `slice_mut()`) too.
 //!
 //! The room, by aspect, as ndarray organises its API:
 //! - `mod.rs`: the handle, its invariants, evaluation and the way a value reaches the graph;
@@ -45,8 +45,10 @@ use ndarray::{ArcArray as NdArc, Dimension, Ix0, Ix1, Ix2, Ix3, Ix4, Ix5, Ix6, I
 mod operators;
 pub mod storage;
 mod views;
+mod views_mut;
 
 pub use storage::{CowRepr, Data, DataMut, OwnedArcRepr, OwnedRepr, RawData, RawDataClone, ViewRepr};
+pub use views_mut::{aview_mut1, LanesMut, ArrayViewMut, ArrayViewMut0, ArrayViewMut1, ArrayViewMut2, ArrayViewMut3, ArrayViewMut4, ArrayViewMut5, ArrayViewMut6, ArrayViewMutD, AxisViewsMut};
 pub use views::{arr0, arr1, arr2, arr3, aview0, aview1, aview2, concatenate, stack, Anchor, ArcArray, ArcArray1, ArcArray2, AxisViews, CowArray1, CowArray2, Lanes};
 
 /// An n-d array of `S::Elem` with dimension type `D` and storage kind `S` (ndarray's
@@ -68,7 +70,7 @@ pub struct ArrayBase<S: RawData, D = IxDyn> {
     /// The graph node; empty after a mutation until an annotated call needs one.
     lazy: OnceLock<Lazy>,
     /// The value when the handle was made with it or wrote it (a host value).
-    held: Option<NdArc<S::Elem, D>>,
+    held: views_mut::Held<S::Elem, D>,
     /// The evaluated value, kept by the handle so indexing can hand out references.
     value: OnceLock<NdArc<S::Elem, D>>,
     /// The session a node made later from `value` goes to (set when `lazy` is empty).
@@ -340,6 +342,25 @@ pub trait AssignOperand<A, D: Dimension> {
     fn as_operand(&self) -> Self::As<'_>;
 }
 
+/// What `a.assign(&b)` copies from: an array or view of the family or of ndarray, of any
+/// dimension type that broadcasts to `a`'s shape (as ndarray's `assign`).
+pub trait AssignFrom<A> {
+    fn assign_to<D: Dimension>(self, to: &mut NdArc<A, D>);
+}
+impl<A: Clone, S: Data<Elem = A>, E: Dimension> AssignFrom<A> for &ArrayBase<S, E> {
+    #[track_caller]
+    fn assign_to<D: Dimension>(self, to: &mut NdArc<A, D>) {
+        let r = self.evaluated().clone();
+        to.assign(&r);
+    }
+}
+impl<A: Clone, S: ndarray::Data<Elem = A>, E: Dimension> AssignFrom<A> for &ndarray::ArrayBase<S, E> {
+    #[track_caller]
+    fn assign_to<D: Dimension>(self, to: &mut NdArc<A, D>) {
+        to.assign(self);
+    }
+}
+
 /// An array operand read with the left's dimension type `D` (see [`AssignOperand`]).
 pub struct SameDim<'r, T>(&'r T);
 
@@ -391,25 +412,6 @@ macro_rules! same_dim_forward {
 impl<A: Clone, S: Data<Elem = A>, D: Dimension, E: Dimension> Operand<A, D> for SameDim<'_, ArrayBase<S, E>> {
     type Out = D;
     same_dim_forward!(A, E);
-}
-
-/// What `a.assign(&b)` copies from: an array or view of the family or of ndarray, of any
-/// dimension type that broadcasts to `a`'s shape (as ndarray's `assign`).
-pub trait AssignFrom<A> {
-    fn assign_to<D: Dimension>(self, to: &mut NdArc<A, D>);
-}
-impl<A: Clone, S: Data<Elem = A>, E: Dimension> AssignFrom<A> for &ArrayBase<S, E> {
-    #[track_caller]
-    fn assign_to<D: Dimension>(self, to: &mut NdArc<A, D>) {
-        let r = self.evaluated().clone();
-        to.assign(&r);
-    }
-}
-impl<A: Clone, S: ndarray::Data<Elem = A>, E: Dimension> AssignFrom<A> for &ndarray::ArrayBase<S, E> {
-    #[track_caller]
-    fn assign_to<D: Dimension>(self, to: &mut NdArc<A, D>) {
-        to.assign(self);
-    }
 }
 
 /// The element types of the graph that are scalar operands of its ops (`&a * 2.0`): f64,
@@ -534,7 +536,7 @@ impl<A: Element, D: Dimension> Array<A, D> {
     pub(crate) fn wrap(lazy: Lazy) -> Self {
         debug_assert_eq!(lazy.meta().dtype, A::DTYPE);
         debug_assert!(D::NDIM.is_none_or(|n| n == lazy.meta().shape.len()), "{} is not {}", lazy.meta(), dim_name::<D>());
-        ArrayBase { lazy: OnceLock::from(lazy), held: None, value: OnceLock::new(), home: None, read: read_node::<A>, anchor: None, _marker: PhantomData }
+        ArrayBase { lazy: OnceLock::from(lazy), held: views_mut::Held::new(None), value: OnceLock::new(), home: None, read: read_node::<A>, anchor: None, _marker: PhantomData }
     }
 }
 
@@ -621,14 +623,14 @@ impl<A, D: Dimension> Array<A, D> {
     /// A handle of `lazy`, a node of `A`s made by `read`'s element type (see
     /// [`graph_element`]).
     pub(crate) fn from_node(lazy: Lazy, read: ReadNode<A>) -> Self {
-        ArrayBase { lazy: OnceLock::from(lazy), held: None, value: OnceLock::new(), home: None, read, anchor: None, _marker: PhantomData }
+        ArrayBase { lazy: OnceLock::from(lazy), held: views_mut::Held::new(None), value: OnceLock::new(), home: None, read, anchor: None, _marker: PhantomData }
     }
     /// A handle holding a host value and no node yet (the next annotated call makes one).
     pub(crate) fn from_host(value: NdArc<A, D>) -> Self {
         Self::from_host_in(value, session::current())
     }
     pub(crate) fn from_host_in(value: NdArc<A, D>, home: Arc<Session>) -> Self {
-        ArrayBase { lazy: OnceLock::new(), held: Some(value), value: OnceLock::new(), home: Some(home), read: no_node::<A>, anchor: None, _marker: PhantomData }
+        ArrayBase { lazy: OnceLock::new(), held: views_mut::Held::new(Some(value)), value: OnceLock::new(), home: Some(home), read: no_node::<A>, anchor: None, _marker: PhantomData }
     }
 
     /// An array holding `a`'s data (moved into the session; evaluated already). A large
@@ -643,7 +645,7 @@ impl<A, D: Dimension> Array<A, D> {
         match graph_element::<A>() {
             Some(g) if a.len() > EAGER_MAX_ELEMENTS.min(s.eager_max_elements()) => {
                 let lazy = s.source((g.wrap)(a.clone().into_dyn()), "from_array");
-                ArrayBase { lazy: OnceLock::from(lazy), held: Some(a), value: OnceLock::new(), home: None, read: g.read, anchor: None, _marker: PhantomData }
+                ArrayBase { lazy: OnceLock::from(lazy), held: views_mut::Held::new(Some(a)), value: OnceLock::new(), home: None, read: g.read, anchor: None, _marker: PhantomData }
             }
             _ => Self::from_host_in(a, s),
         }
@@ -735,19 +737,22 @@ impl<S: Data, D: Dimension> ArrayBase<S, D> {
 
     /// The same array with a dynamic dimension type (ndarray's `into_dyn`).
     pub fn into_dyn(self) -> ArrayBase<S, IxDyn> {
-        let value = self.value.into_inner().map_or_else(OnceLock::new, |v| OnceLock::from(v.into_dyn()));
-        ArrayBase { lazy: self.lazy, held: self.held.map(|v| v.into_dyn()), value, home: self.home, read: self.read, anchor: self.anchor, _marker: PhantomData }
+        let p = self.into_parts();
+        let value = p.value.into_inner().map_or_else(OnceLock::new, |v| OnceLock::from(v.into_dyn()));
+        let held = p.held.try_map_dim(|v| Ok::<_, std::convert::Infallible>(v.into_dyn())).unwrap_or_else(|e| match e {});
+        ArrayBase { lazy: p.lazy, held, value, home: p.home, read: p.read, anchor: p.anchor, _marker: PhantomData }
     }
     /// The same array with dimension type `D2`; an error when its axes are not `D2`'s.
     pub fn into_dimensionality<D2: Dimension>(self) -> Result<ArrayBase<S, D2>> {
         check_ndim::<D2>("into_dimensionality", self.shape())?;
         let cast = |v: NdArc<S::Elem, D>| v.into_dimensionality::<D2>().map_err(|e| BachError::shape("into_dimensionality", e.to_string()));
-        let value = match self.value.into_inner() {
+        let p = self.into_parts();
+        let value = match p.value.into_inner() {
             Some(v) => OnceLock::from(cast(v)?),
             None => OnceLock::new(),
         };
-        let held = self.held.map(cast).transpose()?;
-        Ok(ArrayBase { lazy: self.lazy, held, value, home: self.home, read: self.read, anchor: self.anchor, _marker: PhantomData })
+        let held = p.held.try_map_dim(cast)?;
+        Ok(ArrayBase { lazy: p.lazy, held, value, home: p.home, read: p.read, anchor: p.anchor, _marker: PhantomData })
     }
 
     /// Compute the value (once; later calls and other handles reuse it), on the CPU.
@@ -813,7 +818,7 @@ impl<S: Data, D: Dimension> ArrayBase<S, D> {
         }
         bach_runtime::trace::because(format!("`{op}` returns a number, as ndarray's (`{op}_lazy` keeps it lazy)"), || self.to_scalar())
     }
-    /// A reference to the element at `index` (`i`, `(i, j)`, `[i, j]`, `&[i, j][..]` for a
+    /// A reference to the element at `index` (`i`, `(i, j)`, `[i, j]`, `&[i, j]` for a
     /// dynamic array), or `None` when it is out of bounds (ndarray's `get`; evaluates).
     #[track_caller]
     pub fn get<I: ndarray::NdIndex<D>>(&self, index: I) -> Option<&S::Elem> {
@@ -859,7 +864,7 @@ impl<S: Data, D: Dimension> ArrayBase<S, D> {
             self.home = Some(l.session().clone());
         }
         if self.held.is_none() {
-            self.held = self.value.take();
+            *self.held = self.value.take();
         }
         // ArcArray copies on its first write while another handle or a node shares it.
         self.held.as_mut().expect("just evaluated")
@@ -873,6 +878,12 @@ impl<A: Clone, S: DataMut<Elem = A>, D: Dimension> ArrayBase<S, D> {
     pub(crate) fn assign_result(&mut self, op: &str, r: Array<A, D>) {
         if r.shape() != self.shape() {
             panic!("{}", BachError::shape(op, format!("the result's shape {:?} is not the array's {:?}", r.shape(), self.shape())));
+        }
+        if self.writes_back() {
+            // A mutable view keeps viewing its parent: the values are written into it.
+            let v = r.evaluated().clone();
+            self.evaluated_mut().assign(&v);
+            return;
         }
         let anchor = self.anchor.take().map(|a| *a);
         *self = r.retag(anchor);

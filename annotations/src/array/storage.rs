@@ -67,5 +67,6 @@ kinds! {
     [A] OwnedRepr<A>: [RawDataClone, Data, RawDataMut, DataMut, DataOwned];
     [A] OwnedArcRepr<A>: [RawDataClone, Data, RawDataMut, DataMut, DataOwned, DataShared];
     ['a, A] ViewRepr<&'a A>: [RawDataClone, Data];
+    ['a, A] ViewRepr<&'a mut A>: [Data, RawDataMut, DataMut];
     ['a, A] CowRepr<'a, A>: [RawDataClone, Data];
 }

@@ -17,6 +17,7 @@ use std::sync::{Arc, OnceLock};
 use bach_runtime::{BachError, Result};
 use ndarray::{ArcArray as NdArc, Axis, Dimension, Ix1, Ix2, IxDyn, RawArrayView, RemoveAxis, Slice, SliceArg, SliceInfoElem};
 
+use super::views_mut::Held;
 use super::{check_ndim, ArrayBase, ArrayView, CowArray, Data, OwnedArcRepr, RawData, ViewRepr};
 use crate::array::{Array, Array0, Array1, Array2};
 use crate::linalg::{describe, slice_op, sliced_shape, transpose_op};
@@ -31,12 +32,12 @@ pub type CowArray2<'a, A> = CowArray<'a, A, Ix2>;
 
 /// Slice elements, held inline up to six (a view is made in a loop over rows: no allocation).
 #[derive(Clone, Debug)]
-enum Elems {
+pub(super) enum Elems {
     Inline(u8, [SliceInfoElem; 6]),
     Heap(Arc<[SliceInfoElem]>),
 }
 impl Elems {
-    fn of(e: &[SliceInfoElem]) -> Elems {
+    pub(super) fn of(e: &[SliceInfoElem]) -> Elems {
         if e.len() <= 6 {
             let mut inline = [SliceInfoElem::NewAxis; 6];
             inline[..e.len()].copy_from_slice(e);
@@ -45,7 +46,11 @@ impl Elems {
             Elems::Heap(e.into())
         }
     }
-    fn as_slice(&self) -> &[SliceInfoElem] {
+    /// The one axis' element `self` holds, with full slices for the other `ndim - 1` axes.
+    pub(super) fn padded(&self, ndim: usize, axis: usize) -> Vec<SliceInfoElem> {
+        (0..ndim).map(|k| if k == axis { self.as_slice()[0] } else { SliceInfoElem::from(..) }).collect()
+    }
+    pub(super) fn as_slice(&self) -> &[SliceInfoElem] {
         match self {
             Elems::Inline(n, e) => &e[..*n as usize],
             Elems::Heap(e) => e,
@@ -55,7 +60,7 @@ impl Elems {
 
 /// One step from an array to a view of it.
 #[derive(Clone, Debug)]
-enum Cut {
+pub(super) enum Cut {
     Elems(Elems),
     Index(Axis, usize),
     Reverse,
@@ -63,7 +68,7 @@ enum Cut {
 }
 
 impl Cut {
-    fn apply<S: ndarray::RawData>(&self, a: ndarray::ArrayBase<S, IxDyn>) -> ndarray::ArrayBase<S, IxDyn> {
+    pub(super) fn apply<S: ndarray::RawData>(&self, a: ndarray::ArrayBase<S, IxDyn>) -> ndarray::ArrayBase<S, IxDyn> {
         match self {
             Cut::Elems(e) => a.slice_move(e.as_slice()),
             Cut::Index(axis, i) => a.index_axis_move(*axis, *i),
@@ -88,10 +93,10 @@ impl Cut {
 /// Where a view's elements are, for as long as its borrow lasts: the borrowed parent (an
 /// array, or memory a detached view such as `aview1(&v)` borrows) and the cuts from it.
 pub struct Anchor<A> {
-    base: Base<A>,
+    pub(super) base: Base<A>,
     /// The cuts in order: the first held inline (a view of an array has one), then the rest.
-    first: Option<Cut>,
-    rest: Vec<Cut>,
+    pub(super) first: Option<Cut>,
+    pub(super) rest: Vec<Cut>,
 }
 impl<A> Clone for Anchor<A> {
     fn clone(&self) -> Self {
@@ -99,7 +104,7 @@ impl<A> Clone for Anchor<A> {
     }
 }
 
-enum Base<A> {
+pub(super) enum Base<A> {
     /// An array (its address, and how to read its evaluated buffer).
     Array { at: usize, read: fn(usize) -> RawArrayView<A, IxDyn> },
     /// Borrowed memory: its first element's address and its shape and strides (elements).
@@ -152,22 +157,23 @@ impl<A, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
     /// This array as the parent of a view: its own anchor when it is a view, else itself.
     fn anchor_here(&self) -> Anchor<A> {
         match &self.anchor {
-            Some(a) => (**a).clone(),
-            None => Anchor { base: Base::Array { at: self as *const Self as usize, read: read_array::<A, S, D> }, first: None, rest: vec![] },
+            // A mutable view is the parent of its views (its values are its own until dropped).
+            Some(a) if !self.writes_back() => (**a).clone(),
+            _ => Anchor { base: Base::Array { at: self as *const Self as usize, read: read_array::<A, S, D> }, first: None, rest: vec![] },
         }
     }
 
     /// The array `cut` of this one, tagged `S2`, anchored at `anchor`: sharing this array's
     /// host buffer when it has one, else a lazy op of its node.
     fn cut<S2: RawData<Elem = A>, E: Dimension>(&self, cut: Cut, anchor: Option<Anchor<A>>) -> Result<ArrayBase<S2, E>> {
-        let mut out = ArrayBase { lazy: OnceLock::new(), held: None, value: OnceLock::new(), home: None, read: self.read, anchor: anchor.map(Box::new), _marker: PhantomData };
+        let mut out = ArrayBase { lazy: OnceLock::new(), held: Held::new(None), value: OnceLock::new(), home: None, read: self.read, anchor: anchor.map(Box::new), _marker: PhantomData };
         // A host value with no node, or a small one, is viewed where it is; a large array with
         // a node is cut by a lazy op, so plans keep their pieces and their accelerator.
         let host = self.value_ref().filter(|_| self.lazy.get().is_none() || self.small_host().is_some());
         if let Some(v) = host {
             let v = cut.apply(v.clone().into_dyn());
             check_ndim::<E>("view", v.shape())?;
-            out.held = Some(v.into_dimensionality::<E>().map_err(|e| BachError::shape("view", e.to_string()))?);
+            *out.held = Some(v.into_dimensionality::<E>().map_err(|e| BachError::shape("view", e.to_string()))?);
             out.home = Some(self.home());
         } else {
             let lazy = self.lazy.get().expect("an array holds a node or a value");
@@ -199,7 +205,7 @@ impl<A, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
                 let anchor = self.anchor_here().then(cut);
                 return Ok(ArrayBase {
                     lazy: OnceLock::new(),
-                    held: Some(host(v.clone())),
+                    held: Held::new(Some(host(v.clone()))),
                     value: OnceLock::new(),
                     home,
                     read: self.read,
@@ -212,8 +218,11 @@ impl<A, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
     }
     /// The same handle under another storage tag (what owning or sharing a Bach value is:
     /// its buffer is shared until written, by copy on write).
-    pub(crate) fn retag<S2: RawData<Elem = A>>(self, anchor: Option<Anchor<A>>) -> ArrayBase<S2, D> {
-        ArrayBase { lazy: self.lazy, held: self.held, value: self.value, home: self.home, read: self.read, anchor: anchor.map(Box::new), _marker: PhantomData }
+    pub(crate) fn retag<S2: RawData<Elem = A>>(mut self, anchor: Option<Anchor<A>>) -> ArrayBase<S2, D> {
+        // A mutable view that becomes another kind writes its values back first.
+        self.flush_back();
+        let p = self.into_parts();
+        ArrayBase { lazy: p.lazy, held: p.held, value: p.value, home: p.home, read: p.read, anchor: anchor.map(Box::new), _marker: PhantomData }
     }
     fn retag_ref<S2: RawData<Elem = A>>(&self, anchor: Option<Anchor<A>>) -> ArrayBase<S2, D> {
         ArrayBase {
@@ -238,7 +247,17 @@ impl<A, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
         self.view_with(Cut::Reverse, |v| v.reversed_axes()).expect("every array has a transpose")
     }
     /// The axes reversed (ndarray's `reversed_axes`; the same as [`ArrayBase::t`]).
-    pub fn reversed_axes(self) -> ArrayBase<S, D> {
+    pub fn reversed_axes(mut self) -> ArrayBase<S, D> {
+        if self.writes_back() {
+            // A mutable view stays one: its values and its parent's elements both reversed.
+            self.evaluated();
+            let held = self.held.take().or_else(|| self.value.take()).map(|v| v.reversed_axes());
+            *self.held = held;
+            if let Some(back) = self.held.back_mut() {
+                back.map_target(|t| t.reversed_axes());
+            }
+            return self;
+        }
         let anchor = self.anchor.clone().map(|a| (*a).then(Cut::Reverse));
         self.cut(Cut::Reverse, anchor).expect("every array has a transpose")
     }
@@ -363,10 +382,15 @@ impl<A, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
             self.home = Some(l.session().clone());
         }
         if self.held.is_none() {
-            self.held = self.value.take();
+            *self.held = self.value.take();
         }
         self.held.as_mut().expect("just evaluated").swap_axes(a, b);
-        if let Some(anchor) = self.anchor.take() {
+        if let Some(back) = self.held.back_mut() {
+            back.map_target(|mut t| {
+                t.swap_axes(a, b);
+                t
+            });
+        } else if let Some(anchor) = self.anchor.take() {
             self.anchor = Some(Box::new((*anchor).then(Cut::Swap(a, b))));
         }
     }
@@ -375,7 +399,7 @@ impl<A, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
     /// array; for a view, the same elements in the parent, which must be contiguous in
     /// row-major order (an error of ndarray's kind otherwise, as ndarray's).
     pub(crate) fn reshaped_anchor(&self, dims: &[usize]) -> std::result::Result<Option<Anchor<A>>, ndarray::ShapeError> {
-        let Some(anchor) = self.anchor.as_ref() else { return Ok(None) };
+        let Some(anchor) = self.anchor.as_ref().filter(|_| !self.writes_back()) else { return Ok(None) };
         // SAFETY: the view's borrow lasts while `self` does.
         let raw = unsafe { anchor.raw() };
         if !raw.is_standard_layout() {

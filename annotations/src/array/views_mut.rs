@@ -1,0 +1,549 @@
+//! Mutable views: `view_mut()`, `slice_mut(s![..])`, `row_mut()`, `column_mut()`,
+//! `index_axis_mut()`, `slice_axis_mut()`, `axis_iter_mut()`/`outer_iter_mut()` and
+//! `aview_mut1()` give Bach's `ArrayViewMut` (an [`ArrayBase`] tagged `ViewRepr<&'a mut A>`),
+//! so that library code generic over `S: DataMut` or written against `ArrayViewMut1<f64>`
+//! takes them, and a view of a mutable view (`v.view()`, `v.t()`) is Bach's too.
+//!
+//! A mutable view holds its elements as its own host value (copied once from the parent, which
+//! is evaluated and made the parent handle's own first), so that every method of the family
+//! works on it as on any array; the parent stays mutably borrowed for the view's lifetime, and
+//! its elements are written back when the view is dropped (a [`Back`] in its [`Held`]). Iterating a mutable
+//! view by value (`for x in v`, `Zip::from(v)`) hands out references into the parent's own
+//! elements instead, as ndarray's do (what the view wrote before is written back first).
+
+use std::marker::PhantomData;
+use std::mem::ManuallyDrop;
+use std::sync::{Arc, OnceLock};
+
+use bach_runtime::{BachError, Lazy, Result, Session};
+use ndarray::{ArcArray as NdArc, Axis, Dimension, Ix1, IxDyn, RawArrayView, RawArrayViewMut, RemoveAxis, Slice, SliceArg, SliceInfoElem};
+
+use super::views::{Anchor, Cut, Elems};
+use super::{check_ndim, ArrayBase, Data, DataMut, RawData, ReadNode, ViewRepr};
+use crate::linalg::{describe, sliced_shape};
+
+/// A mutable view borrowing an array for `'a` (ndarray's `ArrayViewMut`).
+pub type ArrayViewMut<'a, A, D> = ArrayBase<ViewRepr<&'a mut A>, D>;
+pub type ArrayViewMut0<'a, A> = ArrayViewMut<'a, A, ndarray::Ix0>;
+pub type ArrayViewMut1<'a, A> = ArrayViewMut<'a, A, Ix1>;
+pub type ArrayViewMut2<'a, A> = ArrayViewMut<'a, A, ndarray::Ix2>;
+pub type ArrayViewMut3<'a, A> = ArrayViewMut<'a, A, ndarray::Ix3>;
+pub type ArrayViewMut4<'a, A> = ArrayViewMut<'a, A, ndarray::Ix4>;
+pub type ArrayViewMut5<'a, A> = ArrayViewMut<'a, A, ndarray::Ix5>;
+pub type ArrayViewMut6<'a, A> = ArrayViewMut<'a, A, ndarray::Ix6>;
+pub type ArrayViewMutD<'a, A> = ArrayViewMut<'a, A, IxDyn>;
+
+/// A mutable view's values and where they go back: the parent's elements (in the buffer the
+/// parent handle owns, or the memory `aview_mut1` borrows), valid for the view's borrow.
+pub(super) struct Back<A, D> {
+    values: Option<NdArc<A, D>>,
+    target: RawArrayViewMut<A, IxDyn>,
+    /// `target.assign(values)` (made where `A: Clone` is known).
+    assign: unsafe fn(RawArrayView<A, IxDyn>, RawArrayViewMut<A, IxDyn>),
+}
+unsafe fn assign_into<A: Clone>(from: RawArrayView<A, IxDyn>, to: RawArrayViewMut<A, IxDyn>) {
+    // SAFETY: `to` is the parent's elements, borrowed mutably by the view; `from` the view's own.
+    unsafe { to.deref_into_view_mut().assign(&from.deref_into_view()) }
+}
+impl<A, D: Dimension> Back<A, D> {
+    /// Writes the values into the parent.
+    fn write(&self) {
+        if let Some(v) = &self.values {
+            // SAFETY: the parent's elements are still borrowed by the view being written.
+            unsafe { (self.assign)(v.raw_view().into_dyn(), self.target.clone()) }
+        }
+    }
+}
+impl<A, D> Back<A, D> {
+    /// The parent's elements seen as the view's are (`reversed_axes`, `swap_axes` of the view).
+    pub(super) fn map_target(&mut self, f: impl FnOnce(RawArrayViewMut<A, IxDyn>) -> RawArrayViewMut<A, IxDyn>) {
+        self.target = f(self.target.clone());
+    }
+}
+/// Writes the `Back<A, D>` at `p` into its parent, and frees it.
+unsafe fn finish<A, D: Dimension>(p: usize) {
+    // SAFETY: `p` is a `Box<Back<A, D>>` given up by `Held::with_back`, finished once.
+    let back = unsafe { Box::from_raw(p as *mut Back<A, D>) };
+    back.write();
+}
+
+/// The `Drop` that writes a mutable view back. It names no type parameter, so a view's drop
+/// is not a use of what it borrows: a view's borrow ends at its last use, as ndarray's does
+/// (a generic `Drop` over the element type would keep every view's borrow to the end of its
+/// scope: the element type is a projection of the storage type, `S::Elem`, which drop-check
+/// does not see through).
+struct Guard(Option<(usize, unsafe fn(usize))>);
+// SAFETY: the guard is the view's values and its borrow of its parent; the handle holding it
+// is `Send`/`Sync` only when its element type is (its `held`/`value` fields hold `A`s too).
+unsafe impl Send for Guard {}
+unsafe impl Sync for Guard {}
+impl Drop for Guard {
+    fn drop(&mut self) {
+        if let Some((p, finish)) = self.0.take() {
+            // SAFETY: see `finish`.
+            unsafe { finish(p) }
+        }
+    }
+}
+
+/// A handle's own host value: of a mutable view, its values and way back (written back when
+/// the handle is dropped).
+pub(crate) struct Held<A, D> {
+    v: Option<NdArc<A, D>>,
+    back: Guard,
+}
+impl<A, D> Held<A, D> {
+    pub(crate) fn new(v: Option<NdArc<A, D>>) -> Self {
+        Held { v, back: Guard(None) }
+    }
+    fn with_back(back: Box<Back<A, D>>) -> Self
+    where
+        D: Dimension,
+    {
+        Held { v: None, back: Guard(Some((Box::into_raw(back) as usize, finish::<A, D>))) }
+    }
+    pub(super) fn back(&self) -> Option<&Back<A, D>> {
+        // SAFETY: the guard holds a live `Box<Back<A, D>>` (see `with_back`).
+        self.back.0.map(|(p, _)| unsafe { &*(p as *const Back<A, D>) })
+    }
+    pub(super) fn back_mut(&mut self) -> Option<&mut Back<A, D>> {
+        // SAFETY: as `back`, borrowed mutably through `self`.
+        self.back.0.map(|(p, _)| unsafe { &mut *(p as *mut Back<A, D>) })
+    }
+    /// The way back, taken out of the guard (nothing is written when the handle drops).
+    fn take_back(&mut self) -> Option<Box<Back<A, D>>> {
+        // SAFETY: as `back`; the guard gives the box up.
+        self.back.0.take().map(|(p, _)| unsafe { Box::from_raw(p as *mut Back<A, D>) })
+    }
+    /// The value in dimension type `E` (the way back goes with it).
+    pub(super) fn try_map_dim<E: Dimension, Er>(mut self, f: impl FnOnce(NdArc<A, D>) -> std::result::Result<NdArc<A, E>, Er>) -> std::result::Result<Held<A, E>, Er>
+    where
+        D: Dimension,
+    {
+        let Some(back) = self.take_back() else {
+            return Ok(Held::new(self.v.take().map(f).transpose()?));
+        };
+        match back.values.clone().map(f).transpose() {
+            Ok(values) => Ok(Held::with_back(Box::new(Back { values, target: back.target, assign: back.assign }))),
+            Err(e) => {
+                // Written back when `self` drops: nothing the view wrote is lost.
+                self.back = Guard(Some((Box::into_raw(back) as usize, finish::<A, D>)));
+                Err(e)
+            }
+        }
+    }
+}
+impl<A, D> std::ops::Deref for Held<A, D> {
+    type Target = Option<NdArc<A, D>>;
+    fn deref(&self) -> &Self::Target {
+        match self.back() {
+            Some(b) => &b.values,
+            None => &self.v,
+        }
+    }
+}
+impl<A, D> std::ops::DerefMut for Held<A, D> {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        if self.back.0.is_some() {
+            &mut self.back_mut().expect("a mutable view's values").values
+        } else {
+            &mut self.v
+        }
+    }
+}
+impl<A, D: Clone> Clone for Held<A, D> {
+    fn clone(&self) -> Self {
+        Held::new((**self).clone())
+    }
+}
+
+/// A handle's fields, moved out (a handle has a `Drop`).
+pub(super) struct Parts<A, D> {
+    pub lazy: OnceLock<Lazy>,
+    pub held: Held<A, D>,
+    pub value: OnceLock<NdArc<A, D>>,
+    pub home: Option<Arc<Session>>,
+    pub read: ReadNode<A>,
+    pub anchor: Option<Box<Anchor<A>>>,
+}
+
+impl<S: RawData, D> ArrayBase<S, D> {
+    /// The fields, moved out without running `Drop` (a mutable view's way back goes with its
+    /// anchor).
+    pub(super) fn into_parts(self) -> Parts<S::Elem, D> {
+        let me = ManuallyDrop::new(self);
+        // SAFETY: each field is read once, and `me` is never dropped.
+        unsafe {
+            Parts {
+                lazy: std::ptr::read(&me.lazy),
+                held: std::ptr::read(&me.held),
+                value: std::ptr::read(&me.value),
+                home: std::ptr::read(&me.home),
+                read: me.read,
+                anchor: std::ptr::read(&me.anchor),
+            }
+        }
+    }
+    /// Whether this handle is a mutable view that writes back into its parent.
+    pub(crate) fn writes_back(&self) -> bool {
+        self.held.back().is_some()
+    }
+}
+
+impl<A, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
+    /// Writes a mutable view's values back now, and ends its way back (what a view that becomes
+    /// an owned array, or is iterated by value, does first); `None` for any other handle.
+    pub(super) fn flush_back(&mut self) -> Option<RawArrayViewMut<A, IxDyn>> {
+        let back = self.held.take_back()?;
+        back.write();
+        // The values stay the handle's own.
+        let back = *back;
+        *self.held = back.values;
+        Some(back.target)
+    }
+}
+
+/// A mutable view of the elements `target` (borrowed for `'a`): their values copied into the
+/// handle, written back when it is dropped.
+fn mut_view_of<'a, A: Clone, E: Dimension>(target: RawArrayViewMut<A, IxDyn>, home: Option<Arc<Session>>, read: ReadNode<A>) -> Result<ArrayViewMut<'a, A, E>> {
+    check_ndim::<E>("view_mut", target.shape())?;
+    // SAFETY: `target` is valid and unaliased for `'a` (the caller's mutable borrow).
+    let value = unsafe { target.clone().deref_into_view() }.to_owned();
+    let value = value.into_dimensionality::<E>().map_err(|e| BachError::shape("view_mut", e.to_string()))?.into_shared();
+    let held = Held::with_back(Box::new(Back { values: Some(value), target, assign: assign_into::<A> }));
+    Ok(ArrayBase { lazy: OnceLock::new(), held, value: OnceLock::new(), home, read, anchor: None, _marker: PhantomData })
+}
+
+impl<A: Clone, S: DataMut<Elem = A>, D: Dimension> ArrayBase<S, D> {
+    /// The elements for a mutable view: evaluated, made this handle's own, and cut.
+    fn mut_cut<E: Dimension>(&mut self, cut: Option<Cut>) -> Result<ArrayViewMut<'_, A, E>> {
+        let home = Some(self.home());
+        let read = self.read;
+        let mut target = self.evaluated_mut().raw_view_mut().into_dyn();
+        if let Some(c) = cut {
+            target = c.apply(target);
+        }
+        mut_view_of(target, home, read)
+    }
+
+    /// A mutable view of the whole array (ndarray's `view_mut`; evaluates).
+    #[track_caller]
+    pub fn view_mut(&mut self) -> ArrayViewMut<'_, A, D> {
+        crate::elementwise::or_panic(self.mut_cut(None))
+    }
+    /// A mutable view of `info` (ndarray's `slice_mut`); panics at this line when the slice
+    /// does not fit the shape, as ndarray's does.
+    #[track_caller]
+    pub fn slice_mut<I: SliceArg<D>>(&mut self, info: I) -> ArrayViewMut<'_, A, I::OutDim> {
+        let elems = info.as_ref().to_vec();
+        if let Err(why) = sliced_shape(self.shape(), &elems) {
+            panic!("{}", BachError::invalid("slice_mut", format!("{} of shape {:?}: {why}", describe(&elems), self.shape())));
+        }
+        crate::elementwise::or_panic(self.mut_cut(Some(Cut::Elems(Elems::of(&elems)))))
+    }
+    /// A mutable view of the slice `slice` of axis `axis` (ndarray's `slice_axis_mut`).
+    #[track_caller]
+    pub fn slice_axis_mut(&mut self, axis: Axis, slice: Slice) -> ArrayViewMut<'_, A, D> {
+        let elems: Vec<SliceInfoElem> = (0..self.ndim()).map(|k| if k == axis.index() { SliceInfoElem::from(slice) } else { SliceInfoElem::from(..) }).collect();
+        if let Err(why) = sliced_shape(self.shape(), &elems) {
+            panic!("{}", BachError::invalid("slice_axis_mut", format!("{} of shape {:?}: {why}", describe(&elems), self.shape())));
+        }
+        crate::elementwise::or_panic(self.mut_cut(Some(Cut::Elems(Elems::of(&elems)))))
+    }
+    /// A mutable view of the subview at `index` along `axis` (ndarray's `index_axis_mut`).
+    #[track_caller]
+    pub fn index_axis_mut(&mut self, axis: Axis, index: usize) -> ArrayViewMut<'_, A, D::Smaller>
+    where
+        D: RemoveAxis,
+    {
+        if axis.index() >= self.ndim() || index >= self.shape()[axis.index()] {
+            panic!("{}", BachError::invalid("index_axis_mut", format!("index {index} of axis {} of shape {:?}", axis.index(), self.shape())));
+        }
+        crate::elementwise::or_panic(self.mut_cut(Some(Cut::Index(axis, index))))
+    }
+    /// Row `index` of a matrix, a mutable view (ndarray's `row_mut`).
+    #[track_caller]
+    pub fn row_mut(&mut self, index: usize) -> ArrayViewMut<'_, A, D::Smaller> {
+        self.lane_mut("row_mut", 0, index)
+    }
+    /// Column `index` of a matrix, a mutable view (ndarray's `column_mut`).
+    #[track_caller]
+    pub fn column_mut(&mut self, index: usize) -> ArrayViewMut<'_, A, D::Smaller> {
+        self.lane_mut("column_mut", 1, index)
+    }
+    #[track_caller]
+    fn lane_mut(&mut self, what: &str, axis: usize, index: usize) -> ArrayViewMut<'_, A, D::Smaller> {
+        if self.ndim() != 2 || index >= self.shape()[axis] {
+            panic!("{}", BachError::invalid(what, format!("{what} {index} of an array of shape {:?} (a lane of a 2-d array)", self.shape())));
+        }
+        crate::elementwise::or_panic(self.mut_cut(Some(Cut::Index(Axis(axis), index))))
+    }
+    /// Mutable views of the subviews along `axis` (ndarray's `axis_iter_mut`): each writes its
+    /// elements back when it is dropped.
+    #[track_caller]
+    pub fn axis_iter_mut(&mut self, axis: Axis) -> AxisViewsMut<'_, A, D::Smaller>
+    where
+        D: RemoveAxis,
+    {
+        if axis.index() >= self.ndim() {
+            panic!("{}", BachError::invalid("axis_iter_mut", format!("axis {} of an array of shape {:?}", axis.index(), self.shape())));
+        }
+        let home = Some(self.home());
+        let read = self.read;
+        let end = self.shape()[axis.index()];
+        let target = self.evaluated_mut().raw_view_mut().into_dyn();
+        AxisViewsMut { target, axis, next: 0, end, home, read, _marker: PhantomData }
+    }
+    /// [`ArrayBase::axis_iter_mut`] along the first axis (ndarray's `outer_iter_mut`).
+    #[track_caller]
+    pub fn outer_iter_mut(&mut self) -> AxisViewsMut<'_, A, D::Smaller>
+    where
+        D: RemoveAxis,
+    {
+        self.axis_iter_mut(Axis(0))
+    }
+}
+
+impl<'a, A: Clone, D: Dimension> ArrayViewMut<'a, A, D> {
+    /// The view as ndarray's, over the parent's own elements for all of `'a` (what the view
+    /// wrote is written back first).
+    pub fn into_nd_mut(mut self) -> ndarray::ArrayViewMut<'a, A, D> {
+        let target = match self.flush_back() {
+            Some(t) => t,
+            // Not a view of a parent (never: every Bach mutable view has one).
+            None => self.evaluated_mut().raw_view_mut().into_dyn(),
+        };
+        // SAFETY: the parent's elements, mutably borrowed for `'a`; the handle no longer writes.
+        let v = unsafe { target.deref_into_view_mut() };
+        v.into_dimensionality::<D>().expect("the view's own dimension type")
+    }
+}
+
+impl<'a, A: Clone, D: Dimension> ArrayViewMut<'a, A, D> {
+    /// The view split in two mutable views along `axis` before `index` (ndarray's
+    /// `split_at`).
+    #[track_caller]
+    pub fn split_at(mut self, axis: Axis, index: usize) -> (Self, Self) {
+        let n = self.shape().get(axis.index()).copied().unwrap_or(0);
+        if index > n {
+            panic!("{}", BachError::invalid("split_at", format!("index {index} of axis {} of shape {:?}", axis.index(), self.shape())));
+        }
+        let (home, read) = (Some(self.home()), self.read);
+        let target = self.flush_back().expect("a mutable view has a parent");
+        let part = |range: std::ops::Range<usize>| {
+            let t = target.clone().slice_move(&*Elems::of(&[SliceInfoElem::from(range)]).padded(target.ndim(), axis.index()));
+            crate::elementwise::or_panic(mut_view_of(t, home.clone(), read))
+        };
+        (part(0..index), part(index..n))
+    }
+    /// The same view, borrowed for a shorter time (ndarray's `reborrow`).
+    pub fn reborrow<'b>(&'b mut self) -> ArrayViewMut<'b, A, D> {
+        self.view_mut()
+    }
+}
+
+impl<A: Clone, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
+    /// This mutable view reshaped to `dims`, still writing back into its parent (its elements
+    /// must be contiguous in row-major order there, as ndarray's ask); `None` when this is not
+    /// a mutable view.
+    pub(crate) fn reshape_mut_view<E: Dimension>(&mut self, dims: &[usize]) -> Option<std::result::Result<ArrayBase<S, E>, ndarray::ShapeError>> {
+        if !self.writes_back() {
+            return None;
+        }
+        let (home, read) = (Some(self.home()), self.read);
+        let target = self.flush_back()?;
+        let incompatible = |k| ndarray::ShapeError::from_kind(k);
+        if !target.is_standard_layout() {
+            return Some(Err(incompatible(ndarray::ErrorKind::IncompatibleLayout)));
+        }
+        if dims.iter().product::<usize>() != target.len() {
+            return Some(Err(incompatible(ndarray::ErrorKind::IncompatibleShape)));
+        }
+        // SAFETY: the same contiguous elements, still borrowed by this view.
+        let t = unsafe { RawArrayViewMut::from_shape_ptr(IxDyn(dims), target.as_ptr() as *mut A) };
+        Some(match mut_view_of::<A, E>(t, home, read) {
+            Ok(v) => {
+                let p = v.into_parts();
+                Ok(ArrayBase { lazy: p.lazy, held: p.held, value: p.value, home: p.home, read: p.read, anchor: p.anchor, _marker: PhantomData })
+            }
+            Err(_) => Err(incompatible(ndarray::ErrorKind::IncompatibleShape)),
+        })
+    }
+}
+
+/// `for x in view_mut`: references into the parent's elements, as ndarray's.
+impl<'a, A: Clone, D: Dimension> IntoIterator for ArrayViewMut<'a, A, D> {
+    type Item = &'a mut A;
+    type IntoIter = ndarray::iter::IterMut<'a, A, D>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.into_nd_mut().into_iter()
+    }
+}
+/// `Zip::from(view_mut)` and `azip!` over a mutable view by value.
+impl<'a, A: Clone, D: Dimension> ndarray::IntoNdProducer for ArrayViewMut<'a, A, D> {
+    type Item = &'a mut A;
+    type Dim = D;
+    type Output = ndarray::ArrayViewMut<'a, A, D>;
+    fn into_producer(self) -> Self::Output {
+        self.into_nd_mut()
+    }
+}
+
+/// A mutable view of `xs` (ndarray's `aview_mut1`).
+pub fn aview_mut1<A: Clone>(xs: &mut [A]) -> ArrayViewMut1<'_, A> {
+    let target = ndarray::ArrayViewMut1::from(xs).into_dyn().raw_view_mut();
+    crate::elementwise::or_panic(mut_view_of(target, None, super::no_node::<A>))
+}
+impl<'a, A: Clone> From<&'a mut [A]> for ArrayViewMut1<'a, A> {
+    fn from(xs: &'a mut [A]) -> Self {
+        aview_mut1(xs)
+    }
+}
+/// An ndarray mutable view as a Bach one (its values copied into the handle, written back).
+impl<'a, A: Clone, D: Dimension> From<ndarray::ArrayViewMut<'a, A, D>> for ArrayViewMut<'a, A, D> {
+    fn from(mut v: ndarray::ArrayViewMut<'a, A, D>) -> Self {
+        crate::elementwise::or_panic(mut_view_of(v.raw_view_mut().into_dyn(), None, super::no_node::<A>))
+    }
+}
+
+impl<A: Clone, S: DataMut<Elem = A>, D: Dimension> ArrayBase<S, D> {
+    /// Mutable views of the 1-d lanes along `axis` (ndarray's `lanes_mut`), in row-major
+    /// order of the other axes; each writes back when it is dropped.
+    #[track_caller]
+    pub fn lanes_mut(&mut self, axis: Axis) -> LanesMut<'_, A, D> {
+        if axis.index() >= self.ndim() {
+            panic!("{}", BachError::invalid("lanes_mut", format!("axis {} of an array of shape {:?}", axis.index(), self.shape())));
+        }
+        let (home, read) = (Some(self.home()), self.read);
+        let outer: Vec<usize> = self.shape().iter().enumerate().filter(|&(k, _)| k != axis.index()).map(|(_, &n)| n).collect();
+        let end = outer.iter().product();
+        let target = self.evaluated_mut().raw_view_mut().into_dyn();
+        LanesMut { target, axis: axis.index(), outer, next: 0, end, home, read, _marker: PhantomData }
+    }
+    /// The rows, mutable: lanes along the last axis (ndarray's `rows_mut`).
+    #[track_caller]
+    pub fn rows_mut(&mut self) -> LanesMut<'_, A, D> {
+        let last = self.ndim().saturating_sub(1);
+        self.lanes_mut(Axis(last))
+    }
+    /// The columns, mutable: lanes along the first axis (ndarray's `columns_mut`).
+    #[track_caller]
+    pub fn columns_mut(&mut self) -> LanesMut<'_, A, D> {
+        self.lanes_mut(Axis(0))
+    }
+}
+
+/// The mutable 1-d lanes of an array ([`ArrayBase::lanes_mut`], `rows_mut`, `columns_mut`).
+pub struct LanesMut<'a, A, D> {
+    target: RawArrayViewMut<A, IxDyn>,
+    axis: usize,
+    outer: Vec<usize>,
+    next: usize,
+    end: usize,
+    home: Option<Arc<Session>>,
+    read: ReadNode<A>,
+    _marker: PhantomData<(&'a mut A, D)>,
+}
+impl<'a, A: Clone, D: Dimension> LanesMut<'a, A, D> {
+    fn at(&self, mut i: usize) -> ArrayViewMut1<'a, A> {
+        // The lane's index over the other axes, last axis fastest; cut from the last axis down.
+        let mut t = self.target.clone();
+        for k in (0..self.outer.len()).rev() {
+            let ax = if k >= self.axis { k + 1 } else { k };
+            let n = self.outer[k];
+            t = t.index_axis_move(Axis(ax), i % n);
+            i /= n;
+        }
+        crate::elementwise::or_panic(mut_view_of(t, self.home.clone(), self.read))
+    }
+}
+impl<'a, A: Clone, D: Dimension> Iterator for LanesMut<'a, A, D> {
+    type Item = ArrayViewMut1<'a, A>;
+    fn next(&mut self) -> Option<Self::Item> {
+        (self.next < self.end).then(|| {
+            self.next += 1;
+            self.at(self.next - 1)
+        })
+    }
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.end - self.next, Some(self.end - self.next))
+    }
+}
+impl<A: Clone, D: Dimension> ExactSizeIterator for LanesMut<'_, A, D> {}
+impl<A: Clone, D: Dimension> DoubleEndedIterator for LanesMut<'_, A, D> {
+    fn next_back(&mut self) -> Option<Self::Item> {
+        (self.next < self.end).then(|| {
+            self.end -= 1;
+            self.at(self.end)
+        })
+    }
+}
+/// `Zip::from(a.rows_mut())`, as over ndarray's `LanesMut` (its items ndarray's views).
+impl<'a, A: Clone + 'a, D: Dimension + 'a> ndarray::IntoNdProducer for LanesMut<'a, A, D> {
+    type Item = ndarray::ArrayViewMut1<'a, A>;
+    type Dim = D::Smaller;
+    type Output = ndarray::iter::LanesMut<'a, A, D::Smaller>;
+    fn into_producer(self) -> Self::Output {
+        // SAFETY: the array's elements, mutably borrowed for `'a`.
+        let v = unsafe { self.target.deref_into_view_mut() };
+        let mut v = v.into_dimensionality::<D>().expect("the array's own dimension type");
+        let lanes = v.lanes_mut(Axis(self.axis));
+        // ndarray's `LanesMut` holds the elements' address, shape and strides by value, not a
+        // reference to the local view: it lives as long as the elements' borrow, `'a`.
+        crate::array::same_type(lanes)
+    }
+}
+
+/// The mutable subviews of an array along one axis ([`ArrayBase::axis_iter_mut`]).
+pub struct AxisViewsMut<'a, A, E> {
+    target: RawArrayViewMut<A, IxDyn>,
+    axis: Axis,
+    next: usize,
+    end: usize,
+    home: Option<Arc<Session>>,
+    read: ReadNode<A>,
+    _marker: PhantomData<(&'a mut A, E)>,
+}
+impl<'a, A: Clone, E: Dimension> AxisViewsMut<'a, A, E> {
+    fn at(&self, i: usize) -> ArrayViewMut<'a, A, E> {
+        let t = self.target.clone().index_axis_move(self.axis, i);
+        crate::elementwise::or_panic(mut_view_of(t, self.home.clone(), self.read))
+    }
+}
+impl<'a, A: Clone, E: Dimension> Iterator for AxisViewsMut<'a, A, E> {
+    type Item = ArrayViewMut<'a, A, E>;
+    fn next(&mut self) -> Option<Self::Item> {
+        (self.next < self.end).then(|| {
+            self.next += 1;
+            self.at(self.next - 1)
+        })
+    }
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.end - self.next, Some(self.end - self.next))
+    }
+}
+impl<A: Clone, E: Dimension> ExactSizeIterator for AxisViewsMut<'_, A, E> {}
+impl<A: Clone, E: Dimension> DoubleEndedIterator for AxisViewsMut<'_, A, E> {
+    fn next_back(&mut self) -> Option<Self::Item> {
+        (self.next < self.end).then(|| {
+            self.end -= 1;
+            self.at(self.end)
+        })
+    }
+}
+/// `Zip::from(a.outer_iter_mut())`, as over ndarray's `AxisIterMut` (its items ndarray's views).
+impl<'a, A: Clone + 'a, E: Dimension> ndarray::IntoNdProducer for AxisViewsMut<'a, A, E> {
+    type Item = ndarray::ArrayViewMut<'a, A, E>;
+    type Dim = Ix1;
+    type Output = ndarray::iter::AxisIterMut<'a, A, E>;
+    fn into_producer(self) -> Self::Output {
+        // SAFETY: the array's elements, mutably borrowed for `'a`.
+        let v = unsafe { self.target.deref_into_view_mut() };
+        let mut v = v.slice_axis_move(self.axis, Slice::from(self.next..self.end));
+        v.swap_axes(0, self.axis.index());
+        let v = v.into_dimensionality::<E::Larger>().expect("the array's own dimension type");
+        // `E::Larger`'s `Smaller` is `E` for the static dimension types and `IxDyn`.
+        #[allow(deprecated)] // (its replacement is `outer_iter_mut`, which borrows the local view)
+        crate::array::same_type(v.into_outer_iter())
+    }
+}
