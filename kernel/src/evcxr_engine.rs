@@ -682,6 +682,86 @@ fn raw_gen_calls(code: &str) -> Option<String> {
     changed.then_some(out)
 }
 
+/// A cell ported to Bach by its imports (a `use bach` line and no `use ndarray` line) with its
+/// `ndarray::` paths read as `bach::` ones: `ndarray::Array2<f64>` in a signature, a struct
+/// field or a call (`ndarray::Array::zeros`, `ndarray::s![..]`) names the Bach array the
+/// imports brought in, as `import cupy as np` makes every `np.` CuPy's. `::ndarray::` (an
+/// absolute path) still names ndarray itself. `None` when the cell is not ported or has no
+/// such path; strings and comments are left as they are.
+fn bach_paths(code: &str) -> Option<String> {
+    if !code.contains("ndarray::") {
+        return None;
+    }
+    let uses = |krate: &str| {
+        code.lines().any(|l| {
+            let l = l.trim_start().strip_prefix("pub ").unwrap_or(l.trim_start());
+            l.strip_prefix("use ").is_some_and(|rest| {
+                let rest = rest.trim_start().trim_start_matches("::");
+                rest.strip_prefix(krate).is_some_and(|after| after.starts_with("::") || after.starts_with(';') || after.starts_with(' '))
+            })
+        })
+    };
+    if !uses("bach") || uses("ndarray") {
+        return None;
+    }
+    let bytes = code.as_bytes();
+    let mut out = String::with_capacity(code.len());
+    let (mut i, mut changed) = (0, false);
+    let (mut in_string, mut line_comment, mut block_comment) = (false, false, 0usize);
+    while i < bytes.len() {
+        let c = bytes[i];
+        let rest = &code[i..];
+        if line_comment {
+            line_comment = c != b'\n';
+        } else if block_comment > 0 {
+            if rest.starts_with("*/") {
+                block_comment -= 1;
+                out.push_str("*/");
+                i += 2;
+                continue;
+            } else if rest.starts_with("/*") {
+                block_comment += 1;
+                out.push_str("/*");
+                i += 2;
+                continue;
+            }
+        } else if in_string {
+            if c == b'\\' {
+                out.push_str(&code[i..(i + 2).min(code.len())]);
+                i += 2;
+                continue;
+            }
+            in_string = c != b'"';
+        } else if rest.starts_with("'\"'") {
+            out.push_str("'\"'");
+            i += 3;
+            continue;
+        } else if c == b'"' {
+            in_string = true;
+        } else if rest.starts_with("//") {
+            line_comment = true;
+        } else if rest.starts_with("/*") {
+            block_comment = 1;
+            out.push_str("/*");
+            i += 2;
+            continue;
+        } else if rest.starts_with("ndarray::") {
+            let before = code[..i].trim_end_matches([' ', '\t']);
+            let ident_before = code[..i].chars().next_back().is_some_and(|b| b.is_alphanumeric() || b == '_');
+            if !ident_before && !before.ends_with("::") {
+                out.push_str("bach::");
+                i += "ndarray::".len();
+                changed = true;
+                continue;
+            }
+        }
+        let ch = rest.chars().next().unwrap_or(' ');
+        out.push(ch);
+        i += ch.len_utf8();
+    }
+    changed.then_some(out)
+}
+
 /// The variable evcxr's line says was lost ("The type of the variable a was redefined, so was
 /// lost.").
 fn lost_line(line: &str) -> Option<&str> {
@@ -974,6 +1054,8 @@ impl Engine for EvcxrEngine {
         // Cells compile as Rust 2024 (evcxr's edition), where `gen` is a keyword: rand 0.8's
         // `rng.gen()`, in most notebooks written before it, is read as `rng.r#gen()`.
         let rust = raw_gen_calls(&rust).unwrap_or(rust);
+        // A cell ported by its imports reads its `ndarray::` paths as Bach's.
+        let rust = bach_paths(&rust).unwrap_or(rust);
         // The next kernel's standby waits until no cell has run for a while.
         let _running = crate::standby::CellRunning::new();
         self.cells += 1;
@@ -1347,6 +1429,22 @@ mod tests {
             "let x = rng.r#gen::<f64>() + r.r#gen();\nprintln!(\"a.gen()\"); // b.gen()\nr.gen_range(0..3)"
         );
         assert_eq!(raw_gen_calls("r.gen_range(0..3); \"é\".len()"), None);
+    }
+
+    #[test]
+    fn a_ported_cell_reads_ndarray_paths_as_bachs() {
+        let cell = "use bach::{Array2, Axis};\nfn f(x: &ndarray::Array2<f64>) -> ndarray::Array1<f64> { x.sum_axis(ndarray::Axis(0)) }\n\
+                    let s = ndarray::s![.., 1]; // ndarray::x\nprintln!(\"ndarray::y {}\", ::ndarray::arr1(&[1.0]));\nlet c = '\"'; /* ndarray::z */ my_ndarray::q();";
+        assert_eq!(
+            bach_paths(cell).unwrap(),
+            "use bach::{Array2, Axis};\nfn f(x: &bach::Array2<f64>) -> bach::Array1<f64> { x.sum_axis(bach::Axis(0)) }\n\
+             let s = bach::s![.., 1]; // ndarray::x\nprintln!(\"ndarray::y {}\", ::ndarray::arr1(&[1.0]));\nlet c = '\"'; /* ndarray::z */ my_ndarray::q();"
+        );
+        // `use bach;` (a port of `use ndarray;`) counts; a cell that still imports ndarray, or
+        // imports nothing, is left as it is.
+        assert_eq!(bach_paths("{\n    use bach;\n    let a = ndarray::arr1(&[1.0]);\n}").unwrap(), "{\n    use bach;\n    let a = bach::arr1(&[1.0]);\n}");
+        assert_eq!(bach_paths("use bach::prelude::*;\nuse ndarray::Zip;\nlet a = ndarray::arr1(&[1.0]);"), None);
+        assert_eq!(bach_paths("let a = ndarray::arr1(&[1.0]);"), None);
     }
 
     #[test]
