@@ -270,26 +270,10 @@ impl<A: Real, S: crate::array::Data<Elem = A>, D: Dimension> crate::array::Array
         self.call(&r.annotation(axis, ndim), &[])
     }
 
-    /// Sum of all elements (pairwise summation), as ndarray's `sum`: evaluates (the sum is
-    /// planned and placed like any op) and returns the number. [`Array::sum_lazy`] is the
-    /// lazy form.
-    #[track_caller]
-    pub fn sum(&self) -> A {
-        or_panic(self.sum_lazy().number_for("sum"))
-    }
     /// Sum of all elements as a lazy 0-d array (Bach's form: nothing runs until it is
     /// displayed or evaluated).
     pub fn sum_lazy(&self) -> Array<A, Ix0> {
         self.reduce(Reducer::Sum, None).expect("sum accepts 1-d and 2-d arrays")
-    }
-    /// Sums along `axis` (ndarray's `sum_axis`): panics at this line when the array has no
-    /// such axis; [`Array::try_sum_axis`] returns it as an error.
-    #[track_caller]
-    pub fn sum_axis(&self, axis: Axis) -> Array<A, D::Smaller>
-    where
-        D: RemoveAxis,
-    {
-        or_panic(self.try_sum_axis(axis))
     }
     pub fn try_sum_axis(&self, axis: Axis) -> Result<Array<A, D::Smaller>>
     where
@@ -334,24 +318,12 @@ impl<A: Real, S: crate::array::Data<Elem = A>, D: Dimension> crate::array::Array
     {
         self.reduce(Reducer::Max, Some(axis))
     }
-    /// Mean of all elements, as ndarray's `mean`: `None` for an empty array (evaluates).
-    #[track_caller]
-    pub fn mean(&self) -> Option<A> {
-        self.mean_lazy().ok().map(|m| or_panic(m.number_for("mean")))
-    }
     /// Mean of all elements as a lazy 0-d array; an error for an empty array.
     pub fn mean_lazy(&self) -> Result<Array<A, Ix0>> {
         if self.is_empty() {
             return Err(BachError::EmptyReduction { op: "mean".into() });
         }
         self.sum_lazy().try_div(A::of(self.len() as f64))
-    }
-    /// Means along `axis` (lazy), as ndarray's `mean_axis`: `None` for an empty axis.
-    pub fn mean_axis(&self, axis: Axis) -> Option<Array<A, D::Smaller>>
-    where
-        D: RemoveAxis,
-    {
-        self.try_mean_axis(axis).ok()
     }
     /// [`ArrayBase::mean_axis`], with an empty axis as an error.
     pub fn try_mean_axis(&self, axis: Axis) -> Result<Array<A, D::Smaller>>
@@ -546,5 +518,62 @@ mod tests {
         assert!(nan_max(1.0, f64::NAN).is_nan());
         assert_eq!(nan_min(1.0, 2.0), 1.0);
         assert_eq!(nan_max(1.0, 2.0), 2.0);
+    }
+}
+
+/// `sum`, `sum_axis`, `mean` and `mean_axis` for every element type ndarray's take (code
+/// generic over `A: NdFloat` or `A: Clone + Zero + Add` ports too): f64 and f32 arrays take
+/// Bach's planned reductions (the `Real` methods above), every other type computes at once on
+/// the host, as ndarray does.
+impl<A: Clone + num_traits::Zero + std::ops::Add<Output = A>, S: crate::array::Data<Elem = A>, D: Dimension> crate::array::ArrayBase<S, D> {
+    /// Sum of all elements (pairwise summation), as ndarray's `sum`: evaluates (the sum is
+    /// planned and placed like any op) and returns the number. [`Array::sum_lazy`] is the
+    /// lazy form.
+    #[track_caller]
+    pub fn sum(&self) -> A {
+        fn real<F: Real, A, S: crate::array::Data<Elem = A>, D: Dimension>(x: &crate::array::ArrayBase<S, D>) -> Option<A> {
+            crate::array::as_real::<F, A, S, D>(x).map(|x| crate::array::same_type(or_panic(x.sum_lazy().number_for("sum"))))
+        }
+        real::<f64, _, _, _>(self).or_else(|| real::<f32, _, _, _>(self)).unwrap_or_else(|| self.evaluated().sum())
+    }
+    /// Sums along `axis` (ndarray's `sum_axis`): panics at this line when the array has no
+    /// such axis; [`Array::try_sum_axis`] returns it as an error.
+    #[track_caller]
+    pub fn sum_axis(&self, axis: Axis) -> Array<A, D::Smaller>
+    where
+        D: RemoveAxis,
+    {
+        fn real<F: Real, A, S: crate::array::Data<Elem = A>, D: RemoveAxis>(x: &crate::array::ArrayBase<S, D>, axis: Axis) -> Option<Array<A, D::Smaller>> {
+            crate::array::as_real::<F, A, S, D>(x).map(|x| crate::array::same_type(or_panic(x.try_sum_axis(axis))))
+        }
+        real::<f64, _, _, _>(self, axis)
+            .or_else(|| real::<f32, _, _, _>(self, axis))
+            .unwrap_or_else(|| Array::from_host_in(self.evaluated().sum_axis(axis).into_shared(), self.home()))
+    }
+    /// Mean of all elements, as ndarray's `mean`: `None` for an empty array (evaluates).
+    #[track_caller]
+    pub fn mean(&self) -> Option<A>
+    where
+        A: num_traits::FromPrimitive + std::ops::Div<Output = A>,
+    {
+        fn real<F: Real, A, S: crate::array::Data<Elem = A>, D: Dimension>(x: &crate::array::ArrayBase<S, D>) -> Option<Option<A>> {
+            crate::array::as_real::<F, A, S, D>(x).map(|x| x.mean_lazy().ok().map(|m| crate::array::same_type(or_panic(m.number_for("mean")))))
+        }
+        real::<f64, _, _, _>(self).or_else(|| real::<f32, _, _, _>(self)).unwrap_or_else(|| self.evaluated().mean())
+    }
+    /// Means along `axis` (lazy for f64 and f32), as ndarray's `mean_axis`: `None` for an
+    /// empty axis.
+    #[track_caller]
+    pub fn mean_axis(&self, axis: Axis) -> Option<Array<A, D::Smaller>>
+    where
+        A: num_traits::FromPrimitive + std::ops::Div<Output = A>,
+        D: RemoveAxis,
+    {
+        fn real<F: Real, A, S: crate::array::Data<Elem = A>, D: RemoveAxis>(x: &crate::array::ArrayBase<S, D>, axis: Axis) -> Option<Option<Array<A, D::Smaller>>> {
+            crate::array::as_real::<F, A, S, D>(x).map(|x| x.try_mean_axis(axis).ok().map(crate::array::same_type))
+        }
+        real::<f64, _, _, _>(self, axis)
+            .or_else(|| real::<f32, _, _, _>(self, axis))
+            .unwrap_or_else(|| self.evaluated().mean_axis(axis).map(|m| Array::from_host_in(m.into_shared(), self.home())))
     }
 }

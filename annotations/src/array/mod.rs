@@ -43,6 +43,7 @@ use bach_runtime::{session, Annotation, BachError, Element, Family, Lazy, Meta, 
 use ndarray::{ArcArray as NdArc, Dimension, Ix0, Ix1, Ix2, Ix3, Ix4, Ix5, Ix6, IxDyn};
 
 mod operators;
+pub(crate) use operators::as_real;
 pub mod storage;
 mod views;
 mod views_mut;
