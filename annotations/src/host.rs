@@ -180,6 +180,14 @@ impl<A: Clone, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
     {
         rhs.assign_to(self.evaluated_mut());
     }
+    /// Folds along `axis` (ndarray's `fold_axis`), on the host: a Bach array of the results.
+    #[track_caller]
+    pub fn fold_axis<B: Clone, F: FnMut(&B, &A) -> B>(&self, axis: Axis, init: B, fold: F) -> Array<B, D::Smaller>
+    where
+        D: RemoveAxis,
+    {
+        host(self.evaluated().fold_axis(axis, init, fold))
+    }
     /// The elements at `indices` along `axis` (ndarray's `select`), on the host.
     #[track_caller]
     pub fn select(&self, axis: Axis, indices: &[usize]) -> Array<A, D>

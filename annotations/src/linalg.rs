@@ -351,18 +351,31 @@ impl<A: Element, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
         self.call(&slice_rows_op(range), &[])
     }
 
-    /// A new axis of length 1 at `axis` (ndarray's `insert_axis`): panics at this line when
-    /// `axis` is past the array's axes; [`Array::try_insert_axis`] returns it as an error.
-    #[track_caller]
-    pub fn insert_axis(&self, axis: Axis) -> Array<A, D::Larger> {
-        or_panic(self.try_insert_axis(axis))
-    }
     pub fn try_insert_axis(&self, axis: Axis) -> Result<Array<A, D::Larger>> {
         let at = axis.index();
         if at > self.ndim() {
             return Err(BachError::invalid("insert_axis", format!("axis {at} of a {}-d array", self.ndim())));
         }
         self.call(&insert_axis_op(at, self.ndim()), &[])
+    }
+}
+
+impl<A, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
+    /// A new axis of length 1 at `axis` (ndarray's `insert_axis`; lazy for Bach's graph
+    /// element types, at once on the host for any other): panics at this line when `axis` is
+    /// past the array's axes; [`Array::try_insert_axis`] returns it as an error.
+    #[track_caller]
+    pub fn insert_axis(&self, axis: Axis) -> Array<A, D::Larger> {
+        fn graph<B: Element, A, S: Data<Elem = A>, D: Dimension>(x: &ArrayBase<S, D>, axis: Axis) -> Option<Array<A, D::Larger>> {
+            crate::array::as_real::<B, A, S, D>(x).map(|x| crate::array::same_type(or_panic(x.try_insert_axis(axis))))
+        }
+        if let Some(r) = graph::<f64, _, _, _>(self, axis).or_else(|| graph::<f32, _, _, _>(self, axis)).or_else(|| graph::<i64, _, _, _>(self, axis)).or_else(|| graph::<bool, _, _, _>(self, axis)) {
+            return r;
+        }
+        if axis.index() > self.ndim() {
+            panic!("{}", BachError::invalid("insert_axis", format!("axis {} of a {}-d array", axis.index(), self.ndim())));
+        }
+        Array::from_host_in(self.evaluated().clone().insert_axis(axis), self.home())
     }
 }
 

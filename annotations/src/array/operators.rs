@@ -28,8 +28,8 @@ fn as_float<F, A, S: Data<Elem = A>, D: Dimension>(a: &ArrayBase<S, D>) -> &Arra
     unsafe { &*(a as *const ArrayBase<S, D>).cast::<Array<F, D>>() }
 }
 
-/// `a` as an array of Bach's float type `F`, when its elements are `F`s.
-pub(crate) fn as_real<F: Real, A, S: Data<Elem = A>, D: Dimension>(a: &ArrayBase<S, D>) -> Option<&Array<F, D>> {
+/// `a` as an array of `F`s (one of Bach's element types), when its elements are `F`s.
+pub(crate) fn as_real<F, A, S: Data<Elem = A>, D: Dimension>(a: &ArrayBase<S, D>) -> Option<&Array<F, D>> {
     (crate::array::type_id::<A>() == crate::array::type_id::<F>()).then(|| as_float::<F, A, S, D>(a))
 }
 
