@@ -46,10 +46,6 @@ impl Elems {
             Elems::Heap(e.into())
         }
     }
-    /// The one axis' element `self` holds, with full slices for the other `ndim - 1` axes.
-    pub(super) fn padded(&self, ndim: usize, axis: usize) -> Vec<SliceInfoElem> {
-        (0..ndim).map(|k| if k == axis { self.as_slice()[0] } else { SliceInfoElem::from(..) }).collect()
-    }
     pub(super) fn as_slice(&self) -> &[SliceInfoElem] {
         match self {
             Elems::Inline(n, e) => &e[..*n as usize],

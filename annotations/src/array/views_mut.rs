@@ -16,7 +16,7 @@ use std::mem::ManuallyDrop;
 use std::sync::{Arc, OnceLock};
 
 use bach_runtime::{BachError, Lazy, Result, Session};
-use ndarray::{ArcArray as NdArc, Axis, Dimension, Ix1, IxDyn, RawArrayView, RawArrayViewMut, RemoveAxis, Slice, SliceArg, SliceInfoElem};
+use ndarray::{ArcArray as NdArc, Axis, Dimension, Ix1, IxDyn, RawArrayViewMut, RemoveAxis, Slice, SliceArg, SliceInfoElem};
 
 use super::views::{Anchor, Cut, Elems};
 use super::{check_ndim, ArrayBase, Data, DataMut, RawData, ReadNode, ViewRepr};
@@ -37,26 +37,27 @@ pub type ArrayViewMutD<'a, A> = ArrayViewMut<'a, A, IxDyn>;
 /// parent handle owns, or the memory `aview_mut1` borrows), valid for the view's borrow.
 pub(super) struct Back<A, D> {
     values: Option<NdArc<A, D>>,
-    target: RawArrayViewMut<A, IxDyn>,
-    /// `target.assign(values)` (made where `A: Clone` is known).
-    assign: unsafe fn(RawArrayView<A, IxDyn>, RawArrayViewMut<A, IxDyn>),
+    target: RawArrayViewMut<A, D>,
+    /// `*to = from.clone()` (made where `A: Clone` is known).
+    clone_into: unsafe fn(&A, *mut A),
 }
-unsafe fn assign_into<A: Clone>(from: RawArrayView<A, IxDyn>, to: RawArrayViewMut<A, IxDyn>) {
-    // SAFETY: `to` is the parent's elements, borrowed mutably by the view; `from` the view's own.
-    unsafe { to.deref_into_view_mut().assign(&from.deref_into_view()) }
+unsafe fn clone_into<A: Clone>(from: &A, to: *mut A) {
+    // SAFETY: `to` is an element of the parent, borrowed mutably by the view.
+    unsafe { *to = from.clone() }
 }
 impl<A, D: Dimension> Back<A, D> {
     /// Writes the values into the parent.
     fn write(&self) {
         if let Some(v) = &self.values {
             // SAFETY: the parent's elements are still borrowed by the view being written.
-            unsafe { (self.assign)(v.raw_view().into_dyn(), self.target.clone()) }
+            let to = unsafe { self.target.clone().deref_into_view_mut() };
+            ndarray::Zip::from(to).and(v).for_each(|t, v| unsafe { (self.clone_into)(v, t) });
         }
     }
 }
-impl<A, D> Back<A, D> {
+impl<A, D: Clone> Back<A, D> {
     /// The parent's elements seen as the view's are (`reversed_axes`, `swap_axes` of the view).
-    pub(super) fn map_target(&mut self, f: impl FnOnce(RawArrayViewMut<A, IxDyn>) -> RawArrayViewMut<A, IxDyn>) {
+    pub(super) fn map_target(&mut self, f: impl FnOnce(RawArrayViewMut<A, D>) -> RawArrayViewMut<A, D>) {
         self.target = f(self.target.clone());
     }
 }
@@ -123,13 +124,15 @@ impl<A, D> Held<A, D> {
         let Some(back) = self.take_back() else {
             return Ok(Held::new(self.v.take().map(f).transpose()?));
         };
-        match back.values.clone().map(f).transpose() {
-            Ok(values) => Ok(Held::with_back(Box::new(Back { values, target: back.target, assign: back.assign }))),
-            Err(e) => {
+        let target = back.target.clone().into_dimensionality::<E>();
+        match (back.values.clone().map(f).transpose(), target) {
+            (Ok(values), Ok(target)) => Ok(Held::with_back(Box::new(Back { values, target, clone_into: back.clone_into }))),
+            (Err(e), _) => {
                 // Written back when `self` drops: nothing the view wrote is lost.
                 self.back = Guard(Some((Box::into_raw(back) as usize, finish::<A, D>)));
                 Err(e)
             }
+            (Ok(_), Err(_)) => unreachable!("the values and the parent's elements have one shape"),
         }
     }
 }
@@ -193,7 +196,7 @@ impl<S: RawData, D> ArrayBase<S, D> {
 impl<A, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
     /// Writes a mutable view's values back now, and ends its way back (what a view that becomes
     /// an owned array, or is iterated by value, does first); `None` for any other handle.
-    pub(super) fn flush_back(&mut self) -> Option<RawArrayViewMut<A, IxDyn>> {
+    pub(super) fn flush_back(&mut self) -> Option<RawArrayViewMut<A, D>> {
         let back = self.held.take_back()?;
         back.write();
         // The values stay the handle's own.
@@ -205,13 +208,17 @@ impl<A, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
 
 /// A mutable view of the elements `target` (borrowed for `'a`): their values copied into the
 /// handle, written back when it is dropped.
-fn mut_view_of<'a, A: Clone, E: Dimension>(target: RawArrayViewMut<A, IxDyn>, home: Option<Arc<Session>>, read: ReadNode<A>) -> Result<ArrayViewMut<'a, A, E>> {
-    check_ndim::<E>("view_mut", target.shape())?;
+fn mut_view_of<'a, A: Clone, E: Dimension>(target: RawArrayViewMut<A, E>, home: Option<Arc<Session>>, read: ReadNode<A>) -> ArrayViewMut<'a, A, E> {
     // SAFETY: `target` is valid and unaliased for `'a` (the caller's mutable borrow).
-    let value = unsafe { target.clone().deref_into_view() }.to_owned();
-    let value = value.into_dimensionality::<E>().map_err(|e| BachError::shape("view_mut", e.to_string()))?.into_shared();
-    let held = Held::with_back(Box::new(Back { values: Some(value), target, assign: assign_into::<A> }));
-    Ok(ArrayBase { lazy: OnceLock::new(), held, value: OnceLock::new(), home, read, anchor: None, _marker: PhantomData })
+    let value = unsafe { target.clone().deref_into_view() }.to_owned().into_shared();
+    let held = Held::with_back(Box::new(Back { values: Some(value), target, clone_into: clone_into::<A> }));
+    ArrayBase { lazy: OnceLock::new(), held, value: OnceLock::new(), home, read, anchor: None, _marker: PhantomData }
+}
+/// [`mut_view_of`] elements cut from a parent's as a dynamic-dimension view.
+fn mut_view_dyn<'a, A: Clone, E: Dimension>(target: RawArrayViewMut<A, IxDyn>, home: Option<Arc<Session>>, read: ReadNode<A>) -> Result<ArrayViewMut<'a, A, E>> {
+    check_ndim::<E>("view_mut", target.shape())?;
+    let target = target.into_dimensionality::<E>().map_err(|e| BachError::shape("view_mut", e.to_string()))?;
+    Ok(mut_view_of(target, home, read))
 }
 
 impl<A: Clone, S: DataMut<Elem = A>, D: Dimension> ArrayBase<S, D> {
@@ -223,13 +230,21 @@ impl<A: Clone, S: DataMut<Elem = A>, D: Dimension> ArrayBase<S, D> {
         if let Some(c) = cut {
             target = c.apply(target);
         }
+        mut_view_dyn(target, home, read)
+    }
+    /// The elements for a mutable view, cut by `f` in the array's own dimension type (no
+    /// dynamic dimensions: the small-array path).
+    fn mut_with<E: Dimension>(&mut self, f: impl FnOnce(RawArrayViewMut<A, D>) -> RawArrayViewMut<A, E>) -> ArrayViewMut<'_, A, E> {
+        let home = Some(self.home());
+        let read = self.read;
+        let target = f(self.evaluated_mut().raw_view_mut());
         mut_view_of(target, home, read)
     }
 
     /// A mutable view of the whole array (ndarray's `view_mut`; evaluates).
     #[track_caller]
     pub fn view_mut(&mut self) -> ArrayViewMut<'_, A, D> {
-        crate::elementwise::or_panic(self.mut_cut(None))
+        self.mut_with(|t| t)
     }
     /// A mutable view of `info` (ndarray's `slice_mut`); panics at this line when the slice
     /// does not fit the shape, as ndarray's does.
@@ -239,7 +254,7 @@ impl<A: Clone, S: DataMut<Elem = A>, D: Dimension> ArrayBase<S, D> {
         if let Err(why) = sliced_shape(self.shape(), &elems) {
             panic!("{}", BachError::invalid("slice_mut", format!("{} of shape {:?}: {why}", describe(&elems), self.shape())));
         }
-        crate::elementwise::or_panic(self.mut_cut(Some(Cut::Elems(Elems::of(&elems)))))
+        self.mut_with(move |t| t.slice_move(info))
     }
     /// A mutable view of the slice `slice` of axis `axis` (ndarray's `slice_axis_mut`).
     #[track_caller]
@@ -259,7 +274,7 @@ impl<A: Clone, S: DataMut<Elem = A>, D: Dimension> ArrayBase<S, D> {
         if axis.index() >= self.ndim() || index >= self.shape()[axis.index()] {
             panic!("{}", BachError::invalid("index_axis_mut", format!("index {index} of axis {} of shape {:?}", axis.index(), self.shape())));
         }
-        crate::elementwise::or_panic(self.mut_cut(Some(Cut::Index(axis, index))))
+        self.mut_with(move |t| t.index_axis_move(axis, index))
     }
     /// Row `index` of a matrix, a mutable view (ndarray's `row_mut`).
     #[track_caller]
@@ -311,11 +326,10 @@ impl<'a, A: Clone, D: Dimension> ArrayViewMut<'a, A, D> {
         let target = match self.flush_back() {
             Some(t) => t,
             // Not a view of a parent (never: every Bach mutable view has one).
-            None => self.evaluated_mut().raw_view_mut().into_dyn(),
+            None => self.evaluated_mut().raw_view_mut(),
         };
         // SAFETY: the parent's elements, mutably borrowed for `'a`; the handle no longer writes.
-        let v = unsafe { target.deref_into_view_mut() };
-        v.into_dimensionality::<D>().expect("the view's own dimension type")
+        unsafe { target.deref_into_view_mut() }
     }
 }
 
@@ -331,8 +345,9 @@ impl<'a, A: Clone, D: Dimension> ArrayViewMut<'a, A, D> {
         let (home, read) = (Some(self.home()), self.read);
         let target = self.flush_back().expect("a mutable view has a parent");
         let part = |range: std::ops::Range<usize>| {
-            let t = target.clone().slice_move(&*Elems::of(&[SliceInfoElem::from(range)]).padded(target.ndim(), axis.index()));
-            crate::elementwise::or_panic(mut_view_of(t, home.clone(), read))
+            let mut t = target.clone();
+            t.slice_axis_inplace(axis, Slice::from(range));
+            mut_view_of(t, home.clone(), read)
         };
         (part(0..index), part(index..n))
     }
@@ -361,7 +376,7 @@ impl<A: Clone, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
         }
         // SAFETY: the same contiguous elements, still borrowed by this view.
         let t = unsafe { RawArrayViewMut::from_shape_ptr(IxDyn(dims), target.as_ptr() as *mut A) };
-        Some(match mut_view_of::<A, E>(t, home, read) {
+        Some(match mut_view_dyn::<A, E>(t, home, read) {
             Ok(v) => {
                 let p = v.into_parts();
                 Ok(ArrayBase { lazy: p.lazy, held: p.held, value: p.value, home: p.home, read: p.read, anchor: p.anchor, _marker: PhantomData })
@@ -391,8 +406,8 @@ impl<'a, A: Clone, D: Dimension> ndarray::IntoNdProducer for ArrayViewMut<'a, A,
 
 /// A mutable view of `xs` (ndarray's `aview_mut1`).
 pub fn aview_mut1<A: Clone>(xs: &mut [A]) -> ArrayViewMut1<'_, A> {
-    let target = ndarray::ArrayViewMut1::from(xs).into_dyn().raw_view_mut();
-    crate::elementwise::or_panic(mut_view_of(target, None, super::no_node::<A>))
+    let target = ndarray::ArrayViewMut1::from(xs).raw_view_mut();
+    mut_view_of(target, None, super::no_node::<A>)
 }
 impl<'a, A: Clone> From<&'a mut [A]> for ArrayViewMut1<'a, A> {
     fn from(xs: &'a mut [A]) -> Self {
@@ -402,7 +417,7 @@ impl<'a, A: Clone> From<&'a mut [A]> for ArrayViewMut1<'a, A> {
 /// An ndarray mutable view as a Bach one (its values copied into the handle, written back).
 impl<'a, A: Clone, D: Dimension> From<ndarray::ArrayViewMut<'a, A, D>> for ArrayViewMut<'a, A, D> {
     fn from(mut v: ndarray::ArrayViewMut<'a, A, D>) -> Self {
-        crate::elementwise::or_panic(mut_view_of(v.raw_view_mut().into_dyn(), None, super::no_node::<A>))
+        mut_view_of(v.raw_view_mut(), None, super::no_node::<A>)
     }
 }
 
@@ -454,7 +469,7 @@ impl<'a, A: Clone, D: Dimension> LanesMut<'a, A, D> {
             t = t.index_axis_move(Axis(ax), i % n);
             i /= n;
         }
-        crate::elementwise::or_panic(mut_view_of(t, self.home.clone(), self.read))
+        crate::elementwise::or_panic(mut_view_dyn(t, self.home.clone(), self.read))
     }
 }
 impl<'a, A: Clone, D: Dimension> Iterator for LanesMut<'a, A, D> {
@@ -507,7 +522,7 @@ pub struct AxisViewsMut<'a, A, E> {
 impl<'a, A: Clone, E: Dimension> AxisViewsMut<'a, A, E> {
     fn at(&self, i: usize) -> ArrayViewMut<'a, A, E> {
         let t = self.target.clone().index_axis_move(self.axis, i);
-        crate::elementwise::or_panic(mut_view_of(t, self.home.clone(), self.read))
+        crate::elementwise::or_panic(mut_view_dyn(t, self.home.clone(), self.read))
     }
 }
 impl<'a, A: Clone, E: Dimension> Iterator for AxisViewsMut<'a, A, E> {
