@@ -44,9 +44,10 @@ pub mod widgets;
 
 pub use array::storage::{CowRepr, Data, DataMut, DataOwned, DataShared, OwnedArcRepr, OwnedRepr, RawData, RawDataClone, RawDataMut, ViewRepr};
 pub use array::{
-    arr0, arr1, arr2, arr3, aview0, aview1, aview2, concatenate, evaluate, stack, Anchor, ArcArray, ArcArray1, ArcArray2, Array, Array0, Array1, Array2, Array3, Array4, Array5,
-    Array6, ArrayBase, ArrayD, ArrayView, ArrayView0, ArrayView1, ArrayView2, ArrayView3, ArrayView4, ArrayView5, ArrayView6, ArrayViewD, AsLazy, AxisViews, CowArray, CowArray1,
-    AssignFrom, AssignOperand, CowArray2, Host, Lanes, Operand, Scalar, ShapeArg, aview_mut1, ArrayViewMut, ArrayViewMut0, ArrayViewMut1, ArrayViewMut2, ArrayViewMut3, ArrayViewMut4, ArrayViewMut5, ArrayViewMut6, ArrayViewMutD, AxisViewsMut, LanesMut,
+    arr0, arr1, arr2, arr3, aview0, aview1, aview2, aview_mut1, concatenate, evaluate, stack, Anchor, ArcArray, ArcArray1, ArcArray2, Array, Array0, Array1, Array2, Array3,
+    Array4, Array5, Array6, ArrayBase, ArrayD, ArrayView, ArrayView0, ArrayView1, ArrayView2, ArrayView3, ArrayView4, ArrayView5, ArrayView6, ArrayViewD, ArrayViewMut,
+    ArrayViewMut0, ArrayViewMut1, ArrayViewMut2, ArrayViewMut3, ArrayViewMut4, ArrayViewMut5, ArrayViewMut6, ArrayViewMutD, AsLazy, AssignFrom, AssignOperand, AxisViews,
+    AxisViewsMut, CowArray, CowArray1, CowArray2, Host, Lanes, LanesMut, Operand, Scalar, ShapeArg,
 };
 pub use bach_runtime as runtime;
 pub use bach_runtime::{BachError, Result};
@@ -106,15 +107,12 @@ pub mod prelude {
 #[doc(hidden)]
 pub mod prelude_without_macros {
     pub use crate::{
-        arr0, arr1, arr2, arr3, aview0, aview1, aview2, evaluate, where_, ArcArray, Array, Array0, Array1, Array2, Array3, Array4, Array5, Array6, ArrayBase, ArrayD, ArrayView,
-        ArrayView0, ArrayView1, ArrayView2, ArrayView3, ArrayView4, ArrayView5, ArrayView6, ArrayViewD, CowArray, Data, DataMut, DataOwned, Device, Dot, RawData, Real,
-        aview_mut1, ArrayViewMut, ArrayViewMut0, ArrayViewMut1, ArrayViewMut2, ArrayViewMut3, ArrayViewMut4, ArrayViewMut5, ArrayViewMut6, ArrayViewMutD,
+        arr0, arr1, arr2, arr3, aview0, aview1, aview2, aview_mut1, evaluate, where_, ArcArray, Array, Array0, Array1, Array2, Array3, Array4, Array5, Array6, ArrayBase, ArrayD,
+        ArrayView, ArrayView0, ArrayView1, ArrayView2, ArrayView3, ArrayView4, ArrayView5, ArrayView6, ArrayViewD, ArrayViewMut, ArrayViewMut0, ArrayViewMut1, ArrayViewMut2,
+        ArrayViewMut3, ArrayViewMut4, ArrayViewMut5, ArrayViewMut6, ArrayViewMutD, CowArray, Data, DataMut, DataOwned, Device, Dot, RawData, Real,
     };
     pub use bach_runtime::{BachError, Plan};
-    pub use ndarray::{
-        azip, s, Axis, Dim,
-        Dimension, Ix, Ix0, Ix1, Ix2, Ix3, Ix4, Ix5, Ix6, IxDyn, NewAxis, RawArrayView, RawArrayViewMut, ShapeBuilder,
-    };
+    pub use ndarray::{azip, s, Axis, Dim, Dimension, Ix, Ix0, Ix1, Ix2, Ix3, Ix4, Ix5, Ix6, IxDyn, NewAxis, RawArrayView, RawArrayViewMut, ShapeBuilder};
 }
 
 // Every other public name of ndarray, so that `use bach::{Zip, s, NdFloat};` reads as

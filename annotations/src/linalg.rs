@@ -369,7 +369,11 @@ impl<A, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
         fn graph<B: Element, A, S: Data<Elem = A>, D: Dimension>(x: &ArrayBase<S, D>, axis: Axis) -> Option<Array<A, D::Larger>> {
             crate::array::as_real::<B, A, S, D>(x).map(|x| crate::array::same_type(or_panic(x.try_insert_axis(axis))))
         }
-        if let Some(r) = graph::<f64, _, _, _>(self, axis).or_else(|| graph::<f32, _, _, _>(self, axis)).or_else(|| graph::<i64, _, _, _>(self, axis)).or_else(|| graph::<bool, _, _, _>(self, axis)) {
+        if let Some(r) = graph::<f64, _, _, _>(self, axis)
+            .or_else(|| graph::<f32, _, _, _>(self, axis))
+            .or_else(|| graph::<i64, _, _, _>(self, axis))
+            .or_else(|| graph::<bool, _, _, _>(self, axis))
+        {
             return r;
         }
         if axis.index() > self.ndim() {

@@ -228,7 +228,6 @@ fn mutable_ndarray_views_take_bach_operands_and_views_split_and_swap() {
     assert_eq!(v.into_iter().copied().collect::<Vec<_>>(), vec![0.0, 1.0, 0.0, 4.0, 0.0, 9.0]);
 }
 
-
 // --- Mutable views: Bach's, writing into their parent as ndarray's do. ---
 
 /// eom-style in-place integrator: generic over `S: DataMut`, given a column of a larger array.

@@ -49,8 +49,10 @@ mod views;
 mod views_mut;
 
 pub use storage::{CowRepr, Data, DataMut, OwnedArcRepr, OwnedRepr, RawData, RawDataClone, ViewRepr};
-pub use views_mut::{aview_mut1, LanesMut, ArrayViewMut, ArrayViewMut0, ArrayViewMut1, ArrayViewMut2, ArrayViewMut3, ArrayViewMut4, ArrayViewMut5, ArrayViewMut6, ArrayViewMutD, AxisViewsMut};
 pub use views::{arr0, arr1, arr2, arr3, aview0, aview1, aview2, concatenate, stack, Anchor, ArcArray, ArcArray1, ArcArray2, AxisViews, CowArray1, CowArray2, Lanes};
+pub use views_mut::{
+    aview_mut1, ArrayViewMut, ArrayViewMut0, ArrayViewMut1, ArrayViewMut2, ArrayViewMut3, ArrayViewMut4, ArrayViewMut5, ArrayViewMut6, ArrayViewMutD, AxisViewsMut, LanesMut,
+};
 
 /// An n-d array of `S::Elem` with dimension type `D` and storage kind `S` (ndarray's
 /// `ArrayBase`: see [`storage`] for the kinds). Cheap to clone, `Send + Sync`.
@@ -631,7 +633,15 @@ impl<A, D: Dimension> Array<A, D> {
         Self::from_host_in(value, session::current())
     }
     pub(crate) fn from_host_in(value: NdArc<A, D>, home: Arc<Session>) -> Self {
-        ArrayBase { lazy: OnceLock::new(), held: views_mut::Held::new(Some(value)), value: OnceLock::new(), home: Some(home), read: no_node::<A>, anchor: None, _marker: PhantomData }
+        ArrayBase {
+            lazy: OnceLock::new(),
+            held: views_mut::Held::new(Some(value)),
+            value: OnceLock::new(),
+            home: Some(home),
+            read: no_node::<A>,
+            anchor: None,
+            _marker: PhantomData,
+        }
     }
 
     /// An array holding `a`'s data (moved into the session; evaluated already). A large

@@ -162,7 +162,8 @@ impl<A, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
     /// The array `cut` of this one, tagged `S2`, anchored at `anchor`: sharing this array's
     /// host buffer when it has one, else a lazy op of its node.
     fn cut<S2: RawData<Elem = A>, E: Dimension>(&self, cut: Cut, anchor: Option<Anchor<A>>) -> Result<ArrayBase<S2, E>> {
-        let mut out = ArrayBase { lazy: OnceLock::new(), held: Held::new(None), value: OnceLock::new(), home: None, read: self.read, anchor: anchor.map(Box::new), _marker: PhantomData };
+        let mut out =
+            ArrayBase { lazy: OnceLock::new(), held: Held::new(None), value: OnceLock::new(), home: None, read: self.read, anchor: anchor.map(Box::new), _marker: PhantomData };
         // A host value with no node, or a small one, is viewed where it is; a large array with
         // a node is cut by a lazy op, so plans keep their pieces and their accelerator.
         let host = self.value_ref().filter(|_| self.lazy.get().is_none() || self.small_host().is_some());
@@ -286,7 +287,8 @@ impl<A, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
     /// A view sliced on each axis by `f` of the axis (ndarray's `slice_each_axis`).
     #[track_caller]
     pub fn slice_each_axis<F: FnMut(ndarray::AxisDescription) -> Slice>(&self, mut f: F) -> ArrayView<'_, A, D> {
-        let elems: Vec<SliceInfoElem> = self.shape().iter().enumerate().map(|(k, &len)| SliceInfoElem::from(f(ndarray::AxisDescription { axis: Axis(k), len, stride: 1 }))).collect();
+        let elems: Vec<SliceInfoElem> =
+            self.shape().iter().enumerate().map(|(k, &len)| SliceInfoElem::from(f(ndarray::AxisDescription { axis: Axis(k), len, stride: 1 }))).collect();
         if let Err(why) = sliced_shape(self.shape(), &elems) {
             panic!("{}", BachError::invalid("slice_each_axis", format!("{} of shape {:?}: {why}", describe(&elems), self.shape())));
         }
