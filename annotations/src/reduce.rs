@@ -500,27 +500,6 @@ fn reduce_kernel(src: &mut String, r: Reducer, layout: Layout, d: DType) {
     );
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn pairwise_matches_exact_small_sums() {
-        let x: Vec<f64> = (1..=1000).map(|i| i as f64).collect();
-        assert_eq!(pairwise_sum(&x), 500500.0);
-        assert_eq!(pairwise_sum::<f64>(&[]), 0.0);
-    }
-
-    #[test]
-    fn nan_propagates_through_min_and_max() {
-        assert!(nan_min(f64::NAN, 1.0).is_nan());
-        assert!(nan_min(1.0, f64::NAN).is_nan());
-        assert!(nan_max(1.0, f64::NAN).is_nan());
-        assert_eq!(nan_min(1.0, 2.0), 1.0);
-        assert_eq!(nan_max(1.0, 2.0), 2.0);
-    }
-}
-
 /// `sum`, `sum_axis`, `mean` and `mean_axis` for every element type ndarray's take (code
 /// generic over `A: NdFloat` or `A: Clone + Zero + Add` ports too): f64 and f32 arrays take
 /// Bach's planned reductions (the `Real` methods above), every other type computes at once on
@@ -575,5 +554,26 @@ impl<A: Clone + num_traits::Zero + std::ops::Add<Output = A>, S: crate::array::D
         real::<f64, _, _, _>(self, axis)
             .or_else(|| real::<f32, _, _, _>(self, axis))
             .unwrap_or_else(|| self.evaluated().mean_axis(axis).map(|m| Array::from_host_in(m.into_shared(), self.home())))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pairwise_matches_exact_small_sums() {
+        let x: Vec<f64> = (1..=1000).map(|i| i as f64).collect();
+        assert_eq!(pairwise_sum(&x), 500500.0);
+        assert_eq!(pairwise_sum::<f64>(&[]), 0.0);
+    }
+
+    #[test]
+    fn nan_propagates_through_min_and_max() {
+        assert!(nan_min(f64::NAN, 1.0).is_nan());
+        assert!(nan_min(1.0, f64::NAN).is_nan());
+        assert!(nan_max(1.0, f64::NAN).is_nan());
+        assert_eq!(nan_min(1.0, 2.0), 1.0);
+        assert_eq!(nan_max(1.0, 2.0), 2.0);
     }
 }
