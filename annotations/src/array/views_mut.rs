@@ -7,12 +7,12 @@
 //! A mutable view holds its elements as its own host value (copied once from the parent, which
 //! is evaluated and made the parent handle's own first), so that every method of the family
 //! works on it as on any array; the parent stays mutably borrowed for the view's lifetime, and
-//! its elements are written back when the view is dropped (a [`Back`] in its [`Held`]). Iterating a mutable
-//! view by value (`for x in v`, `Zip::from(v)`) hands out references into the parent's own
-//! elements instead, as ndarray's do (what the view wrote before is written back first).
+//! its elements are written back when the view is dropped (a [`Back`] in its [`Held`]).
+//! Iterating a mutable view by value (`for x in v`, `Zip::from(v)`) hands out references into
+//! the parent's own elements instead, as ndarray's do (what the view wrote before is written
+//! back first).
 
 use std::marker::PhantomData;
-use std::mem::ManuallyDrop;
 use std::sync::{Arc, OnceLock};
 
 use bach_runtime::{BachError, Lazy, Result, Session};
@@ -160,7 +160,7 @@ impl<A, D: Clone> Clone for Held<A, D> {
     }
 }
 
-/// A handle's fields, moved out (a handle has a `Drop`).
+/// A handle's fields, moved out (to re-make the handle with another kind or dimension type).
 pub(super) struct Parts<A, D> {
     pub lazy: OnceLock<Lazy>,
     pub held: Held<A, D>,
@@ -171,21 +171,10 @@ pub(super) struct Parts<A, D> {
 }
 
 impl<S: RawData, D> ArrayBase<S, D> {
-    /// The fields, moved out without running `Drop` (a mutable view's way back goes with its
-    /// anchor).
+    /// The fields, moved out (a mutable view's way back goes with `held`).
     pub(super) fn into_parts(self) -> Parts<S::Elem, D> {
-        let me = ManuallyDrop::new(self);
-        // SAFETY: each field is read once, and `me` is never dropped.
-        unsafe {
-            Parts {
-                lazy: std::ptr::read(&me.lazy),
-                held: std::ptr::read(&me.held),
-                value: std::ptr::read(&me.value),
-                home: std::ptr::read(&me.home),
-                read: me.read,
-                anchor: std::ptr::read(&me.anchor),
-            }
-        }
+        let ArrayBase { lazy, held, value, home, read, anchor, _marker } = self;
+        Parts { lazy, held, value, home, read, anchor }
     }
     /// Whether this handle is a mutable view that writes back into its parent.
     pub(crate) fn writes_back(&self) -> bool {
