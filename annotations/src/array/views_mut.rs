@@ -410,6 +410,34 @@ impl<'a, A: Clone, D: Dimension> From<ndarray::ArrayViewMut<'a, A, D>> for Array
     }
 }
 
+/// `Iterator`, `ExactSizeIterator` and `DoubleEndedIterator` for an iterator of mutable views
+/// that makes its item `i` with `self.at(i)` over `self.next..self.end`.
+macro_rules! index_iterator {
+    ($T:ident, $E:ident, $Item:ty) => {
+        impl<'a, A: Clone, $E: Dimension> Iterator for $T<'a, A, $E> {
+            type Item = $Item;
+            fn next(&mut self) -> Option<Self::Item> {
+                (self.next < self.end).then(|| {
+                    self.next += 1;
+                    self.at(self.next - 1)
+                })
+            }
+            fn size_hint(&self) -> (usize, Option<usize>) {
+                (self.end - self.next, Some(self.end - self.next))
+            }
+        }
+        impl<A: Clone, $E: Dimension> ExactSizeIterator for $T<'_, A, $E> {}
+        impl<A: Clone, $E: Dimension> DoubleEndedIterator for $T<'_, A, $E> {
+            fn next_back(&mut self) -> Option<Self::Item> {
+                (self.next < self.end).then(|| {
+                    self.end -= 1;
+                    self.at(self.end)
+                })
+            }
+        }
+    };
+}
+
 impl<A: Clone, S: DataMut<Elem = A>, D: Dimension> ArrayBase<S, D> {
     /// Mutable views of the 1-d lanes along `axis` (ndarray's `lanes_mut`), in row-major
     /// order of the other axes; each writes back when it is dropped.
@@ -461,27 +489,7 @@ impl<'a, A: Clone, D: Dimension> LanesMut<'a, A, D> {
         crate::elementwise::or_panic(mut_view_dyn(t, self.home.clone(), self.read))
     }
 }
-impl<'a, A: Clone, D: Dimension> Iterator for LanesMut<'a, A, D> {
-    type Item = ArrayViewMut1<'a, A>;
-    fn next(&mut self) -> Option<Self::Item> {
-        (self.next < self.end).then(|| {
-            self.next += 1;
-            self.at(self.next - 1)
-        })
-    }
-    fn size_hint(&self) -> (usize, Option<usize>) {
-        (self.end - self.next, Some(self.end - self.next))
-    }
-}
-impl<A: Clone, D: Dimension> ExactSizeIterator for LanesMut<'_, A, D> {}
-impl<A: Clone, D: Dimension> DoubleEndedIterator for LanesMut<'_, A, D> {
-    fn next_back(&mut self) -> Option<Self::Item> {
-        (self.next < self.end).then(|| {
-            self.end -= 1;
-            self.at(self.end)
-        })
-    }
-}
+index_iterator!(LanesMut, D, ArrayViewMut1<'a, A>);
 /// `Zip::from(a.rows_mut())`, as over ndarray's `LanesMut` (its items ndarray's views).
 impl<'a, A: Clone + 'a, D: Dimension + 'a> ndarray::IntoNdProducer for LanesMut<'a, A, D> {
     type Item = ndarray::ArrayViewMut1<'a, A>;
@@ -514,27 +522,7 @@ impl<'a, A: Clone, E: Dimension> AxisViewsMut<'a, A, E> {
         crate::elementwise::or_panic(mut_view_dyn(t, self.home.clone(), self.read))
     }
 }
-impl<'a, A: Clone, E: Dimension> Iterator for AxisViewsMut<'a, A, E> {
-    type Item = ArrayViewMut<'a, A, E>;
-    fn next(&mut self) -> Option<Self::Item> {
-        (self.next < self.end).then(|| {
-            self.next += 1;
-            self.at(self.next - 1)
-        })
-    }
-    fn size_hint(&self) -> (usize, Option<usize>) {
-        (self.end - self.next, Some(self.end - self.next))
-    }
-}
-impl<A: Clone, E: Dimension> ExactSizeIterator for AxisViewsMut<'_, A, E> {}
-impl<A: Clone, E: Dimension> DoubleEndedIterator for AxisViewsMut<'_, A, E> {
-    fn next_back(&mut self) -> Option<Self::Item> {
-        (self.next < self.end).then(|| {
-            self.end -= 1;
-            self.at(self.end)
-        })
-    }
-}
+index_iterator!(AxisViewsMut, E, ArrayViewMut<'a, A, E>);
 /// `Zip::from(a.outer_iter_mut())`, as over ndarray's `AxisIterMut` (its items ndarray's views).
 impl<'a, A: Clone + 'a, E: Dimension> ndarray::IntoNdProducer for AxisViewsMut<'a, A, E> {
     type Item = ndarray::ArrayViewMut<'a, A, E>;
