@@ -8,7 +8,7 @@ use bach_runtime::{oa_alloc, session, Annotation, BachError, DType, Element, Lau
 use ndarray::{ArrayD, Dimension, Ix1, Ix2, IxDyn};
 use num_traits::{One, Zero};
 
-use crate::array::{Array, ShapeArg};
+use crate::array::{same_type, type_id, Array, Array1, ShapeArg};
 use crate::kernels;
 use crate::random::RandomState;
 use crate::real::Real;
@@ -206,9 +206,43 @@ impl<A: Real, D: Dimension> Array<A, D> {
     }
 }
 
-impl<A: Real> Array<A, Ix1> {
+/// `range` and `linspace` for every float type, as ndarray's (`A: Float`), so that code
+/// generic over its float type calls them: f64 and f32 (Bach's [`Real`] types) take Bach's
+/// path (at once when small, else a lazy node); any other float type is made by ndarray.
+impl<A: num_traits::Float> Array<A, Ix1> {
     /// `n` evenly spaced values from `start` to `end` inclusive (as ndarray and numpy).
     pub fn linspace(start: A, end: A, n: usize) -> Self {
+        real_or_host(
+            || Array1::<f64>::real_linspace(same_type(start), same_type(end), n),
+            || Array1::<f32>::real_linspace(same_type(start), same_type(end), n),
+            || ndarray::Array1::linspace(start, end, n),
+        )
+    }
+    /// Values from `start` to `end` (exclusive) by `step` (ndarray's `range`, numpy's
+    /// `arange`). A step the wrong way or zero gives an empty array, as ndarray's.
+    pub fn range(start: A, end: A, step: A) -> Self {
+        real_or_host(
+            || Array1::<f64>::real_range(same_type(start), same_type(end), same_type(step)),
+            || Array1::<f32>::real_range(same_type(start), same_type(end), same_type(step)),
+            || ndarray::Array1::range(start, end, step),
+        )
+    }
+}
+
+/// `f64()` when `A` is f64, `f32()` when it is f32, else `host()` as a host array.
+fn real_or_host<A: Clone>(f64: impl FnOnce() -> Array1<f64>, f32: impl FnOnce() -> Array1<f32>, host: impl FnOnce() -> ndarray::Array1<A>) -> Array1<A> {
+    if type_id::<A>() == type_id::<f64>() {
+        same_type(f64())
+    } else if type_id::<A>() == type_id::<f32>() {
+        same_type(f32())
+    } else {
+        Array1::from_host(host().into_shared())
+    }
+}
+
+impl<A: Real> Array<A, Ix1> {
+    /// [`Array::linspace`] of f64 or f32.
+    fn real_linspace(start: A, end: A, n: usize) -> Self {
         let step = if n > 1 { (end - start) / A::of((n - 1) as f64) } else { A::zero() };
         Self::sequence("linspace", start, step, n)
     }
@@ -222,9 +256,8 @@ impl<A: Real> Array<A, Ix1> {
         Self::wrap(arithmetic_node(name, A::DTYPE, param(&start), param(&step), n))
     }
 
-    /// Values from `start` to `end` (exclusive) by `step` (ndarray's `range`, numpy's
-    /// `arange`). A step the wrong way or zero gives an empty array, as ndarray's.
-    pub fn range(start: A, end: A, step: A) -> Self {
+    /// [`Array::range`] of f64 or f32.
+    fn real_range(start: A, end: A, step: A) -> Self {
         let steps = ((end - start) / step).ceil();
         let n = if step == A::zero() || steps.is_nan() || steps < A::zero() { 0 } else { steps.max(A::zero()).to_usize().unwrap_or(0) };
         Self::sequence("range", start, step, n)
@@ -237,13 +270,13 @@ impl<A: Real> Array<A, Ix1> {
         if step == A::zero() || steps.is_nan() || steps < A::zero() {
             return Err(BachError::invalid("range", format!("from {start} to {end} by {step}")));
         }
-        Ok(Self::range(start, end, step))
+        Ok(Self::real_range(start, end, step))
     }
 
     /// `n` values from `base^start` to `base^end`, their exponents evenly spaced (ndarray's
     /// `logspace`).
     pub fn logspace(base: A, start: A, end: A, n: usize) -> Self {
-        Self::linspace(start, end, n).mapv_host(move |e| base.powf(e))
+        Self::real_linspace(start, end, n).mapv_host(move |e| base.powf(e))
     }
 
     /// `n` values from `start` to `end` in geometric progression (ndarray's `geomspace`);
@@ -254,7 +287,7 @@ impl<A: Real> Array<A, Ix1> {
         }
         let sign = if start < A::zero() { -A::one() } else { A::one() };
         let (ls, le) = ((start * sign).ln(), (end * sign).ln());
-        Some(Self::linspace(ls, le, n).mapv_host(move |e| sign * e.exp()))
+        Some(Self::real_linspace(ls, le, n).mapv_host(move |e| sign * e.exp()))
     }
 
     fn mapv_host(&self, f: impl FnMut(A) -> A) -> Self {

@@ -143,6 +143,46 @@ impl<A: Clone> From<Vec<A>> for Array<A, Ix1> {
     }
 }
 
+/// `v` in row-major order: a copy of a graph element type's values (the types Bach's values
+/// hold); `None` for any other element type (which may not be `Clone`).
+fn standard_layout<A, D: Dimension>(v: ArcArray<A, D>) -> Option<ArcArray<A, D>> {
+    fn copy<B: Copy + 'static, A, D: Dimension>(v: &ArcArray<A, D>) -> Option<ArcArray<A, D>> {
+        (crate::array::type_id::<A>() == crate::array::type_id::<B>()).then(|| {
+            let b: &ArcArray<B, D> = crate::array::same_type(v);
+            crate::array::same_type(b.as_standard_layout().into_owned().into_shared())
+        })
+    }
+    copy::<f64, A, D>(&v).or_else(|| copy::<f32, A, D>(&v)).or_else(|| copy::<i64, A, D>(&v)).or_else(|| copy::<bool, A, D>(&v))
+}
+
+/// Reshaping, for any element type (`Clone` or not, as ndarray's).
+impl<A, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
+    /// The elements in a new shape, read in row-major order (ndarray's
+    /// `into_shape_with_order`); an error when the lengths differ.
+    #[track_caller]
+    ///
+    /// The result is of this array's storage kind: an array of an array; of a view, a view
+    /// of the same elements (an error of ndarray's kind when they are not contiguous in
+    /// row-major order, as ndarray's).
+    pub fn into_shape_with_order<Sh: crate::ShapeArg>(mut self, shape: Sh) -> std::result::Result<ArrayBase<S, Sh::Dim>, ndarray::ShapeError> {
+        let dims = shape.dims();
+        if let Some(r) = self.reshape_mut_view::<Sh::Dim>(&dims) {
+            return r;
+        }
+        let anchor = self.reshaped_anchor(&dims)?;
+        let v = self.evaluated().clone();
+        let v = if v.is_standard_layout() { v } else { standard_layout(v).ok_or_else(|| ndarray::ShapeError::from_kind(ndarray::ErrorKind::IncompatibleLayout))? };
+        let e = <Sh::Dim as Dimension>::from_dimension(&ndarray::IxDyn(&dims)).ok_or_else(|| ndarray::ShapeError::from_kind(ndarray::ErrorKind::IncompatibleShape))?;
+        let home = self.home();
+        v.into_shape_with_order(e).map(|a| Array::from_host_in(a, home).retag(anchor))
+    }
+    /// [`ArrayBase::into_shape_with_order`] (ndarray's deprecated `into_shape`).
+    #[track_caller]
+    pub fn into_shape<Sh: crate::ShapeArg>(self, shape: Sh) -> std::result::Result<ArrayBase<S, Sh::Dim>, ndarray::ShapeError> {
+        self.into_shape_with_order(shape)
+    }
+}
+
 /// An ndarray result as a Bach array holding its host value.
 pub(crate) fn host<A: Clone, D: Dimension>(a: ndarray::Array<A, D>) -> Array<A, D> {
     Array::from_host(a.into_shared())
@@ -207,29 +247,6 @@ impl<A: Clone, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
         let outer = self.raw_dim().remove_axis(axis);
         let values: Vec<B> = self.lanes(axis).map(f).collect();
         host(ndarray::Array::from_shape_vec(outer, values).expect("one value per lane"))
-    }
-    /// The elements in a new shape, read in row-major order (ndarray's
-    /// `into_shape_with_order`); an error when the lengths differ.
-    #[track_caller]
-    ///
-    /// The result is of this array's storage kind: an array of an array; of a view, a view
-    /// of the same elements (an error of ndarray's kind when they are not contiguous in
-    /// row-major order, as ndarray's).
-    pub fn into_shape_with_order<Sh: crate::ShapeArg>(mut self, shape: Sh) -> std::result::Result<ArrayBase<S, Sh::Dim>, ndarray::ShapeError> {
-        let dims = shape.dims();
-        if let Some(r) = self.reshape_mut_view::<Sh::Dim>(&dims) {
-            return r;
-        }
-        let anchor = self.reshaped_anchor(&dims)?;
-        let v = self.evaluated().as_standard_layout().into_owned();
-        let e = <Sh::Dim as Dimension>::from_dimension(&ndarray::IxDyn(&dims)).ok_or_else(|| ndarray::ShapeError::from_kind(ndarray::ErrorKind::IncompatibleShape))?;
-        let home = self.home();
-        v.into_shape_with_order(e).map(|a| Array::from_host_in(a.into_shared(), home).retag(anchor))
-    }
-    /// [`ArrayBase::into_shape_with_order`] (ndarray's deprecated `into_shape`).
-    #[track_caller]
-    pub fn into_shape<Sh: crate::ShapeArg>(self, shape: Sh) -> std::result::Result<ArrayBase<S, Sh::Dim>, ndarray::ShapeError> {
-        self.into_shape_with_order(shape)
     }
     /// The elements in row-major order (ndarray's `into_raw_vec`; no copy when this handle
     /// alone holds a standard-layout value).

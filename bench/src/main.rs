@@ -132,7 +132,7 @@ const USAGE: &str = "usage:
   bach-bench cost [--profile h100|default|FILE] [--device D]   (the cost model as JSON: edit it, pass it back with --profile FILE)
   bach-bench calibrate [--device D] [--out FILE]   (measure this machine, save its profile in the cache dir (and FILE): later sessions here load it)
   bach-bench bandwidth [--sizes 1MiB,64MiB,1GiB] [--repeat R] [--launches N]
-  bach-bench small-arrays [--steps N] [--repeat R]   (ndarray code on 3-element arrays in a loop, as written and ported to Bach)
+  bach-bench small-arrays [--steps N] [--repeat R] [--only lorenz|guide|oscillators]   (ndarray code on 3-element arrays in a loop, as written and ported to Bach)
   bach-bench panel [--log2 N] [--repeat R]   (a placement panel control moved: re-plan and redraw, Black-Scholes 2^N, default 20)
   bach-bench sweep <workload> --from A --to B [--modes cpu,bach,gpu] [--device D] [--memory SIZE] [--repeat R] [--limit SECONDS] [--out DIR]
              (each mode at sizes 2^A..2^B; writes sweep-<workload>.json and .svg into DIR, default .)

@@ -121,20 +121,36 @@ macro_rules! runge_kutta {
 runge_kutta!(eager, use ndarray::prelude::*;);
 runge_kutta!(ported, use bach::prelude::*;);
 
-/// The command: `small-arrays [--steps N] [--repeat R]`. Prints the best time of each over
-/// `repeat` interleaved runs and their ratio; fails when the two final states differ.
+/// The command: `small-arrays [--steps N] [--repeat R] [--only lorenz|guide|oscillators]`.
+/// Prints the best time of each over `repeat` interleaved runs and their ratio; fails when
+/// the two final states differ.
 pub fn main(args: &[String]) -> Result<(), String> {
-    let (mut steps, mut repeat) = (10_000usize, 5usize);
+    let (mut steps, mut repeat, mut only) = (10_000usize, 5usize, None);
     let mut it = args.iter();
     while let Some(flag) = it.next() {
         let value = it.next().ok_or(format!("{flag} needs a value"))?;
         match flag.as_str() {
             "--steps" => steps = value.parse().map_err(|e| format!("--steps: {e}"))?,
             "--repeat" => repeat = value.parse::<usize>().map_err(|e| format!("--repeat: {e}"))?.max(1),
-            other => return Err(format!("small-arrays takes --steps and --repeat, not {other}")),
+            "--only" if ["lorenz", "guide", "oscillators"].contains(&value.as_str()) => only = Some(value.as_str()),
+            other => return Err(format!("small-arrays takes --steps, --repeat and --only lorenz|guide|oscillators, not {other} {value}")),
         }
     }
     let h = 0.001;
+    let runs = |name: &str| only.is_none_or(|o| o == name);
+    if runs("lorenz") {
+        lorenz(steps, repeat, h)?;
+    }
+    if runs("guide") {
+        guide(steps, repeat, h)?;
+    }
+    if runs("oscillators") {
+        oscillators(steps, repeat, h)?;
+    }
+    Ok(())
+}
+
+fn lorenz(steps: usize, repeat: usize, h: f64) -> Result<(), String> {
     let (mut best_nd, mut best_bach) = (f64::INFINITY, f64::INFINITY);
     let (mut y_nd, mut y_bach) = (vec![], vec![]);
     for _ in 0..repeat {
@@ -153,6 +169,10 @@ pub fn main(args: &[String]) -> Result<(), String> {
     println!("  bach (ported)  {:>9.3} ms  ({:.2} us a step)", best_bach * 1e3, best_bach * 1e6 / steps as f64);
     println!("  bach/ndarray   {:>9.2}x", best_bach / best_nd);
     println!("final state {y_nd:?}");
+    Ok(())
+}
+
+fn guide(steps: usize, repeat: usize, h: f64) -> Result<(), String> {
     let (mut best_nd, mut best_bach) = (f64::INFINITY, f64::INFINITY);
     let (mut g_nd, mut g_bach) = ((vec![], 0.0), (vec![], 0.0));
     for _ in 0..repeat {
@@ -170,6 +190,10 @@ pub fn main(args: &[String]) -> Result<(), String> {
     println!("  ndarray        {:>9.3} ms  ({:.2} us a step)", best_nd * 1e3, best_nd * 1e6 / steps as f64);
     println!("  bach (ported)  {:>9.3} ms  ({:.2} us a step)", best_bach * 1e3, best_bach * 1e6 / steps as f64);
     println!("  bach/ndarray   {:>9.2}x", best_bach / best_nd);
+    Ok(())
+}
+
+fn oscillators(steps: usize, repeat: usize, h: f64) -> Result<(), String> {
     for n in [50usize, 500] {
         let steps = (steps / 10).max(1);
         let (mut best_nd, mut best_bach) = (f64::INFINITY, f64::INFINITY);

@@ -319,3 +319,40 @@ fn a_views_borrow_ends_at_its_last_use_as_ndarrays() {
     let total = same_kind_sum(&a.view(), &Array2::<f64>::ones((3, 3)).view());
     assert!((total - (a.sum() + 9.0)).abs() < 1e-12);
 }
+
+/// An element type that is not `Clone` (ndarray reshapes such arrays; Bach did not).
+#[derive(Debug, PartialEq)]
+struct Cell(u32);
+
+fn into_col<S: Data>(a: ArrayBase<S, Ix1>) -> ArrayBase<S, Ix2> {
+    let n = a.len();
+    a.into_shape_with_order((n, 1)).unwrap()
+}
+
+fn indices<T: bach::NdFloat>(n: usize) -> Array1<T> {
+    Array::range(T::zero(), T::from(n).unwrap(), T::one())
+}
+
+#[test]
+fn reshaping_and_ranges_ask_what_ndarrays_ask() {
+    // Any element type, `Clone` or not, and any storage kind keeps its kind.
+    let cells = Array1::from_shape_fn(3, |i| Cell(i as u32));
+    let col = into_col(cells);
+    assert_eq!(col.shape(), &[3, 1]);
+    assert_eq!(col[[2, 0]], Cell(2));
+    let v = arr1(&[1.0, 2.0, 3.0, 4.0]);
+    let row: ArrayView2<f64> = v.view().into_shape_with_order((2, 2)).unwrap();
+    assert_eq!(row.to_owned(), ndarray::arr2(&[[1.0, 2.0], [3.0, 4.0]]));
+    // A mutable view reshaped still writes into its parent; a strided one is refused.
+    let mut m = Array2::<f64>::zeros((2, 3));
+    m.row_mut(1).into_shape_with_order((3, 1)).unwrap().fill(7.0);
+    assert_eq!(m.row(1).to_vec(), vec![7.0; 3]);
+    assert!(m.column_mut(0).into_shape_with_order((1, 2)).is_err());
+    // A transposed host value is copied into row-major order first.
+    let t = Array2::from_array(ndarray::arr2(&[[1.0, 2.0], [3.0, 4.0]])).t().to_owned();
+    assert_eq!(t.into_shape_with_order(4).unwrap().to_vec(), vec![1.0, 3.0, 2.0, 4.0]);
+    // `range` of a generic float: Bach's path for f64/f32, ndarray's for any other.
+    assert_eq!(indices::<f64>(4).to_vec(), ndarray::Array1::<f64>::range(0.0, 4.0, 1.0).to_vec());
+    assert_eq!(indices::<f32>(3).to_vec(), vec![0.0f32, 1.0, 2.0]);
+    assert_eq!(Array1::<f64>::linspace(0.0, 1.0, 5).to_vec(), ndarray::Array1::linspace(0.0, 1.0, 5).to_vec());
+}

@@ -651,7 +651,10 @@ impl<A, D: Dimension> Array<A, D> {
     where
         A: Clone,
     {
-        let a = a.into_shared();
+        Self::from_shared_value(a.into_shared())
+    }
+    /// [`Array::from_array`] of a shared value (any element type, `Clone` or not).
+    pub(crate) fn from_shared_value(a: NdArc<A, D>) -> Self {
         let s = session::current();
         match graph_element::<A>() {
             Some(g) if a.len() > EAGER_MAX_ELEMENTS.min(s.eager_max_elements()) => {
@@ -675,12 +678,11 @@ impl<A, D: Dimension> Array<A, D> {
     /// An array of `shape` whose element at each index is `f(index)` (ndarray's
     /// `from_shape_fn`; the index is `usize` for 1-d, a tuple for 2-d to 6-d, `IxDyn` for
     /// dynamic arrays). Computed on the host as it is made.
-    pub fn from_shape_fn<Sh: ShapeArg<Dim = D>, F: FnMut(D::Pattern) -> A>(shape: Sh, f: F) -> Self
-    where
-        A: Clone,
-    {
+    pub fn from_shape_fn<Sh: ShapeArg<Dim = D>, F: FnMut(D::Pattern) -> A>(shape: Sh, f: F) -> Self {
         let dim = D::from_dimension(&IxDyn(&shape.dims())).expect("a shape of D's axes");
-        Self::from_array(ndarray::Array::from_shape_fn(dim, f))
+        // Row-major from the start: its elements move into the shared value (no `Clone`).
+        let (v, _) = ndarray::Array::from_shape_fn(dim.clone(), f).into_raw_vec_and_offset();
+        Self::from_shared_value(NdArc::from_shape_vec(dim, v).expect("from_shape_fn's own shape"))
     }
 }
 

@@ -346,7 +346,7 @@ impl<'a, A: Clone, D: Dimension> ArrayViewMut<'a, A, D> {
     }
 }
 
-impl<A: Clone, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
+impl<A, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
     /// This mutable view reshaped to `dims`, still writing back into its parent (its elements
     /// must be contiguous in row-major order there, as ndarray's ask); `None` when this is not
     /// a mutable view.
@@ -354,24 +354,27 @@ impl<A: Clone, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
         if !self.writes_back() {
             return None;
         }
-        let (home, read) = (Some(self.home()), self.read);
-        let target = self.flush_back()?;
         let incompatible = |k| ndarray::ShapeError::from_kind(k);
-        if !target.is_standard_layout() {
-            return Some(Err(incompatible(ndarray::ErrorKind::IncompatibleLayout)));
+        let Some(e) = E::from_dimension(&IxDyn(dims)) else { return Some(Err(incompatible(ndarray::ErrorKind::IncompatibleShape))) };
+        let back = self.held.take_back().expect("a mutable view has its way back");
+        let contiguous = back.target.is_standard_layout() && back.values.as_ref().is_none_or(|v| v.is_standard_layout());
+        if !contiguous || dims.iter().product::<usize>() != back.target.len() {
+            let kind = if contiguous { ndarray::ErrorKind::IncompatibleShape } else { ndarray::ErrorKind::IncompatibleLayout };
+            // Written back when `self` drops: nothing the view wrote is lost.
+            self.held.back = Guard(Some((Box::into_raw(back) as usize, finish::<A, D>)));
+            return Some(Err(incompatible(kind)));
         }
-        if dims.iter().product::<usize>() != target.len() {
-            return Some(Err(incompatible(ndarray::ErrorKind::IncompatibleShape)));
-        }
+        let Back { values, target, clone_into } = *back;
         // SAFETY: the same contiguous elements, still borrowed by this view.
-        let t = unsafe { RawArrayViewMut::from_shape_ptr(IxDyn(dims), target.as_ptr() as *mut A) };
-        Some(match mut_view_dyn::<A, E>(t, home, read) {
-            Ok(v) => {
-                let p = v.into_parts();
-                Ok(ArrayBase { lazy: p.lazy, held: p.held, value: p.value, home: p.home, read: p.read, anchor: p.anchor, _marker: PhantomData })
-            }
-            Err(_) => Err(incompatible(ndarray::ErrorKind::IncompatibleShape)),
-        })
+        let target = unsafe { RawArrayViewMut::from_shape_ptr(e.clone(), target.as_ptr() as *mut A) };
+        let values = values.map(|v| v.into_shape_with_order(e).expect("contiguous values of the same length"));
+        let held = Held::with_back(Box::new(Back { values, target, clone_into }));
+        let p = std::mem::replace(
+            self,
+            ArrayBase { lazy: OnceLock::new(), held: Held::new(None), value: OnceLock::new(), home: None, read: self.read, anchor: None, _marker: PhantomData },
+        )
+        .into_parts();
+        Some(Ok(ArrayBase { lazy: p.lazy, held, value: OnceLock::new(), home: p.home, read: p.read, anchor: None, _marker: PhantomData }))
     }
 }
 
