@@ -356,3 +356,35 @@ fn reshaping_and_ranges_ask_what_ndarrays_ask() {
     assert_eq!(indices::<f32>(3).to_vec(), vec![0.0f32, 1.0, 2.0]);
     assert_eq!(Array1::<f64>::linspace(0.0, 1.0, 5).to_vec(), ndarray::Array1::linspace(0.0, 1.0, 5).to_vec());
 }
+
+#[test]
+fn moving_cuts_keep_the_storage_kind_as_ndarrays() {
+    let nd = ndarray::Array3::from_shape_fn((3, 4, 5), |(i, j, k)| (100 * i + 10 * j + k) as f64);
+    let a = Array3::from_array(nd.clone());
+    // An array stays an array; a view a view of the same parent.
+    let owned: Array2<f64> = a.clone().slice_move(s![1.., 2, ..;2]);
+    assert_eq!(owned, nd.clone().slice_move(s![1.., 2, ..;2]));
+    let view: ArrayView2<f64> = a.view().index_axis_move(Axis(1), 3);
+    assert_eq!(view, nd.view().index_axis_move(Axis(1), 3));
+    assert_eq!(view.slice_move(s![.., -1]), nd.slice(s![.., 3, -1]));
+    // In place: every axis kept, an index leaves length 1.
+    let (mut v, mut w) = (a.view(), nd.view());
+    v.slice_collapse(s![.., -2, 1..;2]);
+    w.slice_collapse(s![.., -2, 1..;2]);
+    assert_eq!(v, w);
+    let (mut v, mut w) = (a.view(), nd.view());
+    v.collapse_axis(Axis(2), 4);
+    w.collapse_axis(Axis(2), 4);
+    assert_eq!(v, w);
+    // A mutable view cut by value still writes into its parent.
+    let mut m = Array3::<f64>::zeros((2, 3, 4));
+    m.slice_mut(s![.., 1.., ..]).index_axis_move(Axis(0), 1).fill(5.0);
+    let mut e = ndarray::Array3::<f64>::zeros((2, 3, 4));
+    e.slice_mut(s![.., 1.., ..]).index_axis_move(Axis(0), 1).fill(5.0);
+    assert_eq!(m, e);
+    // Rolling windows over borrowed memory, as ndarray's `from_shape_ptr`.
+    use ndarray::ShapeBuilder;
+    let xs = [1.0, 2.0, 3.0, 4.0, 5.0];
+    let windows = unsafe { ArrayView2::<f64>::from_shape_ptr((3, 3).strides((1, 1)), xs.as_ptr()) };
+    assert_eq!(windows.sum_axis(Axis(1)).to_vec(), vec![6.0, 9.0, 12.0]);
+}

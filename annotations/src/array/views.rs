@@ -274,6 +274,85 @@ impl<A, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
         sliced_shape(self.shape(), &elems).map_err(|why| BachError::invalid("slice", format!("{} of shape {:?}: {why}", describe(&elems), self.shape())))?;
         self.view_with(Cut::Elems(Elems::of(&elems)), move |v| v.slice_move(info))
     }
+    /// `self` cut by `cut`, of the same storage kind: an array stays an array (sharing the
+    /// buffer until written), a view a view of the same parent, and a mutable view keeps
+    /// writing back into its parent.
+    fn cut_move<E: Dimension>(mut self, cut: Cut) -> Result<ArrayBase<S, E>> {
+        if self.writes_back() {
+            self.evaluated();
+            let values = self.held.take().or_else(|| self.value.take());
+            *self.held = values;
+            let p = self.into_parts();
+            let held = p.held.cut_back::<E>(&cut);
+            return Ok(ArrayBase { lazy: OnceLock::new(), held, value: OnceLock::new(), home: p.home, read: p.read, anchor: None, _marker: PhantomData });
+        }
+        let anchor = self.anchor.as_deref().map(|a| a.clone().then(cut.clone()));
+        self.cut(cut, anchor)
+    }
+    /// [`ArrayBase::slice`] consuming `self`, of the same storage kind (ndarray's
+    /// `slice_move`).
+    #[track_caller]
+    pub fn slice_move<I: SliceArg<D>>(self, info: I) -> ArrayBase<S, I::OutDim> {
+        let elems = info.as_ref().to_vec();
+        if let Err(why) = sliced_shape(self.shape(), &elems) {
+            panic!("{}", BachError::invalid("slice_move", format!("{} of shape {:?}: {why}", describe(&elems), self.shape())));
+        }
+        crate::elementwise::or_panic(self.cut_move(Cut::Elems(Elems::of(&elems))))
+    }
+    /// [`ArrayBase::index_axis`] consuming `self`, of the same storage kind (ndarray's
+    /// `index_axis_move`).
+    #[track_caller]
+    pub fn index_axis_move(self, axis: Axis, index: usize) -> ArrayBase<S, D::Smaller>
+    where
+        D: RemoveAxis,
+    {
+        if axis.index() >= self.ndim() || index >= self.shape()[axis.index()] {
+            panic!("{}", BachError::invalid("index_axis_move", format!("index {index} of axis {} of shape {:?}", axis.index(), self.shape())));
+        }
+        crate::elementwise::or_panic(self.cut_move(Cut::Index(axis, index)))
+    }
+    /// Slices in place, keeping every axis: an index leaves its axis of length 1 (ndarray's
+    /// `slice_collapse`; `NewAxis` panics, as ndarray's).
+    #[track_caller]
+    pub fn slice_collapse<I: SliceArg<D>>(&mut self, info: I) {
+        let elems = info.as_ref();
+        if elems.iter().any(|e| matches!(e, SliceInfoElem::NewAxis)) {
+            panic!("{}", BachError::invalid("slice_collapse", "NewAxis cannot be collapsed (as ndarray)"));
+        }
+        let elems: Vec<SliceInfoElem> = elems
+            .iter()
+            .zip(self.shape())
+            .map(|(e, &len)| match *e {
+                SliceInfoElem::Index(i) => {
+                    let i = if i < 0 { i + len as isize } else { i };
+                    SliceInfoElem::Slice { start: i, end: Some(i + 1), step: 1 }
+                }
+                other => other,
+            })
+            .collect();
+        self.collapse_to(elems, "slice_collapse");
+    }
+    /// Axis `axis` narrowed to the one element `index` (ndarray's `collapse_axis`).
+    #[track_caller]
+    pub fn collapse_axis(&mut self, axis: Axis, index: usize) {
+        let k = axis.index();
+        let elems: Vec<SliceInfoElem> = (0..self.ndim())
+            .map(|j| if j == k { SliceInfoElem::Slice { start: index as isize, end: Some(index as isize + 1), step: 1 } } else { SliceInfoElem::from(..) })
+            .collect();
+        if k >= self.ndim() || index >= self.shape()[k] {
+            panic!("{}", BachError::invalid("collapse_axis", format!("index {index} of axis {k} of shape {:?}", self.shape())));
+        }
+        self.collapse_to(elems, "collapse_axis");
+    }
+    #[track_caller]
+    fn collapse_to(&mut self, elems: Vec<SliceInfoElem>, what: &str) {
+        if let Err(why) = sliced_shape(self.shape(), &elems) {
+            panic!("{}", BachError::invalid(what, format!("{} of shape {:?}: {why}", describe(&elems), self.shape())));
+        }
+        let empty = ArrayBase { lazy: OnceLock::new(), held: Held::new(None), value: OnceLock::new(), home: None, read: self.read, anchor: None, _marker: PhantomData };
+        let this = std::mem::replace(self, empty);
+        *self = crate::elementwise::or_panic(this.cut_move(Cut::Elems(Elems::of(&elems))));
+    }
     /// The slice `slice` of axis `axis`, a view of the same dimension (ndarray's
     /// `slice_axis`).
     #[track_caller]
@@ -602,6 +681,19 @@ impl<'a, A, D: Dimension> ArrayView<'a, A, D> {
         A: Clone,
     {
         ndarray::ArrayView::from_shape(shape.into_shape_with_order(), xs).map(Self::detached)
+    }
+    /// A view of the elements at `ptr` in `shape`, with strides where the shape gives them
+    /// (ndarray's `ArrayView::from_shape_ptr`: rolling windows, memory from elsewhere).
+    ///
+    /// # Safety
+    /// As ndarray's: every element the shape and strides reach is valid for `'a`, and nothing
+    /// writes them while the view lives.
+    pub unsafe fn from_shape_ptr<Sh: Into<ndarray::StrideShape<D>>>(shape: Sh, ptr: *const A) -> Self
+    where
+        A: Clone,
+    {
+        // SAFETY: the caller's promise, as ndarray's.
+        Self::detached(unsafe { ndarray::ArrayView::from_shape_ptr(shape, ptr) })
     }
 }
 

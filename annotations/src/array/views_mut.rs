@@ -116,6 +116,18 @@ impl<A, D> Held<A, D> {
         // SAFETY: as `back`; the guard gives the box up.
         self.back.0.take().map(|(p, _)| unsafe { Box::from_raw(p as *mut Back<A, D>) })
     }
+    /// A mutable view's values and its parent's elements cut alike (`slice_move`,
+    /// `index_axis_move` of a mutable view): the cut view still writes back.
+    pub(super) fn cut_back<E: Dimension>(mut self, cut: &Cut) -> Held<A, E>
+    where
+        D: Dimension,
+    {
+        let back = self.take_back().expect("a mutable view's way back");
+        let Back { values, target, clone_into } = *back;
+        let target = cut.apply(target.into_dyn()).into_dimensionality::<E>().expect("a cut of the checked dimension");
+        let values = values.map(|v| cut.apply(v.into_dyn()).into_dimensionality::<E>().expect("values cut as their parent's elements"));
+        Held::with_back(Box::new(Back { values, target, clone_into }))
+    }
     /// The value in dimension type `E` (the way back goes with it).
     pub(super) fn try_map_dim<E: Dimension, Er>(mut self, f: impl FnOnce(NdArc<A, D>) -> std::result::Result<NdArc<A, E>, Er>) -> std::result::Result<Held<A, E>, Er>
     where
@@ -410,6 +422,18 @@ impl<'a, A: Clone> From<&'a mut [A]> for ArrayViewMut1<'a, A> {
 impl<'a, A: Clone, D: Dimension> From<ndarray::ArrayViewMut<'a, A, D>> for ArrayViewMut<'a, A, D> {
     fn from(mut v: ndarray::ArrayViewMut<'a, A, D>) -> Self {
         mut_view_of(v.raw_view_mut(), None, super::no_node::<A>)
+    }
+}
+impl<'a, A: Clone, D: Dimension> ArrayViewMut<'a, A, D> {
+    /// A mutable view of the elements at `ptr` in `shape` (ndarray's
+    /// `ArrayViewMut::from_shape_ptr`).
+    ///
+    /// # Safety
+    /// As ndarray's: every element the shape and strides reach is valid for `'a`, reached
+    /// once, and used through this view alone while it lives.
+    pub unsafe fn from_shape_ptr<Sh: Into<ndarray::StrideShape<D>>>(shape: Sh, ptr: *mut A) -> Self {
+        // SAFETY: the caller's promise, as ndarray's.
+        Self::from(unsafe { ndarray::ArrayViewMut::from_shape_ptr(shape, ptr) })
     }
 }
 
