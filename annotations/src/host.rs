@@ -145,7 +145,7 @@ impl<A: Clone> From<Vec<A>> for Array<A, Ix1> {
 
 /// `v` in row-major order: a copy of a graph element type's values (the types Bach's values
 /// hold); `None` for any other element type (which may not be `Clone`).
-fn standard_layout<A, D: Dimension>(v: ArcArray<A, D>) -> Option<ArcArray<A, D>> {
+pub(crate) fn standard_layout<A, D: Dimension>(v: ArcArray<A, D>) -> Option<ArcArray<A, D>> {
     fn copy<B: Copy + 'static, A, D: Dimension>(v: &ArcArray<A, D>) -> Option<ArcArray<A, D>> {
         (crate::array::type_id::<A>() == crate::array::type_id::<B>()).then(|| {
             let b: &ArcArray<B, D> = crate::array::same_type(v);

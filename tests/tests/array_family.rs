@@ -388,3 +388,34 @@ fn moving_cuts_keep_the_storage_kind_as_ndarrays() {
     let windows = unsafe { ArrayView2::<f64>::from_shape_ptr((3, 3).strides((1, 1)), xs.as_ptr()) };
     assert_eq!(windows.sum_axis(Axis(1)).to_vec(), vec![6.0, 9.0, 12.0]);
 }
+
+fn rows_dot(x: ArrayView2<f64>, y: ArrayView1<f64>) -> Array1<f64> {
+    Zip::from(x.rows()).map_collect(|row| row.dot(&y))
+}
+
+#[test]
+fn zip_collects_into_bach_arrays_and_is_ndarrays_zip_otherwise() {
+    let nd = ndarray::Array2::from_shape_fn((5, 4), |(i, j)| (i as f64 + 1.0) * if j % 2 == 0 { 1.0 } else { -0.5 });
+    let (x, y) = (Array2::from_array(nd.clone()), arr1(&[1.0, 2.0, 3.0, 4.0]));
+    let want = nd.dot(&ndarray::arr1(&[1.0, 2.0, 3.0, 4.0]));
+    assert_eq!(rows_dot(x.view(), y.view()), want);
+    assert_eq!(rows_dot(x.slice(s![..;2, ..]), y.view()), want.slice(s![..;2]));
+    let par: Array1<f64> = Zip::from(x.rows()).par_map_collect(|row| row.sum());
+    assert_eq!(par, nd.sum_axis(Axis(1)));
+    // Indexed, broadcast, fold, and an output assigned through a mutable view.
+    let mut out = Array2::<f64>::zeros((5, 4));
+    Zip::indexed(out.view_mut()).and(&x).and_broadcast(&y).for_each(|(i, j), o, &a, &b| *o = a * b + (i * 10 + j) as f64);
+    let mut expect = ndarray::Array2::<f64>::zeros((5, 4));
+    ndarray::Zip::indexed(&mut expect).and(&nd).and_broadcast(&ndarray::arr1(&[1.0, 2.0, 3.0, 4.0])).for_each(|(i, j), o, &a, &b| *o = a * b + (i * 10 + j) as f64);
+    assert_eq!(out, expect);
+    assert_eq!(Zip::from(&x).and(&out).fold(0.0, |s, &a, &b| s + a * b), ndarray::Zip::from(&nd).and(&expect).fold(0.0, |s, &a, &b| s + a * b));
+    assert!(Zip::from(&x).all(|&a| a.abs() <= 5.0));
+    // A collected element type that is not Clone, and a Fortran-order result made row-major.
+    let cells = Zip::from(&y).map_collect(|&v| Cell(v as u32));
+    assert_eq!(cells[3], Cell(4));
+    let f: Array2<f64> = Zip::from(x.t()).map_collect(|&v| v);
+    assert_eq!(f, nd.t());
+    use rayon::prelude::*;
+    let total: f64 = Zip::from(&x).into_par_iter().map(|(&a,)| a).sum();
+    assert_eq!(total, nd.sum());
+}

@@ -47,12 +47,14 @@ pub(crate) use operators::as_real;
 pub mod storage;
 mod views;
 mod views_mut;
+mod zip;
 
 pub use storage::{CowRepr, Data, DataMut, OwnedArcRepr, OwnedRepr, RawData, RawDataClone, ViewRepr};
 pub use views::{arr0, arr1, arr2, arr3, aview0, aview1, aview2, concatenate, stack, Anchor, ArcArray, ArcArray1, ArcArray2, AxisViews, CowArray1, CowArray2, Lanes};
 pub use views_mut::{
     aview_mut1, ArrayViewMut, ArrayViewMut0, ArrayViewMut1, ArrayViewMut2, ArrayViewMut3, ArrayViewMut4, ArrayViewMut5, ArrayViewMut6, ArrayViewMutD, AxisViewsMut, LanesMut,
 };
+pub use zip::Zip;
 
 /// An n-d array of `S::Elem` with dimension type `D` and storage kind `S` (ndarray's
 /// `ArrayBase`: see [`storage`] for the kinds). Cheap to clone, `Send + Sync`.
