@@ -6,7 +6,7 @@
 use std::sync::{Arc, LazyLock};
 
 use bach_runtime::{oa, split, Annotation, BachError, DType, Element, Family, Launch, Lazy, Meta, Result, Value, ValueRef};
-use ndarray::{ArrayD, ArrayViewD, Dimension, IxDyn, Zip};
+use ndarray::{ArcArray as NdArc, ArrayD, ArrayViewD, Dimension, IxDyn, Zip};
 
 use crate::array::{Array, ArrayBase, Data, Host, Operand};
 use crate::host_ops::BinOp;
@@ -600,53 +600,103 @@ fn select<T: Copy>(m: ArrayViewD<'_, bool>, a: ArrayViewD<'_, T>, b: ArrayViewD<
     Ok(Zip::from(&m).and(&a).and(&b).map_collect(|&c, &x, &y| if c { x } else { y }))
 }
 
-/// Operators: `&a + &b`, `&a * 2.0`, `2.0 - &a`, `-&a`... A shape mismatch panics at the
-/// line of the operator with a clear message (as in ndarray); `try_add` etc. return it. The
-/// result's dimension type is ndarray's: broadcasting an `Array2` with an `Array1` gives an
-/// `Array2`.
-/// `f` over a small host array and a host operand, computed here and now (the fast path of
-/// the arithmetic operators: no annotation, no node; the same arithmetic as the ops' CPU
-/// kernels, so the same bits). `None` when it does not apply (a lazy or large value, a shape
-/// that does not broadcast: the graph path says why).
-fn at_once<A: Real, S: Data<Elem = A>, D: Dimension, R: Operand<A, D>>(a: &ArrayBase<S, D>, rhs: &R, name: &str, f: impl Fn(A, A) -> A) -> Option<Array<A, R::Out>> {
-    let (x, max) = a.small_host()?;
-    // The same shape and dimension type, or a scalar: walked with `a`'s own dimension type,
-    // no dynamic dimensions (they walk slowly).
-    if let Some(y) = rhs.host_as::<D>().filter(|y| y.shape() == x.shape()) {
-        let out = Zip::from(x).and(&y).map_collect(|&u, &v| f(u, v));
-        return Some(Array::from_host_in(out.into_dimensionality::<R::Out>().ok()?.into_shared(), a.home()));
+/// `x op y` at once on the host (the operators' path for small host values, and `%`'s for
+/// every value: no annotation, no node; the same arithmetic as the ops' CPU kernels, so the
+/// same bits), broadcast; `None` when `y` is an array of more than `max` elements or the
+/// shapes do not broadcast (the graph path says why). Instantiated in Bach for f64 and f32
+/// only ([`Real::arith_at_once`]): one closure per operator, so each element's arithmetic is
+/// inlined, without multiplying what every cell compiles.
+pub(crate) fn arith_at_once<A: Real>(op: BinOp, x: ArrayViewD<'_, A>, y: Host<'_, A>, max: usize) -> Option<ArrayD<A>> {
+    match op {
+        BinOp::Add => at_once(x, y, max, "add", |x, y| x + y),
+        BinOp::Sub => at_once(x, y, max, "sub", |x, y| x - y),
+        BinOp::Mul => at_once(x, y, max, "mul", |x, y| x * y),
+        BinOp::Div => at_once(x, y, max, "div", |x, y| x / y),
+        BinOp::Rem => at_once(x, y, max, "rem", |x, y| x % y),
     }
-    let out = match rhs.host()? {
-        Host::Scalar(s) => return Some(Array::from_host_in(x.map(|&v| f(v, s)).into_dimensionality::<R::Out>().ok()?.into_shared(), a.home())),
-        Host::Array(y) if y.len() <= max => zip2(name, x.view().into_dyn(), y, f).ok()?,
-        Host::Array(_) => return None,
-    };
-    Some(Array::from_host_in(out.into_dimensionality::<R::Out>().ok()?.into_shared(), a.home()))
+}
+/// The right side of [`arith_slices`].
+#[doc(hidden)]
+pub enum SliceOrScalar<'a, A> {
+    Slice(&'a [A]),
+    Scalar(A),
+}
+/// `x op y` over a slice and a slice of the same length or a scalar (instantiated in Bach for
+/// f64 and f32 only: [`Real::arith_slices`]).
+pub(crate) fn arith_slices<A: Real>(op: BinOp, x: &[A], y: SliceOrScalar<'_, A>) -> Vec<A> {
+    fn with<A: Copy>(x: &[A], y: SliceOrScalar<'_, A>, f: impl Fn(A, A) -> A) -> Vec<A> {
+        match y {
+            SliceOrScalar::Slice(y) => x.iter().zip(y).map(|(&u, &v)| f(u, v)).collect(),
+            SliceOrScalar::Scalar(s) => x.iter().map(|&u| f(u, s)).collect(),
+        }
+    }
+    match op {
+        BinOp::Add => with(x, y, |x, y| x + y),
+        BinOp::Sub => with(x, y, |x, y| x - y),
+        BinOp::Mul => with(x, y, |x, y| x * y),
+        BinOp::Div => with(x, y, |x, y| x / y),
+        BinOp::Rem => with(x, y, |x, y| x % y),
+    }
+}
+fn at_once<A: Real>(x: ArrayViewD<'_, A>, y: Host<'_, A>, max: usize, name: &str, f: impl Fn(A, A) -> A) -> Option<ArrayD<A>> {
+    match y {
+        Host::Scalar(s) => Some(match x.as_slice() {
+            Some(xs) => ArrayD::from_shape_vec(x.raw_dim(), xs.iter().map(|&v| f(v, s)).collect()).expect("x's shape"),
+            None => x.mapv(|v| f(v, s)),
+        }),
+        Host::Array(y) if y.len() <= max => match (x.as_slice(), y.as_slice()) {
+            // The same shape in row-major order: over the slices (no dimensions walked).
+            (Some(xs), Some(ys)) if x.shape() == y.shape() => Some(ArrayD::from_shape_vec(x.raw_dim(), xs.iter().zip(ys).map(|(&u, &v)| f(u, v)).collect()).expect("x's shape")),
+            _ => zip2(name, x, y, f).ok(),
+        },
+        Host::Array(_) => None,
+    }
 }
 
 /// How arrays of Bach's float types compute `lhs op rhs` (see `array/operators.rs`): at once
-/// for small host values, else a lazy graph op; `%` on the host.
+/// for small host values ([`Real::arith_at_once`]), else a lazy graph op; `%` on the host.
 #[track_caller]
 pub(crate) fn real_arith<A: Real, S: Data<Elem = A>, D: Dimension, R: Operand<A, D>>(op: BinOp, lhs: &ArrayBase<S, D>, rhs: R) -> Array<A, R::Out> {
-    {
-        // One closure type per operator, so each element's arithmetic is inlined.
-        let quick = match op {
-            BinOp::Add => at_once(lhs, &rhs, "add", |x, y| x + y),
-            BinOp::Sub => at_once(lhs, &rhs, "sub", |x, y| x - y),
-            BinOp::Mul => at_once(lhs, &rhs, "mul", |x, y| x * y),
-            BinOp::Div => at_once(lhs, &rhs, "div", |x, y| x / y),
-            BinOp::Rem => at_once(lhs, &rhs, "rem", |x, y| x % y),
-        };
-        if let Some(r) = quick {
-            return r;
+    if let Some((x, max)) = lhs.small_host() {
+        // One shape in row-major order, or a scalar: over the slices, in `x`'s own dimension
+        // type (no dynamic dimensions: the small-array path).
+        if let Some(xs) = x.as_slice() {
+            let same = rhs.host_as::<D>().filter(|y| y.shape() == x.shape());
+            let y = match same.as_ref().map(|y| y.as_slice()) {
+                Some(Some(ys)) => Some(SliceOrScalar::Slice(ys)),
+                Some(None) => None,
+                None => match rhs.host() {
+                    Some(Host::Scalar(s)) => Some(SliceOrScalar::Scalar(s)),
+                    _ => None,
+                },
+            };
+            if let Some(y) = y {
+                let v = A::arith_slices(op, xs, y);
+                if let Some(dim) = R::Out::from_dimension(&x.raw_dim()) {
+                    return Array::from_host_in(NdArc::from_shape_vec(dim, v).expect("x's shape"), lhs.home());
+                }
+            }
         }
-        or_panic(match op {
-            BinOp::Add => lhs.try_add(rhs),
-            BinOp::Sub => lhs.try_sub(rhs),
-            BinOp::Mul => lhs.try_mul(rhs),
-            BinOp::Div => lhs.try_div(rhs),
-            BinOp::Rem => remainder(lhs, rhs),
-        })
+        if let Some(out) = rhs.host().and_then(|y| A::arith_at_once(op, x.view().into_dyn(), y, max)) {
+            if let Ok(out) = out.into_dimensionality::<R::Out>() {
+                return Array::from_host_in(out.into_shared(), lhs.home());
+            }
+        }
+    }
+    or_panic(match op {
+        BinOp::Rem => remainder(lhs, rhs),
+        _ => lhs.binary(arith_op(op), rhs),
+    })
+}
+
+/// The annotated op of an arithmetic operator (`%` has none: it runs on the host).
+fn arith_op(op: BinOp) -> &'static Arc<Annotation> {
+    match op {
+        BinOp::Add => &ADD,
+        BinOp::Sub => &SUB,
+        BinOp::Mul => &MUL,
+        BinOp::Div => &DIV,
+        BinOp::Rem => unreachable!("`%` runs on the host"),
     }
 }
 
@@ -654,15 +704,19 @@ pub(crate) fn real_arith<A: Real, S: Data<Elem = A>, D: Dimension, R: Operand<A,
 /// code, a periodic boundary or a phase).
 fn remainder<A: Real, S: Data<Elem = A>, D: Dimension, R: Operand<A, D>>(lhs: &ArrayBase<S, D>, rhs: R) -> Result<Array<A, R::Out>> {
     let x = lhs.eval_nd()?.view().into_dyn();
-    let out = match rhs.host() {
-        Some(Host::Scalar(s)) => x.mapv(|v| v % s),
-        Some(Host::Array(y)) => zip2("rem", x, y, |u, v| u % v)?,
+    let node;
+    let y = match rhs.host() {
+        Some(y) => y,
         None => {
-            let v = rhs.node(lhs.lazy()).eval()?;
-            let y = A::array_of(&v).ok_or_else(|| BachError::dtype("rem", A::DTYPE, v.meta().dtype))?;
-            zip2("rem", x, y.view(), |u, v| u % v)?
+            node = rhs.node(lhs.lazy()).eval()?;
+            Host::Array(A::array_of(&node).ok_or_else(|| BachError::dtype("rem", A::DTYPE, node.meta().dtype))?.view())
         }
     };
+    let shape = match &y {
+        Host::Array(y) => broadcast_shape("rem", &[x.shape(), y.shape()])?,
+        Host::Scalar(_) => x.shape().to_vec(),
+    };
+    let out = A::arith_at_once(BinOp::Rem, x, y, usize::MAX).ok_or_else(|| BachError::shape("rem", format!("{shape:?}")))?;
     let out = out.into_dimensionality::<R::Out>().map_err(|e| BachError::shape("rem", e.to_string()))?;
     Ok(Array::from_host_in(out.into_shared(), lhs.home()))
 }

@@ -12,9 +12,27 @@ pub trait Real: Element + crate::elementwise::Numeric + crate::array::Scalar + F
     fn erf(self) -> Self;
     /// Conversion from f64 (rounding for f32).
     fn of(v: f64) -> Self;
+    /// `x op y` of a row-major slice and a slice of the same length, or a scalar: the
+    /// operators' path for small host values of one shape (see [`Real::arith_at_once`]).
+    ///
+    /// `x op y` of host values at once, broadcast; `None` when `y` is an array of more than
+    /// `max` elements or the shapes do not broadcast (`elementwise::arith_at_once`). One
+    /// function per float type, compiled in Bach: a notebook cell that uses an operator calls
+    /// it and compiles none of it.
+    #[doc(hidden)]
+    fn arith_slices(op: crate::BinOp, x: &[Self], y: crate::elementwise::SliceOrScalar<'_, Self>) -> Vec<Self>;
+    /// [`Real::arith_slices`]'s general case.
+    #[doc(hidden)]
+    fn arith_at_once(op: crate::BinOp, x: ndarray::ArrayViewD<'_, Self>, y: crate::Host<'_, Self>, max: usize) -> Option<ndarray::ArrayD<Self>>;
 }
 
 impl Real for f64 {
+    fn arith_slices(op: crate::BinOp, x: &[Self], y: crate::elementwise::SliceOrScalar<'_, Self>) -> Vec<Self> {
+        crate::elementwise::arith_slices(op, x, y)
+    }
+    fn arith_at_once(op: crate::BinOp, x: ndarray::ArrayViewD<'_, Self>, y: crate::Host<'_, Self>, max: usize) -> Option<ndarray::ArrayD<Self>> {
+        crate::elementwise::arith_at_once(op, x, y, max)
+    }
     fn erf(self) -> Self {
         libm::erf(self)
     }
@@ -24,6 +42,12 @@ impl Real for f64 {
 }
 
 impl Real for f32 {
+    fn arith_slices(op: crate::BinOp, x: &[Self], y: crate::elementwise::SliceOrScalar<'_, Self>) -> Vec<Self> {
+        crate::elementwise::arith_slices(op, x, y)
+    }
+    fn arith_at_once(op: crate::BinOp, x: ndarray::ArrayViewD<'_, Self>, y: crate::Host<'_, Self>, max: usize) -> Option<ndarray::ArrayD<Self>> {
+        crate::elementwise::arith_at_once(op, x, y, max)
+    }
     fn erf(self) -> Self {
         libm::erff(self)
     }

@@ -515,8 +515,12 @@ ndarray_assign_operand!(f64, f32, i64, bool, i8, i16, i32, i128, isize, u8, u16,
 
 /// An error unless `shape` has the number of axes of `D`.
 pub(crate) fn check_ndim<D: Dimension>(op: &str, shape: &[usize]) -> Result<()> {
-    match D::NDIM {
-        Some(n) if n != shape.len() => Err(BachError::shape(op, format!("a {}-d array (shape {shape:?}) is not {}", shape.len(), dim_name::<D>()))),
+    check_ndim_of(D::NDIM, op, shape)
+}
+/// [`check_ndim`] of a dimension type's `NDIM`.
+fn check_ndim_of(ndim: Option<usize>, op: &str, shape: &[usize]) -> Result<()> {
+    match ndim {
+        Some(n) if n != shape.len() => Err(BachError::shape(op, format!("a {}-d array (shape {shape:?}) is not {}-d (Ix{n})", shape.len(), n))),
         _ => Ok(()),
     }
 }
@@ -908,7 +912,17 @@ impl<A: Clone, S: DataMut<Elem = A>, D: Dimension> ArrayBase<S, D> {
 /// `op` run at once on the CPU over the host values `args` (see [`EAGER_MAX_ELEMENTS`]), its
 /// result a handle with no node yet (in `home`'s session when one is made); `None` when it
 /// does not apply. A shape or dtype error is the op's own, as from the graph.
-pub(crate) fn eager<B: Element, E: Dimension>(op: &Annotation, args: &[Value], home: impl FnOnce() -> Arc<Session>) -> Option<Result<Array<B, E>>> {
+pub(crate) fn eager<B: Element, E: Dimension>(op: &Annotation, args: &[Value], home: impl Fn() -> Arc<Session>) -> Option<Result<Array<B, E>>> {
+    let run = |(v, home): (Value, Arc<Session>)| -> Result<Array<B, E>> {
+        let a = B::array_of(&v).ok_or_else(|| BachError::dtype(op.name(), B::DTYPE, v.meta().dtype))?.clone();
+        let a = a.into_dimensionality::<E>().map_err(|e| BachError::shape(op.name(), e.to_string()))?;
+        Ok(Array::from_host_in(a, home))
+    };
+    Some(eager_value(op, args, E::NDIM, &home)?.and_then(run))
+}
+/// [`eager`]'s work, for every element and dimension type (compiled once, in Bach): the value
+/// and the session it goes to.
+fn eager_value(op: &Annotation, args: &[Value], ndim: Option<usize>, home: &dyn Fn() -> Arc<Session>) -> Option<Result<(Value, Arc<Session>)>> {
     if op.family() == Family::Closure || args.iter().any(|a| a.meta().len() > EAGER_MAX_ELEMENTS) {
         return None;
     }
@@ -923,14 +937,11 @@ pub(crate) fn eager<B: Element, E: Dimension>(op: &Annotation, args: &[Value], h
         Ok(m) => m,
         Err(e) => return Some(Err(e)),
     };
-    let run = || -> Result<Array<B, E>> {
-        check_ndim::<E>(op.name(), &meta.shape)?;
+    let run = || -> Result<(Value, Arc<Session>)> {
+        check_ndim_of(ndim, op.name(), &meta.shape)?;
         let views: Vec<ValueRef<'_>> = args.iter().map(|a| a.view()).collect();
         let ctx = OpCtx { meta: &meta, rows: 0..meta.shape.first().copied().unwrap_or(1), piece: 0, node: 0 };
-        let v = op.run_cpu(&ctx, &views)?;
-        let a = B::array_of(&v).ok_or_else(|| BachError::dtype(op.name(), B::DTYPE, v.meta().dtype))?.clone();
-        let a = a.into_dimensionality::<E>().map_err(|e| BachError::shape(op.name(), e.to_string()))?;
-        Ok(Array::from_host_in(a, home))
+        Ok((op.run_cpu(&ctx, &views)?, home))
     };
     Some(run())
 }

@@ -73,17 +73,24 @@ pub(crate) fn arith<A: Clone, S: Data<Elem = A>, D: Dimension, R: Operand<A, D>>
     if let Some(r) = in_float::<f64, _, _, _, _>(op, lhs, &rhs).or_else(|| in_float::<f32, _, _, _, _>(op, lhs, &rhs)) {
         return r;
     }
-    let x = lhs.evaluated();
-    let out: ndarray::ArrayD<A> = match rhs.evaluated_host() {
-        Host::Scalar(s) => x.map(|v| f(v.clone(), s.clone())).into_dyn(),
+    let out = host_arith(op, lhs.evaluated().view().into_dyn(), rhs.evaluated_host(), &f);
+    let out = out.into_dimensionality::<R::Out>().unwrap_or_else(|e| panic!("bach: {}: {e}", op.name()));
+    Array::from_host_in(out.into_shared(), lhs.home())
+}
+
+/// `x op y` of any element type on the host, broadcast as ndarray's operators broadcast (a
+/// shape that does not panics at the operator's line). One instance per element type, the
+/// operator a `dyn` closure: what a cell compiles for each operator it uses stays small.
+#[track_caller]
+fn host_arith<A: Clone>(op: BinOp, x: ndarray::ArrayViewD<'_, A>, y: Host<'_, A>, f: &dyn Fn(A, A) -> A) -> ndarray::ArrayD<A> {
+    match y {
+        Host::Scalar(s) => x.map(|v| f(v.clone(), s.clone())),
         Host::Array(y) => {
             let shape = crate::elementwise::broadcast_shape(op.name(), &[x.shape(), y.shape()]).unwrap_or_else(|e| panic!("{e}"));
             let (xb, yb) = (x.broadcast(IxDyn(&shape)).expect("checked"), y.broadcast(IxDyn(&shape)).expect("checked"));
             Zip::from(&xb).and(&yb).map_collect(|a, b| f(a.clone(), b.clone()))
         }
-    };
-    let out = out.into_dimensionality::<R::Out>().unwrap_or_else(|e| panic!("bach: {}: {e}", op.name()));
-    Array::from_host_in(out.into_shared(), lhs.home())
+    }
 }
 
 macro_rules! operators {
