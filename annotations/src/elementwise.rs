@@ -338,7 +338,7 @@ mask_table! {
 impl<A: Element, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
     fn binary<B: Element, R: Operand<A, D>>(&self, op: &Arc<Annotation>, rhs: R) -> Result<Array<B, R::Out>> {
         if let (Some(a), Some(b)) = (self.host_value(), rhs.host_value()) {
-            if let Some(r) = crate::array::eager(op, &[a, b], || self.home()) {
+            if let Some(r) = crate::array::eager(op, &[a, b], &|| self.home()) {
                 return r;
             }
         }
@@ -701,24 +701,31 @@ fn arith_op(op: BinOp) -> &'static Arc<Annotation> {
 }
 
 /// `lhs % rhs` of floats, on the host (no accelerator kernel: a remainder is rare in array
-/// code, a periodic boundary or a phase).
+/// code, a periodic boundary or a phase): the operands' values, evaluated where they are not
+/// on the host, then [`remainder_values`].
 fn remainder<A: Real, S: Data<Elem = A>, D: Dimension, R: Operand<A, D>>(lhs: &ArrayBase<S, D>, rhs: R) -> Result<Array<A, R::Out>> {
-    let x = lhs.eval_nd()?.view().into_dyn();
-    let node;
-    let y = match rhs.host() {
-        Some(y) => y,
-        None => {
-            node = rhs.node(lhs.lazy()).eval()?;
-            Host::Array(A::array_of(&node).ok_or_else(|| BachError::dtype("rem", A::DTYPE, node.meta().dtype))?.view())
-        }
+    let x = match lhs.host_value() {
+        Some(v) => v,
+        None => lhs.lazy().eval()?,
     };
-    let shape = match &y {
-        Host::Array(y) => broadcast_shape("rem", &[x.shape(), y.shape()])?,
-        Host::Scalar(_) => x.shape().to_vec(),
+    let y = match rhs.host_value() {
+        Some(v) => v,
+        None => rhs.node(lhs.lazy()).eval()?,
     };
-    let out = A::arith_at_once(BinOp::Rem, x, y, usize::MAX).ok_or_else(|| BachError::shape("rem", format!("{shape:?}")))?;
-    let out = out.into_dimensionality::<R::Out>().map_err(|e| BachError::shape("rem", e.to_string()))?;
-    Ok(Array::from_host_in(out.into_shared(), lhs.home()))
+    crate::array::host_of("rem", remainder_values(&x, &y)?, lhs.home())
+}
+/// `x % y` of two values of one float type, broadcast (compiled once, in Bach).
+fn remainder_values(x: &Value, y: &Value) -> Result<Value> {
+    fn of<A: Real>(x: &Value, y: &Value) -> Option<Result<Value>> {
+        let (x, y) = (A::array_of(x)?, A::array_of(y)?);
+        let run = || {
+            let shape = broadcast_shape("rem", &[x.shape(), y.shape()])?;
+            let out = A::arith_at_once(BinOp::Rem, x.view(), Host::Array(y.view()), usize::MAX).ok_or_else(|| BachError::shape("rem", format!("{shape:?}")))?;
+            Ok(A::wrap(out.into_shared()))
+        };
+        Some(run())
+    }
+    of::<f64>(x, y).or_else(|| of::<f32>(x, y)).unwrap_or_else(|| Err(BachError::dtype("rem", x.meta().dtype, y.meta().dtype)))
 }
 
 /// `-a` of a float array: at once for a small host value, else a lazy op.

@@ -304,7 +304,7 @@ impl<A: Real, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
         let (op, _) = product(self.meta(), rhs.meta())?;
         // Small host values: the product here and now (the op's own CPU code, so the same bits).
         if let (Some(a), Some(b)) = (self.small_host().and(self.host_value()), rhs.small_host().and(rhs.host_value())) {
-            if let Some(r) = crate::array::eager(&op, &[a, b], || self.home()) {
+            if let Some(r) = crate::array::eager(&op, &[a, b], &|| self.home()) {
                 return r;
             }
         }

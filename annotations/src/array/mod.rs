@@ -605,7 +605,7 @@ impl<A: Element, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
     pub(crate) fn call<B: Element, E: Dimension>(&self, op: &Arc<Annotation>, others: &[&Lazy]) -> Result<Array<B, E>> {
         if others.is_empty() {
             if let Some(v) = self.host_value() {
-                if let Some(r) = eager(op, &[v], || self.home()) {
+                if let Some(r) = eager(op, &[v], &|| self.home()) {
                     return r;
                 }
             }
@@ -912,13 +912,14 @@ impl<A: Clone, S: DataMut<Elem = A>, D: Dimension> ArrayBase<S, D> {
 /// `op` run at once on the CPU over the host values `args` (see [`EAGER_MAX_ELEMENTS`]), its
 /// result a handle with no node yet (in `home`'s session when one is made); `None` when it
 /// does not apply. A shape or dtype error is the op's own, as from the graph.
-pub(crate) fn eager<B: Element, E: Dimension>(op: &Annotation, args: &[Value], home: impl Fn() -> Arc<Session>) -> Option<Result<Array<B, E>>> {
-    let run = |(v, home): (Value, Arc<Session>)| -> Result<Array<B, E>> {
-        let a = B::array_of(&v).ok_or_else(|| BachError::dtype(op.name(), B::DTYPE, v.meta().dtype))?.clone();
-        let a = a.into_dimensionality::<E>().map_err(|e| BachError::shape(op.name(), e.to_string()))?;
-        Ok(Array::from_host_in(a, home))
-    };
-    Some(eager_value(op, args, E::NDIM, &home)?.and_then(run))
+pub(crate) fn eager<B: Element, E: Dimension>(op: &Annotation, args: &[Value], home: &dyn Fn() -> Arc<Session>) -> Option<Result<Array<B, E>>> {
+    Some(eager_value(op, args, E::NDIM, home)?.and_then(|(v, home)| host_of(op.name(), v, home)))
+}
+/// A host value of the runtime's as a Bach array of `B`s of dimension type `E` (no node yet).
+pub(crate) fn host_of<B: Element, E: Dimension>(op: &str, v: Value, home: Arc<Session>) -> Result<Array<B, E>> {
+    let a = B::array_of(&v).ok_or_else(|| BachError::dtype(op, B::DTYPE, v.meta().dtype))?.clone();
+    let a = a.into_dimensionality::<E>().map_err(|e| BachError::shape(op, e.to_string()))?;
+    Ok(Array::from_host_in(a, home))
 }
 /// [`eager`]'s work, for every element and dimension type (compiled once, in Bach): the value
 /// and the session it goes to.
