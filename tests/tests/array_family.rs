@@ -419,3 +419,20 @@ fn zip_collects_into_bach_arrays_and_is_ndarrays_zip_otherwise() {
     let total: f64 = Zip::from(&x).into_par_iter().map(|(&a,)| a).sum();
     assert_eq!(total, nd.sum());
 }
+
+#[test]
+fn arrays_made_element_by_element_as_ndarrays() {
+    use std::mem::MaybeUninit;
+    let mut u = Array3::<f64>::uninit((2, 3, 4));
+    for ((i, j, k), x) in u.indexed_iter_mut() {
+        *x = MaybeUninit::new((100 * i + 10 * j + k) as f64);
+    }
+    let a = unsafe { u.assume_init() };
+    assert_eq!(a, ndarray::Array3::from_shape_fn((2, 3, 4), |(i, j, k)| (100 * i + 10 * j + k) as f64));
+    assert_eq!((&a * 2.0).sum(), 2.0 * a.sum());
+    let mut v = Array1::<usize>::uninit(5);
+    Zip::indexed(&mut v).for_each(|i, x| {
+        x.write(i * i);
+    });
+    assert_eq!(unsafe { v.assume_init() }.to_vec(), vec![0, 1, 4, 9, 16]);
+}

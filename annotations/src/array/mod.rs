@@ -627,6 +627,35 @@ fn standard<A: Clone, D: Dimension>(v: &NdArc<A, D>) -> NdArc<A, D> {
     }
 }
 
+/// Arrays made element by element (ndarray's `uninit` / `assume_init`): host arrays of
+/// `MaybeUninit<A>`, written through ndarray's own methods (`uget_mut`, `Zip`, indexing), then
+/// read as `A`s.
+impl<A, D: Dimension> Array<A, D> {
+    /// An array of `shape` whose elements are not initialised yet (ndarray's `uninit`); write
+    /// every one, then [`Array::assume_init`].
+    pub fn uninit<Sh: ndarray::ShapeBuilder<Dim = D>>(shape: Sh) -> Array<std::mem::MaybeUninit<A>, D> {
+        let a = ndarray::Array::<A, D>::uninit(shape);
+        let f_order = a.ndim() > 1 && !a.is_standard_layout();
+        let dim = a.raw_dim();
+        let (v, _) = a.into_raw_vec_and_offset();
+        Array::from_shared_value(NdArc::from_shape_vec(ndarray::ShapeBuilder::set_f(dim, f_order), v).expect("uninit's own shape"))
+    }
+}
+impl<A, D: Dimension> Array<std::mem::MaybeUninit<A>, D> {
+    /// The elements as `A`s (ndarray's `assume_init`).
+    ///
+    /// # Safety
+    /// As ndarray's: every element has been written.
+    pub unsafe fn assume_init(self) -> Array<A, D> {
+        let v = self.value_ref().expect("an uninit array holds its value").clone();
+        drop(self);
+        // SAFETY: the caller's promise; the elements were written through this value's own
+        // handle (copy on write keeps it the only one when written).
+        let a: NdArc<A, D> = unsafe { v.assume_init() };
+        Array::from_shared_value(a)
+    }
+}
+
 /// What every array has, of any element type.
 impl<A, D: Dimension> Array<A, D> {
     /// A handle of `lazy`, a node of `A`s made by `read`'s element type (see
