@@ -234,6 +234,32 @@ def test_a_rebuild_loses_nothing(jupyter_path):
         km.shutdown_kernel(now=True)
 
 
+def test_an_ndarray_import_by_name_keeps_bach_variables(jupyter_path):
+    """A cell that imports ndarray's `ArrayBase` (and `Array1`..) by name, to write a function
+    on ndarray's own types, while Bach arrays are stored: the cell runs, and so does every
+    later one. Each variable is stored under its type's name, and Bach's used to be stored as
+    the prelude's bare `ArrayBase<bach::OwnedRepr<..>, ..>`, which the new import made
+    ndarray's: that cell and every cell after it failed to restore the variable."""
+    import jupyter_client
+
+    km, kc = jupyter_client.manager.start_new_kernel(kernel_name="bach", startup_timeout=300)
+    try:
+        r, _ = run(kc, "let a = Array1::<f64>::linspace(0.0, 1.0, 8);\nlet b = (&a * 2.0).sum();\nb")
+        assert r["status"] == "ok", r
+        r, msgs = run(
+            kc,
+            "use ndarray::{Array1, ArrayBase, Axis, Data, Ix1};\n"
+            "fn total<S: Data<Elem = f64>>(x: &ArrayBase<S, Ix1>) -> f64 { x.sum_axis(Axis(0)).into_scalar() }\n"
+            "let nd = Array1::<f64>::from(vec![1.0, 2.0, 3.0]);\ntotal(&nd)",
+        )
+        assert r["status"] == "ok" and result(msgs) == "6.0", (r, text(msgs))
+        r, msgs = run(kc, "(b + 1.0, a.sum(), total(&nd), nd.len())")
+        assert r["status"] == "ok" and result(msgs) == "(9.0, 4.0, 6.0, 3)", (r, text(msgs))
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
+
+
 def test_a_fresh_kernels_first_cell_adds_a_crate_and_rebuilds_nothing_under_bach(jupyter_path):
     """Real notebooks start with their `:dep` cells, while the kernel is still starting: the
     crate is added on the lock the prelude left, so no crate under Bach moves (a second

@@ -457,10 +457,33 @@ fn get_type_name(
         if let Ok(type_name) = ty.display_source_code(sema.db, module.into(), true)
             && is_type_valid(&type_name)
         {
-            return TypeName::Named(type_name);
+            return TypeName::Named(bach_array_by_crate(&type_name));
         }
     }
     TypeName::Unknown
+}
+
+/// Patched (bach-kernel): `type_name` with Bach's array type named by its crate. A variable
+/// of Bach's array family renders as `ArrayBase<bach::OwnedRepr<f64>, Dim<[usize; 1]>>` where
+/// Bach's prelude is imported (the glob makes `ArrayBase` Bach's); a later cell that imports
+/// ndarray's `ArrayBase` by name would read that stored type as ndarray's, and every cell from
+/// then on failed to restore the variable. `bach::ArrayBase<..>` means Bach's in any scope.
+fn bach_array_by_crate(type_name: &str) -> String {
+    const BARE: &str = "ArrayBase<bach::";
+    let mut out = String::with_capacity(type_name.len() + 8);
+    let mut rest = type_name;
+    while let Some(at) = rest.find(BARE) {
+        let (before, after) = rest.split_at(at);
+        out.push_str(before);
+        let qualified = out.ends_with("::") || out.ends_with(|c: char| c.is_alphanumeric() || c == '_');
+        if !qualified {
+            out.push_str("bach::");
+        }
+        out.push_str(BARE);
+        rest = &after[BARE.len()..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// Completions found in a particular context.
