@@ -624,29 +624,30 @@ pub enum SliceOrScalar<'a, A> {
 /// `x op y` over a slice and a slice of the same length or a scalar (instantiated in Bach for
 /// f64 and f32 only: [`Real::arith_slices`]).
 pub(crate) fn arith_slices<A: Real>(op: BinOp, x: &[A], y: SliceOrScalar<'_, A>) -> Vec<A> {
-    fn with<A: Copy>(x: &[A], y: SliceOrScalar<'_, A>, f: impl Fn(A, A) -> A) -> Vec<A> {
-        match y {
-            SliceOrScalar::Slice(y) => x.iter().zip(y).map(|(&u, &v)| f(u, v)).collect(),
-            SliceOrScalar::Scalar(s) => x.iter().map(|&u| f(u, s)).collect(),
-        }
-    }
     match op {
-        BinOp::Add => with(x, y, |x, y| x + y),
-        BinOp::Sub => with(x, y, |x, y| x - y),
-        BinOp::Mul => with(x, y, |x, y| x * y),
-        BinOp::Div => with(x, y, |x, y| x / y),
-        BinOp::Rem => with(x, y, |x, y| x % y),
+        BinOp::Add => over_slices(x, y, |x, y| x + y),
+        BinOp::Sub => over_slices(x, y, |x, y| x - y),
+        BinOp::Mul => over_slices(x, y, |x, y| x * y),
+        BinOp::Div => over_slices(x, y, |x, y| x / y),
+        BinOp::Rem => over_slices(x, y, |x, y| x % y),
+    }
+}
+/// `f(x, y)` over a slice and a slice of the same length, or a scalar.
+fn over_slices<A: Copy>(x: &[A], y: SliceOrScalar<'_, A>, f: impl Fn(A, A) -> A) -> Vec<A> {
+    match y {
+        SliceOrScalar::Slice(y) => x.iter().zip(y).map(|(&u, &v)| f(u, v)).collect(),
+        SliceOrScalar::Scalar(s) => x.iter().map(|&u| f(u, s)).collect(),
     }
 }
 fn at_once<A: Real>(x: ArrayViewD<'_, A>, y: Host<'_, A>, max: usize, name: &str, f: impl Fn(A, A) -> A) -> Option<ArrayD<A>> {
     match y {
         Host::Scalar(s) => Some(match x.as_slice() {
-            Some(xs) => ArrayD::from_shape_vec(x.raw_dim(), xs.iter().map(|&v| f(v, s)).collect()).expect("x's shape"),
+            Some(xs) => ArrayD::from_shape_vec(x.raw_dim(), over_slices(xs, SliceOrScalar::Scalar(s), f)).expect("x's shape"),
             None => x.mapv(|v| f(v, s)),
         }),
         Host::Array(y) if y.len() <= max => match (x.as_slice(), y.as_slice()) {
             // The same shape in row-major order: over the slices (no dimensions walked).
-            (Some(xs), Some(ys)) if x.shape() == y.shape() => Some(ArrayD::from_shape_vec(x.raw_dim(), xs.iter().zip(ys).map(|(&u, &v)| f(u, v)).collect()).expect("x's shape")),
+            (Some(xs), Some(ys)) if x.shape() == y.shape() => Some(ArrayD::from_shape_vec(x.raw_dim(), over_slices(xs, SliceOrScalar::Slice(ys), f)).expect("x's shape")),
             _ => zip2(name, x, y, f).ok(),
         },
         Host::Array(_) => None,

@@ -627,6 +627,16 @@ fn standard<A: Clone, D: Dimension>(v: &NdArc<A, D>) -> NdArc<A, D> {
     }
 }
 
+/// A contiguous owned ndarray array (row- or column-major: what ndarray's constructors and
+/// `map_collect` make) as a shared value, its elements moved, not cloned (ndarray's
+/// `into_shared` asks `A: Clone`).
+pub(crate) fn shared_of<A, D: Dimension>(a: ndarray::Array<A, D>) -> NdArc<A, D> {
+    let f_order = a.ndim() > 1 && !a.is_standard_layout();
+    let dim = a.raw_dim();
+    let (v, _) = a.into_raw_vec_and_offset();
+    NdArc::from_shape_vec(ndarray::ShapeBuilder::set_f(dim, f_order), v).expect("a contiguous array's own shape")
+}
+
 /// Arrays made element by element (ndarray's `uninit` / `assume_init`): host arrays of
 /// `MaybeUninit<A>`, written through ndarray's own methods (`uget_mut`, `Zip`, indexing), then
 /// read as `A`s.
@@ -634,11 +644,7 @@ impl<A, D: Dimension> Array<A, D> {
     /// An array of `shape` whose elements are not initialised yet (ndarray's `uninit`); write
     /// every one, then [`Array::assume_init`].
     pub fn uninit<Sh: ndarray::ShapeBuilder<Dim = D>>(shape: Sh) -> Array<std::mem::MaybeUninit<A>, D> {
-        let a = ndarray::Array::<A, D>::uninit(shape);
-        let f_order = a.ndim() > 1 && !a.is_standard_layout();
-        let dim = a.raw_dim();
-        let (v, _) = a.into_raw_vec_and_offset();
-        Array::from_shared_value(NdArc::from_shape_vec(ndarray::ShapeBuilder::set_f(dim, f_order), v).expect("uninit's own shape"))
+        Array::from_shared_value(shared_of(ndarray::Array::<A, D>::uninit(shape)))
     }
 }
 impl<A, D: Dimension> Array<std::mem::MaybeUninit<A>, D> {
@@ -715,9 +721,7 @@ impl<A, D: Dimension> Array<A, D> {
     /// dynamic arrays). Computed on the host as it is made.
     pub fn from_shape_fn<Sh: ShapeArg<Dim = D>, F: FnMut(D::Pattern) -> A>(shape: Sh, f: F) -> Self {
         let dim = D::from_dimension(&IxDyn(&shape.dims())).expect("a shape of D's axes");
-        // Row-major from the start: its elements move into the shared value (no `Clone`).
-        let (v, _) = ndarray::Array::from_shape_fn(dim.clone(), f).into_raw_vec_and_offset();
-        Self::from_shared_value(NdArc::from_shape_vec(dim, v).expect("from_shape_fn's own shape"))
+        Self::from_shared_value(shared_of(ndarray::Array::from_shape_fn(dim, f)))
     }
 }
 

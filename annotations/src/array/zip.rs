@@ -7,7 +7,7 @@
 //! own `Zip`, with which it gives nothing back.
 
 use ndarray::iter::Indices;
-use ndarray::{ArcArray as NdArc, AssignElem, Dimension, FoldWhile, IntoNdProducer, NdProducer};
+use ndarray::{AssignElem, Dimension, FoldWhile, IntoNdProducer, NdProducer};
 
 use super::Array;
 
@@ -46,11 +46,8 @@ impl<Parts, D> From<ndarray::Zip<Parts, D>> for Zip<Parts, D> {
 /// ndarray's `map_collect` result as a Bach array (its elements moved, not cloned; Bach's
 /// graph element types in row-major order, as Bach's values are).
 fn collected<R, D: Dimension>(a: ndarray::Array<R, D>) -> Array<R, D> {
-    let f_order = a.ndim() > 1 && !a.is_standard_layout();
-    let dim = a.raw_dim();
-    let (v, _) = a.into_raw_vec_and_offset();
-    let v = NdArc::from_shape_vec(ndarray::ShapeBuilder::set_f(dim, f_order), v).expect("map_collect's contiguous result");
-    let v = if f_order { crate::host::standard_layout(v.clone()).unwrap_or(v) } else { v };
+    let v = super::shared_of(a);
+    let v = if v.is_standard_layout() { v } else { crate::host::standard_layout(v.clone()).unwrap_or(v) };
     Array::from_shared_value(v)
 }
 
