@@ -17,10 +17,10 @@
 //! it then). A callback that panics is reported in the kernel's log and the comm goes on.
 //!
 //! The link to the kernel: a Unix socket whose path the kernel gives the Rust process
-//! (`BACH_COMM_SOCKET`), opened on first use; one line per message, tab-separated fields, JSON
-//! last. Every line this side sends is acknowledged once the kernel has published it, so a
-//! `comm_open` reaches the front end before a display that refers to it. The kernel's side:
-//! `kernel/src/comms.rs`.
+//! (`BACH_COMM_SOCKET`), opened on first use; one line per message, as `bach_wire::comm`
+//! defines them. Every line this side sends is acknowledged once the kernel has published it,
+//! so a `comm_open` reaches the front end before a display that refers to it. The kernel's
+//! side: `kernel/src/comms.rs`.
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};
@@ -30,9 +30,10 @@ use std::sync::{mpsc, Arc, Condvar, Mutex, OnceLock};
 use std::time::Duration;
 
 use bach_runtime::{json, BachError, Result};
+use bach_wire::comm::{from_hex_list, one_line, to_hex_list, write_line, Parsed, Verb};
 
 /// The environment variable naming the kernel's comm socket.
-pub const SOCKET_ENV: &str = "BACH_COMM_SOCKET";
+pub use bach_wire::comm::SOCKET_ENV;
 
 type OnOpen = Arc<dyn Fn(Comm, &str) + Send + Sync>;
 type OnMsg = Arc<dyn Fn(&str) + Send + Sync>;
@@ -87,7 +88,7 @@ fn connect() -> std::result::Result<Arc<Link>, String> {
     let stream = UnixStream::connect(&path).map_err(|e| format!("cannot reach the kernel's comm socket {path}: {e}"))?;
     let reader = stream.try_clone().map_err(|e| e.to_string())?;
     let link = Arc::new(Link { writer: Mutex::new(stream), next: AtomicU64::new(1), acked: Mutex::new(0), ack: Condvar::new() });
-    let (to_callbacks, incoming) = mpsc::channel::<Vec<String>>();
+    let (to_callbacks, incoming) = mpsc::channel::<String>();
     let l = link.clone();
     std::thread::Builder::new().name("bach-comm-read".into()).spawn(move || read_kernel(reader, &l, to_callbacks)).map_err(|e| e.to_string())?;
     let l = link.clone();
@@ -97,17 +98,17 @@ fn connect() -> std::result::Result<Arc<Link>, String> {
 
 /// Lines from the kernel: acknowledgements wake the senders; messages go to the callback
 /// thread (a callback may send, and so wait for an acknowledgement this thread reads).
-fn read_kernel(stream: UnixStream, link: &Link, to_callbacks: mpsc::Sender<Vec<String>>) {
+fn read_kernel(stream: UnixStream, link: &Link, to_callbacks: mpsc::Sender<String>) {
     for line in BufReader::new(stream).lines() {
         let Ok(line) = line else { break };
-        let fields: Vec<String> = line.splitn(6, '\t').map(str::to_string).collect();
-        if fields[0] == "ack" {
-            if let Some(seq) = fields.get(1).and_then(|s| s.parse::<u64>().ok()) {
+        let parsed = Parsed::new(&line);
+        if parsed.verb == Ok(Verb::Ack) {
+            if let Ok(seq) = parsed.seq.parse::<u64>() {
                 let mut acked = lock(&link.acked);
                 *acked = (*acked).max(seq);
                 link.ack.notify_all();
             }
-        } else if to_callbacks.send(fields).is_err() {
+        } else if to_callbacks.send(line).is_err() {
             break;
         }
     }
@@ -118,59 +119,54 @@ fn read_kernel(stream: UnixStream, link: &Link, to_callbacks: mpsc::Sender<Vec<S
 
 /// `open <seq> <id> <target> <data>`, `msg <seq> <id> <data>`, `close <seq> <id> <data>`:
 /// the callbacks, then `done <seq>` (the kernel's shell waits for it).
-fn run_callbacks(incoming: mpsc::Receiver<Vec<String>>, link: &Link) {
-    for f in incoming {
-        let (kind, seq) = (f[0].as_str(), f.get(1).cloned().unwrap_or_default());
-        let field = |i: usize| f.get(i).map_or("", String::as_str);
+fn run_callbacks(incoming: mpsc::Receiver<String>, link: &Link) {
+    for line in incoming {
+        let f = Parsed::new(&line);
+        let kind = f.verb.map_or_else(|w| w.to_string(), |v| v.name().to_string());
         // (Caught here: not reported as the running cell's panic.)
-        let run = bach_runtime::device::catch_panics(|| match kind {
-            "open" => {
-                let comm = Comm { id: field(2).into(), target: field(3).into() };
-                let on_open = lock(targets()).get(field(3)).cloned();
+        let run = bach_runtime::device::catch_panics(|| match f.verb {
+            Ok(Verb::Open) => {
+                let comm = Comm { id: f.field(0).into(), target: f.field(1).into() };
+                let on_open = lock(targets()).get(f.field(1)).cloned();
                 match on_open {
-                    Some(f) => {
+                    Some(on_open) => {
                         lock(comms()).entry(comm.id.to_string()).or_default();
-                        f(comm, field(4));
+                        on_open(comm, f.field(2));
                     }
                     None => {
                         let _ = comm.close();
                     }
                 }
             }
-            "msg" => {
-                let on_msg = lock(comms()).get(field(2)).map(|h| h.on_msg.clone()).unwrap_or_default();
-                let buffers = from_hex_list(field(4));
-                for f in on_msg {
-                    f(field(3), &buffers);
+            Ok(Verb::Msg) => {
+                let on_msg = lock(comms()).get(f.field(0)).map(|h| h.on_msg.clone()).unwrap_or_default();
+                let buffers = from_hex_list(f.field(2));
+                for on_msg in on_msg {
+                    on_msg(f.field(1), &buffers);
                 }
             }
-            "close" => {
-                let closed = lock(comms()).remove(field(2));
-                for f in closed.map(|h| h.on_close).unwrap_or_default() {
-                    f(field(3));
+            Ok(Verb::Close) => {
+                let closed = lock(comms()).remove(f.field(0));
+                for on_close in closed.map(|h| h.on_close).unwrap_or_default() {
+                    on_close(f.field(1));
                 }
             }
             _ => {}
         });
         if let Err(panic) = run {
             let why = bach_runtime::device::panic_text(&*panic);
-            let _ = link.send(&["log", &json::quote(&format!("a comm callback ({kind}) panicked: {why}"))]);
+            let _ = link.send(Verb::Log, &[&json::quote(&format!("a comm callback ({kind}) panicked: {why}"))]);
         }
-        let _ = link.send_unacked(&["done", &seq]);
+        let _ = link.write(&[Verb::Done.name(), f.seq].join("\t"));
     }
 }
 
 impl Link {
-    /// Send one line (`fields` tab-separated after the kind, with a sequence number) and wait
-    /// until the kernel has published it.
-    fn send(&self, fields: &[&str]) -> Result<()> {
+    /// Send one line (`fields` after the verb and a sequence number) and wait until the
+    /// kernel has published it.
+    fn send(&self, verb: Verb, fields: &[&str]) -> Result<()> {
         let seq = self.next.fetch_add(1, Ordering::SeqCst);
-        let mut line = format!("{}\t{seq}", fields[0]);
-        for f in &fields[1..] {
-            line.push('\t');
-            line.push_str(f);
-        }
-        self.write(&line)?;
+        self.write(&write_line(verb, seq, fields))?;
         let acked = lock(&self.acked);
         let (acked, _) = self.ack.wait_timeout_while(acked, ACK_WAIT, |a| *a < seq).unwrap_or_else(|e| e.into_inner());
         match *acked {
@@ -179,44 +175,17 @@ impl Link {
             _ => Ok(()),
         }
     }
-    fn send_unacked(&self, fields: &[&str]) -> Result<()> {
-        self.write(&fields.join("\t"))
-    }
     fn write(&self, line: &str) -> Result<()> {
         let mut w = lock(&self.writer);
         writeln!(w, "{line}").map_err(|e| BachError::invalid("comm", format!("cannot write to the kernel: {e}")))
     }
 }
 
-/// JSON text on one line: a raw tab or line break can only be whitespace between tokens in
-/// valid JSON (inside strings they are escaped), so it becomes a space.
-fn one_line(json: &str) -> String {
-    json.replace(['\n', '\r', '\t'], " ")
-}
-
 fn check_name(what: &str, name: &str) -> Result<()> {
-    if name.is_empty() || name.contains(['\t', '\n', '\r']) {
+    if !bach_wire::comm::is_field(name) {
         return Err(BachError::invalid("comm", format!("a {what} must be non-empty, without tabs or line breaks: {name:?}")));
     }
     Ok(())
-}
-
-/// Binary buffers on a line: a JSON array of hex strings (`["00ff", ""]`).
-fn to_hex_list(buffers: &[&[u8]]) -> String {
-    let hex: Vec<String> = buffers.iter().map(|b| format!("\"{}\"", b.iter().map(|x| format!("{x:02x}")).collect::<String>())).collect();
-    format!("[{}]", hex.join(","))
-}
-
-/// [`to_hex_list`]'s text back to buffers (none when the field is empty or malformed).
-fn from_hex_list(text: &str) -> Vec<Vec<u8>> {
-    let Ok(json::Value::Array(items)) = json::parse(text) else { return vec![] };
-    items
-        .iter()
-        .filter_map(|h| {
-            let h = h.as_str()?;
-            (0..h.len() / 2).map(|i| u8::from_str_radix(h.get(2 * i..2 * i + 2)?, 16).ok()).collect::<Option<Vec<u8>>>()
-        })
-        .collect()
 }
 
 /// A fresh comm id (32 hex digits, as the front ends make them).
@@ -233,7 +202,7 @@ fn new_id() -> String {
 pub fn register_target(target: &str, on_open: impl Fn(Comm, &str) + Send + Sync + 'static) -> Result<()> {
     check_name("target name", target)?;
     lock(targets()).insert(target.to_string(), Arc::new(on_open));
-    link()?.send(&["target", target])
+    link()?.send(Verb::Target, &[target])
 }
 
 impl Comm {
@@ -251,13 +220,13 @@ impl Comm {
         check_name("target name", target)?;
         let comm = Comm { id: new_id().into(), target: target.into() };
         lock(comms()).entry(comm.id.to_string()).or_default();
-        let mut line = vec!["open", &comm.id, target];
+        let mut line = vec![&*comm.id, target];
         let (metadata, data, hex) = (one_line(metadata), one_line(data), to_hex_list(buffers));
         line.extend([metadata.as_str(), data.as_str()]);
         if !buffers.is_empty() {
             line.push(&hex);
         }
-        link()?.send(&line)?;
+        link()?.send(Verb::Open, &line)?;
         Ok(comm)
     }
     /// Send `data` (JSON text) to the front end (`comm_msg`).
@@ -271,15 +240,15 @@ impl Comm {
             return Err(BachError::invalid("comm", format!("comm {} ({}) is closed", self.id, self.target)));
         }
         match buffers.is_empty() {
-            true => link()?.send(&["msg", &self.id, &one_line(data)]),
-            false => link()?.send(&["msg", &self.id, &one_line(data), &to_hex_list(buffers)]),
+            true => link()?.send(Verb::Msg, &[&self.id, &one_line(data)]),
+            false => link()?.send(Verb::Msg, &[&self.id, &one_line(data), &to_hex_list(buffers)]),
         }
     }
     /// Close the comm (`comm_close`); its `on_close` callbacks do not run (they are for the
     /// front end's close).
     pub fn close(&self) -> Result<()> {
         lock(comms()).remove(&*self.id);
-        link()?.send(&["close", &self.id, "{}"])
+        link()?.send(Verb::Close, &[&self.id, "{}"])
     }
     /// Call `f(data)` for each message the front end sends on this comm.
     pub fn on_msg(&self, f: impl Fn(&str) + Send + Sync + 'static) {
@@ -314,14 +283,9 @@ mod tests {
     use super::*;
 
     #[test]
-    fn json_goes_on_one_line_and_names_are_checked() {
-        assert_eq!(one_line("{\n\t\"a\": \"x\\ty\"\r\n}"), "{  \"a\": \"x\\ty\"  }");
+    fn names_are_checked_and_ids_fresh() {
         assert!(check_name("target name", "jupyter.widget").is_ok());
         assert!(check_name("target name", "a\tb").is_err() && check_name("target name", "").is_err());
-        let bufs: [&[u8]; 3] = [&[0, 1, 0xab, 0xff], &[], b"png"];
-        assert_eq!(to_hex_list(&bufs), r#"["0001abff","","706e67"]"#);
-        assert_eq!(from_hex_list(&to_hex_list(&bufs)), bufs.iter().map(|b| b.to_vec()).collect::<Vec<_>>());
-        assert!(from_hex_list("").is_empty() && from_hex_list("nope").is_empty());
         let (a, b) = (new_id(), new_id());
         assert!(a != b && a.len() == 32 && a.chars().all(|c| c.is_ascii_hexdigit()), "{a} {b}");
     }

@@ -3,20 +3,11 @@
 //! placement panel build on).
 //!
 //! The Rust process connects to a Unix socket in the kernel's scratch directory (its path in
-//! `BACH_COMM_SOCKET`, set before the process starts) the first time a cell uses a comm. One
-//! line per message, tab-separated, JSON last:
+//! `BACH_COMM_SOCKET`, set before the process starts) the first time a cell uses a comm. The
+//! lines both ways are `bach_wire::comm`'s (its table is the protocol).
 //!
-//! | from the Rust process                         | the kernel                                   |
-//! |-----------------------------------------------|----------------------------------------------|
-//! | `open <seq> <id> <target> <metadata> <data> [<buffers>]` | publishes `comm_open`, answers `ack <seq>`   |
-//! | `msg <seq> <id> <data> [<buffers>]`, `close <seq> <id> <data>` | publishes `comm_msg` / `comm_close`, acks |
-//! | `target <seq> <name>`                         | accepts the front end's opens for `name`, acks |
-//! | `log <seq> <json string>`                     | logs it (a callback's panic), acks           |
-//! | `done <seq>`                                  | the front end's message `<seq>` was handled  |
-//!
-//! The front end's `comm_open` (for a registered target), `comm_msg` and `comm_close` go the
-//! other way as `open|msg|close <seq> <id> [<target>] <data>` (a `msg` with binary buffers adds
-//! them, a JSON array of hex strings); the shell waits for `done`
+//! The front end's `comm_open` (for a registered target), `comm_msg` and `comm_close` go to
+//! the Rust process; the shell waits for its `done`
 //! (at most [`HANDLED_WAIT`]), so what the callbacks send is published with that message as
 //! parent, between the `busy` and `idle` it gets. The shell handles one message at a time:
 //! one that arrives while a cell runs is handled when the cell ends, not lost. Acknowledged
@@ -34,17 +25,20 @@ use std::time::Duration;
 use serde_json::{json, Value};
 use tokio::sync::{mpsc, oneshot};
 
+use bach_wire::comm::{from_hex_list, to_hex_list, write_line, Parsed, Verb};
+
+use crate::log::log;
 use crate::wire::{Identity, Message};
 
 /// The environment variable naming the socket (read by `bach::comm`).
-pub const SOCKET_ENV: &str = "BACH_COMM_SOCKET";
+pub use bach_wire::comm::SOCKET_ENV;
 
 /// How long the shell waits for the Rust process to handle one front-end message.
 pub const HANDLED_WAIT: Duration = Duration::from_secs(30);
 
 /// The socket's path for a kernel whose scratch directory is `scratch`.
 pub fn socket_path(scratch: &Path) -> PathBuf {
-    scratch.join("comm.sock")
+    scratch.join(bach_wire::comm::SOCKET_FILE)
 }
 
 /// Open comms, registered targets, and the link to the Rust process.
@@ -84,7 +78,7 @@ impl CommRouter {
                     let r = router.clone();
                     let _ = std::thread::Builder::new().name("comm-accept".into()).spawn(move || r.accept(listener));
                 }
-                Err(e) => crate::server::log(&format!("comms off: cannot listen on {}: {e}", path.display())),
+                Err(e) => log(&format!("comms off: cannot listen on {}: {e}", path.display())),
             }
         }
         router
@@ -105,33 +99,31 @@ impl CommRouter {
     fn read(&self, stream: UnixStream) {
         for line in BufReader::new(stream).lines() {
             let Ok(line) = line else { break };
-            let f: Vec<&str> = line.splitn(7, '\t').collect();
-            let field = |i: usize| f.get(i).copied().unwrap_or("");
-            let seq = field(1);
-            match f[0] {
-                "open" => {
-                    let (id, target) = (field(2), field(3));
+            let f = Parsed::new(&line);
+            match f.verb {
+                Ok(Verb::Open) => {
+                    let (id, target) = (f.field(0), f.field(1));
                     lock(&self.open).insert(id.to_string(), target.to_string());
-                    self.publish_buffers("comm_open", json!({"comm_id": id, "target_name": target, "data": parse(field(5))}), parse(field(4)), from_hex_list(field(6)));
+                    self.publish_buffers("comm_open", json!({"comm_id": id, "target_name": target, "data": parse(f.field(3))}), parse(f.field(2)), from_hex_list(f.field(4)));
                 }
-                "msg" => self.publish_buffers("comm_msg", json!({"comm_id": field(2), "data": parse(field(3))}), json!({}), from_hex_list(field(4))),
-                "close" => {
-                    lock(&self.open).remove(field(2));
-                    self.publish("comm_close", json!({"comm_id": field(2), "data": parse(field(3))}), json!({}));
+                Ok(Verb::Msg) => self.publish_buffers("comm_msg", json!({"comm_id": f.field(0), "data": parse(f.field(1))}), json!({}), from_hex_list(f.field(2))),
+                Ok(Verb::Close) => {
+                    lock(&self.open).remove(f.field(0));
+                    self.publish("comm_close", json!({"comm_id": f.field(0), "data": parse(f.field(1))}), json!({}));
                 }
-                "target" => {
-                    lock(&self.targets).insert(field(2).to_string());
+                Ok(Verb::Target) => {
+                    lock(&self.targets).insert(f.field(0).to_string());
                 }
-                "log" => crate::server::log(parse(field(2)).as_str().unwrap_or(field(2))),
-                "done" => {
-                    if let Some(done) = seq.parse().ok().and_then(|s: u64| lock(&self.handled).remove(&s)) {
+                Ok(Verb::Log) => log(parse(f.field(0)).as_str().unwrap_or(f.field(0))),
+                Ok(Verb::Done) => {
+                    if let Some(done) = f.seq.parse().ok().and_then(|s: u64| lock(&self.handled).remove(&s)) {
                         let _ = done.send(());
                     }
                     continue;
                 }
-                other => crate::server::log(&format!("comms: unknown line from the Rust process: {other}")),
+                Ok(Verb::Ack) | Err(_) => log(&format!("comms: unknown line from the Rust process: {}", line.split('\t').next().unwrap_or(""))),
             }
-            self.write(&format!("ack\t{seq}"));
+            self.write(&write_line(Verb::Ack, f.seq.parse().unwrap_or(0), &[]));
         }
         self.forget_child();
     }
@@ -154,7 +146,7 @@ impl CommRouter {
 
     fn publish_buffers(&self, msg_type: &str, content: Value, metadata: Value, buffers: Vec<Vec<u8>>) {
         let Some(parent) = lock(&self.parent).clone() else {
-            crate::server::log(&format!("comms: {msg_type} with no request to answer; dropped"));
+            log(&format!("comms: {msg_type} with no request to answer; dropped"));
             return;
         };
         let mut m = parent.iopub(msg_type, content, &self.me);
@@ -193,25 +185,25 @@ impl CommRouter {
             "comm_open" => {
                 let target = msg.get("target_name").as_str().unwrap_or("").to_string();
                 if !lock(&self.targets).contains(&target) || id.is_empty() || id.contains(['\t', '\n']) {
-                    crate::server::log(&format!("comm_open for target {target:?} refused: no such target"));
+                    log(&format!("comm_open for target {target:?} refused: no such target"));
                     self.publish("comm_close", json!({"comm_id": id, "data": {}}), json!({}));
                     return;
                 }
                 lock(&self.open).insert(id.clone(), target.clone());
-                format!("open\t{seq}\t{id}\t{target}\t{data}")
+                write_line(Verb::Open, seq, &[&id, &target, &data])
             }
             "comm_msg" | "comm_close" if lock(&self.open).contains_key(&id) => {
                 if msg.msg_type() == "comm_close" {
                     lock(&self.open).remove(&id);
-                    format!("close\t{seq}\t{id}\t{data}")
+                    write_line(Verb::Close, seq, &[&id, &data])
                 } else if msg.buffers.is_empty() {
-                    format!("msg\t{seq}\t{id}\t{data}")
+                    write_line(Verb::Msg, seq, &[&id, &data])
                 } else {
-                    format!("msg\t{seq}\t{id}\t{data}\t{}", to_hex_list(&msg.buffers))
+                    write_line(Verb::Msg, seq, &[&id, &data, &to_hex_list(&msg.buffers)])
                 }
             }
             other => {
-                crate::server::log(&format!("{other} for unknown comm {id:?}: dropped"));
+                log(&format!("{other} for unknown comm {id:?}: dropped"));
                 return;
             }
         };
@@ -219,49 +211,24 @@ impl CommRouter {
         lock(&self.handled).insert(seq, done);
         if !self.write(&line) {
             lock(&self.handled).remove(&seq);
-            crate::server::log("comms: no Rust process to hand the message to");
+            log("comms: no Rust process to hand the message to");
             return;
         }
         if tokio::time::timeout(HANDLED_WAIT, handled).await.is_err() {
             lock(&self.handled).remove(&seq);
-            crate::server::log(&format!("comms: the Rust process did not handle {} within {} s", msg.msg_type(), HANDLED_WAIT.as_secs()));
+            log(&format!("comms: the Rust process did not handle {} within {} s", msg.msg_type(), HANDLED_WAIT.as_secs()));
         }
     }
-}
-
-/// Binary buffers on a line: a JSON array of hex strings (`["00ff", ""]`), as `bach::comm`
-/// writes and reads them.
-fn to_hex_list(buffers: &[Vec<u8>]) -> String {
-    let hex: Vec<Value> = buffers.iter().map(|b| Value::String(b.iter().map(|x| format!("{x:02x}")).collect())).collect();
-    Value::Array(hex).to_string()
-}
-
-fn from_hex_list(text: &str) -> Vec<Vec<u8>> {
-    let Ok(Value::Array(items)) = serde_json::from_str::<Value>(text) else { return vec![] };
-    items.iter().filter_map(|h| h.as_str().and_then(|h| (0..h.len() / 2).map(|i| u8::from_str_radix(h.get(2 * i..2 * i + 2)?, 16).ok()).collect())).collect()
 }
 
 /// JSON text from the Rust process (`{}` when it does not parse: logged).
 fn parse(text: &str) -> Value {
     serde_json::from_str(text).unwrap_or_else(|e| {
-        crate::server::log(&format!("comms: data that is not JSON ({e}): {}", text.chars().take(200).collect::<String>()));
+        log(&format!("comms: data that is not JSON ({e}): {}", text.chars().take(200).collect::<String>()));
         json!({})
     })
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn buffers_go_as_hex() {
-        let b = vec![vec![0u8, 1, 0xab, 0xff], vec![], b"png".to_vec()];
-        assert_eq!(to_hex_list(&b), r#"["0001abff","","706e67"]"#);
-        assert_eq!(from_hex_list(&to_hex_list(&b)), b);
-        assert!(from_hex_list("").is_empty());
-    }
 }

@@ -10,6 +10,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use bach_wire::calls;
+use bach_wire::line::{field, Line};
 use evcxr::{CommandContext, EvalContextOutputs};
 
 use crate::engine::{Bundle, Completions, Engine, ExecError, Interrupter, Output, StreamName};
@@ -17,16 +19,6 @@ use crate::home::{restore_lock_line, Home};
 use crate::magics;
 use crate::question_mark;
 
-/// Marker lines the `bach` crate prints in the child (see bach::notebook).
-const DISPLAY_MARKER: &str = "\u{1e}BACH_DISPLAY ";
-const PANIC_MARKER: &str = "\u{1e}BACH_PANIC ";
-const CLEAR_MARKER: &str = "\u{1e}BACH_CLEAR ";
-/// Printed by `bach::notebook::cell_end` at the end of a cell that uses `?` (question_mark.rs).
-const END_MARKER: &str = "\u{1e}BACH_END";
-/// Printed by `bach::notebook::cell(n)` when cell `n`'s code starts: its compile is over.
-const RUN_MARKER: &str = "\u{1e}BACH_RUN ";
-/// The message of the panic `bach::notebook::tick` raises on an interrupt (interruptible.rs).
-const INTERRUPTED_PANIC: &str = "interrupted";
 /// How long an interrupted cell may take to reach a piece boundary before the kernel
 /// restarts the Rust process (user code stuck outside Bach).
 const INTERRUPT_GRACE: Duration = Duration::from_secs(3);
@@ -353,36 +345,36 @@ impl EvcxrEngine {
                 let mut idle = true;
                 while let Ok(line) = stdout.try_recv() {
                     idle = false;
-                    if let Some(json) = line.strip_prefix(DISPLAY_MARKER) {
-                        match serde_json::from_str::<Bundle>(json).map(json_mimes_parsed) {
+                    match Line::parse(&line) {
+                        Line::Display(json) => match serde_json::from_str::<Bundle>(json).map(json_mimes_parsed) {
                             // A display under an id (a progress line): new, or replacing it.
-                            Ok(mut bundle) => match bundle.remove("bach/display_id") {
+                            Ok(mut bundle) => match bundle.remove(field::DISPLAY_ID) {
                                 Some(serde_json::Value::String(id)) => {
-                                    let update = bundle.remove("bach/update").is_some_and(|u| u == "true");
+                                    let update = bundle.remove(field::UPDATE).is_some_and(|u| u == "true");
                                     out.display_as(bundle, &id, update)
                                 }
                                 _ => out.display(bundle),
                             },
                             Err(e) => out.stream(StreamName::Stderr, &format!("bach-kernel: bad display line: {e}\n")),
-                        }
-                    } else if line == END_MARKER {
-                        reached_end = true;
-                    } else if let Some(n) = line.strip_prefix(RUN_MARKER) {
+                        },
+                        // Printed by `cell_end` at the end of a cell that uses `?` (question_mark.rs).
+                        Line::End => reached_end = true,
                         // The cell's code started: its compile is over. An interrupt that came
                         // during the compile, too late to cancel it, stops the code now.
-                        if n == count.to_string() {
-                            running.started.store(true, Ordering::SeqCst);
-                            if running.interrupted.load(Ordering::SeqCst) {
-                                running.signal(running.cell.load(Ordering::SeqCst));
+                        Line::Run(n) => {
+                            if n == count.to_string() {
+                                running.started.store(true, Ordering::SeqCst);
+                                if running.interrupted.load(Ordering::SeqCst) {
+                                    running.signal(running.cell.load(Ordering::SeqCst));
+                                }
                             }
                         }
-                    } else if let Some(when) = line.strip_prefix(CLEAR_MARKER) {
-                        out.clear(when == "wait");
-                    } else if let Some(json) = line.strip_prefix(PANIC_MARKER) {
-                        let v: serde_json::Value = serde_json::from_str(json).unwrap_or_default();
-                        panic = Some((v["message"].as_str().unwrap_or("panic").to_string(), v["location"].as_str().unwrap_or("").to_string()));
-                    } else {
-                        out.stream(StreamName::Stdout, &format!("{line}\n"));
+                        Line::Clear { wait } => out.clear(wait),
+                        Line::Panic(json) => {
+                            let v: serde_json::Value = serde_json::from_str(json).unwrap_or_default();
+                            panic = Some((v[field::MESSAGE].as_str().unwrap_or("panic").to_string(), v[field::LOCATION].as_str().unwrap_or("").to_string()));
+                        }
+                        Line::Text(text) => out.stream(StreamName::Stdout, &format!("{text}\n")),
                     }
                 }
                 while let Ok(line) = stderr.try_recv() {
@@ -415,7 +407,7 @@ impl EvcxrEngine {
     /// variable and keeps what is a Bach array. Returns the variables saved, each with the type
     /// to declare it again with.
     fn stash(started: &mut Started, running: &Arc<Running>, dir: &Path, variables: &[String], out: &mut dyn Output) -> Vec<(String, String)> {
-        let names: Vec<&str> = variables.iter().map(|v| v.split(':').next().unwrap_or(v).trim()).filter(|n| *n != "bach_session").collect();
+        let names: Vec<&str> = variables.iter().map(|v| v.split(':').next().unwrap_or(v).trim()).filter(|n| *n != calls::SESSION_VARIABLE).collect();
         let run = Self::run(started, running, 0, &stash_code(dir, &names), out);
         if let Err(e) = &run.result {
             out.stream(StreamName::Stderr, &format!("bach-kernel: the Bach session could not be saved before the rebuild: {e}\n"));
@@ -450,7 +442,7 @@ impl EvcxrEngine {
             }
         }
         let now: Vec<String> = Self::variables(started).iter().map(|v| v.split(':').next().unwrap_or(v).trim().to_string()).collect();
-        let lost: Vec<String> = before.iter().map(|v| v.split(':').next().unwrap_or(v).trim().to_string()).filter(|n| n != "bach_session" && !now.contains(n)).collect();
+        let lost: Vec<String> = before.iter().map(|v| v.split(':').next().unwrap_or(v).trim().to_string()).filter(|n| n != calls::SESSION_VARIABLE && !now.contains(n)).collect();
         let crates = if r.crates.is_empty() { "Bach".to_string() } else { r.crates.join(", ") };
         let mut said =
             format!("bach-kernel: cell [{count}] rebuilt {crates} in {:.0} s; the Bach session carried on: the cost model and settings were kept", r.began.elapsed().as_secs_f64());
@@ -503,33 +495,21 @@ impl EvcxrEngine {
     }
 }
 
-/// The file in a stash directory that lists what was saved (`bach::notebook::stash::MANIFEST`,
-/// whose documentation is the format): `# ...` comments, a `name<TAB>type` line per variable
-/// saved, `!name<TAB>reason` per one that could not be (`!:session` for the settings).
-const STASH_MANIFEST: &str = "manifest.tsv";
-
-/// The cell that saves the session into `dir`: every variable named, Bach arrays kept (the
-/// `Var` probe compiles for a value of any type and saves only Bach arrays).
+/// The cell that saves the session into `dir`.
 fn stash_code(dir: &Path, names: &[&str]) -> String {
-    let mut code =
-        format!("{{\n    use bach::notebook::stash::{{Skip as _, Stasher as _}};\n    let __bach_stash = bach::notebook::stash::Stash::new({:?});\n", dir.display().to_string());
-    for n in names {
-        code.push_str(&format!("    (&&bach::notebook::stash::Var({n:?}, &{n})).stash_into(&__bach_stash);\n"));
-    }
-    code.push_str("    __bach_stash.finish();\n}\n");
-    code
+    calls::stash::save(&dir.display().to_string(), names)
 }
 
 /// The cell that brings `kept` back from `dir` (and, with `session`, the settings).
 fn restore_code(dir: &Path, kept: &[(String, String)], session: bool) -> String {
-    let dir = format!("{:?}", dir.display().to_string());
+    let dir = dir.display().to_string();
     // The settings first: they decide how the arrays are held (the eager size limit).
     let mut code = String::new();
     if session {
-        code.push_str(&format!("bach::notebook::stash::restore_session({dir}).unwrap();\n"));
+        code.push_str(&calls::stash::restore_session(&dir));
     }
     for (name, ty) in kept {
-        code.push_str(&format!("let {name}: {ty} = bach::notebook::stash::restore({dir}, {name:?}).unwrap();\n"));
+        code.push_str(&calls::stash::restore(&dir, name, ty));
     }
     code
 }
@@ -541,7 +521,7 @@ type Named = (String, String);
 /// What a stash directory's manifest lists: the variables saved (name, type) and those that
 /// could not be (name, reason).
 fn read_stash_manifest(dir: &Path) -> (Vec<Named>, Vec<Named>) {
-    let text = std::fs::read_to_string(dir.join(STASH_MANIFEST)).unwrap_or_default();
+    let text = std::fs::read_to_string(dir.join(calls::stash::MANIFEST)).unwrap_or_default();
     let mut kept = vec![];
     let mut not = vec![];
     for line in text.lines() {
@@ -894,7 +874,8 @@ fn with_cell_prefix(code: &str, n: u64, before: &str) -> (String, Inserted) {
         s.push('\n');
     }
     s.push_str(before);
-    s.push_str(&format!("bach::notebook::cell({n});\n"));
+    s.push_str(&calls::cell(n));
+    s.push('\n');
     for l in &lines[k..] {
         s.push_str(l);
         s.push('\n');
@@ -916,7 +897,7 @@ fn cell_error(ename: &str, count: u32, message: &str, more: Vec<String>) -> Exec
 /// message, without paths into the installed crates.
 fn panic_error(message: &str, location: &str, cell: &str, build_dir: &Path, count: u32) -> ExecError {
     let kept = "Variables defined by earlier cells, and the Bach session, are kept; those this cell defined are not.".to_string();
-    let interrupt = message == INTERRUPTED_PANIC;
+    let interrupt = message == bach_wire::line::INTERRUPTED;
     if message.contains("evaluation interrupted") {
         return cell_error("Interrupted", count, message, vec![kept]);
     }
@@ -1133,7 +1114,7 @@ impl Engine for EvcxrEngine {
         }
         if let Some(r) = &rebuilding {
             // `bach_session` is made again by the prelude, with the settings restored.
-            *running.hide_lost.lock().unwrap() = r.kept.iter().map(|(n, _)| n.clone()).chain(["bach_session".to_string()]).collect();
+            *running.hide_lost.lock().unwrap() = r.kept.iter().map(|(n, _)| n.clone()).chain([calls::SESSION_VARIABLE.to_string()]).collect();
         }
         // evcxr runs cargo offline, so a kernel never reaches the network to start; a cell
         // adding a dependency runs online, as it may need to download the crate. evcxr checks

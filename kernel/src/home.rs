@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 /// The crates the prelude loads, as installed: `<home>/crates/<name>`.
-pub const CRATES: &[(&str, &str)] = &[("bach-runtime", "runtime"), ("bach", "annotations")];
+pub const CRATES: &[(&str, &str)] = &[("bach-wire", "wire"), ("bach-runtime", "runtime"), ("bach", "annotations")];
 
 #[derive(Clone, Debug)]
 pub struct Home {
@@ -93,16 +93,9 @@ impl Home {
     }
 }
 
-/// The prelude's names in scope and the notebook's `bach_session` (see [`Home::prelude`]).
-const PRELUDE_NAMES: &str = "use bach::prelude_without_macros::*;\nmod bach_show_debug { pub use bach::notebook::ShowDebug as _; }\nuse bach_show_debug::*;\nbach::notebook::cell(0);\nlet bach_session = bach::notebook::NotebookSession;\n\"0\".parse::<u8>()?;\n";
-
-/// The module through which the prelude brings `ShowDebug` into scope.
-pub const WITH_SHOW_DEBUG: &str = "mod bach_show_debug { pub use bach::notebook::ShowDebug as _; }";
-
-/// Redefines the prelude's `bach_show_debug` module as empty, taking `ShowDebug` out of scope:
-/// a trait of a display crate (evcxr_image's `ImageDisplay`) also gives values an
-/// `evcxr_display`, and the two together would be ambiguous.
-pub const WITHOUT_SHOW_DEBUG: &str = "mod bach_show_debug {}";
+// The prelude's names in scope and the notebook's `bach_session` (see [`Home::prelude`]).
+use bach_wire::calls::PRELUDE_NAMES;
+pub use bach_wire::calls::{WITHOUT_SHOW_DEBUG, WITH_SHOW_DEBUG};
 
 /// An evcxr shell line (`!`, run in order with the `:` commands around it) that copies `lock`
 /// over `build`'s `Cargo.lock`, so the build after it keeps the versions `lock` pins.
@@ -129,6 +122,8 @@ mod tests {
         "autocfg",
         "bach",
         "bach-runtime",
+        // The kernel link (no dependencies).
+        "bach-wire",
         "bytemuck",
         "cfg-if",
         "crossbeam-deque",

@@ -17,8 +17,8 @@ use syn::visit::{self, Visit};
 use crate::question_mark::{offset, split_commands};
 
 /// What goes at the top of a loop or closure body.
-pub const TICK: &str = "bach::notebook::tick();";
-const SLEEP: &str = "bach::notebook::sleep";
+pub use bach_wire::calls::TICK;
+use bach_wire::calls::{SLEEP, TICK_OPEN};
 
 /// The cell with its loops and closures made interruptible; `None` when there is nothing to
 /// change or the code (after leading evcxr `:` commands) does not parse as Rust statements.
@@ -100,7 +100,7 @@ impl<'ast> Visit<'ast> for Edits<'_> {
                 syn::Expr::Block(b) if b.label.is_none() => self.tick_in(&b.block),
                 body => {
                     let span = body.span();
-                    self.insert(span.start(), "{bach::notebook::tick(); ");
+                    self.insert(span.start(), TICK_OPEN);
                     self.insert(span.end(), " }");
                 }
             }

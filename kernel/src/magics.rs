@@ -31,6 +31,12 @@ In Rust: value.explain(), value.on(Device::Cpu | Device::Gpu | Device::Auto).
 evcxr's own commands (:dep, :vars, :help ...) work as usual.
 ";
 
+use bach_wire::calls::magic;
+
+/// Where `:bach vars` puts the session's variables, filled in by [`expand_with`].
+const VARS: &str = "\u{1e}BACH_VARS\u{1e}";
+const VARS_LIVE: &str = "\u{1e}BACH_LIVE_VARS\u{1e}";
+
 struct Command {
     name: &'static str,
     args: &'static str,
@@ -40,8 +46,8 @@ struct Command {
 
 const COMMANDS: &[Command] = &[
     Command { name: "help", args: "", rust: |_| Some(format!("print!({HELP:?});")) },
-    Command { name: "devices", args: "", rust: |_| Some("bach::notebook::show_devices();".into()) },
-    Command { name: "plan", args: "<expr>", rust: |a| (!a.is_empty()).then(|| format!("bach::notebook::show_plan(&({a}));")) },
+    Command { name: "devices", args: "", rust: |_| Some(magic::SHOW_DEVICES.into()) },
+    Command { name: "plan", args: "<expr>", rust: |a| (!a.is_empty()).then(|| magic::show_plan(a)) },
     Command {
         name: "trace",
         args: "[last | keep <N> | export [last] <FILE.json>]",
@@ -49,13 +55,13 @@ const COMMANDS: &[Command] = &[
             if let Some(file) = a.strip_prefix("export ") {
                 let file = file.trim();
                 return match file.strip_prefix("last ") {
-                    Some(f) if !f.trim().is_empty() => Some(format!("bach::notebook::export_trace(\"last\", {:?});", f.trim())),
-                    _ => (!file.is_empty() && file != "last").then(|| format!("bach::notebook::export_trace(\"\", {file:?});")),
+                    Some(f) if !f.trim().is_empty() => Some(magic::export_trace("last", f.trim())),
+                    _ => (!file.is_empty() && file != "last").then(|| magic::export_trace("", file)),
                 };
             }
             match a.strip_prefix("keep") {
-                Some(n) => n.trim().parse::<usize>().ok().map(|n| format!("bach::notebook::set_trace_keep({n});")),
-                None => matches!(a, "" | "last").then(|| format!("bach::notebook::show_trace({a:?});")),
+                Some(n) => n.trim().parse::<usize>().ok().map(magic::set_trace_keep),
+                None => matches!(a, "" | "last").then(|| magic::show_trace(a)),
             }
         },
     },
@@ -69,35 +75,27 @@ const COMMANDS: &[Command] = &[
                 (Some("auto"), Some(t), None) => is_time(t),
                 _ => false,
             };
-            ok.then(|| format!("bach::notebook::set_chart({a:?});"))
+            ok.then(|| magic::set_chart(a))
         },
     },
-    Command {
-        name: "memory",
-        args: "[size|none]",
-        rust: |a| Some(if a.is_empty() { "bach::notebook::show_memory();".into() } else { format!("bach::notebook::set_memory({a:?});") }),
-    },
-    Command { name: "explain", args: "<expr>", rust: |a| (!a.is_empty()).then(|| format!("bach::notebook::show_explain(&({a}));")) },
-    Command {
-        name: "policy",
-        args: "<optimal|greedy|threshold|cpu>",
-        rust: |a| matches!(a, "optimal" | "greedy" | "threshold" | "cpu").then(|| format!("bach::notebook::set_policy({a:?});")),
-    },
+    Command { name: "memory", args: "[size|none]", rust: |a| Some(if a.is_empty() { magic::SHOW_MEMORY.into() } else { magic::set_memory(a) }) },
+    Command { name: "explain", args: "<expr>", rust: |a| (!a.is_empty()).then(|| magic::show_explain(a)) },
+    Command { name: "policy", args: "<optimal|greedy|threshold|cpu>", rust: |a| matches!(a, "optimal" | "greedy" | "threshold" | "cpu").then(|| magic::set_policy(a)) },
     Command { name: "rebuild", args: "", rust: |a| a.is_empty().then(String::new) },
-    Command { name: "cell", args: "<cpu|gpu|auto>", rust: |a| matches!(a, "cpu" | "gpu" | "auto").then(|| format!("bach::notebook::force_cell({a:?});")) },
+    Command { name: "cell", args: "<cpu|gpu|auto>", rust: |a| matches!(a, "cpu" | "gpu" | "auto").then(|| magic::force_cell(a)) },
     Command { name: "cost", args: "[set <path> = <value> | reset | profile <h100|default|FILE>]", rust: cost },
-    Command { name: "calibrate", args: "", rust: |a| a.is_empty().then(|| "bach::notebook::calibrate();".into()) },
+    Command { name: "calibrate", args: "", rust: |a| a.is_empty().then(|| magic::CALIBRATE.into()) },
     Command { name: "whatif", args: "<path> = <value> ... <expr> | profile <h100|default|FILE> <expr>", rust: whatif },
-    Command { name: "breakdown", args: "", rust: |a| a.is_empty().then(|| "bach::notebook::show_breakdown();".into()) },
-    Command { name: "graph", args: "<expr>", rust: |a| (!a.is_empty()).then(|| format!("bach::notebook::show_graph(&({a}));")) },
-    Command { name: "panel", args: "[expr]", rust: |a| Some(if a.is_empty() { "bach::notebook::model_panel();".into() } else { format!("bach::notebook::panel(&({a}));") }) },
+    Command { name: "breakdown", args: "", rust: |a| a.is_empty().then(|| magic::SHOW_BREAKDOWN.into()) },
+    Command { name: "graph", args: "<expr>", rust: |a| (!a.is_empty()).then(|| magic::show_graph(a)) },
+    Command { name: "panel", args: "[expr]", rust: |a| Some(if a.is_empty() { magic::MODEL_PANEL.into() } else { magic::panel(a) }) },
     // The variables are filled in by `expand_with` (the kernel knows them).
     Command {
         name: "vars",
         args: "[live]",
         rust: |a| match a {
-            "" => Some("bach::notebook::show_vars(&[VARS]);".into()),
-            "live" => Some("bach::notebook::show_vars_live(&[VARS]);".into()),
+            "" => Some(VARS.into()),
+            "live" => Some(VARS_LIVE.into()),
             _ => None,
         },
     },
@@ -121,7 +119,7 @@ fn is_bach_array(ty: &str) -> bool {
 /// [`expand`], with the session's variables (name, type) for `:bach vars`.
 pub fn expand_with(code: &str, variables: &[(String, String)]) -> Result<String, String> {
     let rust = expand(code)?;
-    let Some(at) = rust.find("(&[VARS]);") else { return Ok(rust) };
+    let Some((at, live)) = [(VARS, false), (VARS_LIVE, true)].iter().find_map(|(p, live)| rust.find(p).map(|at| (at, *live))) else { return Ok(rust) };
     // A variable the cell uses before `:bach vars` may have been moved (`drop(x);`): naming it
     // would not compile, so it is left out by name (its value, if alive, is listed unnamed).
     let before = &rust[..at];
@@ -131,12 +129,11 @@ pub fn expand_with(code: &str, variables: &[(String, String)]) -> Result<String,
             !before[..i].ends_with(ident) && !before[i + name.len()..].starts_with(ident)
         })
     };
-    let mut named: Vec<&(String, String)> = variables.iter().filter(|(n, t)| is_bach_array(t) && n.chars().all(|c| c.is_alphanumeric() || c == '_')).collect();
+    let mut named: Vec<&str> = variables.iter().filter(|(n, t)| is_bach_array(t) && n.chars().all(|c| c.is_alphanumeric() || c == '_')).map(|(n, _)| n.as_str()).collect();
     named.sort();
-    let (left_out, named): (Vec<_>, Vec<_>) = named.into_iter().partition(|(n, _)| used(n));
-    let list: Vec<String> = named.iter().map(|(n, _)| format!("({n:?}, {n}.lazy())")).collect();
-    let left: Vec<String> = left_out.iter().map(|(n, _)| format!("{n:?}")).collect();
-    Ok(rust.replacen("(&[VARS]);", &format!("(&[{}], &[{}]);", list.join(", "), left.join(", ")), 1))
+    let (left_out, named): (Vec<&str>, Vec<&str>) = named.into_iter().partition(|n| used(n));
+    let placeholder = if live { VARS_LIVE } else { VARS };
+    Ok(rust.replacen(placeholder, &magic::show_vars(&named, &left_out, live), 1))
 }
 
 /// `20ms`, `1.5s`, `300us`, `0.01`: a time `:bach chart auto` takes.
@@ -152,7 +149,7 @@ fn whatif(args: &str) -> Option<String> {
         let rest = rest.trim_start();
         let (name, expr) = rest.split_once(char::is_whitespace)?;
         let expr = expr.trim();
-        return (!expr.is_empty()).then(|| format!("bach::notebook::whatif_profile({name:?}, &({expr}));"));
+        return (!expr.is_empty()).then(|| magic::whatif_profile(name, expr));
     }
     let mut settings = Vec::new();
     let mut rest = args.trim_start();
@@ -169,10 +166,10 @@ fn whatif(args: &str) -> Option<String> {
         if value.is_empty() {
             return None;
         }
-        settings.push(format!("({path:?}, {value:?})"));
+        settings.push((path, value));
         rest = after.trim_start();
     }
-    (!settings.is_empty() && !rest.is_empty()).then(|| format!("bach::notebook::whatif(&[{}], &({rest}));", settings.join(", ")))
+    (!settings.is_empty() && !rest.is_empty()).then(|| magic::whatif(&settings, rest))
 }
 
 /// `:bach cost ...`: show, set one parameter, reset, or load a profile.
@@ -180,10 +177,10 @@ fn cost(args: &str) -> Option<String> {
     let (sub, rest) = args.split_once(char::is_whitespace).unwrap_or((args, ""));
     let rest = rest.trim();
     match sub {
-        "" => Some("bach::notebook::show_cost();".into()),
-        "set" if rest.contains('=') => Some(format!("bach::notebook::set_cost({rest:?});")),
-        "reset" if rest.is_empty() => Some("bach::notebook::reset_cost();".into()),
-        "profile" if !rest.is_empty() => Some(format!("bach::notebook::use_cost_profile({rest:?});")),
+        "" => Some(magic::SHOW_COST.into()),
+        "set" if rest.contains('=') => Some(magic::set_cost(rest)),
+        "reset" if rest.is_empty() => Some(magic::RESET_COST.into()),
+        "profile" if !rest.is_empty() => Some(magic::use_cost_profile(rest)),
         _ => None,
     }
 }

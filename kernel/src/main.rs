@@ -18,6 +18,7 @@ mod home;
 mod install;
 mod interruptible;
 mod is_complete;
+mod log;
 mod magics;
 mod question_mark;
 mod rustc_wrapper;

@@ -30,9 +30,9 @@ pub fn mark_end(cell: &str) -> Option<String> {
     Some(match final_expr {
         Some(span) => {
             let (start, end) = (offset(code, span.start())?, offset(code, span.end())?);
-            format!("{commands}{}bach::notebook::reached_end(&({}))\n{}", &code[..start], &code[start..end], &code[end..])
+            format!("{commands}{}{}\n{}", &code[..start], bach_wire::calls::reached_end(&code[start..end]), &code[end..])
         }
-        None => format!("{commands}{code}\nbach::notebook::cell_end();\n"),
+        None => format!("{commands}{code}\n{}\n", bach_wire::calls::CELL_END),
     })
 }
 

@@ -23,6 +23,7 @@
 use crate::connection::ConnectionInfo;
 use crate::engine::{Bundle, Completions, Engine, ExecError, Interrupter, Output, StreamName};
 use crate::is_complete::is_complete;
+use crate::log::log;
 use crate::wire::{Identity, Message, Signer, PROTOCOL_VERSION};
 use serde_json::{json, Map, Value};
 use std::panic::AssertUnwindSafe;
@@ -53,10 +54,6 @@ pub fn run(connection_file: &Path, engine: Box<dyn Engine>, watch: Watch) -> Res
     let result = runtime.block_on(serve(info, engine, watch));
     runtime.shutdown_timeout(Duration::from_millis(500));
     result
-}
-
-pub(crate) fn log(line: &str) {
-    eprintln!("bach-kernel: {line}");
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -16,20 +16,9 @@ use bach_runtime::{json, session, BachError, Element, Lazy, Session, Value};
 
 use crate::array::Array;
 
-/// Starts a stdout line carrying a MIME bundle (JSON object) for the kernel to display.
-pub const DISPLAY_MARKER: &str = "\u{1e}BACH_DISPLAY ";
-/// Starts a stdout line telling the kernel that the cell panicked (JSON: message, location).
-pub const PANIC_MARKER: &str = "\u{1e}BACH_PANIC ";
-/// The stdout line that says a cell ran to its end (see [`cell_end`]).
-pub const END_MARKER: &str = "\u{1e}BACH_END";
-/// Starts a stdout line asking the kernel to clear the cell's output (`now` or `wait`).
-pub const CLEAR_MARKER: &str = "\u{1e}BACH_CLEAR ";
-/// Starts the stdout line [`cell`] prints (then the cell's number): the cell's code runs now,
-/// its compile is over. The kernel interrupts a compile by cancelling it, a running cell by
-/// signalling it.
-pub const RUN_MARKER: &str = "\u{1e}BACH_RUN ";
-/// The message of the panic [`tick`] raises on an interrupt.
-pub const INTERRUPTED: &str = "interrupted";
+use bach_wire::line::{field, Line};
+/// The marker lines, as the kernel reads them (`bach_wire::line`).
+pub use bach_wire::line::{CLEAR as CLEAR_MARKER, DISPLAY as DISPLAY_MARKER, END as END_MARKER, INTERRUPTED, PANIC as PANIC_MARKER, RUN as RUN_MARKER};
 
 /// Set by the interrupt signal, cleared when a cell starts; [`tick`] stops the cell on it.
 static INTERRUPT: AtomicBool = AtomicBool::new(false);
@@ -73,7 +62,7 @@ pub fn cell(n: u64) {
             }
             let message = bach_runtime::device::panic_text(info.payload());
             let location = info.location().map(|l| format!("{}:{}", l.file(), l.line())).unwrap_or_default();
-            println!("{PANIC_MARKER}{}", json_object(&[("message", message), ("location", &location)]));
+            println!("{}", Line::Panic(&json_object(&[(field::MESSAGE, message), (field::LOCATION, &location)])));
         }));
     });
     session::set_global_cell(n);
@@ -88,7 +77,7 @@ pub fn cell(n: u64) {
     // Not for the prelude (cell 0): evcxr waits for a cell's output to be read, and the kernel
     // reads the prelude's output from no one.
     if n > 0 {
-        println!("{RUN_MARKER}{n}");
+        println!("{}", Line::Run(&n.to_string()));
     }
 }
 
@@ -212,7 +201,7 @@ fn progress_line(p: &bach_runtime::progress::Progress) {
 /// Send a MIME bundle under a display id: a new output (`update` false), or a replacement of
 /// the one shown under that id (`update` true).
 pub fn display_as(bundle: &[(&str, String)], id: &str, update: bool) {
-    display_line(bundle, &[("bach/display_id", id), ("bach/update", if update { "true" } else { "false" })]);
+    display_line(bundle, &[(field::DISPLAY_ID, id), (field::UPDATE, if update { "true" } else { "false" })]);
 }
 
 /// Send a MIME bundle to the notebook as its own output (several per cell are fine).
@@ -223,13 +212,13 @@ pub fn display(bundle: &[(&str, String)]) {
 /// One display line: the bundle's fields, then the kernel's own (`bach/...`).
 fn display_line(bundle: &[(&str, String)], extra: &[(&str, &str)]) {
     let fields: Vec<(&str, &str)> = bundle.iter().map(|(k, v)| (*k, v.as_str())).chain(extra.iter().copied()).collect();
-    println!("{DISPLAY_MARKER}{}", json_object(&fields));
+    println!("{}", Line::Display(&json_object(&fields)));
 }
 
 /// The kernel ends each cell that uses `?` with this, so that a `?` returning early (which
 /// evcxr reports as a success) is shown as an error: the marker never comes.
 pub fn cell_end() {
-    println!("{END_MARKER}");
+    println!("{}", Line::End);
 }
 
 /// [`cell_end`] for a cell ending in an expression: the kernel wraps that expression, whose
@@ -242,7 +231,7 @@ pub fn reached_end<T: ?Sized>(value: &T) -> &T {
 /// Clear the cell's output: at once, or with `wait` when the next output arrives, so that a
 /// loop redrawing a chart or a progress line replaces it without flicker.
 pub fn clear_output(wait: bool) {
-    println!("{CLEAR_MARKER}{}", if wait { "wait" } else { "now" });
+    println!("{}", Line::Clear { wait });
 }
 
 /// A JSON object of string fields, on one line (control characters escaped), with the

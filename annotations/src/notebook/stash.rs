@@ -89,8 +89,8 @@ use ndarray::{ArcArray, Dimension, IxDyn};
 use super::ChartWhen;
 use crate::array::Array;
 
-/// The manifest's file name in a stash directory.
-pub const MANIFEST: &str = "manifest.tsv";
+/// The manifest's file name in a stash directory (the kernel reads it too).
+pub use bach_wire::calls::stash::MANIFEST;
 /// The first line of a manifest.
 const MANIFEST_HEAD: &str = "# bach stash 1";
 /// The session's settings (`key\tvalue` lines).

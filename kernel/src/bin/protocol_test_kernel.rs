@@ -12,6 +12,8 @@ mod connection;
 mod engine;
 #[path = "../is_complete.rs"]
 mod is_complete;
+#[path = "../log.rs"]
+mod log;
 #[path = "../server.rs"]
 mod server;
 #[path = "../test_engine.rs"]
