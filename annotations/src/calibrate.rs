@@ -321,7 +321,6 @@ pub fn calibrate_session(session: &Arc<Session>, save_to: Option<&std::path::Pat
         None => Err("BACH_PROFILE_DIR=none: not saved".into()),
     };
     session.update_config(|c| c.cost = model.clone());
-    crate::notebook::model_changed(session);
     Ok(Calibration { model, rows, seconds, saved })
 }
 

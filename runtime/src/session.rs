@@ -154,6 +154,9 @@ pub struct Session {
     evals: AtomicU64,
     devices: Devices,
     config: RwLock<Config>,
+    /// The number of the last evaluation before the cost model last changed (see
+    /// [`Session::cost_model_since`]).
+    cost_since: AtomicU64,
     /// The device the current cell asked for (`:bach cell cpu|gpu`), until the next cell.
     cell_forced: Mutex<Option<Forced>>,
     /// `eager_max_elements()`, kept up to date as the config and the cell's pinning change
@@ -254,6 +257,7 @@ impl Session {
             evals: AtomicU64::new(0),
             devices,
             config: RwLock::new(Config { policy: Policy::Optimal, cost, memory_cap: None, eager_max_elements: eager_max }),
+            cost_since: AtomicU64::new(0),
             cell_forced: Mutex::new(None),
             eager_max: AtomicUsize::new(eager_max),
             trace: Mutex::new(Trace::default()),
@@ -298,9 +302,26 @@ impl Session {
     pub fn config(&self) -> Config {
         self.config.read().unwrap_or_else(|p| p.into_inner()).clone()
     }
+    /// Change the settings. A change of the cost model is stamped here (whoever changes it:
+    /// a magic, the panel, a calibration), so that later residuals are judged as the new
+    /// model's ([`Session::cost_model_since`]).
     pub fn update_config(&self, f: impl FnOnce(&mut Config)) {
-        f(&mut self.config.write().unwrap_or_else(|p| p.into_inner()));
+        let cost_changed = {
+            let mut config = self.config.write().unwrap_or_else(|p| p.into_inner());
+            let before = config.cost.clone();
+            f(&mut config);
+            config.cost != before
+        };
+        if cost_changed {
+            let last = self.trace().last().map_or(0, |e| e.eval);
+            self.cost_since.store(last, Ordering::SeqCst);
+        }
         self.update_eager_max();
+    }
+    /// The number of the last evaluation planned before the cost model last changed (0 while
+    /// it never did): `:bach cost` judges the model by the evaluations after it.
+    pub fn cost_model_since(&self) -> u64 {
+        self.cost_since.load(Ordering::SeqCst)
     }
     pub fn trace(&self) -> MutexGuard<'_, Trace> {
         lock(&self.trace)

@@ -604,3 +604,26 @@ fn values_are_usable_through_lazy_and_value_apis() {
         Ok(_) => panic!("double of a mask"),
     }
 }
+
+/// Whoever changes the cost model (a magic, the panel, a calibration), the session stamps it:
+/// `cost_model_since` is the last evaluation before the change; other settings leave it.
+#[test]
+fn a_cost_model_change_is_stamped_by_the_session() {
+    let s = isolated();
+    with_session(&s, || {
+        assert_eq!(s.cost_model_since(), 0);
+        let x = Array::from_vec(vec![1.0, 4.0, 9.0]);
+        assert_eq!(x.sqrt().sum(), 6.0);
+        assert_eq!(x.exp().sum(), 1.0f64.exp() + 4.0f64.exp() + 9.0f64.exp());
+        let last = s.trace().last().map(|e| e.eval).expect("two evaluations");
+        s.update_config(|c| c.policy = bach_runtime::Policy::Greedy);
+        assert_eq!(s.cost_model_since(), 0, "a policy is not the cost model");
+        let mut cost = s.config().cost;
+        cost.set("elementwise.cpu.per_element", "3e-9").unwrap();
+        s.update_config(|c| c.cost = cost.clone());
+        assert_eq!(s.cost_model_since(), last);
+        assert_eq!((&x * 2.0).sum(), 28.0);
+        s.update_config(|c| c.cost = cost);
+        assert_eq!(s.cost_model_since(), last, "the same model again is no change");
+    });
+}

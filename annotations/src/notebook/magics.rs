@@ -45,17 +45,6 @@ fn computed_by<A: Element, D: ndarray::Dimension>(a: &Array<A, D>) -> Option<Str
 /// Evaluations `:bach cost` and the charts look back over.
 const RECENT: usize = 12;
 
-/// The number of the last evaluation before the cost model last changed (calibrated, a
-/// parameter set, reset, another profile): `:bach cost` judges the model by the evaluations
-/// planned with it, and marks the earlier ones.
-static MODEL_SINCE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-
-/// The session's cost model changed: later residuals are the new model's.
-pub(crate) fn model_changed(s: &bach_runtime::Session) {
-    let last = s.trace().last().map_or(0, |e| e.eval);
-    MODEL_SINCE.store(last, std::sync::atomic::Ordering::Relaxed);
-}
-
 /// `:bach cost`: the cost model, for the kinds of device this session has, then how far its
 /// predictions were from the last evaluations (text and a predicted-vs-actual chart).
 pub fn show_cost() {
@@ -75,7 +64,7 @@ pub fn show_cost() {
         show_text(&text);
         return;
     }
-    let since = MODEL_SINCE.load(std::sync::atomic::Ordering::Relaxed);
+    let since = s.cost_model_since();
     let _ = write!(text, "\n{}", residuals_text(evals, &s.devices().profiles(), since));
     show_text(&text);
     show_chart(bach_runtime::chart::predicted_vs_actual_svg(evals, &s.devices().profiles(), since));
@@ -217,7 +206,6 @@ pub fn set_cost(assignment: &str) {
     let mut cost = s.config().cost;
     cost.set(path.trim(), value.trim()).unwrap_or_else(|e| panic!("{e}"));
     s.update_config(|c| c.cost = cost);
-    model_changed(&s);
     println!("cost model: {} = {}; the next evaluation plans with it", path.trim(), value.trim());
 }
 
@@ -227,7 +215,6 @@ pub fn reset_cost() {
     let cost = s.default_cost();
     println!("cost model: {}", cost.source);
     s.update_config(|c| c.cost = cost);
-    model_changed(&s);
 }
 
 /// `:bach cost profile <h100|default|FILE>`: plan with a shipped profile (a prediction for
@@ -238,7 +225,6 @@ pub fn use_cost_profile(name: &str) {
     let cost = crate::whatif::load_profile(name, &s.devices().profiles()).unwrap_or_else(|e| panic!("{e}"));
     println!("cost model: {}", cost.source);
     s.update_config(|c| c.cost = cost);
-    model_changed(&s);
 }
 
 /// `:bach cell <cpu|gpu|auto>`: where the ops this cell creates from here on run.

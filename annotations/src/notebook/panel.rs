@@ -276,7 +276,6 @@ impl Panel {
         match cost.set(path, value) {
             Ok(()) => {
                 s.update_config(|c| c.cost = cost);
-                super::model_changed(&s);
                 self.replan(what);
             }
             Err(e) => self.refuse(what, &e),
@@ -347,7 +346,6 @@ impl Panel {
         let cost = s.default_cost();
         let source = cost.source.clone();
         s.update_config(|c| c.cost = cost);
-        super::model_changed(&s);
         self.sync_controls();
         self.replan(&format!("reset: {source}"));
     }
