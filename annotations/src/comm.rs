@@ -122,7 +122,6 @@ fn read_kernel(stream: UnixStream, link: &Link, to_callbacks: mpsc::Sender<Strin
 fn run_callbacks(incoming: mpsc::Receiver<String>, link: &Link) {
     for line in incoming {
         let f = Parsed::new(&line);
-        let kind = f.verb.map_or_else(|w| w.to_string(), |v| v.name().to_string());
         // (Caught here: not reported as the running cell's panic.)
         let run = bach_runtime::device::catch_panics(|| match f.verb {
             Ok(Verb::Open) => {
@@ -155,9 +154,9 @@ fn run_callbacks(incoming: mpsc::Receiver<String>, link: &Link) {
         });
         if let Err(panic) = run {
             let why = bach_runtime::device::panic_text(&*panic);
-            let _ = link.send(Verb::Log, &[&json::quote(&format!("a comm callback ({kind}) panicked: {why}"))]);
+            let _ = link.send(Verb::Log, &[&json::quote(&format!("a comm callback ({}) panicked: {why}", f.word()))]);
         }
-        let _ = link.write(&[Verb::Done.name(), f.seq].join("\t"));
+        let _ = link.write(&write_line(Verb::Done, f.seq, &[]));
     }
 }
 

@@ -121,9 +121,9 @@ impl CommRouter {
                     }
                     continue;
                 }
-                Ok(Verb::Ack) | Err(_) => log(&format!("comms: unknown line from the Rust process: {}", line.split('\t').next().unwrap_or(""))),
+                Ok(Verb::Ack) | Err(_) => log(&format!("comms: unknown line from the Rust process: {}", f.word())),
             }
-            self.write(&write_line(Verb::Ack, f.seq.parse().unwrap_or(0), &[]));
+            self.write(&write_line(Verb::Ack, f.seq, &[]));
         }
         self.forget_child();
     }

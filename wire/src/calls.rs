@@ -33,16 +33,33 @@ pub fn reached_end(expr: &str) -> String {
     format!("bach::notebook::reached_end(&({expr}))")
 }
 
+macro_rules! with_show_debug {
+    () => {
+        "mod bach_show_debug { pub use bach::notebook::ShowDebug as _; }"
+    };
+}
+macro_rules! session_variable {
+    () => {
+        "bach_session"
+    };
+}
 /// The prelude's names in scope, cell 0 and the notebook's `bach_session` (each line a
 /// statement of its own; the last gives the prelude's cell a `?`, so evcxr makes it fallible).
-pub const PRELUDE_NAMES: &str = "use bach::prelude_without_macros::*;\nmod bach_show_debug { pub use bach::notebook::ShowDebug as _; }\nuse bach_show_debug::*;\nbach::notebook::cell(0);\nlet bach_session = bach::notebook::NotebookSession;\n\"0\".parse::<u8>()?;\n";
+pub const PRELUDE_NAMES: &str = concat!(
+    "use bach::prelude_without_macros::*;\n",
+    with_show_debug!(),
+    "\nuse bach_show_debug::*;\nbach::notebook::cell(0);\nlet ",
+    session_variable!(),
+    " = bach::notebook::NotebookSession;\n\"0\".parse::<u8>()?;\n"
+);
 /// The module through which the prelude brings `ShowDebug` into scope.
-pub const WITH_SHOW_DEBUG: &str = "mod bach_show_debug { pub use bach::notebook::ShowDebug as _; }";
+pub const WITH_SHOW_DEBUG: &str = with_show_debug!();
 /// The prelude's `bach_show_debug` module made empty, taking `ShowDebug` out of scope (a
-/// display crate's trait gives values an `evcxr_display` too, and the two would be ambiguous).
+/// display crate's trait, evcxr_image's `ImageDisplay`, gives values an `evcxr_display` too,
+/// and the two would be ambiguous).
 pub const WITHOUT_SHOW_DEBUG: &str = "mod bach_show_debug {}";
 /// The notebook's session handle (made again by the prelude after a rebuild).
-pub const SESSION_VARIABLE: &str = "bach_session";
+pub const SESSION_VARIABLE: &str = session_variable!();
 
 /// The `:bach` magics, one call each.
 pub mod magic {
@@ -191,4 +208,17 @@ pub fn examples() -> Vec<(&'static str, String)> {
         ("restore", stash::restore(dir, "y", "Array1<f64>").trim_end().to_string()),
         ("without ShowDebug", WITHOUT_SHOW_DEBUG.to_string()),
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_prelude_reads_as_before() {
+        assert_eq!(
+            PRELUDE_NAMES,
+            "use bach::prelude_without_macros::*;\nmod bach_show_debug { pub use bach::notebook::ShowDebug as _; }\nuse bach_show_debug::*;\nbach::notebook::cell(0);\nlet bach_session = bach::notebook::NotebookSession;\n\"0\".parse::<u8>()?;\n"
+        );
+    }
 }

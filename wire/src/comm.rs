@@ -55,8 +55,9 @@ impl Verb {
 }
 
 /// `verb <seq> fields...`, tab-separated (no line break). Fields must hold no tab or line
-/// break: names are checked where they are made, JSON goes through [`one_line`].
-pub fn write_line(verb: Verb, seq: u64, fields: &[&str]) -> String {
+/// break: names are checked where they are made, JSON goes through [`one_line`]. `seq` is a
+/// new number, or the one of the line answered (`ack`, `done`) as it was read.
+pub fn write_line(verb: Verb, seq: impl std::fmt::Display, fields: &[&str]) -> String {
     let mut line = format!("{}\t{seq}", verb.name());
     for f in fields {
         line.push('\t');
@@ -81,6 +82,13 @@ impl<'a> Parsed<'a> {
         let word = all.next().unwrap_or("");
         let seq = all.next().unwrap_or("");
         Parsed { verb: Verb::parse(word).ok_or(word), seq, fields: all.collect() }
+    }
+    /// The verb as written (known or not).
+    pub fn word(&self) -> &'a str {
+        match self.verb {
+            Ok(v) => v.name(),
+            Err(w) => w,
+        }
     }
     /// The `i`th field after the sequence number (empty when missing).
     pub fn field(&self, i: usize) -> &'a str {
@@ -149,6 +157,8 @@ mod tests {
             assert_eq!(Parsed::new(&write_line(v, 1, &[])).verb, Ok(v));
         }
         assert_eq!(Parsed::new("nope\t3").verb, Err("nope"));
+        assert_eq!((Parsed::new("nope\t3").word(), Parsed::new("done\t3").word()), ("nope", "done"));
+        assert_eq!(write_line(Verb::Ack, Parsed::new("msg\tx1").seq, &[]), "ack\tx1");
         assert_eq!(Parsed::new("").seq, "");
     }
 
