@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 
-use crate::annotation::{OpCtx, OpKind};
+use crate::annotation::OpCtx;
 use crate::cost::CostModel;
 use crate::device::{Device, DeviceId, PendingCopy, PendingWrite, Tag, CPU};
 use crate::devices::Devices;
@@ -164,19 +164,7 @@ fn whole_on(env: &Env<'_>, eval: u64, part: &GraphPart, store: &mut Store<'_>, u
         device.keep_host(v);
         (CPU, device.copy_in(v.view(), tag)?)
     };
-    events.push(Event {
-        eval,
-        op: node.op.name().into(),
-        node: node.id,
-        cell: node.cell,
-        device: from,
-        to: Some(dev),
-        piece: 0,
-        kind: EventKind::Transfer,
-        start: t0,
-        end: epoch.elapsed(),
-        bytes: node.meta.bytes() as u64,
-    });
+    events.push(Event::transfer(eval, node, from, dev, 0, t0..epoch.elapsed(), node.meta.bytes() as u64));
     if dev == CPU {
         store.host[u] = Some(moved.clone());
     } else {
@@ -280,138 +268,279 @@ impl PieceOut {
     }
 }
 
-#[allow(clippy::too_many_arguments, clippy::single_range_in_vec_init)]
+/// A stage's outputs as its pieces handed them back, per output: the pieces kept where they
+/// ran and those copied to the host, each to be merged where it is.
+struct StageOut {
+    kept: Vec<Vec<Value>>,
+    host: Vec<Vec<Value>>,
+}
+
+impl StageOut {
+    /// Take in the next piece's outputs: `out`, with `host_pieces` the values its finished
+    /// copies to the host made, and its events.
+    fn collect(&mut self, out: PieceOut, host_pieces: Vec<Option<Value>>, events: &mut Vec<Event>) {
+        events.extend(out.events);
+        for (k, v) in out.kept.into_iter().enumerate() {
+            if let Some(v) = v {
+                self.kept[k].push(v);
+            }
+        }
+        for (k, v) in host_pieces.into_iter().enumerate() {
+            if let Some(v) = v {
+                self.host[k].push(v);
+            }
+        }
+    }
+}
+
+/// Run stage `s` of `plan` as `stage` (the planned one, or a retry of it): gather what it
+/// reads, place its results, run its pieces, land its outputs.
+#[allow(clippy::too_many_arguments)]
 fn run_stage(env: &Env<'_>, eval: u64, plan: &Plan, s: usize, stage: &Stage, part: &GraphPart, store: &mut Store<'_>, events: &mut Vec<Event>) -> Result<()> {
-    let dev_id = stage.device;
-    let device = device_of(env, dev_id)?.clone();
-    let accel = dev_id != CPU;
-    let nodes: Vec<usize> = stage.steps.iter().map(|&st| plan.steps[st].node).collect();
-    // Position of each part node within the stage, and the last step that reads it.
-    let mut pos: Vec<Option<usize>> = vec![None; part.nodes.len()];
-    for (j, &i) in nodes.iter().enumerate() {
-        pos[i] = Some(j);
-    }
-    let mut last_use: Vec<usize> = (0..nodes.len()).collect();
-    for (j, &i) in nodes.iter().enumerate() {
-        for &u in &part.nodes[i].inputs {
-            if let Some(p) = pos[u] {
-                last_use[p] = last_use[p].max(j);
-            }
-        }
-    }
-    for &o in &stage.outputs {
-        last_use[pos[o].expect("outputs are stage nodes")] = usize::MAX;
-    }
-    let split = stage.split_len.is_some();
-    let ranges = match stage.split_len {
-        Some(len) => piece_ranges(len, stage.piece_rows),
-        None => vec![0..part.nodes[nodes[0]].meta.rows()],
-    };
+    let mut run = StageRun::new(env, eval, plan, s, stage, part)?;
+    run.gather(store, events)?;
+    run.place_results();
+    let out = run.run_pieces(events)?;
+    run.land(out, store, events)
+}
 
-    // Arguments from outside the stage: split host values stream in piece by piece; the rest
-    // is had whole on the stage's device first.
-    let mut streamed_in: HashMap<usize, Value> = HashMap::new();
-    let mut whole: HashMap<usize, Value> = HashMap::new();
-    // A value the plan copies whole here (a later stage on this device reads it too).
-    let copied_whole = |u: usize| plan.transfers.iter().any(|t| t.node == u && t.stage == Some(s) && t.to == dev_id && !t.streamed);
-    for &i in &nodes {
-        for (k, &u) in part.nodes[i].inputs.iter().enumerate() {
-            if pos[u].is_some() || whole.contains_key(&u) || streamed_in.contains_key(&u) {
-                continue;
-            }
-            let resident = if accel { store.device.get(&(u, dev_id)).cloned() } else { store.host[u].clone() };
-            match resident {
-                Some(v) => {
-                    whole.insert(u, v);
-                }
-                None if accel && split && part.nodes[i].arg_splits[k].splittable() && store.host[u].is_some() && !copied_whole(u) => {
-                    let v = store.host[u].clone().expect("checked");
-                    device.keep_host(&v);
-                    streamed_in.insert(u, v);
-                }
-                None => {
-                    let v = whole_on(env, eval, part, store, u, dev_id, events)?;
-                    whole.insert(u, v);
+/// One run of a stage, built as it starts: where it runs, its nodes in order with the last
+/// step that reads each, its pieces, and (from [`StageRun::gather`] and
+/// [`StageRun::place_results`] on) the arguments it reads from outside and where its
+/// outputs go. Its pieces only read it, so they can run in parallel.
+struct StageRun<'a> {
+    env: &'a Env<'a>,
+    eval: u64,
+    plan: &'a Plan,
+    s: usize,
+    stage: &'a Stage,
+    part: &'a GraphPart,
+    dev_id: DeviceId,
+    device: Arc<dyn Device>,
+    accel: bool,
+    /// The stage's part nodes, in the order they run.
+    nodes: Vec<usize>,
+    /// Position of each part node within the stage.
+    pos: Vec<Option<usize>>,
+    /// Per position, the last step that reads it (`usize::MAX` for an output).
+    last_use: Vec<usize>,
+    /// Whether the stage runs in pieces of a split length.
+    split: bool,
+    /// Each piece's rows.
+    ranges: Vec<Range<usize>>,
+    /// Per position, its op's name, which its events share.
+    names: Vec<Arc<str>>,
+    epoch: Instant,
+    /// Split host values that stream in piece by piece.
+    streamed_in: HashMap<usize, Value>,
+    /// The other arguments from outside the stage, whole on its device.
+    whole: HashMap<usize, Value>,
+    /// The outputs an accelerator copies to the host.
+    to_host: HashSet<usize>,
+    /// Per output, the host array every piece's rows land in, for those written in place.
+    in_place: Vec<Option<RowsOut>>,
+}
+
+impl<'a> StageRun<'a> {
+    /// Stage `s` of `plan`, run as `stage`, laid out on its device; nothing gathered yet.
+    #[allow(clippy::single_range_in_vec_init)]
+    fn new(env: &'a Env<'a>, eval: u64, plan: &'a Plan, s: usize, stage: &'a Stage, part: &'a GraphPart) -> Result<Self> {
+        let dev_id = stage.device;
+        let device = device_of(env, dev_id)?.clone();
+        let nodes: Vec<usize> = stage.steps.iter().map(|&st| plan.steps[st].node).collect();
+        let mut pos: Vec<Option<usize>> = vec![None; part.nodes.len()];
+        for (j, &i) in nodes.iter().enumerate() {
+            pos[i] = Some(j);
+        }
+        let mut last_use: Vec<usize> = (0..nodes.len()).collect();
+        for (j, &i) in nodes.iter().enumerate() {
+            for &u in &part.nodes[i].inputs {
+                if let Some(p) = pos[u] {
+                    last_use[p] = last_use[p].max(j);
                 }
             }
         }
-    }
-    let to_host: HashSet<usize> = if accel {
-        let planned: HashSet<usize> = plan.transfers.iter().filter(|t| t.streamed && t.stage == Some(s) && t.to == CPU).map(|t| t.node).collect();
-        stage.outputs.iter().copied().filter(|o| planned.contains(o) || !stage.kept_on_device.contains(o)).collect()
-    } else {
-        HashSet::new()
-    };
-    // Outputs that come back to the host by rows are written in place: one host array each,
-    // allocated once, every piece's rows landing in it (no merge pass afterwards).
-    let mut in_place: Vec<Option<RowsOut>> = stage
-        .outputs
-        .iter()
-        .map(|&o| {
-            let node = &part.nodes[o];
-            let to_host_here = !accel || to_host.contains(&o);
-            let by_rows = node.merges_by_rows(stage.split_len);
-            // One piece on the CPU is its own result already; an accelerator's copy out lands
-            // in a RowsOut even then (memory the device may keep page-locked).
-            let kept_here = stage.kept_on_device.contains(&o);
-            if (ranges.len() > 1 || accel) && to_host_here && by_rows && !kept_here {
-                RowsOut::new(&node.meta)
-            } else {
-                None
-            }
+        for &o in &stage.outputs {
+            last_use[pos[o].expect("outputs are stage nodes")] = usize::MAX;
+        }
+        let ranges = match stage.split_len {
+            Some(len) => piece_ranges(len, stage.piece_rows),
+            None => vec![0..part.nodes[nodes[0]].meta.rows()],
+        };
+        let names: Vec<Arc<str>> = nodes.iter().map(|&i| Arc::from(part.nodes[i].op.name())).collect();
+        Ok(StageRun {
+            env,
+            eval,
+            plan,
+            s,
+            stage,
+            part,
+            dev_id,
+            device,
+            accel: dev_id != CPU,
+            nodes,
+            pos,
+            last_use,
+            split: stage.split_len.is_some(),
+            ranges,
+            names,
+            epoch: env.epoch(),
+            streamed_in: HashMap::new(),
+            whole: HashMap::new(),
+            to_host: HashSet::new(),
+            in_place: Vec::new(),
         })
-        .collect();
-    // An accelerator's results land in fresh memory: fault it in while the device works.
-    if accel && device.prefaults_results() {
-        let results = in_place.iter().flatten().count().max(1);
-        let threads = (crate::fresh::prefault_threads() / results).max(1);
-        for r in in_place.iter_mut().flatten() {
-            r.prefault(threads);
-        }
     }
-    let names: Vec<Arc<str>> = nodes.iter().map(|&i| Arc::from(part.nodes[i].op.name())).collect();
-    let epoch = env.epoch();
 
-    let run_piece = |(p, range): (usize, &Range<usize>)| -> Result<PieceOut> {
-        if env.interrupted() {
+    /// Gather the arguments from outside the stage: split host values stream in piece by
+    /// piece (on an accelerator); the rest is had whole on the stage's device first.
+    fn gather(&mut self, store: &mut Store<'_>, events: &mut Vec<Event>) -> Result<()> {
+        let (plan, s, part, dev_id) = (self.plan, self.s, self.part, self.dev_id);
+        // A value the plan copies whole here (a later stage on this device reads it too).
+        let copied_whole = |u: usize| plan.transfers.iter().any(|t| t.node == u && t.stage == Some(s) && t.to == dev_id && !t.streamed);
+        for &i in &self.nodes {
+            for (k, &u) in part.nodes[i].inputs.iter().enumerate() {
+                if self.pos[u].is_some() || self.whole.contains_key(&u) || self.streamed_in.contains_key(&u) {
+                    continue;
+                }
+                let resident = if self.accel { store.device.get(&(u, dev_id)).cloned() } else { store.host[u].clone() };
+                match resident {
+                    Some(v) => {
+                        self.whole.insert(u, v);
+                    }
+                    None if self.accel && self.split && part.nodes[i].arg_splits[k].splittable() && store.host[u].is_some() && !copied_whole(u) => {
+                        let v = store.host[u].clone().expect("checked");
+                        self.device.keep_host(&v);
+                        self.streamed_in.insert(u, v);
+                    }
+                    None => {
+                        let v = whole_on(self.env, self.eval, part, store, u, dev_id, events)?;
+                        self.whole.insert(u, v);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Place the stage's results: which outputs an accelerator copies to the host, and the
+    /// host array of each output that comes back to the host by rows.
+    fn place_results(&mut self) {
+        let (stage, part, accel) = (self.stage, self.part, self.accel);
+        let to_host: HashSet<usize> = if accel {
+            let planned: HashSet<usize> = self.plan.transfers.iter().filter(|t| t.streamed && t.stage == Some(self.s) && t.to == CPU).map(|t| t.node).collect();
+            stage.outputs.iter().copied().filter(|o| planned.contains(o) || !stage.kept_on_device.contains(o)).collect()
+        } else {
+            HashSet::new()
+        };
+        // Outputs that come back to the host by rows are written in place: one host array each,
+        // allocated once, every piece's rows landing in it (no merge pass afterwards).
+        let mut in_place: Vec<Option<RowsOut>> = stage
+            .outputs
+            .iter()
+            .map(|&o| {
+                let node = &part.nodes[o];
+                let to_host_here = !accel || to_host.contains(&o);
+                let by_rows = node.merges_by_rows(stage.split_len);
+                // One piece on the CPU is its own result already; an accelerator's copy out lands
+                // in a RowsOut even then (memory the device may keep page-locked).
+                let kept_here = stage.kept_on_device.contains(&o);
+                if (self.ranges.len() > 1 || accel) && to_host_here && by_rows && !kept_here {
+                    RowsOut::new(&node.meta)
+                } else {
+                    None
+                }
+            })
+            .collect();
+        // An accelerator's results land in fresh memory: fault it in while the device works.
+        if accel && self.device.prefaults_results() {
+            let results = in_place.iter().flatten().count().max(1);
+            let threads = (crate::fresh::prefault_threads() / results).max(1);
+            for r in in_place.iter_mut().flatten() {
+                r.prefault(threads);
+            }
+        }
+        self.to_host = to_host;
+        self.in_place = in_place;
+    }
+
+    /// Drive the pieces: in parallel where the device takes them from several threads,
+    /// otherwise in order with the copy-out of piece k waited for after piece k+1 is queued.
+    fn run_pieces(&self, events: &mut Vec<Event>) -> Result<StageOut> {
+        let n_out = self.stage.outputs.len();
+        let mut out = StageOut { kept: vec![Vec::with_capacity(self.ranges.len()); n_out], host: vec![Vec::with_capacity(self.ranges.len()); n_out] };
+        if self.device.parallel_pieces() {
+            let results: Vec<Result<(PieceOut, Vec<Option<Value>>)>> = {
+                let go = |(p, range): (usize, &Range<usize>)| -> Result<(PieceOut, Vec<Option<Value>>)> {
+                    let mut piece = self.run_piece(p, range)?;
+                    let h = piece.finish()?;
+                    Ok((piece, h))
+                };
+                if self.ranges.len() > 1 {
+                    self.ranges.par_iter().enumerate().map(go).collect()
+                } else {
+                    self.ranges.iter().enumerate().map(go).collect()
+                }
+            };
+            for r in results {
+                let (piece, h) = r?;
+                out.collect(piece, h, events);
+            }
+        } else {
+            let mut previous: Option<PieceOut> = None;
+            for (p, range) in self.ranges.iter().enumerate() {
+                let piece = match self.run_piece(p, range) {
+                    Ok(o) => o,
+                    Err(e) => {
+                        let _ = self.device.synchronize();
+                        return Err(e);
+                    }
+                };
+                if let Some(mut prev) = previous.take() {
+                    let h = prev.finish()?;
+                    out.collect(prev, h, events);
+                }
+                previous = Some(piece);
+            }
+            if let Some(mut prev) = previous.take() {
+                let h = prev.finish()?;
+                out.collect(prev, h, events);
+            }
+            correct_times(self.env, self.device.synchronize()?, events);
+        }
+        Ok(out)
+    }
+
+    /// Run piece `p` (rows `range`) through every op of the stage: its streamed arguments are
+    /// copied in as an op first reads them, and each value is dropped after its last reader.
+    fn run_piece(&self, p: usize, range: &Range<usize>) -> Result<PieceOut> {
+        if self.env.interrupted() {
             return Err(BachError::Interrupted);
         }
-        let mut local: Vec<Option<Value>> = vec![None; nodes.len()];
+        let (part, device, epoch) = (self.part, &self.device, self.epoch);
+        let mut local: Vec<Option<Value>> = vec![None; self.nodes.len()];
         let mut copied_in: HashMap<usize, Value> = HashMap::new();
-        let mut piece_events = Vec::with_capacity(nodes.len() + 2);
-        for (j, &i) in nodes.iter().enumerate() {
+        let mut piece_events = Vec::with_capacity(self.nodes.len() + 2);
+        for (j, &i) in self.nodes.iter().enumerate() {
             let node = &part.nodes[i];
             for (a, &u) in node.inputs.iter().enumerate() {
-                if let (Some(host), false) = (streamed_in.get(&u), copied_in.contains_key(&u)) {
+                if let (Some(host), false) = (self.streamed_in.get(&u), copied_in.contains_key(&u)) {
                     let t0 = epoch.elapsed();
                     let piece = node.arg_splits[a].split(host.view(), range.clone())?;
                     let v = device.copy_in(piece, Tag { node: part.nodes[u].id, piece: p as u32 })?;
-                    let src = &part.nodes[u];
-                    piece_events.push(Event {
-                        eval,
-                        op: src.op.name().into(),
-                        node: src.id,
-                        cell: src.cell,
-                        device: CPU,
-                        to: Some(dev_id),
-                        piece: p as u32,
-                        kind: EventKind::Transfer,
-                        start: t0,
-                        end: epoch.elapsed(),
-                        bytes: v.bytes() as u64,
-                    });
+                    piece_events.push(Event::transfer(self.eval, &part.nodes[u], CPU, self.dev_id, p as u32, t0..epoch.elapsed(), v.bytes() as u64));
                     copied_in.insert(u, v);
                 }
             }
             let mut args = Vec::with_capacity(node.inputs.len());
             for (a, &u) in node.inputs.iter().enumerate() {
-                args.push(if let Some(q) = pos[u] {
+                args.push(if let Some(q) = self.pos[u] {
                     local[q].as_ref().expect("producers run first").view()
                 } else if let Some(v) = copied_in.get(&u) {
                     v.view()
                 } else {
-                    let w = whole[&u].view();
-                    if split {
+                    let w = self.whole[&u].view();
+                    if self.split {
                         node.arg_splits[a].split(w, range.clone())?
                     } else {
                         w
@@ -421,206 +550,101 @@ fn run_stage(env: &Env<'_>, eval: u64, plan: &Plan, s: usize, stage: &Stage, par
             let t0 = epoch.elapsed();
             let ctx = OpCtx { meta: &node.meta, rows: range.clone(), piece: p, node: node.id };
             let out = device.run(&node.op, &ctx, &args)?;
-            let kind = if node.op.kind() == OpKind::Alloc { EventKind::Alloc } else { EventKind::Compute };
-            piece_events.push(Event {
-                eval,
-                op: names[j].clone(),
-                node: node.id,
-                cell: node.cell,
-                device: dev_id,
-                to: None,
-                piece: p as u32,
-                kind,
-                start: t0,
-                end: epoch.elapsed(),
-                bytes: out.bytes() as u64,
-            });
+            piece_events.push(Event::op(self.eval, self.names[j].clone(), node, self.dev_id, p as u32, t0..epoch.elapsed(), out.bytes() as u64));
             drop(args);
             local[j] = Some(out);
             for &u in &node.inputs {
-                if let Some(q) = pos[u] {
-                    if last_use[q] == j {
+                if let Some(q) = self.pos[u] {
+                    if self.last_use[q] == j {
                         local[q] = None;
                     }
                 }
             }
-            if last_use[j] == j {
+            if self.last_use[j] == j {
                 local[j] = None;
             }
         }
+        let out = self.hand_back(p, range, &mut local, piece_events)?;
+        self.env.progress.piece_done();
+        Ok(out)
+    }
+
+    /// What piece `p` (rows `range`) hands back of its values `local`, with its `events`:
+    /// each output's rows written in place, or copied to the host, or kept where it ran.
+    fn hand_back(&self, p: usize, range: &Range<usize>, local: &mut [Option<Value>], mut events: Vec<Event>) -> Result<PieceOut> {
+        let (stage, epoch) = (self.stage, self.epoch);
         let mut kept = Vec::with_capacity(stage.outputs.len());
         let mut pending = Vec::with_capacity(stage.outputs.len());
         let mut writes = Vec::new();
         for (k, &o) in stage.outputs.iter().enumerate() {
-            let v = local[pos[o].expect("stage node")].take().expect("outputs are kept");
-            if let Some(dest) = &in_place[k] {
+            let v = local[self.pos[o].expect("stage node")].take().expect("outputs are kept");
+            if let Some(dest) = &self.in_place[k] {
                 let rows = dest.rows(range.clone())?;
-                if accel {
+                if self.accel {
                     let t0 = epoch.elapsed();
-                    let node = &part.nodes[o];
-                    writes.push(device.copy_out_into(v.view(), rows, Tag { node: node.id, piece: p as u32 })?);
-                    piece_events.push(Event {
-                        eval,
-                        op: node.op.name().into(),
-                        node: node.id,
-                        cell: node.cell,
-                        device: dev_id,
-                        to: Some(CPU),
-                        piece: p as u32,
-                        kind: EventKind::Transfer,
-                        start: t0,
-                        end: epoch.elapsed(),
-                        bytes: v.bytes() as u64,
-                    });
+                    let node = &self.part.nodes[o];
+                    writes.push(self.device.copy_out_into(v.view(), rows, Tag { node: node.id, piece: p as u32 })?);
+                    events.push(Event::transfer(self.eval, node, self.dev_id, CPU, p as u32, t0..epoch.elapsed(), v.bytes() as u64));
                 } else {
                     // Still in cache: this copy replaces a merge pass over cold memory.
                     rows.write(v.view())?;
                 }
                 pending.push(None);
                 kept.push(None);
-            } else if to_host.contains(&o) {
+            } else if self.to_host.contains(&o) {
                 let t0 = epoch.elapsed();
-                let node = &part.nodes[o];
-                pending.push(Some(device.copy_out(v.view(), Tag { node: node.id, piece: p as u32 })?));
-                piece_events.push(Event {
-                    eval,
-                    op: node.op.name().into(),
-                    node: node.id,
-                    cell: node.cell,
-                    device: dev_id,
-                    to: Some(CPU),
-                    piece: p as u32,
-                    kind: EventKind::Transfer,
-                    start: t0,
-                    end: epoch.elapsed(),
-                    bytes: v.bytes() as u64,
-                });
+                let node = &self.part.nodes[o];
+                pending.push(Some(self.device.copy_out(v.view(), Tag { node: node.id, piece: p as u32 })?));
+                events.push(Event::transfer(self.eval, node, self.dev_id, CPU, p as u32, t0..epoch.elapsed(), v.bytes() as u64));
                 kept.push(stage.kept_on_device.contains(&o).then_some(v));
             } else {
                 pending.push(None);
                 kept.push(Some(v));
             }
         }
-        env.progress.piece_done();
-        Ok(PieceOut { kept, pending, writes, events: piece_events })
-    };
-
-    // Drive the pieces: in parallel where the device takes them from several threads,
-    // otherwise in order with the copy-out of piece k waited for after piece k+1 is queued.
-    let n_out = stage.outputs.len();
-    let mut kept: Vec<Vec<Value>> = vec![Vec::with_capacity(ranges.len()); n_out];
-    let mut host: Vec<Vec<Value>> = vec![Vec::with_capacity(ranges.len()); n_out];
-    let mut collect = |out: PieceOut, host_pieces: Vec<Option<Value>>, events: &mut Vec<Event>| {
-        events.extend(out.events);
-        for (k, v) in out.kept.into_iter().enumerate() {
-            if let Some(v) = v {
-                kept[k].push(v);
-            }
-        }
-        for (k, v) in host_pieces.into_iter().enumerate() {
-            if let Some(v) = v {
-                host[k].push(v);
-            }
-        }
-    };
-    if device.parallel_pieces() {
-        let results: Vec<Result<(PieceOut, Vec<Option<Value>>)>> = {
-            let go = |x: (usize, &Range<usize>)| -> Result<(PieceOut, Vec<Option<Value>>)> {
-                let mut out = run_piece(x)?;
-                let h = out.finish()?;
-                Ok((out, h))
-            };
-            if ranges.len() > 1 {
-                ranges.par_iter().enumerate().map(go).collect()
-            } else {
-                ranges.iter().enumerate().map(go).collect()
-            }
-        };
-        for r in results {
-            let (out, h) = r?;
-            collect(out, h, events);
-        }
-    } else {
-        let mut previous: Option<PieceOut> = None;
-        for (p, range) in ranges.iter().enumerate() {
-            let out = run_piece((p, range));
-            let out = match out {
-                Ok(o) => o,
-                Err(e) => {
-                    let _ = device.synchronize();
-                    return Err(e);
-                }
-            };
-            if let Some(mut prev) = previous.take() {
-                let h = prev.finish()?;
-                collect(prev, h, events);
-            }
-            previous = Some(out);
-        }
-        if let Some(mut prev) = previous.take() {
-            let h = prev.finish()?;
-            collect(prev, h, events);
-        }
-        correct_times(env, device.synchronize()?, events);
+        Ok(PieceOut { kept, pending, writes, events })
     }
 
-    for (k, (&o, dest)) in stage.outputs.iter().zip(in_place).enumerate() {
-        let node = &part.nodes[o];
-        let name = names[pos[o].expect("stage node")].clone();
-        if let Some(dest) = dest {
-            let v = dest.into_value()?;
-            if accel {
-                device.results_landed(&v);
+    /// Land the stage's outputs in `store`: results written in place as they are, pieces
+    /// copied to the host merged there, pieces kept where they ran merged there (on an
+    /// accelerator, by the device, staying in its memory).
+    fn land(self, mut out: StageOut, store: &mut Store<'_>, events: &mut Vec<Event>) -> Result<()> {
+        let (part, device, epoch, eval, dev_id) = (self.part, &self.device, self.epoch, self.eval, self.dev_id);
+        let pieces = self.ranges.len();
+        for (k, (&o, dest)) in self.stage.outputs.iter().zip(self.in_place).enumerate() {
+            let node = &part.nodes[o];
+            let name = self.names[self.pos[o].expect("stage node")].clone();
+            if let Some(dest) = dest {
+                let v = dest.into_value()?;
+                if self.accel {
+                    device.results_landed(&v);
+                }
+                store.host[o] = Some(v);
             }
-            store.host[o] = Some(v);
-        }
-        if !host[k].is_empty() {
-            let t0 = epoch.elapsed();
-            let merged = node.op.result_split().merge(std::mem::take(&mut host[k]))?;
-            if ranges.len() > 1 {
-                events.push(Event {
-                    eval,
-                    op: name.clone(),
-                    node: node.id,
-                    cell: node.cell,
-                    device: CPU,
-                    to: None,
-                    piece: 0,
-                    kind: EventKind::Merge,
-                    start: t0,
-                    end: epoch.elapsed(),
-                    bytes: merged.bytes() as u64,
-                });
-            }
-            store.host[o] = Some(merged);
-        }
-        if !kept[k].is_empty() {
-            let t0 = epoch.elapsed();
-            let pieces = std::mem::take(&mut kept[k]);
-            let merged = if accel { device.concat_rows(&pieces)? } else { node.op.result_split().merge(pieces)? };
-            if ranges.len() > 1 {
-                events.push(Event {
-                    eval,
-                    op: name,
-                    node: node.id,
-                    cell: node.cell,
-                    device: dev_id,
-                    to: None,
-                    piece: 0,
-                    kind: EventKind::Merge,
-                    start: t0,
-                    end: epoch.elapsed(),
-                    bytes: merged.bytes() as u64,
-                });
-            }
-            if accel {
-                store.device.insert((o, dev_id), merged);
-            } else {
+            if !out.host[k].is_empty() {
+                let t0 = epoch.elapsed();
+                let merged = node.op.result_split().merge(std::mem::take(&mut out.host[k]))?;
+                if pieces > 1 {
+                    events.push(Event::merge(eval, name.clone(), node, CPU, t0..epoch.elapsed(), merged.bytes() as u64));
+                }
                 store.host[o] = Some(merged);
             }
+            if !out.kept[k].is_empty() {
+                let t0 = epoch.elapsed();
+                let kept = std::mem::take(&mut out.kept[k]);
+                let merged = if self.accel { device.concat_rows(&kept)? } else { node.op.result_split().merge(kept)? };
+                if pieces > 1 {
+                    events.push(Event::merge(eval, name, node, dev_id, t0..epoch.elapsed(), merged.bytes() as u64));
+                }
+                if self.accel {
+                    store.device.insert((o, dev_id), merged);
+                } else {
+                    store.host[o] = Some(merged);
+                }
+            }
         }
+        Ok(())
     }
-    Ok(())
 }
 
 /// Replace the executor's clock with the device's own, for work the device timed itself.

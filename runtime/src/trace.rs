@@ -1,11 +1,13 @@
 //! What happened: one event per op and piece, per allocation, transfer and merge. Charts read
 //! only this (never the graph).
 
+use std::ops::Range;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::annotation::OpKind;
 use crate::cost::CostModel;
-use crate::plan::Plan;
+use crate::plan::{PartNode, Plan};
 use crate::profile::DeviceId;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -37,6 +39,40 @@ pub struct Event {
     pub end: Duration,
     /// Bytes produced (compute, alloc, merge) or moved (transfer).
     pub bytes: u64,
+}
+
+/// The executor's events, each of one node of the part it runs, over `time` (since the
+/// session started).
+impl Event {
+    /// `bytes` of `node`'s value copied from `from` to `to`: the rows of piece `piece`, or
+    /// the whole value (piece 0).
+    pub(crate) fn transfer(eval: u64, node: &PartNode, from: DeviceId, to: DeviceId, piece: u32, time: Range<Duration>, bytes: u64) -> Event {
+        Event {
+            eval,
+            op: node.op.name().into(),
+            node: node.id,
+            cell: node.cell,
+            device: from,
+            to: Some(to),
+            piece,
+            kind: EventKind::Transfer,
+            start: time.start,
+            end: time.end,
+            bytes,
+        }
+    }
+
+    /// `node`'s op, named `op` (a name its events share), run over piece `piece` on `device`:
+    /// an allocation or a compute as the op is, producing `bytes`.
+    pub(crate) fn op(eval: u64, op: Arc<str>, node: &PartNode, device: DeviceId, piece: u32, time: Range<Duration>, bytes: u64) -> Event {
+        let kind = if node.op.kind() == OpKind::Alloc { EventKind::Alloc } else { EventKind::Compute };
+        Event { eval, op, node: node.id, cell: node.cell, device, to: None, piece, kind, start: time.start, end: time.end, bytes }
+    }
+
+    /// The pieces of `node`'s result, named `op`, merged on `device` into `bytes`.
+    pub(crate) fn merge(eval: u64, op: Arc<str>, node: &PartNode, device: DeviceId, time: Range<Duration>, bytes: u64) -> Event {
+        Event { eval, op, node: node.id, cell: node.cell, device, to: None, piece: 0, kind: EventKind::Merge, start: time.start, end: time.end, bytes }
+    }
 }
 
 /// One evaluation's record.
