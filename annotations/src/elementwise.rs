@@ -342,7 +342,7 @@ impl<A: Element, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
                 return r;
             }
         }
-        let r = rhs.node(self.lazy());
+        let r = rhs.node(&self.lazy());
         self.call(op, &[&r])
     }
 }
@@ -443,7 +443,7 @@ impl<A: Numeric, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
     /// A comparison; integers compare as f64 (exact below 2^53).
     fn compare<R: Operand<A, D>>(&self, op: &Arc<Annotation>, rhs: R) -> Result<Array<bool, R::Out>> {
         if A::DTYPE == DType::I64 {
-            let r = cast_op(DType::F64).call(&[&rhs.node(self.lazy())])?;
+            let r = cast_op(DType::F64).call(&[&rhs.node(&self.lazy())])?;
             return self.cast::<f64>().call(op, &[&r]);
         }
         self.binary(op, rhs)
@@ -557,7 +557,7 @@ pub fn try_where<A: Element, D: Dimension, Ra: Operand<A, D>, Rb: Operand<A, D>>
 where
     Ra::Out: ndarray::DimMax<Rb::Out>,
 {
-    let like: &Lazy = mask.lazy();
+    let like: &Lazy = &mask.lazy();
     let (a, b) = (a.node(like), b.node(like));
     mask.call(&where_op(A::DTYPE), &[&a, &b])
 }
@@ -711,7 +711,7 @@ fn remainder<A: Real, S: Data<Elem = A>, D: Dimension, R: Operand<A, D>>(lhs: &A
     };
     let y = match rhs.host_value() {
         Some(v) => v,
-        None => rhs.node(lhs.lazy()).eval()?,
+        None => rhs.node(&lhs.lazy()).eval()?,
     };
     crate::array::host_of("rem", remainder_values(&x, &y)?, lhs.home())
 }
@@ -750,8 +750,8 @@ macro_rules! operator {
                 if let Some((y, _)) = rhs.small_host() {
                     return Array::from_host_in(y.map(|&v| self $op v).into_shared(), rhs.home());
                 }
-                let s = <$t as Operand<$t, D>>::node(&self, rhs.lazy());
-                or_panic($OP.call(&[&s, rhs.lazy()]).map(Array::wrap))
+                let s = <$t as Operand<$t, D>>::node(&self, &rhs.lazy());
+                or_panic($OP.call(&[&s, &rhs.lazy()]).map(Array::wrap))
             }
         }
         impl<S: Data<Elem = $t>, D: Dimension> std::ops::$Trait<ArrayBase<S, D>> for $t {

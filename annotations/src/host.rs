@@ -17,26 +17,28 @@ use ndarray::{ArcArray, ArrayView, ArrayViewMut, Axis, Dimension, IntoNdProducer
 
 use crate::array::{Array, ArrayBase, Data, DataMut};
 
-impl<A, S: Data<Elem = A>, D: Dimension> Deref for ArrayBase<S, D> {
-    type Target = ArcArray<A, D>;
-    /// The evaluated value (evaluates; a failure panics at the caller's line).
+impl<S: Data, D: Dimension> Deref for ArrayBase<S, D> {
+    type Target = ndarray::ArrayBase<S::Nd, D>;
+    /// The evaluated value (evaluates; a failure panics at the caller's line): an array's
+    /// shared value, or a view's elements (ndarray's view).
     #[track_caller]
-    fn deref(&self) -> &ArcArray<A, D> {
+    fn deref(&self) -> &Self::Target {
         self.evaluated()
     }
 }
 
-impl<A, S: DataMut<Elem = A>, D: Dimension> DerefMut for ArrayBase<S, D> {
+impl<S: DataMut, D: Dimension> DerefMut for ArrayBase<S, D> {
     /// The value for writing: this handle's own from here on.
     #[track_caller]
-    fn deref_mut(&mut self) -> &mut ArcArray<A, D> {
-        self.evaluated_mut()
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        S::nd_mut(self.handle_mut().evaluated_mut())
     }
 }
 
 impl<'a, A: 'a, S: Data<Elem = A>, D: Dimension> IntoIterator for &'a ArrayBase<S, D> {
     type Item = &'a A;
     type IntoIter = ndarray::iter::Iter<'a, A, D>;
+    #[track_caller]
     fn into_iter(self) -> Self::IntoIter {
         self.evaluated().iter()
     }
@@ -76,14 +78,14 @@ impl<A: PartialEq, S: Data<Elem = A>, S2: Data<Elem = A>, D: Dimension, E: Dimen
 }
 impl<A: PartialEq, D: Dimension, S: ndarray::Data<Elem = A>, BS: Data<Elem = A>> PartialEq<ndarray::ArrayBase<S, D>> for ArrayBase<BS, D> {
     fn eq(&self, other: &ndarray::ArrayBase<S, D>) -> bool {
-        **self == *other
+        self.shape() == other.shape() && self.evaluated().iter().eq(other.iter())
     }
 }
 
 /// `ndarray == bach`, as ndarray's `==`.
 impl<A: PartialEq, D: Dimension, S: ndarray::Data<Elem = A>, BS: Data<Elem = A>> PartialEq<ArrayBase<BS, D>> for ndarray::ArrayBase<S, D> {
     fn eq(&self, other: &ArrayBase<BS, D>) -> bool {
-        *self == **other
+        other == self
     }
 }
 
@@ -128,7 +130,7 @@ impl<A: Clone> FromIterator<A> for Array<A, Ix1> {
 impl<A: Clone, S: Data<Elem = A>, D: Dimension> From<ArrayBase<S, D>> for ndarray::Array<A, D> {
     #[track_caller]
     fn from(a: ArrayBase<S, D>) -> Self {
-        a.evaluated().clone().into_owned()
+        a.into_nd()
     }
 }
 impl<A: Clone, S: Data<Elem = A>, D: Dimension> From<&ArrayBase<S, D>> for ndarray::Array<A, D> {
@@ -164,17 +166,9 @@ impl<A, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
     /// The result is of this array's storage kind: an array of an array; of a view, a view
     /// of the same elements (an error of ndarray's kind when they are not contiguous in
     /// row-major order, as ndarray's).
-    pub fn into_shape_with_order<Sh: crate::ShapeArg>(mut self, shape: Sh) -> std::result::Result<ArrayBase<S, Sh::Dim>, ndarray::ShapeError> {
+    pub fn into_shape_with_order<Sh: crate::ShapeArg>(self, shape: Sh) -> std::result::Result<ArrayBase<S, Sh::Dim>, ndarray::ShapeError> {
         let dims = shape.dims();
-        if let Some(r) = self.reshape_mut_view::<Sh::Dim>(&dims) {
-            return r;
-        }
-        let anchor = self.reshaped_anchor(&dims)?;
-        let v = self.evaluated().clone();
-        let v = if v.is_standard_layout() { v } else { standard_layout(v).ok_or_else(|| ndarray::ShapeError::from_kind(ndarray::ErrorKind::IncompatibleLayout))? };
-        let e = <Sh::Dim as Dimension>::from_dimension(&ndarray::IxDyn(&dims)).ok_or_else(|| ndarray::ShapeError::from_kind(ndarray::ErrorKind::IncompatibleShape))?;
-        let home = self.home();
-        v.into_shape_with_order(e).map(|a| Array::from_host_in(a, home).retag(anchor))
+        self.reshape(&dims)
     }
     /// [`ArrayBase::into_shape_with_order`] (ndarray's deprecated `into_shape`).
     #[track_caller]
@@ -258,7 +252,7 @@ impl<A: Clone, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
     /// `into_raw_vec_and_offset`; Bach's values start at their buffer's start).
     #[track_caller]
     pub fn into_raw_vec_and_offset(self) -> (Vec<A>, Option<usize>) {
-        let v = self.evaluated().clone().into_owned();
+        let v = self.into_nd();
         let v = if v.is_standard_layout() { v } else { v.as_standard_layout().into_owned() };
         v.into_raw_vec_and_offset()
     }
@@ -276,6 +270,6 @@ impl<A: Clone, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
     /// The axes in the order `axes` (ndarray's `permuted_axes`), on the host.
     #[track_caller]
     pub fn permuted_axes<T: ndarray::IntoDimension<Dim = D>>(self, axes: T) -> Array<A, D> {
-        host(self.evaluated().clone().permuted_axes(axes).as_standard_layout().into_owned())
+        host(self.evaluated().view().permuted_axes(axes).as_standard_layout().into_owned())
     }
 }

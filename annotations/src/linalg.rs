@@ -236,7 +236,7 @@ impl<A: ndarray::LinalgScalar, S: Data<Elem = A>, S2: Data<Elem = A>> Dot<ArrayB
     #[track_caller]
     fn dot(&self, rhs: &ArrayBase<S2, Ix1>) -> A {
         let p: Array<A, Ix0> = or_panic(any_product(self, rhs));
-        if p.value_ref().is_some() {
+        if p.host_view().is_some() {
             return p.into_scalar();
         }
         bach_runtime::trace::because("`dot` of two vectors returns a number, as ndarray's (`dot_lazy` keeps it lazy)".to_string(), || p.to_scalar())
@@ -301,14 +301,14 @@ impl<A, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
 
 impl<A: Real, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
     fn product<S2: Data<Elem = A>, E: Dimension, O: Dimension>(&self, rhs: &ArrayBase<S2, E>) -> Result<Array<A, O>> {
-        let (op, _) = product(self.meta(), rhs.meta())?;
+        let (op, _) = product(&self.meta(), &rhs.meta())?;
         // Small host values: the product here and now (the op's own CPU code, so the same bits).
         if let (Some(a), Some(b)) = (self.small_host().and(self.host_value()), rhs.small_host().and(rhs.host_value())) {
             if let Some(r) = crate::array::eager(&op, &[a, b], &|| self.home()) {
                 return r;
             }
         }
-        self.call(&op, &[rhs.lazy()])
+        self.call(&op, &[&rhs.lazy()])
     }
 }
 
@@ -365,7 +365,10 @@ impl<A, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
     /// element types, at once on the host for any other): panics at this line when `axis` is
     /// past the array's axes; [`Array::try_insert_axis`] returns it as an error.
     #[track_caller]
-    pub fn insert_axis(&self, axis: Axis) -> Array<A, D::Larger> {
+    pub fn insert_axis(&self, axis: Axis) -> Array<A, D::Larger>
+    where
+        A: Clone,
+    {
         fn graph<B: Element, A, S: Data<Elem = A>, D: Dimension>(x: &ArrayBase<S, D>, axis: Axis) -> Option<Array<A, D::Larger>> {
             crate::array::as_real::<B, A, S, D>(x).map(|x| crate::array::same_type(or_panic(x.try_insert_axis(axis))))
         }
@@ -379,7 +382,7 @@ impl<A, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
         if axis.index() > self.ndim() {
             panic!("{}", BachError::invalid("insert_axis", format!("axis {} of a {}-d array", axis.index(), self.ndim())));
         }
-        Array::from_host_in(self.evaluated().clone().insert_axis(axis), self.home())
+        Array::from_host_in(self.evaluated_shared().insert_axis(axis), self.home())
     }
 }
 

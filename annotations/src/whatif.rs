@@ -30,7 +30,7 @@ pub struct WhatIf {
 /// A what-if for `a` with parameters set (`("transfer.h2d.bandwidth", "5GB/s")`, paths as in
 /// `:bach cost set`): `:bach whatif <path> = <value> ... <expr>`.
 pub fn whatif<A: bach_runtime::Element, D: ndarray::Dimension>(a: &Array<A, D>, settings: &[(&str, &str)]) -> crate::Result<WhatIf> {
-    whatif_settings(a.lazy(), settings)
+    whatif_settings(&a.lazy(), settings)
 }
 
 /// A what-if for `a` under a profile: `h100` (the one measured on an H100 host), `default`
@@ -44,7 +44,7 @@ pub fn whatif_profile<A: bach_runtime::Element, D: ndarray::Dimension>(a: &Array
         "default" => None,
         _ => Some(model.measured_on.as_ref().map_or_else(|| "the profile's GPU".to_string(), |m| format!("GPU of {m}"))),
     };
-    whatif_with(a.lazy(), model, format!("profile {profile}"), gpu)
+    whatif_with(&a.lazy(), model, format!("profile {profile}"), gpu)
 }
 
 /// A profile by name or path: `h100`, `default` (the uncalibrated defaults for `devices`),

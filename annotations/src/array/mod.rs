@@ -49,43 +49,46 @@ mod views;
 mod views_mut;
 mod zip;
 
-pub use storage::{CowRepr, Data, DataMut, OwnedArcRepr, OwnedRepr, RawData, RawDataClone, ViewRepr};
-pub use views::{arr0, arr1, arr2, arr3, aview0, aview1, aview2, concatenate, stack, Anchor, ArcArray, ArcArray1, ArcArray2, AxisViews, CowArray1, CowArray2, Lanes};
+pub use storage::{CowRepr, Data, DataMut, OwnedArcRepr, OwnedRepr, Parts, RawData, RawDataClone, ViewRepr};
+pub use views::{arr0, arr1, arr2, arr3, aview0, aview1, aview2, concatenate, stack, ArcArray, ArcArray1, ArcArray2, AxisViews, CowArray1, CowArray2, Lanes};
 pub use views_mut::{
     aview_mut1, ArrayViewMut, ArrayViewMut0, ArrayViewMut1, ArrayViewMut2, ArrayViewMut3, ArrayViewMut4, ArrayViewMut5, ArrayViewMut6, ArrayViewMutD, AxisViewsMut, LanesMut,
 };
 pub use zip::Zip;
 
 /// An n-d array of `S::Elem` with dimension type `D` and storage kind `S` (ndarray's
-/// `ArrayBase`: see [`storage`] for the kinds). Cheap to clone, `Send + Sync`.
+/// `ArrayBase`: see [`storage`] for the kinds). Cheap to clone, `Send + Sync`; a view is
+/// `Copy` (for the static dimension types), as ndarray's.
 ///
 /// Arrays of Bach's graph element types (f64, f32, i64, bool: `bach_runtime::Element`) are
 /// lazy: annotated calls add graph nodes, planned and placed. Arrays of any other element
 /// type (`u8`, `i32`, `usize`, `char`, a user's struct, ...) are host arrays: every op on
 /// them runs at once, through ndarray, as in ndarray (`host.rs`).
 ///
-/// Every storage kind has this one representation: a view is an array (a node, or a host
-/// value sharing its parent's buffer) tagged with the parent's borrow, and an [`Anchor`]
-/// that finds its elements in the parent's buffer (what iterating a view by value hands out
-/// references into, as ndarray's views do).
-// `repr(C)`: every storage kind of one element and dimension type has one layout (the kind is
-// a `PhantomData` tag), so a handle of one kind may be read as another's (`operators.rs`).
-#[repr(C)]
+/// The owned kinds and mutable views are a [`Handle`] (a node and/or a host value); a view is
+/// the borrowed elements on the host, or, of a lazy array, a lazy cut its parent keeps
+/// (`views.rs`).
+#[repr(transparent)]
 pub struct ArrayBase<S: RawData, D = IxDyn> {
+    repr: S::Repr<D>,
+}
+
+/// What an array or mutable view holds.
+#[doc(hidden)]
+pub struct Handle<A, D> {
     /// The graph node; empty after a mutation until an annotated call needs one.
     lazy: OnceLock<Lazy>,
     /// The value when the handle was made with it or wrote it (a host value).
-    held: views_mut::Held<S::Elem, D>,
+    held: views_mut::Held<A, D>,
     /// The evaluated value, kept by the handle so indexing can hand out references.
-    value: OnceLock<NdArc<S::Elem, D>>,
+    value: OnceLock<NdArc<A, D>>,
     /// The session a node made later from `value` goes to (set when `lazy` is empty).
     home: Option<Arc<Session>>,
     /// How `lazy`'s value becomes an `A` array (set by the graph element types' constructors;
     /// host arrays never have a node).
-    read: ReadNode<S::Elem>,
-    /// Views: where the elements are in the borrowed parent's buffer.
-    anchor: Option<Box<Anchor<S::Elem>>>,
-    _marker: PhantomData<(S, D)>,
+    read: ReadNode<A>,
+    /// The lazy views of this array, kept while it lives (`views.rs`).
+    views: views::Kept,
 }
 
 /// An owned n-d array of `A` with dimension type `D` (`IxDyn` by default: Bach's own dialect
@@ -204,29 +207,36 @@ pub type ArrayD<A> = Array<A, IxDyn>;
 
 impl<S: RawDataClone, D: Dimension> Clone for ArrayBase<S, D> {
     fn clone(&self) -> Self {
-        ArrayBase {
+        ArrayBase { repr: S::clone_repr(&self.repr) }
+    }
+}
+/// A view is `Copy`, as ndarray's (for the static dimension types).
+impl<S: RawDataClone, D: Dimension + Copy> Copy for ArrayBase<S, D> where S::Repr<D>: Copy {}
+
+impl<A, D: Clone> Clone for Handle<A, D> {
+    fn clone(&self) -> Self {
+        Handle {
             lazy: self.lazy.clone(),
             held: self.held.clone(),
             value: self.value.clone(),
             home: self.home.clone(),
             read: self.read,
-            anchor: self.anchor.clone(),
-            _marker: PhantomData,
+            views: views::Kept::default(),
         }
     }
 }
 
 /// Anything that is a handle to a graph node.
 pub trait AsLazy {
-    fn as_lazy(&self) -> &Lazy;
+    fn as_lazy(&self) -> Lazy;
 }
 impl AsLazy for Lazy {
-    fn as_lazy(&self) -> &Lazy {
-        self
+    fn as_lazy(&self) -> Lazy {
+        self.clone()
     }
 }
 impl<A: Element, S: Data<Elem = A>, D: Dimension> AsLazy for ArrayBase<S, D> {
-    fn as_lazy(&self) -> &Lazy {
+    fn as_lazy(&self) -> Lazy {
         self.lazy()
     }
 }
@@ -234,8 +244,9 @@ impl<A: Element, S: Data<Elem = A>, D: Dimension> AsLazy for ArrayBase<S, D> {
 /// Evaluate several values in one pass: work they share is done once, each is cached.
 pub fn evaluate(values: &[&dyn AsLazy]) -> Result<()> {
     let Some(first) = values.first() else { return Ok(()) };
-    let lazies: Vec<&Lazy> = values.iter().map(|v| v.as_lazy()).collect();
-    first.as_lazy().session().evaluate(&lazies).map(|_| ())
+    let lazies: Vec<Lazy> = values.iter().map(|v| v.as_lazy()).collect();
+    let refs: Vec<&Lazy> = lazies.iter().collect();
+    first.as_lazy().session().evaluate(&refs).map(|_| ())
 }
 
 /// A shape argument, as ndarray's (`ShapeBuilder`): `n` (1-d), `(rows, cols)` and tuples up
@@ -296,19 +307,22 @@ fn wrap_any<A>(v: NdArc<A, IxDyn>) -> Option<Value> {
 impl<A: Clone, S: Data<Elem = A>, D: Dimension + ndarray::DimMax<E>, E: Dimension> Operand<A, D> for ArrayBase<S, E> {
     type Out = <D as ndarray::DimMax<E>>::Output;
     fn node(&self, like: &Lazy) -> Lazy {
-        match self.lazy.get() {
+        match self.handle().and_then(Handle::node) {
             Some(l) => l.clone(),
             None => like.session().source(Operand::<A, D>::host_value(self).expect("an array of a graph element type"), "host value"),
         }
     }
     fn host_value(&self) -> Option<Value> {
-        self.value_ref().and_then(|v| wrap_any(standard(v).into_dyn()))
+        match self.parts() {
+            Parts::Handle(h) => h.value_ref().and_then(|v| wrap_any(standard(v).into_dyn())),
+            Parts::Host(v) => wrap_any(standard_of_view(v).into_dyn()),
+        }
     }
     fn host(&self) -> Option<Host<'_, A>> {
-        self.value_ref().map(|v| Host::Array(v.view().into_dyn()))
+        self.host_view().map(|v| Host::Array(v.into_dyn()))
     }
     fn host_as<F: Dimension>(&self) -> Option<ndarray::ArrayView<'_, A, F>> {
-        self.value_ref()?.view().into_dimensionality::<F>().ok()
+        self.host_view()?.into_dimensionality::<F>().ok()
     }
     #[track_caller]
     fn evaluated_host(&self) -> Host<'_, A> {
@@ -355,8 +369,7 @@ pub trait AssignFrom<A> {
 impl<A: Clone, S: Data<Elem = A>, E: Dimension> AssignFrom<A> for &ArrayBase<S, E> {
     #[track_caller]
     fn assign_to<D: Dimension>(self, to: &mut NdArc<A, D>) {
-        let r = self.evaluated().clone();
-        to.assign(&r);
+        to.assign(&self.evaluated().view());
     }
 }
 impl<A: Clone, S: ndarray::Data<Elem = A>, E: Dimension> AssignFrom<A> for &ndarray::ArrayBase<S, E> {
@@ -545,26 +558,40 @@ impl<A: Element, D: Dimension> Array<A, D> {
     pub(crate) fn wrap(lazy: Lazy) -> Self {
         debug_assert_eq!(lazy.meta().dtype, A::DTYPE);
         debug_assert!(D::NDIM.is_none_or(|n| n == lazy.meta().shape.len()), "{} is not {}", lazy.meta(), dim_name::<D>());
-        ArrayBase { lazy: OnceLock::from(lazy), held: views_mut::Held::new(None), value: OnceLock::new(), home: None, read: read_node::<A>, anchor: None, _marker: PhantomData }
+        Self::from_node(lazy, read_node::<A>)
     }
 }
 
-impl<A: Element, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
-    /// The value as the runtime's, when this handle holds it on the host (in standard
-    /// layout: a strided view's elements are copied once).
-    pub(crate) fn host_value(&self) -> Option<Value> {
-        self.value_ref().map(|v| A::wrap(standard(v).into_dyn()))
-    }
-
+impl<A: Element, D: Dimension> Handle<A, D> {
     /// The node of this array (made from its host value when it was mutated since).
-    pub fn lazy(&self) -> &Lazy {
+    pub(crate) fn lazy(&self) -> &Lazy {
         self.lazy.get_or_init(|| {
             let v = self.value_ref().expect("an array holds a node or a value");
             self.home().source(A::wrap(standard(v).into_dyn()), "host value")
         })
     }
-    pub fn meta(&self) -> &Meta {
-        self.lazy().meta()
+}
+
+impl<A: Element, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
+    /// The value as the runtime's, when it is on the host (in standard layout: a strided
+    /// view's elements are copied once).
+    pub(crate) fn host_value(&self) -> Option<Value> {
+        match self.parts() {
+            Parts::Handle(h) => h.value_ref().map(|v| A::wrap(standard(v).into_dyn())),
+            Parts::Host(v) => Some(A::wrap(standard_of_view(v).into_dyn())),
+        }
+    }
+
+    /// The node of this array (made from its host value when it has none: a view of a host
+    /// value becomes a source of its elements).
+    pub fn lazy(&self) -> Lazy {
+        match self.parts() {
+            Parts::Handle(h) => h.lazy().clone(),
+            Parts::Host(v) => session::current().source(A::wrap(standard_of_view(v).into_dyn()), "host view"),
+        }
+    }
+    pub fn meta(&self) -> Meta {
+        self.lazy().meta().clone()
     }
     /// Compute the value and keep it in the accelerator's memory when it is computed there,
     /// so that later cells using it on the accelerator read it with no copy (reading it on the
@@ -610,7 +637,8 @@ impl<A: Element, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
                 }
             }
         }
-        let mut args = vec![self.lazy()];
+        let this = self.lazy();
+        let mut args = vec![&this];
         args.extend_from_slice(others);
         let lazy = op.call(&args)?;
         check_ndim::<E>(op.name(), &lazy.meta().shape)?;
@@ -625,6 +653,10 @@ fn standard<A: Clone, D: Dimension>(v: &NdArc<A, D>) -> NdArc<A, D> {
     } else {
         v.as_standard_layout().into_owned().into_shared()
     }
+}
+/// A view's elements copied, in standard layout.
+pub(crate) fn standard_of_view<A: Clone, D: Dimension>(v: &ndarray::ArrayView<'_, A, D>) -> NdArc<A, D> {
+    v.as_standard_layout().into_owned().into_shared()
 }
 
 /// A contiguous owned ndarray array (row- or column-major: what ndarray's constructors and
@@ -653,7 +685,7 @@ impl<A, D: Dimension> Array<std::mem::MaybeUninit<A>, D> {
     /// # Safety
     /// As ndarray's: every element has been written.
     pub unsafe fn assume_init(self) -> Array<A, D> {
-        let v = self.value_ref().expect("an uninit array holds its value").clone();
+        let v = self.repr.value_ref().expect("an uninit array holds its value").clone();
         drop(self);
         // SAFETY: the caller's promise; the elements were written through this value's own
         // handle (copy on write keeps it the only one when written).
@@ -662,27 +694,40 @@ impl<A, D: Dimension> Array<std::mem::MaybeUninit<A>, D> {
     }
 }
 
+impl<A, D> Handle<A, D> {
+    /// A handle of a node and/or a host value.
+    pub(crate) fn new(lazy: Option<Lazy>, held: Option<NdArc<A, D>>, home: Option<Arc<Session>>, read: ReadNode<A>) -> Self {
+        Handle { lazy: lazy.map_or_else(OnceLock::new, OnceLock::from), held: views_mut::Held::new(held), value: OnceLock::new(), home, read, views: views::Kept::default() }
+    }
+}
+
 /// What every array has, of any element type.
 impl<A, D: Dimension> Array<A, D> {
     /// A handle of `lazy`, a node of `A`s made by `read`'s element type (see
     /// [`graph_element`]).
     pub(crate) fn from_node(lazy: Lazy, read: ReadNode<A>) -> Self {
-        ArrayBase { lazy: OnceLock::from(lazy), held: views_mut::Held::new(None), value: OnceLock::new(), home: None, read, anchor: None, _marker: PhantomData }
+        ArrayBase { repr: Handle::new(Some(lazy), None, None, read) }
     }
     /// A handle holding a host value and no node yet (the next annotated call makes one).
     pub(crate) fn from_host(value: NdArc<A, D>) -> Self {
         Self::from_host_in(value, session::current())
     }
     pub(crate) fn from_host_in(value: NdArc<A, D>, home: Arc<Session>) -> Self {
-        ArrayBase {
-            lazy: OnceLock::new(),
-            held: views_mut::Held::new(Some(value)),
-            value: OnceLock::new(),
-            home: Some(home),
-            read: no_node::<A>,
-            anchor: None,
-            _marker: PhantomData,
-        }
+        ArrayBase { repr: Handle::new(None, Some(value), Some(home), no_node::<A>) }
+    }
+    /// A handle of `h` (an array of any handle kind becomes an owned array).
+    pub(crate) fn of_handle(h: Handle<A, D>) -> Self {
+        ArrayBase { repr: h }
+    }
+    /// An array of a view's elements (copied: in row-major order for Bach's graph element
+    /// types, as Bach's values are).
+    pub(crate) fn from_nd_view(v: &ndarray::ArrayView<'_, A, D>) -> Self
+    where
+        A: Clone,
+    {
+        let v = shared_of(v.to_owned());
+        let v = if v.is_standard_layout() { v } else { crate::host::standard_layout(v.clone()).unwrap_or(v) };
+        Array::from_shared_value(v)
     }
 
     /// An array holding `a`'s data (moved into the session; evaluated already). A large
@@ -700,7 +745,7 @@ impl<A, D: Dimension> Array<A, D> {
         match graph_element::<A>() {
             Some(g) if a.len() > EAGER_MAX_ELEMENTS.min(s.eager_max_elements()) => {
                 let lazy = s.source((g.wrap)(a.clone().into_dyn()), "from_array");
-                ArrayBase { lazy: OnceLock::from(lazy), held: views_mut::Held::new(Some(a)), value: OnceLock::new(), home: None, read: g.read, anchor: None, _marker: PhantomData }
+                ArrayBase { repr: Handle::new(Some(lazy), Some(a), None, g.read) }
             }
             _ => Self::from_host_in(a, s),
         }
@@ -725,8 +770,8 @@ impl<A, D: Dimension> Array<A, D> {
     }
 }
 
-/// What every array and view has, of any element type.
-impl<S: Data, D: Dimension> ArrayBase<S, D> {
+/// A handle's own state: its node, its value, its session.
+impl<A, D: Dimension> Handle<A, D> {
     /// The session this array's node is (or will be) in.
     pub(crate) fn home(&self) -> Arc<Session> {
         match (self.lazy.get(), &self.home) {
@@ -737,7 +782,7 @@ impl<S: Data, D: Dimension> ArrayBase<S, D> {
     }
     /// The value, when this handle holds it on the host and it is small enough to compute
     /// with at once (see [`EAGER_MAX_ELEMENTS`]), with the most elements the session allows.
-    pub(crate) fn small_host(&self) -> Option<(&NdArc<S::Elem, D>, usize)> {
+    pub(crate) fn small_host(&self) -> Option<(&NdArc<A, D>, usize)> {
         let v = self.value_ref()?;
         if v.len() > EAGER_MAX_ELEMENTS {
             return None;
@@ -750,15 +795,125 @@ impl<S: Data, D: Dimension> ArrayBase<S, D> {
         (v.len() <= max).then_some((v, max))
     }
     /// The value, when this handle holds it (made with it, wrote it, or evaluated it).
-    pub(crate) fn value_ref(&self) -> Option<&NdArc<S::Elem, D>> {
+    pub(crate) fn value_ref(&self) -> Option<&NdArc<A, D>> {
         self.held.as_ref().or_else(|| self.value.get())
     }
-
-    pub fn shape(&self) -> &[usize] {
+    pub(crate) fn node(&self) -> Option<&Lazy> {
+        self.lazy.get()
+    }
+    fn shape(&self) -> &[usize] {
         match (self.lazy.get(), self.value_ref()) {
             (Some(l), _) => &l.meta().shape,
             (None, Some(v)) => v.shape(),
             (None, None) => unreachable!("an array holds a node or a value"),
+        }
+    }
+    /// The same handle with dimension type `E`; an error when its axes are not `E`'s.
+    pub(crate) fn into_dimensionality<E: Dimension>(self) -> Result<Handle<A, E>> {
+        let cast = |v: NdArc<A, D>| v.into_dimensionality::<E>().map_err(|e| BachError::shape("into_dimensionality", e.to_string()));
+        let p = self.into_parts();
+        let value = match p.value.into_inner() {
+            Some(v) => OnceLock::from(cast(v)?),
+            None => OnceLock::new(),
+        };
+        let held = p.held.try_map_dim(cast)?;
+        Ok(Handle { lazy: p.lazy, held, value, home: p.home, read: p.read, views: views::Kept::default() })
+    }
+    /// Compute the value, as an ndarray array of this dimension type.
+    pub(crate) fn eval_nd(&self) -> Result<&NdArc<A, D>> {
+        if let Some(v) = self.value_ref() {
+            return Ok(v);
+        }
+        let lazy = self.lazy.get().expect("an array holds a node or a value");
+        let a = (self.read)(lazy)?;
+        let a = a.into_dimensionality::<D>().map_err(|e| BachError::shape("eval", format!("{e}: shape {:?} is not {}", lazy.meta().shape, dim_name::<D>())))?;
+        Ok(self.value.get_or_init(|| a))
+    }
+    fn is_evaluated(&self) -> bool {
+        self.value_ref().is_some() || self.lazy.get().is_some_and(|l| l.is_evaluated())
+    }
+    /// The value, evaluated here if it is not yet; a failure panics at the caller's line with
+    /// the reason (what ndarray-style code that touches values expects).
+    #[track_caller]
+    pub(crate) fn evaluated(&self) -> &NdArc<A, D> {
+        if let Some(v) = self.value_ref() {
+            return v;
+        }
+        // (No line: in a notebook the caller's line is in evcxr's generated source, not the
+        // cell's; the trace names the cell.)
+        let why = "ndarray code (iteration, indexing, a view, a closure) needs its values on the host".to_string();
+        match bach_runtime::trace::because(why, || self.eval_nd()) {
+            Ok(v) => v,
+            Err(e) => panic!("bach: cannot evaluate {}: {e}", self.described()),
+        }
+    }
+    /// The node's dtype and shape, for messages.
+    fn described(&self) -> String {
+        self.lazy.get().map_or_else(|| format!("an array of shape {:?}", self.shape()), |l| l.meta().to_string())
+    }
+    /// The value for writing: evaluated, made this handle's own (copied when any other
+    /// handle or node shares it), and the node dropped (the next annotated call makes a new
+    /// one from the value). Nothing another handle can see changes.
+    #[track_caller]
+    pub(crate) fn evaluated_mut(&mut self) -> &mut NdArc<A, D> {
+        self.evaluated();
+        // No view of this array lives on (this is a mutable borrow): the lazy ones go.
+        self.views = views::Kept::default();
+        if let Some(l) = self.lazy.take() {
+            self.home = Some(l.session().clone());
+        }
+        if self.held.is_none() {
+            *self.held = self.value.take();
+        }
+        // ArcArray copies on its first write while another handle or a node shares it.
+        self.held.as_mut().expect("just evaluated")
+    }
+}
+
+/// What every array and view has, of any element type.
+impl<S: Data, D: Dimension> ArrayBase<S, D> {
+    /// The representation: a handle, or a view's elements on the host.
+    pub(crate) fn parts(&self) -> Parts<'_, S::Elem, D> {
+        S::parts(&self.repr)
+    }
+    /// The handle, when this is an array (or a view of a lazy array).
+    pub(crate) fn handle(&self) -> Option<&Handle<S::Elem, D>> {
+        match self.parts() {
+            Parts::Handle(h) => Some(h),
+            Parts::Host(_) => None,
+        }
+    }
+    /// The session this array's node is (or will be) in.
+    pub(crate) fn home(&self) -> Arc<Session> {
+        match self.parts() {
+            Parts::Handle(h) => h.home(),
+            Parts::Host(_) => session::current(),
+        }
+    }
+    /// The value, when it is on the host and small enough to compute with at once (see
+    /// [`EAGER_MAX_ELEMENTS`]), with the most elements the session allows.
+    pub(crate) fn small_host(&self) -> Option<(ndarray::ArrayView<'_, S::Elem, D>, usize)> {
+        match self.parts() {
+            Parts::Handle(h) => h.small_host().map(|(v, max)| (v.view(), max)),
+            Parts::Host(v) if v.len() <= EAGER_MAX_ELEMENTS => {
+                let max = session::current().eager_max_elements();
+                (v.len() <= max).then(|| (v.view(), max))
+            }
+            Parts::Host(_) => None,
+        }
+    }
+    /// The value, when it is on the host (held, computed, or a view's elements).
+    pub(crate) fn host_view(&self) -> Option<ndarray::ArrayView<'_, S::Elem, D>> {
+        match self.parts() {
+            Parts::Handle(h) => h.value_ref().map(|v| v.view()),
+            Parts::Host(v) => Some(v.view()),
+        }
+    }
+
+    pub fn shape(&self) -> &[usize] {
+        match self.parts() {
+            Parts::Handle(h) => h.shape(),
+            Parts::Host(v) => v.shape(),
         }
     }
     pub fn ndim(&self) -> usize {
@@ -789,51 +944,44 @@ impl<S: Data, D: Dimension> ArrayBase<S, D> {
 
     /// The same array with a dynamic dimension type (ndarray's `into_dyn`).
     pub fn into_dyn(self) -> ArrayBase<S, IxDyn> {
-        let p = self.into_parts();
-        let value = p.value.into_inner().map_or_else(OnceLock::new, |v| OnceLock::from(v.into_dyn()));
-        let held = p.held.try_map_dim(|v| Ok::<_, std::convert::Infallible>(v.into_dyn())).unwrap_or_else(|e| match e {});
-        ArrayBase { lazy: p.lazy, held, value, home: p.home, read: p.read, anchor: p.anchor, _marker: PhantomData }
+        ArrayBase { repr: S::dim_repr(self.repr).expect("every array is n-d") }
     }
     /// The same array with dimension type `D2`; an error when its axes are not `D2`'s.
     pub fn into_dimensionality<D2: Dimension>(self) -> Result<ArrayBase<S, D2>> {
         check_ndim::<D2>("into_dimensionality", self.shape())?;
-        let cast = |v: NdArc<S::Elem, D>| v.into_dimensionality::<D2>().map_err(|e| BachError::shape("into_dimensionality", e.to_string()));
-        let p = self.into_parts();
-        let value = match p.value.into_inner() {
-            Some(v) => OnceLock::from(cast(v)?),
-            None => OnceLock::new(),
-        };
-        let held = p.held.try_map_dim(cast)?;
-        Ok(ArrayBase { lazy: p.lazy, held, value, home: p.home, read: p.read, anchor: p.anchor, _marker: PhantomData })
+        Ok(ArrayBase { repr: S::dim_repr(self.repr)? })
     }
 
     /// Compute the value (once; later calls and other handles reuse it), on the CPU.
-    pub fn eval(&self) -> Result<NdArc<S::Elem, IxDyn>> {
-        Ok(self.eval_nd()?.clone().into_dyn())
-    }
-    /// Compute the value, as an ndarray array of this dimension type.
-    pub(crate) fn eval_nd(&self) -> Result<&NdArc<S::Elem, D>> {
-        if let Some(v) = self.value_ref() {
-            return Ok(v);
+    pub fn eval(&self) -> Result<NdArc<S::Elem, IxDyn>>
+    where
+        S::Elem: Clone,
+    {
+        match self.parts() {
+            Parts::Handle(h) => Ok(h.eval_nd()?.clone().into_dyn()),
+            Parts::Host(v) => Ok(v.to_shared().into_dyn()),
         }
-        let lazy = self.lazy.get().expect("an array holds a node or a value");
-        let a = (self.read)(lazy)?;
-        let a = a.into_dimensionality::<D>().map_err(|e| BachError::shape("eval", format!("{e}: shape {:?} is not {}", lazy.meta().shape, dim_name::<D>())))?;
-        Ok(self.value.get_or_init(|| a))
+    }
+    /// Compute the value, as an ndarray view of this dimension type.
+    pub(crate) fn eval_view(&self) -> Result<ndarray::ArrayView<'_, S::Elem, D>> {
+        match self.parts() {
+            Parts::Handle(h) => Ok(h.eval_nd()?.view()),
+            Parts::Host(v) => Ok(v.view()),
+        }
     }
     /// The value as an owned `ndarray` array of this dimension type.
     pub fn to_nd(&self) -> Result<ndarray::Array<S::Elem, D>>
     where
         S::Elem: Clone,
     {
-        Ok(self.eval_nd()?.to_owned())
+        Ok(self.eval_view()?.to_owned())
     }
     /// The value as an owned dynamic `ndarray` array.
     pub fn to_array(&self) -> Result<ndarray::ArrayD<S::Elem>>
     where
         S::Elem: Clone,
     {
-        Ok(self.eval()?.into_owned())
+        Ok(self.eval_view()?.into_dyn().to_owned())
     }
     pub fn to_array1(&self) -> Result<ndarray::Array1<S::Elem>>
     where
@@ -852,7 +1000,7 @@ impl<S: Data, D: Dimension> ArrayBase<S, D> {
     where
         S::Elem: Clone,
     {
-        let v = self.eval()?;
+        let v = self.eval_view()?;
         match v.first() {
             Some(x) if v.len() == 1 => Ok(x.clone()),
             _ => Err(BachError::shape("to_scalar", format!("array of shape {:?} is not a scalar", v.shape()))),
@@ -864,7 +1012,7 @@ impl<S: Data, D: Dimension> ArrayBase<S, D> {
     where
         S::Elem: Clone,
     {
-        if self.value_ref().is_some() {
+        if self.host_view().is_some() {
             // Computed at once (a small value): no evaluation to give a reason to.
             return self.to_scalar();
         }
@@ -883,43 +1031,50 @@ impl<S: Data, D: Dimension> ArrayBase<S, D> {
     }
     /// Whether the value has been computed.
     pub fn is_evaluated(&self) -> bool {
-        self.value_ref().is_some() || self.lazy.get().is_some_and(|l| l.is_evaluated())
+        match self.parts() {
+            Parts::Handle(h) => h.is_evaluated(),
+            Parts::Host(_) => true,
+        }
     }
 
     /// The value, evaluated here if it is not yet; a failure panics at the caller's line with
     /// the reason (what ndarray-style code that touches values expects).
     #[track_caller]
-    pub(crate) fn evaluated(&self) -> &NdArc<S::Elem, D> {
-        if let Some(v) = self.value_ref() {
-            return v;
-        }
-        // (No line: in a notebook the caller's line is in evcxr's generated source, not the
-        // cell's; the trace names the cell.)
-        let why = "ndarray code (iteration, indexing, a view, a closure) needs its values on the host".to_string();
-        match bach_runtime::trace::because(why, || self.eval_nd()) {
-            Ok(v) => v,
-            Err(e) => panic!("bach: cannot evaluate {}: {e}", self.described()),
+    pub(crate) fn evaluated(&self) -> &ndarray::ArrayBase<S::Nd, D> {
+        S::nd(&self.repr)
+    }
+    /// The value as a shared ndarray array (no copy of an array's value; a view's elements
+    /// are copied).
+    #[track_caller]
+    pub(crate) fn evaluated_shared(&self) -> NdArc<S::Elem, D>
+    where
+        S::Elem: Clone,
+    {
+        match self.parts() {
+            Parts::Handle(h) => h.evaluated().clone(),
+            Parts::Host(v) => v.to_shared(),
         }
     }
     /// The node's dtype and shape, for messages.
     fn described(&self) -> String {
-        self.lazy.get().map_or_else(|| format!("an array of shape {:?}", self.shape()), |l| l.meta().to_string())
+        match self.parts() {
+            Parts::Handle(h) => h.described(),
+            Parts::Host(v) => format!("a view of shape {:?}", v.shape()),
+        }
     }
+}
 
+impl<A, S: DataMut<Elem = A>, D: Dimension> ArrayBase<S, D> {
+    /// The handle, for writing.
+    pub(crate) fn handle_mut(&mut self) -> &mut Handle<A, D> {
+        S::handle_mut(&mut self.repr)
+    }
     /// The value for writing: evaluated, made this handle's own (copied when any other
     /// handle or node shares it), and the node dropped (the next annotated call makes a new
     /// one from the value). Nothing another handle can see changes.
     #[track_caller]
-    pub(crate) fn evaluated_mut(&mut self) -> &mut NdArc<S::Elem, D> {
-        self.evaluated();
-        if let Some(l) = self.lazy.take() {
-            self.home = Some(l.session().clone());
-        }
-        if self.held.is_none() {
-            *self.held = self.value.take();
-        }
-        // ArcArray copies on its first write while another handle or a node shares it.
-        self.held.as_mut().expect("just evaluated")
+    pub(crate) fn evaluated_mut(&mut self) -> &mut NdArc<A, D> {
+        self.handle_mut().evaluated_mut()
     }
 }
 
@@ -931,14 +1086,14 @@ impl<A: Clone, S: DataMut<Elem = A>, D: Dimension> ArrayBase<S, D> {
         if r.shape() != self.shape() {
             panic!("{}", BachError::shape(op, format!("the result's shape {:?} is not the array's {:?}", r.shape(), self.shape())));
         }
-        if self.writes_back() {
+        let h = self.handle_mut();
+        if h.writes_back() {
             // A mutable view keeps viewing its parent: the values are written into it.
-            let v = r.evaluated().clone();
-            self.evaluated_mut().assign(&v);
+            let v = r.repr.evaluated().clone();
+            h.evaluated_mut().assign(&v);
             return;
         }
-        let anchor = self.anchor.take().map(|a| *a);
-        *self = r.retag(anchor);
+        *h = r.repr;
     }
 }
 
@@ -1003,8 +1158,8 @@ impl<A: Clone, D: Dimension> From<ndarray::Array<A, D>> for Array<A, D> {
 /// Display evaluates and prints like ndarray (an evaluation that fails prints why).
 impl<A: fmt::Display, S: Data<Elem = A>, D: Dimension> fmt::Display for ArrayBase<S, D> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.eval_nd() {
-            Ok(v) => fmt::Display::fmt(v, f),
+        match self.eval_view() {
+            Ok(v) => fmt::Display::fmt(&v, f),
             Err(e) => write!(f, "<{} not evaluated: {e}>", self.described()),
         }
     }
@@ -1012,9 +1167,9 @@ impl<A: fmt::Display, S: Data<Elem = A>, D: Dimension> fmt::Display for ArrayBas
 /// ndarray's `Debug`, and the graph node's number when the array has one.
 impl<A: fmt::Debug, S: Data<Elem = A>, D: Dimension> fmt::Debug for ArrayBase<S, D> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match (self.eval_nd(), self.lazy.get()) {
+        match (self.eval_view(), self.handle().and_then(Handle::node)) {
             (Ok(v), Some(lazy)) => write!(f, "{v:?}, bach #{}", lazy.id()),
-            (Ok(v), None) => fmt::Debug::fmt(v, f),
+            (Ok(v), None) => fmt::Debug::fmt(&v, f),
             (Err(e), _) => write!(f, "<{} not evaluated: {e}>", self.described()),
         }
     }

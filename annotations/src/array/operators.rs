@@ -14,22 +14,25 @@ use std::ops::{Add, Div, Mul, Neg, Rem, Sub};
 
 use ndarray::{Dimension, IxDyn, Zip};
 
-use super::{same_type, Array, ArrayBase, AssignOperand, Data, DataMut, Host, Operand};
+use super::{same_type, Array, ArrayBase, AssignOperand, Data, DataMut, Handle, Host, Operand, Parts};
 use crate::host_ops::BinOp;
 use crate::real::Real;
 
 /// `a`, an array of `A`s of any storage kind, read as an array of `F`s, where `A` is `F`
-/// (checked by the caller): one layout for every kind (`ArrayBase` is `repr(C)`, its kind a
-/// zero-sized tag), so no handle is cloned on the operators' fast path.
-fn as_float<F, A, S: Data<Elem = A>, D: Dimension>(a: &ArrayBase<S, D>) -> &Array<F, D> {
+/// (checked by the caller): an array's own handle (no handle is cloned on the operators' fast
+/// path); a view's elements on the host as an array of them.
+fn as_float<F: Clone, A, S: Data<Elem = A>, D: Dimension>(a: &ArrayBase<S, D>) -> std::borrow::Cow<'_, Array<F, D>> {
     assert!(crate::array::type_id::<A>() == crate::array::type_id::<F>());
-    // SAFETY: `A` is `F`, and `ArrayBase<S, D>` and `ArrayBase<OwnedRepr<F>, D>` have one
-    // `repr(C)` layout (their fields depend on the element and dimension types only).
-    unsafe { &*(a as *const ArrayBase<S, D>).cast::<Array<F, D>>() }
+    match a.parts() {
+        // SAFETY: `A` is `F`, and an `Array<F, D>` is its `Handle<F, D>` (`repr(transparent)`).
+        Parts::Handle(h) => std::borrow::Cow::Borrowed(unsafe { &*(h as *const Handle<A, D>).cast::<Array<F, D>>() }),
+        // A view's elements on the host: an array of them (copied).
+        Parts::Host(v) => std::borrow::Cow::Owned(Array::from_nd_view(&same_type::<ndarray::ArrayView<'_, A, D>, ndarray::ArrayView<'_, F, D>>(v.view()))),
+    }
 }
 
 /// `a` as an array of `F`s (one of Bach's element types), when its elements are `F`s.
-pub(crate) fn as_real<F, A, S: Data<Elem = A>, D: Dimension>(a: &ArrayBase<S, D>) -> Option<&Array<F, D>> {
+pub(crate) fn as_real<F: Clone, A, S: Data<Elem = A>, D: Dimension>(a: &ArrayBase<S, D>) -> Option<std::borrow::Cow<'_, Array<F, D>>> {
     (crate::array::type_id::<A>() == crate::array::type_id::<F>()).then(|| as_float::<F, A, S, D>(a))
 }
 
@@ -61,7 +64,7 @@ fn in_float<F: Real, A: Clone, S: Data<Elem = A>, D: Dimension, R: Operand<A, D>
     if crate::array::type_id::<A>() != crate::array::type_id::<F>() {
         return None;
     }
-    let out: Array<F, R::Out> = crate::elementwise::real_arith(op, as_float::<F, A, S, D>(lhs), AsElem::<F, A, R>(rhs, std::marker::PhantomData));
+    let out: Array<F, R::Out> = crate::elementwise::real_arith(op, &*as_float::<F, A, S, D>(lhs), AsElem::<F, A, R>(rhs, std::marker::PhantomData));
     Some(same_type(out))
 }
 
@@ -167,7 +170,7 @@ macro_rules! bit_assign {
         impl<A: Clone + std::ops::$Trait<Output = A>, S: DataMut<Elem = A>, S2: Data<Elem = A>, D: Dimension, E: Dimension> std::ops::$Assign<&ArrayBase<S2, E>> for ArrayBase<S, D> {
             #[track_caller]
             fn $assign(&mut self, rhs: &ArrayBase<S2, E>) {
-                let r = rhs.evaluated().clone();
+                let r = rhs.evaluated_shared();
                 self.evaluated_mut().zip_mut_with(&r, |x, y| *x = x.clone() $op y.clone());
             }
         }
@@ -192,7 +195,7 @@ impl<A: Clone + Neg<Output = A>, S: Data<Elem = A>, D: Dimension> Neg for &Array
     #[track_caller]
     fn neg(self) -> Array<A, D> {
         fn float<F: Real, A, S: Data<Elem = A>, D: Dimension>(a: &ArrayBase<S, D>) -> Option<Array<A, D>> {
-            (crate::array::type_id::<A>() == crate::array::type_id::<F>()).then(|| same_type(crate::elementwise::real_negate(as_float::<F, A, S, D>(a))))
+            (crate::array::type_id::<A>() == crate::array::type_id::<F>()).then(|| same_type(crate::elementwise::real_negate(&*as_float::<F, A, S, D>(a))))
         }
         if let Some(r) = float::<f64, _, _, _>(self).or_else(|| float::<f32, _, _, _>(self)) {
             return r;

@@ -17,27 +17,86 @@
 
 use std::marker::PhantomData;
 
+use ndarray::Dimension;
+
+use super::views::{Cut, View};
+use super::Handle;
+
 mod sealed {
     pub trait Sealed {}
 }
 use sealed::Sealed;
 
-/// The element type of a storage kind (ndarray's `RawData`); sealed.
+/// The element type of a storage kind (ndarray's `RawData`); sealed. `Nd` is ndarray's
+/// storage of the same kind (what a Bach array derefs to: ndarray's methods on its values),
+/// `Repr` the kind's representation (a handle, or a view's borrowed elements).
 pub trait RawData: Sized + Sealed {
     type Elem;
+    #[doc(hidden)]
+    type Nd: ndarray::RawData<Elem = Self::Elem>;
+    #[doc(hidden)]
+    type Repr<D>;
 }
-/// Storage whose handle can be cloned (every Bach kind).
-pub trait RawDataClone: RawData {}
+/// Storage whose handle can be cloned (every Bach kind but the mutable view).
+pub trait RawDataClone: RawData {
+    #[doc(hidden)]
+    fn clone_repr<D: Dimension>(r: &Self::Repr<D>) -> Self::Repr<D>;
+}
 /// Storage whose values can be read (every Bach kind; ndarray's `Data`).
-pub trait Data: RawData {}
+pub trait Data: RawData<Nd: ndarray::Data> {
+    /// The representation's handle, or its elements on the host.
+    #[doc(hidden)]
+    fn parts<D: Dimension>(r: &Self::Repr<D>) -> Parts<'_, Self::Elem, D>;
+    /// The values, evaluated here when they are not (a failure panics at the caller's line).
+    #[doc(hidden)]
+    #[track_caller]
+    fn nd<D: Dimension>(r: &Self::Repr<D>) -> &ndarray::ArrayBase<Self::Nd, D>;
+    /// The representation cut by `cut`, of the same kind (`slice_move`, `reversed_axes`).
+    #[doc(hidden)]
+    fn cut_repr<D: Dimension, E: Dimension>(r: Self::Repr<D>, cut: &Cut) -> bach_runtime::Result<Self::Repr<E>>;
+    /// The representation with dimension type `E` (checked by the caller: the same axes).
+    #[doc(hidden)]
+    fn dim_repr<D: Dimension, E: Dimension>(r: Self::Repr<D>) -> bach_runtime::Result<Self::Repr<E>>;
+    /// The representation, moved out (a placeholder of no elements is left).
+    #[doc(hidden)]
+    fn take_repr<D: Dimension>(r: &mut Self::Repr<D>) -> Self::Repr<D>;
+    /// Axes `a` and `b` swapped (evaluates a lazy value).
+    #[doc(hidden)]
+    #[track_caller]
+    fn swap_axes_repr<D: Dimension>(r: &mut Self::Repr<D>, a: usize, b: usize);
+    /// The values as an owned array's handle (a mutable view writes back first; a view's
+    /// elements are copied).
+    #[doc(hidden)]
+    fn into_handle<D: Dimension>(r: Self::Repr<D>) -> Handle<Self::Elem, D>
+    where
+        Self::Elem: Clone;
+    /// The elements reshaped to `dims` in row-major order, of the same kind.
+    #[doc(hidden)]
+    #[track_caller]
+    fn reshape_repr<D: Dimension, E: Dimension>(r: Self::Repr<D>, dims: &[usize]) -> Result<Self::Repr<E>, ndarray::ShapeError>;
+}
 /// Storage that may be written (ndarray's `DataMut`; the owned kinds: a write copies a value
 /// another handle shares first).
 pub trait RawDataMut: RawData {}
-pub trait DataMut: Data + RawDataMut {}
+pub trait DataMut: Data<Nd: ndarray::DataMut> + RawDataMut {
+    #[doc(hidden)]
+    fn handle_mut<D: Dimension>(r: &mut Self::Repr<D>) -> &mut Handle<Self::Elem, D>;
+    /// A handle's value as ndarray's storage of this kind.
+    #[doc(hidden)]
+    fn nd_mut<D: Dimension>(v: &mut ndarray::ArcArray<Self::Elem, D>) -> &mut ndarray::ArrayBase<Self::Nd, D>;
+}
 /// Storage that owns its values (ndarray's `DataOwned`).
 pub trait DataOwned: Data {}
 /// Storage shared by reference counting (ndarray's `DataShared`).
 pub trait DataShared: Data + RawDataClone {}
+
+/// What a storage kind's representation is: a handle (arrays, mutable views, a view of a lazy
+/// array), or elements on the host (a view of a host value).
+#[doc(hidden)]
+pub enum Parts<'r, A, D> {
+    Handle(&'r Handle<A, D>),
+    Host(&'r ndarray::ArrayView<'r, A, D>),
+}
 
 /// An owned array's storage (`Array<A, D>`).
 pub struct OwnedRepr<A>(PhantomData<A>);
@@ -48,25 +107,137 @@ pub struct ViewRepr<A>(PhantomData<A>);
 /// A borrowed-or-owned array's storage (`CowArray<'a, A, D>`).
 pub struct CowRepr<'a, A>(PhantomData<&'a A>);
 
-macro_rules! kinds {
-    ($([$($g:tt)*] $T:ty: [$($Trait:ident),*];)*) => {$(
+/// The kinds whose representation is a handle.
+macro_rules! handle_kinds {
+    ($([$($g:tt)*] $T:ty;)*) => {$(
         impl<$($g)*> Sealed for $T {}
         impl<$($g)*> RawData for $T {
             type Elem = A;
+            type Nd = ndarray::OwnedArcRepr<A>;
+            type Repr<D> = Handle<A, D>;
         }
-        kinds!(@traits [$($g)*] $T: $($Trait),*);
+        impl<$($g)*> Data for $T {
+            fn parts<D: Dimension>(r: &Handle<A, D>) -> Parts<'_, A, D> {
+                Parts::Handle(r)
+            }
+            #[track_caller]
+            fn nd<D: Dimension>(r: &Handle<A, D>) -> &ndarray::ArcArray<A, D> {
+                r.evaluated()
+            }
+            fn cut_repr<D: Dimension, E: Dimension>(r: Handle<A, D>, cut: &Cut) -> bach_runtime::Result<Handle<A, E>> {
+                r.cut_move(cut)
+            }
+            fn dim_repr<D: Dimension, E: Dimension>(r: Handle<A, D>) -> bach_runtime::Result<Handle<A, E>> {
+                r.into_dimensionality()
+            }
+            fn take_repr<D: Dimension>(r: &mut Handle<A, D>) -> Handle<A, D> {
+                r.take()
+            }
+            #[track_caller]
+            fn swap_axes_repr<D: Dimension>(r: &mut Handle<A, D>, a: usize, b: usize) {
+                r.swap_axes(a, b)
+            }
+            fn into_handle<D: Dimension>(mut r: Handle<A, D>) -> Handle<A, D>
+            where
+                A: Clone,
+            {
+                r.flush_back();
+                r
+            }
+            #[track_caller]
+            fn reshape_repr<D: Dimension, E: Dimension>(r: Handle<A, D>, dims: &[usize]) -> Result<Handle<A, E>, ndarray::ShapeError> {
+                r.reshape(dims)
+            }
+        }
     )*};
-    (@traits $g:tt $T:ty: $($Trait:ident),*) => {
-        $(kinds!(@one $g $T: $Trait);)*
-    };
-    (@one [$($g:tt)*] $T:ty: $Trait:ident) => {
-        impl<$($g)*> $Trait for $T {}
-    };
 }
-kinds! {
-    [A] OwnedRepr<A>: [RawDataClone, Data, RawDataMut, DataMut, DataOwned];
-    [A] OwnedArcRepr<A>: [RawDataClone, Data, RawDataMut, DataMut, DataOwned, DataShared];
-    ['a, A] ViewRepr<&'a A>: [RawDataClone, Data];
-    ['a, A] ViewRepr<&'a mut A>: [Data, RawDataMut, DataMut];
-    ['a, A] CowRepr<'a, A>: [RawDataClone, Data];
+handle_kinds! {
+    [A] OwnedRepr<A>;
+    [A] OwnedArcRepr<A>;
+    ['a, A] ViewRepr<&'a mut A>;
+    ['a, A] CowRepr<'a, A>;
+}
+macro_rules! clone_handle {
+    ($([$($g:tt)*] $T:ty;)*) => {$(
+        impl<$($g)*> RawDataClone for $T {
+            fn clone_repr<D: Dimension>(r: &Handle<A, D>) -> Handle<A, D> {
+                r.clone()
+            }
+        }
+    )*};
+}
+clone_handle! {
+    [A] OwnedRepr<A>;
+    [A] OwnedArcRepr<A>;
+    ['a, A] CowRepr<'a, A>;
+}
+macro_rules! mut_handle {
+    ($([$($g:tt)*] $T:ty;)*) => {$(
+        impl<$($g)*> RawDataMut for $T {}
+        impl<$($g)*> DataMut for $T {
+            fn handle_mut<D: Dimension>(r: &mut Handle<A, D>) -> &mut Handle<A, D> {
+                r
+            }
+            fn nd_mut<D: Dimension>(v: &mut ndarray::ArcArray<A, D>) -> &mut ndarray::ArcArray<A, D> {
+                v
+            }
+        }
+    )*};
+}
+mut_handle! {
+    [A: Clone] OwnedRepr<A>;
+    [A: Clone] OwnedArcRepr<A>;
+    ['a, A: Clone] ViewRepr<&'a mut A>;
+}
+impl<A> DataOwned for OwnedRepr<A> {}
+impl<A> DataOwned for OwnedArcRepr<A> {}
+impl<A> DataShared for OwnedArcRepr<A> {}
+
+/// A view: the borrowed elements on the host, or a lazy cut its parent keeps (`views.rs`).
+impl<'a, A> Sealed for ViewRepr<&'a A> {}
+impl<'a, A> RawData for ViewRepr<&'a A> {
+    type Elem = A;
+    type Nd = ndarray::ViewRepr<&'a A>;
+    type Repr<D> = View<'a, A, D>;
+}
+impl<'a, A> RawDataClone for ViewRepr<&'a A> {
+    fn clone_repr<D: Dimension>(r: &View<'a, A, D>) -> View<'a, A, D> {
+        r.clone()
+    }
+}
+impl<'a, A> Data for ViewRepr<&'a A> {
+    fn parts<'r, D: Dimension>(r: &'r View<'a, A, D>) -> Parts<'r, A, D> {
+        r.parts()
+    }
+    #[track_caller]
+    fn nd<'r, D: Dimension>(r: &'r View<'a, A, D>) -> &'r ndarray::ArrayView<'a, A, D> {
+        r.nd()
+    }
+    fn cut_repr<D: Dimension, E: Dimension>(r: View<'a, A, D>, cut: &Cut) -> bach_runtime::Result<View<'a, A, E>> {
+        r.cut_move(cut)
+    }
+    fn dim_repr<D: Dimension, E: Dimension>(r: View<'a, A, D>) -> bach_runtime::Result<View<'a, A, E>> {
+        r.into_dimensionality()
+    }
+    fn take_repr<D: Dimension>(r: &mut View<'a, A, D>) -> View<'a, A, D> {
+        let empty = ndarray::ArrayView::from_shape(D::zeros(r.nd_len()), &[]).expect("an empty view");
+        std::mem::replace(r, View::Host(empty))
+    }
+    #[track_caller]
+    fn swap_axes_repr<D: Dimension>(r: &mut View<'a, A, D>, a: usize, b: usize) {
+        let mut v = r.nd().clone();
+        v.swap_axes(a, b);
+        *r = View::Host(v);
+    }
+    fn into_handle<D: Dimension>(r: View<'a, A, D>) -> Handle<A, D>
+    where
+        A: Clone,
+    {
+        r.into_handle()
+    }
+    #[track_caller]
+    fn reshape_repr<D: Dimension, E: Dimension>(r: View<'a, A, D>, dims: &[usize]) -> Result<View<'a, A, E>, ndarray::ShapeError> {
+        let e = E::from_dimension(&ndarray::IxDyn(dims)).ok_or_else(|| ndarray::ShapeError::from_kind(ndarray::ErrorKind::IncompatibleShape))?;
+        r.into_nd().into_shape_with_order(e).map(View::Host)
+    }
 }

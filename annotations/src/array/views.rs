@@ -3,22 +3,20 @@
 //! `into_shared`, `as_standard_layout`); ndarray's free constructors (`arr1`, `aview1`...);
 //! and the way out to ndarray (`as_nd`, `to_nd`, `From`).
 //!
-//! A view is an [`ArrayBase`] tagged `ViewRepr<&'a A>`: the same handle as an array. Of an
-//! array holding its value on the host it shares the buffer (no copy, no node); of a lazy
-//! array it is a lazy op (`slice`, `transpose`: a graph node, planned and placed like any
-//! other), so that annotated calls on it stay lazy. Each view also keeps an [`Anchor`]: the
-//! borrowed parent and the cuts that find the view's elements in the parent's buffer. What
-//! must hand out references that live as long as the borrow (`for x in view`,
-//! `Zip::from(view)`) evaluates the parent and reads there, as ndarray's views do.
+//! A view is an [`ArrayBase`] tagged `ViewRepr<&'a A>`, whose representation is a [`View`]:
+//! of an array holding its value on the host, ndarray's view of the elements where they are
+//! (no copy, no node; `Copy` as ndarray's views are); of a lazy array, a lazy op (`slice`,
+//! `transpose`: a graph node, planned and placed like any other) held by the parent for as
+//! long as it lives, so that annotated calls on the view stay lazy, and what reads its
+//! elements (`for x in view`, indexing) evaluates it there.
 
-use std::marker::PhantomData;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use bach_runtime::{BachError, Result};
-use ndarray::{ArcArray as NdArc, Axis, Dimension, Ix1, Ix2, IxDyn, RawArrayView, RemoveAxis, Slice, SliceArg, SliceInfoElem};
+use ndarray::{Axis, Dimension, Ix1, Ix2, IxDyn, RemoveAxis, Slice, SliceArg, SliceInfoElem};
 
-use super::views_mut::Held;
-use super::{check_ndim, ArrayBase, ArrayView, CowArray, Data, OwnedArcRepr, RawData, ViewRepr};
+use super::storage::Parts;
+use super::{check_ndim, ArrayBase, ArrayView, CowArray, Data, Handle, OwnedArcRepr};
 use crate::array::{Array, Array0, Array1, Array2};
 use crate::linalg::{describe, slice_op, sliced_shape, transpose_op};
 
@@ -32,7 +30,8 @@ pub type CowArray2<'a, A> = CowArray<'a, A, Ix2>;
 
 /// Slice elements, held inline up to six (a view is made in a loop over rows: no allocation).
 #[derive(Clone, Debug)]
-pub(super) enum Elems {
+#[doc(hidden)]
+pub enum Elems {
     Inline(u8, [SliceInfoElem; 6]),
     Heap(Arc<[SliceInfoElem]>),
 }
@@ -56,7 +55,8 @@ impl Elems {
 
 /// One step from an array to a view of it.
 #[derive(Clone, Debug)]
-pub(super) enum Cut {
+#[doc(hidden)]
+pub enum Cut {
     Elems(Elems),
     Index(Axis, usize),
     Reverse,
@@ -86,157 +86,249 @@ impl Cut {
     }
 }
 
-/// Where a view's elements are, for as long as its borrow lasts: the borrowed parent (an
-/// array, or memory a detached view such as `aview1(&v)` borrows) and the cuts from it.
-pub struct Anchor<A> {
-    pub(super) base: Base<A>,
-    /// The cuts in order: the first held inline (a view of an array has one), then the rest.
-    pub(super) first: Option<Cut>,
-    pub(super) rest: Vec<Cut>,
+/// A view's representation: ndarray's view of elements on the host, or a lazy cut of a lazy
+/// array that the array keeps (in its [`Kept`]) for as long as it lives.
+#[doc(hidden)]
+pub enum View<'a, A, D> {
+    Host(ndarray::ArrayView<'a, A, D>),
+    Lazy(Held<'a, A, D>),
 }
-impl<A> Clone for Anchor<A> {
-    fn clone(&self) -> Self {
-        Anchor { base: self.base.clone(), first: self.first.clone(), rest: self.rest.clone() }
-    }
-}
-
-pub(super) enum Base<A> {
-    /// An array (its address, and how to read its evaluated buffer).
-    Array { at: usize, read: fn(usize) -> RawArrayView<A, IxDyn> },
-    /// Borrowed memory: its first element's address and its shape and strides (elements).
-    Memory { ptr: usize, shape: Vec<usize>, strides: Vec<usize> },
-}
-
-impl<A> Clone for Base<A> {
+impl<A, D: Clone> Clone for View<'_, A, D> {
     fn clone(&self) -> Self {
         match self {
-            Base::Array { at, read } => Base::Array { at: *at, read: *read },
-            Base::Memory { ptr, shape, strides } => Base::Memory { ptr: *ptr, shape: shape.clone(), strides: strides.clone() },
+            View::Host(v) => View::Host(v.clone()),
+            View::Lazy(l) => View::Lazy(*l),
+        }
+    }
+}
+impl<A, D: Copy> Copy for View<'_, A, D> {}
+
+/// A lazy view its parent keeps, lent for `'a` (a pointer: a view's dimension type need not
+/// outlive `'a`, as ndarray's need not).
+#[doc(hidden)]
+pub struct Held<'a, A, D>(*const LazyView<'a, A, D>, std::marker::PhantomData<&'a ()>);
+impl<A, D> Clone for Held<'_, A, D> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<A, D> Copy for Held<'_, A, D> {}
+// SAFETY: a shared reference to a `LazyView` (an array handle and a view of its elements).
+unsafe impl<A: Send + Sync, D: Send + Sync> Send for Held<'_, A, D> {}
+unsafe impl<A: Send + Sync, D: Send + Sync> Sync for Held<'_, A, D> {}
+impl<'a, A, D> Held<'a, A, D> {
+    fn new(l: *const LazyView<'a, A, D>) -> Self {
+        Held(l, std::marker::PhantomData)
+    }
+    fn get(&self) -> &LazyView<'a, A, D> {
+        // SAFETY: kept by the parent (`Kept`) for longer than the borrow `'a`, which outlives
+        // this borrow of the view.
+        unsafe { &*self.0 }
+    }
+}
+
+/// A view of a lazy array: the array cut by a lazy op, and its elements once evaluated.
+#[doc(hidden)]
+pub struct LazyView<'a, A, D> {
+    array: Array<A, D>,
+    nd: OnceLock<ndarray::ArrayView<'a, A, D>>,
+}
+
+impl<'a, A, D: Dimension> LazyView<'a, A, D> {
+    /// The elements (evaluates the view's node once; they live in its handle).
+    #[track_caller]
+    fn nd(&self) -> &ndarray::ArrayView<'a, A, D> {
+        // SAFETY: the values live in this view's own handle, which its parent keeps (never
+        // written) for longer than `'a`.
+        self.nd.get_or_init(|| unsafe { self.array.repr.evaluated().raw_view().deref_into_view() })
+    }
+}
+
+/// The lazy views an array keeps while it lives (freed with it, or when it is next written:
+/// no view of it lives then). Type-erased: a view may have another dimension type.
+#[derive(Default)]
+#[doc(hidden)]
+pub struct Kept {
+    views: Mutex<Vec<(usize, unsafe fn(usize))>>,
+    /// The whole-array view, made once (`view()` in a loop keeps one).
+    whole: OnceLock<usize>,
+}
+/// Frees a `Box<T>` given up to [`Kept::keep`].
+unsafe fn free<T>(p: usize) {
+    // SAFETY: `p` is a `Box<T>` given up by `Kept::keep`, freed once.
+    drop(unsafe { Box::from_raw(p as *mut T) })
+}
+impl Kept {
+    /// Keeps `t` for as long as `self` lives, and lends it.
+    /// Keeps `t` for as long as `self` lives (until it is dropped or replaced, which takes
+    /// `&mut self` or its owner by value: no borrow of the owner outlives it).
+    fn keep<T>(&self, t: T) -> *const T {
+        let p = Box::into_raw(Box::new(t));
+        self.views.lock().unwrap_or_else(|e| e.into_inner()).push((p as usize, free::<T>));
+        p
+    }
+}
+impl Drop for Kept {
+    fn drop(&mut self) {
+        for (p, free) in self.views.get_mut().unwrap_or_else(|e| e.into_inner()).drain(..) {
+            // SAFETY: see `keep`; nothing borrows `self` any more.
+            unsafe { free(p) }
         }
     }
 }
 
-impl<A> Anchor<A> {
-    /// The view's elements where they live (evaluates the parent when it is lazy).
-    ///
-    /// Safety: only while the borrow the view holds lasts (the parent can neither move nor
-    /// be written, so its buffer stays where it is).
-    unsafe fn raw(&self) -> RawArrayView<A, IxDyn> {
-        let base = match &self.base {
-            Base::Array { at, read } => read(*at),
-            Base::Memory { ptr, shape, strides } => {
-                use ndarray::ShapeBuilder;
-                // SAFETY: made from a live slice of these elements (see `detached`).
-                unsafe { RawArrayView::from_shape_ptr(IxDyn(shape).strides(IxDyn(strides)), *ptr as *const A) }
+impl<'a, A, D: Dimension> View<'a, A, D> {
+    pub(super) fn parts(&self) -> Parts<'_, A, D> {
+        match self {
+            // SAFETY: a shorter borrow of the same elements, through a shared reference.
+            View::Host(v) => Parts::Host(unsafe { std::mem::transmute::<&ndarray::ArrayView<'a, A, D>, &ndarray::ArrayView<'_, A, D>>(v) }),
+            View::Lazy(l) => Parts::Handle(&l.get().array.repr),
+        }
+    }
+    /// The elements on the host (a lazy view is evaluated once).
+    #[track_caller]
+    pub(super) fn nd(&self) -> &ndarray::ArrayView<'a, A, D> {
+        match self {
+            View::Host(v) => v,
+            View::Lazy(l) => l.get().nd(),
+        }
+    }
+    /// The elements on the host, for all of `'a`.
+    #[track_caller]
+    pub(super) fn into_nd(self) -> ndarray::ArrayView<'a, A, D> {
+        match self {
+            View::Host(v) => v,
+            View::Lazy(l) => l.get().nd().clone(),
+        }
+    }
+    /// The view cut by `cut` (`slice_move`, `reversed_axes` of a view).
+    pub(super) fn cut_move<E: Dimension>(self, cut: &Cut) -> Result<View<'a, A, E>> {
+        match self {
+            View::Host(v) => Ok(View::Host(host_cut(v, cut)?)),
+            // SAFETY: the lazy view's handle is kept by its parent for longer than `'a`.
+            View::Lazy(l) => unsafe { l.get().array.repr.view_cut_for(cut.clone(), |v| host_cut(v, cut).expect("a cut of the checked shape")) },
+        }
+    }
+    /// The view with dimension type `E` (checked by the caller).
+    pub(super) fn into_dimensionality<E: Dimension>(self) -> Result<View<'a, A, E>> {
+        match self {
+            View::Host(v) => Ok(View::Host(v.into_dimensionality::<E>().map_err(|e| BachError::shape("into_dimensionality", e.to_string()))?)),
+            View::Lazy(l) => {
+                let l = l.get();
+                let array = Array::of_handle(l.array.repr.clone().into_dimensionality::<E>()?);
+                Ok(View::Lazy(Held::new(l.array.repr.views.keep(LazyView { array, nd: OnceLock::new() }))))
             }
-        };
-        self.first.iter().chain(&self.rest).fold(base, |a, c| c.apply(a))
-    }
-    fn then(mut self, cut: Cut) -> Self {
-        if self.first.is_none() {
-            self.first = Some(cut);
-        } else {
-            self.rest.push(cut);
         }
-        self
     }
 }
 
-/// The evaluated buffer of the array at `at` (an `ArrayBase<S, D>`).
-fn read_array<A, S: Data<Elem = A>, D: Dimension>(at: usize) -> RawArrayView<A, IxDyn> {
-    // SAFETY: `at` is the address of an array the view borrows (see `Anchor::raw`).
-    let parent = unsafe { &*(at as *const ArrayBase<S, D>) };
-    parent.evaluated().raw_view().into_dyn()
+/// Elements cut by `cut`, of dimension type `E`.
+fn host_cut<'a, A, D: Dimension, E: Dimension>(v: ndarray::ArrayView<'a, A, D>, cut: &Cut) -> Result<ndarray::ArrayView<'a, A, E>> {
+    let c = cut.apply(v.into_dyn());
+    check_ndim::<E>("view", c.shape())?;
+    c.into_dimensionality::<E>().map_err(|e| BachError::shape("view", e.to_string()))
 }
 
-impl<A, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
-    /// This array as the parent of a view: its own anchor when it is a view, else itself.
-    fn anchor_here(&self) -> Anchor<A> {
-        match &self.anchor {
-            // A mutable view is the parent of its views (its values are its own until dropped).
-            Some(a) if !self.writes_back() => (**a).clone(),
-            _ => Anchor { base: Base::Array { at: self as *const Self as usize, read: read_array::<A, S, D> }, first: None, rest: vec![] },
+impl<A, D: Dimension> Handle<A, D> {
+    /// A view of this array's elements cut by `cut`: of a host value, its elements where they
+    /// are (`host` cuts them: ndarray's own method on the static dimension types, the
+    /// small-array path); of a large array with a node, a lazy op (so plans keep their
+    /// pieces and their accelerator), kept by this handle.
+    pub(super) fn view_cut<'h, E: Dimension>(&'h self, cut: Cut, host: impl FnOnce(ndarray::ArrayView<'h, A, D>) -> ndarray::ArrayView<'h, A, E>) -> Result<View<'h, A, E>> {
+        // SAFETY: `self` is borrowed for `'h`.
+        unsafe { self.view_cut_for(cut, host) }
+    }
+    /// [`Handle::view_cut`] for `'h`.
+    ///
+    /// # Safety
+    /// `self` lives, and is neither moved nor written, for `'h`.
+    unsafe fn view_cut_for<'h, E: Dimension>(&self, cut: Cut, host: impl FnOnce(ndarray::ArrayView<'h, A, D>) -> ndarray::ArrayView<'h, A, E>) -> Result<View<'h, A, E>> {
+        let on_host = self.value_ref().filter(|_| self.node().is_none() || self.small_host().is_some());
+        if let Some(v) = on_host {
+            // SAFETY: the caller's promise; the value's buffer is this handle's.
+            return Ok(View::Host(host(unsafe { v.raw_view().deref_into_view() })));
         }
+        let array = Array::<A, E>::of_handle(self.cut(&cut)?);
+        Ok(View::Lazy(Held::new(self.views.keep(LazyView { array, nd: OnceLock::new() }))))
+    }
+    /// A view of the whole array: its elements, or of a lazy array a view kept once.
+    fn whole_view(&self) -> View<'_, A, D> {
+        let on_host = self.value_ref().filter(|_| self.node().is_none() || self.small_host().is_some());
+        if let Some(v) = on_host {
+            return View::Host(v.view());
+        }
+        let p = *self.views.whole.get_or_init(|| self.views.keep(LazyView::<'_, A, D> { array: Array::of_handle(self.clone()), nd: OnceLock::new() }) as usize);
+        // `whole` is the address of a `LazyView<A, D>` this handle keeps (of this dimension
+        // type: made here), alive while `self` is borrowed.
+        View::Lazy(Held::new(p as *const LazyView<'_, A, D>))
     }
 
-    /// The array `cut` of this one, tagged `S2`, anchored at `anchor`: sharing this array's
-    /// host buffer when it has one, else a lazy op of its node.
-    fn cut<S2: RawData<Elem = A>, E: Dimension>(&self, cut: Cut, anchor: Option<Anchor<A>>) -> Result<ArrayBase<S2, E>> {
-        let mut out =
-            ArrayBase { lazy: OnceLock::new(), held: Held::new(None), value: OnceLock::new(), home: None, read: self.read, anchor: anchor.map(Box::new), _marker: PhantomData };
-        // A host value with no node, or a small one, is viewed where it is; a large array with
-        // a node is cut by a lazy op, so plans keep their pieces and their accelerator.
-        let host = self.value_ref().filter(|_| self.lazy.get().is_none() || self.small_host().is_some());
+    /// The array `cut` of this one, a new handle: sharing this array's host buffer when it
+    /// has one, else a lazy op of its node.
+    fn cut<E: Dimension>(&self, cut: &Cut) -> Result<Handle<A, E>> {
+        // A host value with no node, or a small one, is cut where it is; a large array with a
+        // node is cut by a lazy op, so plans keep their pieces and their accelerator.
+        let host = self.value_ref().filter(|_| self.node().is_none() || self.small_host().is_some());
         if let Some(v) = host {
             let v = cut.apply(v.clone().into_dyn());
             check_ndim::<E>("view", v.shape())?;
-            *out.held = Some(v.into_dimensionality::<E>().map_err(|e| BachError::shape("view", e.to_string()))?);
-            out.home = Some(self.home());
-        } else {
-            let lazy = self.lazy.get().expect("an array holds a node or a value");
-            let op = match cut.elems(self.ndim()) {
-                Some(elems) => {
-                    let shape =
-                        sliced_shape(self.shape(), &elems).map_err(|why| BachError::invalid("slice", format!("{} of shape {:?}: {why}", describe(&elems), self.shape())))?;
-                    slice_op(elems, shape)
-                }
-                None if matches!(cut, Cut::Reverse) => transpose_op(),
-                None => unreachable!("swapped axes are made on the host value (`swap_axes` evaluates)"),
-            };
-            let node = op.call(&[lazy])?;
-            check_ndim::<E>(op.name(), &node.meta().shape)?;
-            out.lazy = OnceLock::from(node);
+            let v = v.into_dimensionality::<E>().map_err(|e| BachError::shape("view", e.to_string()))?;
+            return Ok(Handle::new(None, Some(v), Some(self.home()), self.read));
         }
-        Ok(out)
-    }
-    fn view_cut<E: Dimension>(&self, cut: Cut) -> Result<ArrayView<'_, A, E>> {
-        let anchor = self.anchor_here().then(cut.clone());
-        self.cut(cut, Some(anchor))
-    }
-    /// [`Self::view_cut`], cutting a host value with `host` (ndarray's own method on the
-    /// static dimension types: the small-array fast path; no dynamic dimensions).
-    fn view_with<E: Dimension>(&self, cut: Cut, host: impl FnOnce(NdArc<A, D>) -> NdArc<A, E>) -> Result<ArrayView<'_, A, E>> {
-        if self.lazy.get().is_none() {
-            if let Some(v) = self.value_ref() {
-                let home = self.home.clone();
-                let anchor = self.anchor_here().then(cut);
-                return Ok(ArrayBase {
-                    lazy: OnceLock::new(),
-                    held: Held::new(Some(host(v.clone()))),
-                    value: OnceLock::new(),
-                    home,
-                    read: self.read,
-                    anchor: Some(Box::new(anchor)),
-                    _marker: PhantomData,
-                });
+        let lazy = self.node().expect("an array holds a node or a value");
+        let shape = &lazy.meta().shape;
+        let op = match cut.elems(shape.len()) {
+            Some(elems) => {
+                let out = sliced_shape(shape, &elems).map_err(|why| BachError::invalid("slice", format!("{} of shape {:?}: {why}", describe(&elems), shape)))?;
+                slice_op(elems, out)
             }
-        }
-        self.view_cut(cut)
+            None if matches!(cut, Cut::Reverse) => transpose_op(),
+            None => unreachable!("swapped axes are made on the host value (`swap_axes` evaluates)"),
+        };
+        let node = op.call(&[lazy])?;
+        check_ndim::<E>(op.name(), &node.meta().shape)?;
+        Ok(Handle::new(Some(node), None, None, self.read))
     }
-    /// The same handle under another storage tag (what owning or sharing a Bach value is:
-    /// its buffer is shared until written, by copy on write).
-    pub(crate) fn retag<S2: RawData<Elem = A>>(mut self, anchor: Option<Anchor<A>>) -> ArrayBase<S2, D> {
-        // A mutable view that becomes another kind writes its values back first.
-        self.flush_back();
-        let p = self.into_parts();
-        ArrayBase { lazy: p.lazy, held: p.held, value: p.value, home: p.home, read: p.read, anchor: anchor.map(Box::new), _marker: PhantomData }
-    }
-    fn retag_ref<S2: RawData<Elem = A>>(&self, anchor: Option<Anchor<A>>) -> ArrayBase<S2, D> {
-        ArrayBase {
-            lazy: self.lazy.clone(),
-            held: self.held.clone(),
-            value: self.value.clone(),
-            home: self.home.clone(),
-            read: self.read,
-            anchor: anchor.map(Box::new),
-            _marker: PhantomData,
+    /// This handle cut by `cut`, of the same kind: an array stays an array (sharing the buffer
+    /// until written), and a mutable view keeps writing back into its parent.
+    pub(super) fn cut_move<E: Dimension>(mut self, cut: &Cut) -> Result<Handle<A, E>> {
+        if self.writes_back() {
+            self.evaluated();
+            let values = self.held.take().or_else(|| self.value.take());
+            *self.held = values;
+            let p = self.into_parts();
+            let held = p.held.cut_back::<E>(cut);
+            return Ok(Handle { lazy: OnceLock::new(), held, value: OnceLock::new(), home: p.home, read: p.read, views: Kept::default() });
         }
+        self.cut(cut)
+    }
+}
+
+impl<A, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
+    /// The view `cut` of this array (`host` cuts elements on the host).
+    fn view_with<E: Dimension>(&self, cut: Cut, host: impl for<'h> FnOnce(ndarray::ArrayView<'h, A, D>) -> ndarray::ArrayView<'h, A, E>) -> Result<ArrayView<'_, A, E>> {
+        let repr = match self.parts() {
+            Parts::Handle(h) => h.view_cut(cut, host)?,
+            Parts::Host(v) => View::Host(host(v.view())),
+        };
+        Ok(ArrayBase { repr })
+    }
+    /// [`Self::view_with`] of a cut made in dynamic dimensions.
+    fn view_cut<E: Dimension>(&self, cut: Cut) -> Result<ArrayView<'_, A, E>> {
+        let c = cut.clone();
+        if let Parts::Host(v) = self.parts() {
+            return Ok(ArrayBase { repr: View::Host(host_cut(v.view(), &c)?) });
+        }
+        self.view_with(cut, move |v| host_cut(v, &c).expect("a cut of the checked shape"))
     }
 
     /// A view of the whole array (ndarray's `view`): lazy when the array is.
     pub fn view(&self) -> ArrayView<'_, A, D> {
-        let anchor = self.anchor_here();
-        self.retag_ref(Some(anchor))
+        let repr = match self.parts() {
+            Parts::Handle(h) => h.whole_view(),
+            Parts::Host(v) => View::Host(v.view()),
+        };
+        ArrayBase { repr }
     }
     /// The transpose, a view (ndarray's `t`): shares the buffer of a host value; of a lazy
     /// array, a lazy op (a copy in standard layout when evaluated).
@@ -244,19 +336,8 @@ impl<A, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
         self.view_with(Cut::Reverse, |v| v.reversed_axes()).expect("every array has a transpose")
     }
     /// The axes reversed (ndarray's `reversed_axes`; the same as [`ArrayBase::t`]).
-    pub fn reversed_axes(mut self) -> ArrayBase<S, D> {
-        if self.writes_back() {
-            // A mutable view stays one: its values and its parent's elements both reversed.
-            self.evaluated();
-            let held = self.held.take().or_else(|| self.value.take()).map(|v| v.reversed_axes());
-            *self.held = held;
-            if let Some(back) = self.held.back_mut() {
-                back.map_target(|t| t.reversed_axes());
-            }
-            return self;
-        }
-        let anchor = self.anchor.clone().map(|a| (*a).then(Cut::Reverse));
-        self.cut(Cut::Reverse, anchor).expect("every array has a transpose")
+    pub fn reversed_axes(self) -> ArrayBase<S, D> {
+        crate::elementwise::or_panic(self.cut_move(Cut::Reverse))
     }
 
     /// ndarray's `slice`: `x.slice(s![1..5, ..])`, `s![.., 2]` (an index drops its axis),
@@ -270,24 +351,25 @@ impl<A, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
     }
     /// [`ArrayBase::slice`], with a slice that does not fit the shape as an error.
     pub fn try_slice<I: SliceArg<D>>(&self, info: I) -> Result<ArrayView<'_, A, I::OutDim>> {
-        let elems = info.as_ref().to_vec();
-        sliced_shape(self.shape(), &elems).map_err(|why| BachError::invalid("slice", format!("{} of shape {:?}: {why}", describe(&elems), self.shape())))?;
-        self.view_with(Cut::Elems(Elems::of(&elems)), move |v| v.slice_move(info))
+        let elems = info.as_ref();
+        sliced_shape(self.shape(), elems).map_err(|why| BachError::invalid("slice", format!("{} of shape {:?}: {why}", describe(elems), self.shape())))?;
+        if let Parts::Host(v) = self.parts() {
+            return Ok(ArrayBase { repr: View::Host(v.view().slice_move(info)) });
+        }
+        let cut = Cut::Elems(Elems::of(elems));
+        self.view_with(cut, move |v| v.slice_move(info))
     }
     /// `self` cut by `cut`, of the same storage kind: an array stays an array (sharing the
     /// buffer until written), a view a view of the same parent, and a mutable view keeps
     /// writing back into its parent.
-    fn cut_move<E: Dimension>(mut self, cut: Cut) -> Result<ArrayBase<S, E>> {
-        if self.writes_back() {
-            self.evaluated();
-            let values = self.held.take().or_else(|| self.value.take());
-            *self.held = values;
-            let p = self.into_parts();
-            let held = p.held.cut_back::<E>(&cut);
-            return Ok(ArrayBase { lazy: OnceLock::new(), held, value: OnceLock::new(), home: p.home, read: p.read, anchor: None, _marker: PhantomData });
-        }
-        let anchor = self.anchor.as_deref().map(|a| a.clone().then(cut.clone()));
-        self.cut(cut, anchor)
+    fn cut_move<E: Dimension>(self, cut: Cut) -> Result<ArrayBase<S, E>> {
+        Ok(ArrayBase { repr: S::cut_repr(self.repr, &cut)? })
+    }
+    /// The elements reshaped to `dims` in row-major order, of the same storage kind (see
+    /// `into_shape_with_order`).
+    #[track_caller]
+    pub(crate) fn reshape<E: Dimension>(self, dims: &[usize]) -> std::result::Result<ArrayBase<S, E>, ndarray::ShapeError> {
+        Ok(ArrayBase { repr: S::reshape_repr(self.repr, dims)? })
     }
     /// [`ArrayBase::slice`] consuming `self`, of the same storage kind (ndarray's
     /// `slice_move`).
@@ -349,8 +431,7 @@ impl<A, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
         if let Err(why) = sliced_shape(self.shape(), &elems) {
             panic!("{}", BachError::invalid(what, format!("{} of shape {:?}: {why}", describe(&elems), self.shape())));
         }
-        let empty = ArrayBase { lazy: OnceLock::new(), held: Held::new(None), value: OnceLock::new(), home: None, read: self.read, anchor: None, _marker: PhantomData };
-        let this = std::mem::replace(self, empty);
+        let this = ArrayBase::<S, D> { repr: S::take_repr(&mut self.repr) };
         *self = crate::elementwise::or_panic(this.cut_move(Cut::Elems(Elems::of(&elems))));
     }
     /// The slice `slice` of axis `axis`, a view of the same dimension (ndarray's
@@ -402,11 +483,10 @@ impl<A, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
         if self.ndim() != 2 || index >= self.shape()[axis] {
             panic!("{}", BachError::invalid(what, format!("{what} {index} of an array of shape {:?} (a {what} of a 2-d array)", self.shape())));
         }
-        let lane = |v: NdArc<A, D>| {
+        crate::elementwise::or_panic(self.view_with(Cut::Index(Axis(axis), index), |v| {
             let m = v.into_dimensionality::<Ix2>().expect("a 2-d array");
             m.index_axis_move(Axis(axis), index).into_dimensionality::<D::Smaller>().expect("a 1-d lane")
-        };
-        crate::elementwise::or_panic(self.view_with(Cut::Index(Axis(axis), index), lane))
+        }))
     }
     /// The subviews along the first axis (ndarray's `outer_iter`): Bach views.
     pub fn outer_iter(&self) -> AxisViews<'_, A, S, D>
@@ -454,71 +534,7 @@ impl<A, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
     /// swapped, no copy (a lazy array is evaluated first).
     #[track_caller]
     pub fn swap_axes(&mut self, a: usize, b: usize) {
-        self.evaluated();
-        if let Some(l) = self.lazy.take() {
-            self.home = Some(l.session().clone());
-        }
-        if self.held.is_none() {
-            *self.held = self.value.take();
-        }
-        self.held.as_mut().expect("just evaluated").swap_axes(a, b);
-        if let Some(back) = self.held.back_mut() {
-            back.map_target(|mut t| {
-                t.swap_axes(a, b);
-                t
-            });
-        } else if let Some(anchor) = self.anchor.take() {
-            self.anchor = Some(Box::new((*anchor).then(Cut::Swap(a, b))));
-        }
-    }
-
-    /// The anchor of this array reshaped to `dims` (`into_shape_with_order`): none for an
-    /// array; for a view, the same elements in the parent, which must be contiguous in
-    /// row-major order (an error of ndarray's kind otherwise, as ndarray's).
-    pub(crate) fn reshaped_anchor(&self, dims: &[usize]) -> std::result::Result<Option<Anchor<A>>, ndarray::ShapeError> {
-        let Some(anchor) = self.anchor.as_ref().filter(|_| !self.writes_back()) else { return Ok(None) };
-        // SAFETY: the view's borrow lasts while `self` does.
-        let raw = unsafe { anchor.raw() };
-        if !raw.is_standard_layout() {
-            return Err(ndarray::ShapeError::from_kind(ndarray::ErrorKind::IncompatibleLayout));
-        }
-        let mut strides = vec![0usize; dims.len()];
-        let mut step = 1;
-        for k in (0..dims.len()).rev() {
-            strides[k] = step;
-            step *= dims[k].max(1);
-        }
-        Ok(Some(Anchor { base: Base::Memory { ptr: raw.as_ptr() as usize, shape: dims.to_vec(), strides }, first: None, rest: vec![] }))
-    }
-
-    /// The array as an owned array (ndarray's `to_owned`): the same values, shared until
-    /// either is written (no copy here).
-    pub fn to_owned(&self) -> Array<A, D> {
-        self.retag_ref(None)
-    }
-    /// The array as an owned array (ndarray's `into_owned`; [`ArrayBase::into_nd`] gives
-    /// ndarray's).
-    pub fn into_owned(self) -> Array<A, D> {
-        self.retag(None)
-    }
-    /// The array as a shared array (ndarray's `into_shared`).
-    pub fn into_shared(self) -> ArcArray<A, D> {
-        self.retag(None)
-    }
-    /// The array as a shared array (ndarray's `to_shared`).
-    pub fn to_shared(&self) -> ArcArray<A, D> {
-        self.retag_ref(None)
-    }
-    /// The array in row-major order (ndarray's `as_standard_layout`): a copy only of a strided
-    /// host view.
-    pub fn as_standard_layout(&self) -> CowArray<'_, A, D>
-    where
-        A: Clone,
-    {
-        match self.value_ref() {
-            Some(v) if !v.is_standard_layout() => Array::from_host_in(v.as_standard_layout().into_owned().into_shared(), self.home()).retag(None),
-            _ => self.retag_ref(None),
-        }
+        S::swap_axes_repr(&mut self.repr, a, b)
     }
 
     /// The values as an ndarray view (evaluates; no copy): for crates that take ndarray's
@@ -527,14 +543,47 @@ impl<A, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
     pub fn as_nd(&self) -> ndarray::ArrayView<'_, A, D> {
         self.evaluated().view()
     }
+}
+
+/// The owned forms, of any storage kind.
+impl<A: Clone, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
+    /// The array as an owned array (ndarray's `to_owned`): an array's values shared until
+    /// either is written (no copy here); a view's elements copied.
+    pub fn to_owned(&self) -> Array<A, D> {
+        match self.parts() {
+            Parts::Handle(h) => Array::of_handle(h.clone()),
+            Parts::Host(v) => Array::from_nd_view(v),
+        }
+    }
+    /// The array as an owned array (ndarray's `into_owned`; [`ArrayBase::into_nd`] gives
+    /// ndarray's).
+    pub fn into_owned(self) -> Array<A, D> {
+        Array::of_handle(S::into_handle(self.repr))
+    }
+    /// The array as a shared array (ndarray's `into_shared`).
+    pub fn into_shared(self) -> ArcArray<A, D> {
+        ArrayBase { repr: S::into_handle(self.repr) }
+    }
+    /// The array as a shared array (ndarray's `to_shared`).
+    pub fn to_shared(&self) -> ArcArray<A, D> {
+        ArrayBase { repr: self.to_owned().repr }
+    }
+    /// The array in row-major order (ndarray's `as_standard_layout`): a copy only of a strided
+    /// host value.
+    pub fn as_standard_layout(&self) -> CowArray<'_, A, D> {
+        match self.host_view() {
+            Some(v) if !v.is_standard_layout() => ArrayBase { repr: Array::from_nd_view(&v).repr },
+            _ => ArrayBase { repr: self.to_owned().repr },
+        }
+    }
     /// The values as an owned ndarray array (evaluates; no copy when nothing else shares
     /// them).
     #[track_caller]
-    pub fn into_nd(self) -> ndarray::Array<A, D>
-    where
-        A: Clone,
-    {
-        self.evaluated().clone().into_owned()
+    pub fn into_nd(self) -> ndarray::Array<A, D> {
+        match self.parts() {
+            Parts::Handle(h) => h.evaluated().clone().into_owned(),
+            Parts::Host(v) => v.to_owned(),
+        }
     }
 }
 
@@ -642,44 +691,30 @@ impl<'a, A: 'a, S: Data<Elem = A>, D: Dimension> ndarray::IntoNdProducer for Lan
 }
 
 impl<'a, A, D: Dimension> ArrayView<'a, A, D> {
-    /// The view's elements where they live, for the borrow's lifetime.
-    fn nd(&self) -> ndarray::ArrayView<'a, A, D> {
-        let anchor = self.anchor.as_ref().expect("a view has an anchor");
-        // SAFETY: a view exists only while its borrow lasts (`Anchor::raw`).
-        let raw = unsafe { anchor.raw() };
-        let raw = raw.into_dimensionality::<D>().expect("a view's anchor has its dimensions");
-        // SAFETY: the parent's buffer outlives 'a and is not written while it is borrowed.
-        unsafe { raw.deref_into_view() }
+    /// The view's elements where they live, for the borrow's lifetime (evaluates a view of a
+    /// lazy array).
+    #[track_caller]
+    pub(crate) fn nd(self) -> ndarray::ArrayView<'a, A, D> {
+        self.repr.into_nd()
     }
-    /// The view split in two along `axis` before `index` (ndarray's `split_at`).
+    /// The view split in two along `axis` before `index` (ndarray's `split_at`; evaluates a
+    /// view of a lazy array).
     #[track_caller]
     pub fn split_at(self, axis: Axis, index: usize) -> (Self, Self) {
         let n = self.shape().get(axis.index()).copied().unwrap_or(0);
         if index > n {
             panic!("{}", BachError::invalid("split_at", format!("index {index} of axis {} of shape {:?}", axis.index(), self.shape())));
         }
-        let part = |range: std::ops::Range<usize>| {
-            let elems: Vec<SliceInfoElem> = (0..self.ndim()).map(|k| if k == axis.index() { SliceInfoElem::from(range.clone()) } else { SliceInfoElem::from(..) }).collect();
-            let cut = Cut::Elems(Elems::of(&elems));
-            let anchor = self.anchor.clone().map(|a| (*a).then(cut.clone()));
-            crate::elementwise::or_panic(self.cut::<ViewRepr<&'a A>, D>(cut, anchor))
-        };
-        (part(0..index), part(index..n))
+        let (l, r) = self.nd().split_at(axis, index);
+        (Self::detached(l), Self::detached(r))
     }
-    /// A view of borrowed memory (`aview1(&v)`, `ArrayView::from(&v[..])`): its values are
-    /// copied once into the handle, and its anchor is the memory itself.
-    fn detached(v: ndarray::ArrayView<'a, A, D>) -> Self
-    where
-        A: Clone,
-    {
-        let base = Base::Memory { ptr: v.as_ptr() as usize, shape: v.shape().to_vec(), strides: v.strides().iter().map(|&s| s as usize).collect() };
-        Array::from_host(v.to_owned().into_shared()).retag(Some(Anchor { base, first: None, rest: vec![] }))
+    /// A view of elements on the host (`aview1(&v)`, `ArrayView::from(&v[..])`, an ndarray
+    /// view): no copy.
+    fn detached(v: ndarray::ArrayView<'a, A, D>) -> Self {
+        ArrayBase { repr: View::Host(v) }
     }
     /// A view of `xs` in `shape` (ndarray's `ArrayView::from_shape`).
-    pub fn from_shape<Sh: ndarray::ShapeBuilder<Dim = D>>(shape: Sh, xs: &'a [A]) -> std::result::Result<Self, ndarray::ShapeError>
-    where
-        A: Clone,
-    {
+    pub fn from_shape<Sh: ndarray::ShapeBuilder<Dim = D>>(shape: Sh, xs: &'a [A]) -> std::result::Result<Self, ndarray::ShapeError> {
         ndarray::ArrayView::from_shape(shape.into_shape_with_order(), xs).map(Self::detached)
     }
     /// A view of the elements at `ptr` in `shape`, with strides where the shape gives them
@@ -688,12 +723,29 @@ impl<'a, A, D: Dimension> ArrayView<'a, A, D> {
     /// # Safety
     /// As ndarray's: every element the shape and strides reach is valid for `'a`, and nothing
     /// writes them while the view lives.
-    pub unsafe fn from_shape_ptr<Sh: Into<ndarray::StrideShape<D>>>(shape: Sh, ptr: *const A) -> Self
+    pub unsafe fn from_shape_ptr<Sh: Into<ndarray::StrideShape<D>>>(shape: Sh, ptr: *const A) -> Self {
+        // SAFETY: the caller's promise, as ndarray's.
+        Self::detached(unsafe { ndarray::ArrayView::from_shape_ptr(shape, ptr) })
+    }
+}
+
+impl<'a, A, D: Dimension> View<'a, A, D> {
+    /// The number of axes (what a placeholder of no elements keeps).
+    pub(super) fn nd_len(&self) -> usize {
+        match self {
+            View::Host(v) => v.ndim(),
+            View::Lazy(l) => l.get().array.ndim(),
+        }
+    }
+    /// The elements as an owned array's handle (a view of a lazy array shares its node).
+    pub(super) fn into_handle(self) -> Handle<A, D>
     where
         A: Clone,
     {
-        // SAFETY: the caller's promise, as ndarray's.
-        Self::detached(unsafe { ndarray::ArrayView::from_shape_ptr(shape, ptr) })
+        match self {
+            View::Host(v) => Array::from_nd_view(&v).repr,
+            View::Lazy(l) => l.get().array.repr.clone(),
+        }
     }
 }
 
@@ -724,23 +776,23 @@ impl<A: Clone, D: Dimension> IntoIterator for Array<A, D> {
     }
 }
 
-impl<'a, A: Clone> From<&'a [A]> for ArrayView<'a, A, Ix1> {
+impl<'a, A> From<&'a [A]> for ArrayView<'a, A, Ix1> {
     fn from(xs: &'a [A]) -> Self {
         ArrayView::detached(ndarray::ArrayView1::from(xs))
     }
 }
-impl<'a, A: Clone> From<&'a Vec<A>> for ArrayView<'a, A, Ix1> {
+impl<'a, A> From<&'a Vec<A>> for ArrayView<'a, A, Ix1> {
     fn from(xs: &'a Vec<A>) -> Self {
         ArrayView::detached(ndarray::ArrayView1::from(xs))
     }
 }
-impl<'a, A: Clone, const N: usize> From<&'a [A; N]> for ArrayView<'a, A, Ix1> {
+impl<'a, A, const N: usize> From<&'a [A; N]> for ArrayView<'a, A, Ix1> {
     fn from(xs: &'a [A; N]) -> Self {
         ArrayView::detached(ndarray::ArrayView1::from(xs))
     }
 }
-/// An ndarray view as a Bach view (its values copied once into the handle).
-impl<'a, A: Clone, D: Dimension> From<ndarray::ArrayView<'a, A, D>> for ArrayView<'a, A, D> {
+/// An ndarray view as a Bach view (no copy).
+impl<'a, A, D: Dimension> From<ndarray::ArrayView<'a, A, D>> for ArrayView<'a, A, D> {
     fn from(v: ndarray::ArrayView<'a, A, D>) -> Self {
         ArrayView::detached(v)
     }
@@ -759,14 +811,13 @@ impl<A: Clone, S: ndarray::Data<Elem = A>, D: Dimension> From<&ndarray::ArrayBas
 }
 
 /// A view as a copy-on-write array borrowing it (ndarray's `CowArray::from(view)`).
-impl<'a, A, D: Dimension> From<ArrayView<'a, A, D>> for CowArray<'a, A, D> {
+impl<'a, A: Clone, D: Dimension> From<ArrayView<'a, A, D>> for CowArray<'a, A, D> {
     fn from(v: ArrayView<'a, A, D>) -> Self {
-        let anchor = v.anchor.clone().map(|a| *a);
-        v.retag(anchor)
+        ArrayBase { repr: v.repr.into_handle() }
     }
 }
 /// A borrowed array as a copy-on-write array (ndarray's `CowArray::from(&array)`).
-impl<'a, A, S: Data<Elem = A>, D: Dimension> From<&'a ArrayBase<S, D>> for CowArray<'a, A, D> {
+impl<'a, A: Clone, S: Data<Elem = A>, D: Dimension> From<&'a ArrayBase<S, D>> for CowArray<'a, A, D> {
     fn from(a: &'a ArrayBase<S, D>) -> Self {
         CowArray::from(a.view())
     }
@@ -774,7 +825,7 @@ impl<'a, A, S: Data<Elem = A>, D: Dimension> From<&'a ArrayBase<S, D>> for CowAr
 /// An array as a copy-on-write array owning it (ndarray's `CowArray::from(array)`).
 impl<A, D: Dimension> From<Array<A, D>> for CowArray<'_, A, D> {
     fn from(a: Array<A, D>) -> Self {
-        a.retag(None)
+        ArrayBase { repr: a.repr }
     }
 }
 /// An ndarray view as a copy-on-write array.
@@ -807,15 +858,15 @@ pub fn arr3<A: Clone, const N: usize, const M: usize>(xs: &[[[A; M]; N]]) -> Arr
     Array::from_array(ndarray::arr3(xs))
 }
 /// ndarray's `aview0`: a 0-d view of `x`.
-pub fn aview0<A: Clone>(x: &A) -> ArrayView<'_, A, ndarray::Ix0> {
+pub fn aview0<A>(x: &A) -> ArrayView<'_, A, ndarray::Ix0> {
     ArrayView::detached(ndarray::aview0(x))
 }
 /// ndarray's `aview1`: a 1-d view of `xs`.
-pub fn aview1<A: Clone>(xs: &[A]) -> ArrayView<'_, A, Ix1> {
+pub fn aview1<A>(xs: &[A]) -> ArrayView<'_, A, Ix1> {
     ArrayView::detached(ndarray::aview1(xs))
 }
 /// ndarray's `aview2`: a 2-d view of rows `xs`.
-pub fn aview2<A: Clone, const N: usize>(xs: &[[A; N]]) -> ArrayView<'_, A, Ix2> {
+pub fn aview2<A, const N: usize>(xs: &[[A; N]]) -> ArrayView<'_, A, Ix2> {
     ArrayView::detached(ndarray::aview2(xs))
 }
 

@@ -18,8 +18,8 @@ use std::sync::{Arc, OnceLock};
 use bach_runtime::{BachError, Lazy, Result, Session};
 use ndarray::{ArcArray as NdArc, Axis, Dimension, Ix1, IxDyn, RawArrayViewMut, RemoveAxis, Slice, SliceArg, SliceInfoElem};
 
-use super::views::{Anchor, Cut, Elems};
-use super::{check_ndim, ArrayBase, Data, DataMut, RawData, ReadNode, ViewRepr};
+use super::views::{Cut, Elems, Kept};
+use super::{check_ndim, ArrayBase, DataMut, Handle, ReadNode, ViewRepr};
 use crate::linalg::{describe, sliced_shape};
 
 /// A mutable view borrowing an array for `'a` (ndarray's `ArrayViewMut`).
@@ -172,29 +172,35 @@ impl<A, D: Clone> Clone for Held<A, D> {
     }
 }
 
-/// A handle's fields, moved out (to re-make the handle with another kind or dimension type).
-pub(super) struct Parts<A, D> {
+/// A handle's fields, moved out (to re-make the handle with another dimension type).
+pub(super) struct Fields<A, D> {
     pub lazy: OnceLock<Lazy>,
     pub held: Held<A, D>,
     pub value: OnceLock<NdArc<A, D>>,
     pub home: Option<Arc<Session>>,
     pub read: ReadNode<A>,
-    pub anchor: Option<Box<Anchor<A>>>,
 }
 
-impl<S: RawData, D> ArrayBase<S, D> {
-    /// The fields, moved out (a mutable view's way back goes with `held`).
-    pub(super) fn into_parts(self) -> Parts<S::Elem, D> {
-        let ArrayBase { lazy, held, value, home, read, anchor, _marker } = self;
-        Parts { lazy, held, value, home, read, anchor }
+impl<A, D> Handle<A, D> {
+    /// The fields, moved out (a mutable view's way back goes with `held`; the lazy views
+    /// kept go: nothing borrows a handle moved).
+    pub(super) fn into_parts(self) -> Fields<A, D> {
+        let Handle { lazy, held, value, home, read, views: _ } = self;
+        Fields { lazy, held, value, home, read }
     }
     /// Whether this handle is a mutable view that writes back into its parent.
     pub(crate) fn writes_back(&self) -> bool {
         self.held.back().is_some()
     }
+    /// The handle, moved out; a placeholder with neither node nor value is left (replaced
+    /// before anything reads it).
+    pub(super) fn take(&mut self) -> Handle<A, D> {
+        let read = self.read;
+        std::mem::replace(self, Handle::new(None, None, None, read))
+    }
 }
 
-impl<A, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
+impl<A, D: Dimension> Handle<A, D> {
     /// Writes a mutable view's values back now, and ends its way back (what a view that becomes
     /// an owned array, or is iterated by value, does first); `None` for any other handle.
     pub(super) fn flush_back(&mut self) -> Option<RawArrayViewMut<A, D>> {
@@ -205,6 +211,26 @@ impl<A, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
         *self.held = back.values;
         Some(back.target)
     }
+    /// Swaps axes `a` and `b`: the value with its strides swapped, no copy (a lazy array is
+    /// evaluated first; a mutable view's elements in its parent are swapped alike).
+    #[track_caller]
+    pub(super) fn swap_axes(&mut self, a: usize, b: usize) {
+        self.evaluated();
+        if let Some(l) = self.lazy.take() {
+            self.home = Some(l.session().clone());
+        }
+        if self.held.is_none() {
+            *self.held = self.value.take();
+        }
+        self.views = Kept::default();
+        self.held.as_mut().expect("just evaluated").swap_axes(a, b);
+        if let Some(back) = self.held.back_mut() {
+            back.map_target(|mut t| {
+                t.swap_axes(a, b);
+                t
+            });
+        }
+    }
 }
 
 /// A mutable view of the elements `target` (borrowed for `'a`): their values copied into the
@@ -213,7 +239,7 @@ fn mut_view_of<'a, A: Clone, E: Dimension>(target: RawArrayViewMut<A, E>, home: 
     // SAFETY: `target` is valid and unaliased for `'a` (the caller's mutable borrow).
     let value = unsafe { target.clone().deref_into_view() }.to_owned().into_shared();
     let held = Held::with_back(Box::new(Back { values: Some(value), target, clone_into: clone_into::<A> }));
-    ArrayBase { lazy: OnceLock::new(), held, value: OnceLock::new(), home, read, anchor: None, _marker: PhantomData }
+    ArrayBase { repr: Handle { lazy: OnceLock::new(), held, value: OnceLock::new(), home, read, views: Kept::default() } }
 }
 /// [`mut_view_of`] elements cut from a parent's as a dynamic-dimension view.
 fn mut_view_dyn<'a, A: Clone, E: Dimension>(target: RawArrayViewMut<A, IxDyn>, home: Option<Arc<Session>>, read: ReadNode<A>) -> Result<ArrayViewMut<'a, A, E>> {
@@ -226,7 +252,7 @@ impl<A: Clone, S: DataMut<Elem = A>, D: Dimension> ArrayBase<S, D> {
     /// The elements for a mutable view: evaluated, made this handle's own, and cut.
     fn mut_cut<E: Dimension>(&mut self, cut: Option<Cut>) -> Result<ArrayViewMut<'_, A, E>> {
         let home = Some(self.home());
-        let read = self.read;
+        let read = self.handle_mut().read;
         let mut target = self.evaluated_mut().raw_view_mut().into_dyn();
         if let Some(c) = cut {
             target = c.apply(target);
@@ -237,7 +263,7 @@ impl<A: Clone, S: DataMut<Elem = A>, D: Dimension> ArrayBase<S, D> {
     /// dynamic dimensions: the small-array path).
     fn mut_with<E: Dimension>(&mut self, f: impl FnOnce(RawArrayViewMut<A, D>) -> RawArrayViewMut<A, E>) -> ArrayViewMut<'_, A, E> {
         let home = Some(self.home());
-        let read = self.read;
+        let read = self.handle_mut().read;
         let target = f(self.evaluated_mut().raw_view_mut());
         mut_view_of(target, home, read)
     }
@@ -305,7 +331,7 @@ impl<A: Clone, S: DataMut<Elem = A>, D: Dimension> ArrayBase<S, D> {
             panic!("{}", BachError::invalid("axis_iter_mut", format!("axis {} of an array of shape {:?}", axis.index(), self.shape())));
         }
         let home = Some(self.home());
-        let read = self.read;
+        let read = self.handle_mut().read;
         let end = self.shape()[axis.index()];
         let target = self.evaluated_mut().raw_view_mut().into_dyn();
         AxisViewsMut { target, axis, next: 0, end, home, read, _marker: PhantomData }
@@ -324,7 +350,7 @@ impl<'a, A: Clone, D: Dimension> ArrayViewMut<'a, A, D> {
     /// The view as ndarray's, over the parent's own elements for all of `'a` (what the view
     /// wrote is written back first).
     pub fn into_nd_mut(mut self) -> ndarray::ArrayViewMut<'a, A, D> {
-        let target = match self.flush_back() {
+        let target = match self.handle_mut().flush_back() {
             Some(t) => t,
             // Not a view of a parent (never: every Bach mutable view has one).
             None => self.evaluated_mut().raw_view_mut(),
@@ -343,8 +369,8 @@ impl<'a, A: Clone, D: Dimension> ArrayViewMut<'a, A, D> {
         if index > n {
             panic!("{}", BachError::invalid("split_at", format!("index {index} of axis {} of shape {:?}", axis.index(), self.shape())));
         }
-        let (home, read) = (Some(self.home()), self.read);
-        let target = self.flush_back().expect("a mutable view has a parent");
+        let (home, read) = (Some(self.home()), self.handle_mut().read);
+        let target = self.handle_mut().flush_back().expect("a mutable view has a parent");
         let part = |range: std::ops::Range<usize>| {
             let mut t = target.clone();
             t.slice_axis_inplace(axis, Slice::from(range));
@@ -358,35 +384,36 @@ impl<'a, A: Clone, D: Dimension> ArrayViewMut<'a, A, D> {
     }
 }
 
-impl<A, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
-    /// This mutable view reshaped to `dims`, still writing back into its parent (its elements
-    /// must be contiguous in row-major order there, as ndarray's ask); `None` when this is not
-    /// a mutable view.
-    pub(crate) fn reshape_mut_view<E: Dimension>(&mut self, dims: &[usize]) -> Option<std::result::Result<ArrayBase<S, E>, ndarray::ShapeError>> {
+impl<A, D: Dimension> Handle<A, D> {
+    /// The elements in a new shape, read in row-major order (ndarray's
+    /// `into_shape_with_order`): an array's value (copied once into row-major order when it
+    /// is strided); a mutable view's elements, still writing back into its parent (they must
+    /// be contiguous in row-major order there, as ndarray's ask).
+    #[track_caller]
+    pub(super) fn reshape<E: Dimension>(mut self, dims: &[usize]) -> std::result::Result<Handle<A, E>, ndarray::ShapeError> {
+        let incompatible = ndarray::ShapeError::from_kind;
+        let e = E::from_dimension(&IxDyn(dims)).ok_or_else(|| incompatible(ndarray::ErrorKind::IncompatibleShape))?;
         if !self.writes_back() {
-            return None;
+            let v = self.evaluated().clone();
+            let v = if v.is_standard_layout() { v } else { crate::host::standard_layout(v).ok_or_else(|| incompatible(ndarray::ErrorKind::IncompatibleLayout))? };
+            let home = self.home();
+            return v.into_shape_with_order(e).map(|a| Handle::new(None, Some(a), Some(home), self.read));
         }
-        let incompatible = |k| ndarray::ShapeError::from_kind(k);
-        let Some(e) = E::from_dimension(&IxDyn(dims)) else { return Some(Err(incompatible(ndarray::ErrorKind::IncompatibleShape))) };
         let back = self.held.take_back().expect("a mutable view has its way back");
         let contiguous = back.target.is_standard_layout() && back.values.as_ref().is_none_or(|v| v.is_standard_layout());
         if !contiguous || dims.iter().product::<usize>() != back.target.len() {
             let kind = if contiguous { ndarray::ErrorKind::IncompatibleShape } else { ndarray::ErrorKind::IncompatibleLayout };
             // Written back when `self` drops: nothing the view wrote is lost.
             self.held.back = Guard(Some((Box::into_raw(back) as usize, finish::<A, D>)));
-            return Some(Err(incompatible(kind)));
+            return Err(incompatible(kind));
         }
         let Back { values, target, clone_into } = *back;
         // SAFETY: the same contiguous elements, still borrowed by this view.
         let target = unsafe { RawArrayViewMut::from_shape_ptr(e.clone(), target.as_ptr() as *mut A) };
         let values = values.map(|v| v.into_shape_with_order(e).expect("contiguous values of the same length"));
         let held = Held::with_back(Box::new(Back { values, target, clone_into }));
-        let p = std::mem::replace(
-            self,
-            ArrayBase { lazy: OnceLock::new(), held: Held::new(None), value: OnceLock::new(), home: None, read: self.read, anchor: None, _marker: PhantomData },
-        )
-        .into_parts();
-        Some(Ok(ArrayBase { lazy: p.lazy, held, value: OnceLock::new(), home: p.home, read: p.read, anchor: None, _marker: PhantomData }))
+        let p = self.into_parts();
+        Ok(Handle { lazy: p.lazy, held, value: OnceLock::new(), home: p.home, read: p.read, views: Kept::default() })
     }
 }
 
@@ -473,7 +500,7 @@ impl<A: Clone, S: DataMut<Elem = A>, D: Dimension> ArrayBase<S, D> {
         if axis.index() >= self.ndim() {
             panic!("{}", BachError::invalid("lanes_mut", format!("axis {} of an array of shape {:?}", axis.index(), self.shape())));
         }
-        let (home, read) = (Some(self.home()), self.read);
+        let (home, read) = (Some(self.home()), self.handle_mut().read);
         let outer: Vec<usize> = self.shape().iter().enumerate().filter(|&(k, _)| k != axis.index()).map(|(_, &n)| n).collect();
         let end = outer.iter().product();
         let target = self.evaluated_mut().raw_view_mut().into_dyn();

@@ -187,7 +187,7 @@ pub fn knn_vote(d2: &Array<f64>, labels: &Array<i64>, k: usize) -> Result<Array<
     if k == 0 || k > t {
         return Err(BachError::invalid("knn_vote", format!("k must be in 1..={t}, not {k}")));
     }
-    d2.call(&knn_vote_op(k), &[labels.lazy()])
+    d2.call(&knn_vote_op(k), &[&labels.lazy()])
 }
 
 /// The eigen-decomposition of the symmetric `d x d` matrix `m` (its lower triangle, as
@@ -479,7 +479,7 @@ pub fn radius_neighbours(x: &Array<f64>, eps: f64) -> Result<Array<i64>> {
         return Err(BachError::invalid("radius_neighbours", format!("eps must be >= 0, not {eps}")));
     }
     let sq = (x * x).try_sum_axis(Axis(1))?;
-    x.call(&radius_op(eps), &[x.lazy(), sq.lazy()])
+    x.call(&radius_op(eps), &[&x.lazy(), &sq.lazy()])
 }
 
 /// [`Launch::Cross`] kernel of [`radius_neighbours`], `radius_bits_f64(rows, cols, first, c,

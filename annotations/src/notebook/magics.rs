@@ -178,7 +178,7 @@ pub fn show_breakdown() {
 /// `:bach graph <expr>`: the placement graph of a value: its plan when it is pending, the plan
 /// that computed it when it was evaluated.
 pub fn show_graph<A: Element, D: ndarray::Dimension>(a: &Array<A, D>) {
-    show_graph_of(a.lazy());
+    show_graph_of(&a.lazy());
 }
 
 fn show_graph_of(lazy: &Lazy) {
@@ -544,11 +544,11 @@ mod tests {
             let x = crate::Array::from_array(ndarray::Array1::<f64>::linspace(0.0, 1.0, 5000));
             let y = &x * 2.0;
             let z = (&y + 1.0).sum_lazy();
-            let text = vars_text(&s, &ids(&[("x", x.lazy()), ("z", z.lazy())]));
+            let text = vars_text(&s, &ids(&[("x", &x.lazy()), ("z", &z.lazy())]));
             assert!(text.contains("x ") && text.contains("f64[5000]") && text.contains("computed") && text.contains("host"), "{text}");
             assert!(text.lines().any(|l| l.starts_with("z ") && l.contains("pending")), "{text}");
             z.to_scalar().unwrap();
-            let text = vars_text(&s, &ids(&[("z", z.lazy())]));
+            let text = vars_text(&s, &ids(&[("z", &z.lazy())]));
             assert!(text.lines().any(|l| l.starts_with("z ") && l.contains("computed") && l.contains("host")), "{text}");
             drop(y);
         });

@@ -379,7 +379,7 @@ impl<A: Element, S: crate::array::Data<Elem = A>, D: ndarray::Dimension> crate::
     /// goes out as its own display, and a summary (shape, dtype, where it ran) with the
     /// values as ndarray prints them ([`values_text`]) is the cell's result. An evaluation error ends the cell with that error.
     pub fn evcxr_display(&self) {
-        show_lazy(self.lazy());
+        show_lazy(&self.lazy());
     }
 }
 
