@@ -834,7 +834,8 @@ fn plan(args: &Args) -> Result<(), String> {
             w.input_names().into_iter().map(|name| (name, bach::Array::from_lazy(session.placeholder(Meta::new(bach_runtime::DType::F64, [n]), name)).expect("f64"))).collect();
         w.bach_graph(&inputs)
     });
-    let targets: Vec<&bach_runtime::Lazy> = outputs.iter().map(|(_, a)| a.lazy()).collect();
+    let owned: Vec<bach_runtime::Lazy> = outputs.iter().map(|(_, a)| a.lazy()).collect();
+    let targets: Vec<&bach_runtime::Lazy> = owned.iter().collect();
     let p = session.plan_for(&targets, &devices).map_err(|e| e.to_string())?;
     let side = |d: bach_runtime::DeviceId| if d == CPU { "cpu" } else { "accelerator" };
     let rec = PlanRecord {

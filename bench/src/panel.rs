@@ -25,7 +25,7 @@ pub fn main(args: &[String]) -> Result<(), String> {
     let inputs: std::collections::BTreeMap<&'static str, bach::Array<f64>> =
         w.inputs(n, Inputs::Random(1)).into_iter().map(|(k, v)| (k, bach::Array::from_array(v).into_dyn())).collect();
     let outputs = w.bach_graph(&inputs);
-    let call = outputs[0].1.lazy();
+    let call = &outputs[0].1.lazy();
     let s = bach_runtime::session::global();
     let bandwidth = s.config().cost.copy_rate(bach_runtime::DeviceKind::Cuda, bach_runtime::Direction::H2d, bach_runtime::MemoryKind::Pageable).bandwidth;
     let mut times = Vec::with_capacity(repeat);

@@ -205,7 +205,7 @@ fn a_failing_kernel_on_the_device_is_an_error_and_the_session_goes_on() {
         with_session(&s, || {
             let bad = bach_runtime::oa("explodes").elementwise().accelerator("explodes", "/* emulated: the CPU kernel runs */").cpu(|_, _| panic!("kaboom")).build();
             let x = Array::from_array(nd(&[1000], uniform_vec(18, 1000, 0.0, 1.0)));
-            let y: Array<f64> = Array::from_lazy(bad.call(&[x.lazy()]).unwrap()).unwrap();
+            let y: Array<f64> = Array::from_lazy(bad.call(&[&x.lazy()]).unwrap()).unwrap();
             let err = y.eval().unwrap_err().to_string();
             assert!(err.contains("explodes") && err.contains("kaboom") && err.contains("emulated"), "{name}: {err}");
             let fine = (&x + 1.0).sum_lazy().to_scalar().unwrap();

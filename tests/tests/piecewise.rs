@@ -53,7 +53,7 @@ fn run_chain(session: &Arc<Session>, x: &ArrayD<f64>, y: &ArrayD<f64>) -> Output
         let min = (!x.is_empty()).then(|| z.min().unwrap().into_dyn());
         let max = (!x.is_empty()).then(|| w.max().unwrap().into_dyn());
 
-        let plan = bach_runtime::Session::plan(session, &[z.lazy(), w.lazy(), centred.lazy(), sum.lazy()]).unwrap();
+        let plan = bach_runtime::Session::plan(session, &[&z.lazy(), &w.lazy(), &centred.lazy(), &sum.lazy()]).unwrap();
         let stage = plan.step_of(a.lazy().id()).expect("a is planned").stage;
         let first_op_stage_pieces = plan.stages[stage].pieces;
 

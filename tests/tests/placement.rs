@@ -24,7 +24,7 @@ fn call(op: &Arc<Annotation>, args: &[&Lazy]) -> Array<f64> {
 }
 
 fn device_of(s: &Session, a: &Array<f64>) -> DeviceId {
-    s.plan_for(&[a.lazy()], &devices()).unwrap().step_of(a.lazy().id()).unwrap().device
+    s.plan_for(&[&a.lazy()], &devices()).unwrap().step_of(a.lazy().id()).unwrap().device
 }
 
 /// A chain of ten ops over 2^22 host values: with the H100 profile the GPU wins (copies in
@@ -37,11 +37,11 @@ fn a_cost_parameter_changed_by_path_moves_the_placement() {
         s.update_config(|c| c.cost = bach_runtime::CostModel::h100());
         let op = gpu_op("step");
         let x = Array::from_array(nd(&[1 << 22], vec![0.5; 1 << 22]));
-        let mut y = call(&op, &[x.lazy()]);
+        let mut y = call(&op, &[&x.lazy()]);
         for _ in 0..9 {
-            y = call(&op, &[y.lazy()]);
+            y = call(&op, &[&y.lazy()]);
         }
-        let plan = s.plan_for(&[y.lazy()], &devices()).unwrap();
+        let plan = s.plan_for(&[&y.lazy()], &devices()).unwrap();
         assert_eq!(plan.policy, Policy::Optimal, "optimal is the default");
         assert!(plan.steps.iter().all(|st| st.device == GPU), "{plan}");
         assert!(plan.step_of(y.lazy().id()).unwrap().reason.to_string().starts_with("optimal: accelerator"), "{plan}");
@@ -53,7 +53,7 @@ fn a_cost_parameter_changed_by_path_moves_the_placement() {
         let slow = cost.op_rate(bach_runtime::Family::Elementwise, bach_runtime::DeviceKind::Cuda).per_element * 1000.0;
         cost.set("elementwise.cuda.per_element", &slow.to_string()).unwrap();
         s.update_config(|c| c.cost = cost);
-        let plan = s.plan_for(&[y.lazy()], &devices()).unwrap();
+        let plan = s.plan_for(&[&y.lazy()], &devices()).unwrap();
         assert!(plan.steps.iter().all(|st| st.device == CPU), "{plan}");
         assert!(plan.predicted.copies_s == 0.0 && plan.predicted.seconds() > on_gpu, "{plan}");
         assert!(plan.step_of(y.lazy().id()).unwrap().reason.to_string().starts_with("optimal: cpu"), "{plan}");
@@ -75,16 +75,16 @@ fn optimal_sees_a_chain_where_threshold_sees_one_op() {
         let op = gpu_op("step");
         let n = 1 << 20;
         let x = Array::from_array(nd(&[n], vec![0.5; n]));
-        let one = call(&op, &[x.lazy()]);
+        let one = call(&op, &[&x.lazy()]);
         assert_eq!(device_of(&s, &one), CPU, "one op does not pay for its copies");
         let mut y = one.clone();
         for _ in 0..39 {
-            y = call(&op, &[y.lazy()]);
+            y = call(&op, &[&y.lazy()]);
         }
-        let optimal = s.plan_for(&[y.lazy()], &devices()).unwrap();
+        let optimal = s.plan_for(&[&y.lazy()], &devices()).unwrap();
         assert!(optimal.steps.iter().all(|st| st.device == GPU), "{optimal}");
         s.update_config(|c| c.policy = Policy::Threshold);
-        let threshold = s.plan_for(&[y.lazy()], &devices()).unwrap();
+        let threshold = s.plan_for(&[&y.lazy()], &devices()).unwrap();
         assert_eq!(threshold.step_of(one.lazy().id()).unwrap().device, CPU, "{threshold}");
         assert!(optimal.predicted.seconds() < threshold.predicted.seconds(), "optimal {} vs threshold {}", optimal.predicted.seconds(), threshold.predicted.seconds());
     });
@@ -99,16 +99,16 @@ fn values_and_cells_force_a_device_and_plans_say_so() {
     with_session(&s, || {
         let op = gpu_op("k");
         let x = Array::from_array(nd(&[16], vec![0.5; 16]));
-        let small = call(&op, &[x.lazy()]);
+        let small = call(&op, &[&x.lazy()]);
         assert_eq!(device_of(&s, &small), CPU, "16 elements are not worth a copy");
-        let forced = call(&op, &[x.lazy()]).on(Device::Gpu);
-        let plan = s.plan_for(&[forced.lazy()], &devices()).unwrap();
+        let forced = call(&op, &[&x.lazy()]).on(Device::Gpu);
+        let plan = s.plan_for(&[&forced.lazy()], &devices()).unwrap();
         let st = plan.step_of(forced.lazy().id()).unwrap();
         assert_eq!(st.device, GPU, "{plan}");
         assert_eq!(st.reason, "forced to the accelerator by .on(...)");
         assert_eq!(st.margin_s, None, "a forced op is not free to move");
         let closure = x.mapv_lazy(|v| v * 2.0).on(Device::Gpu);
-        let st = s.plan_for(&[closure.lazy()], &devices()).unwrap().step_of(closure.lazy().id()).unwrap().clone();
+        let st = s.plan_for(&[&closure.lazy()], &devices()).unwrap().step_of(closure.lazy().id()).unwrap().clone();
         assert_eq!(st.device, CPU);
         assert_eq!(st.reason, "a Rust closure runs on the CPU only", "the annotation's reason wins");
         let back = forced.clone().on(Device::Auto);
@@ -116,18 +116,18 @@ fn values_and_cells_force_a_device_and_plans_say_so() {
 
         s.set_cell(7);
         s.force_cell(Some(true));
-        let in_cell = call(&op, &[x.lazy()]);
-        let st = s.plan_for(&[in_cell.lazy()], &devices()).unwrap().step_of(in_cell.lazy().id()).unwrap().clone();
+        let in_cell = call(&op, &[&x.lazy()]);
+        let st = s.plan_for(&[&in_cell.lazy()], &devices()).unwrap().step_of(in_cell.lazy().id()).unwrap().clone();
         assert_eq!((st.device, st.reason.to_string().as_str()), (GPU, "forced to the accelerator by the cell"));
-        let overridden = call(&op, &[x.lazy()]).on(Device::Cpu);
-        assert_eq!(s.plan_for(&[overridden.lazy()], &devices()).unwrap().step_of(overridden.lazy().id()).unwrap().reason, "forced to the CPU by .on(...)");
+        let overridden = call(&op, &[&x.lazy()]).on(Device::Cpu);
+        assert_eq!(s.plan_for(&[&overridden.lazy()], &devices()).unwrap().step_of(overridden.lazy().id()).unwrap().reason, "forced to the CPU by .on(...)");
         s.set_cell(8);
-        let next = call(&op, &[x.lazy()]);
+        let next = call(&op, &[&x.lazy()]);
         assert_eq!(device_of(&s, &next), CPU, "the next cell is free again");
         // Forced to the accelerator where there is none (this machine's own devices: the
         // CPU, unless a GPU is here): the plan says so.
         if s.devices().profiles().len() == 1 {
-            let plan = s.plan(&[in_cell.lazy()]).unwrap();
+            let plan = s.plan(&[&in_cell.lazy()]).unwrap();
             assert_eq!(plan.step_of(in_cell.lazy().id()).unwrap().reason, "forced to the accelerator by the cell, but it cannot run there: on the CPU");
         }
         // Results are the same wherever they were computed.
@@ -148,12 +148,12 @@ fn explain_gives_estimates_copies_margin_and_reason_per_op() {
         let op = gpu_op("step");
         let n = 1 << 24;
         let x = Array::from_array(nd(&[n], vec![0.5; n]));
-        let mut y = call(&op, &[x.lazy()]);
+        let mut y = call(&op, &[&x.lazy()]);
         for _ in 0..9 {
-            y = call(&op, &[y.lazy()]);
+            y = call(&op, &[&y.lazy()]);
         }
         let z = x.mapv_lazy(|v| v + 1.0);
-        let plan = s.plan_for(&[y.lazy(), z.lazy()], &devices()).unwrap();
+        let plan = s.plan_for(&[&y.lazy(), &z.lazy()], &devices()).unwrap();
         let text = plan.explain();
         assert!(text.starts_with("policy optimal: predicted "), "{text}");
         assert!(text.contains("predictions for that machine"), "{text}");
@@ -165,8 +165,8 @@ fn explain_gives_estimates_copies_margin_and_reason_per_op() {
         assert!(closure.contains("fixed") && closure.contains("a Rust closure runs on the CPU only"), "{closure}");
         // Under greedy the one op not worth its copies shows a negative margin.
         s.update_config(|c| c.policy = Policy::Greedy);
-        let small = call(&op, &[Array::from_array(nd(&[16], vec![0.5; 16])).lazy()]);
-        let text = s.plan_for(&[small.lazy()], &devices()).unwrap().explain();
+        let small = call(&op, &[&Array::from_array(nd(&[16], vec![0.5; 16])).lazy()]);
+        let text = s.plan_for(&[&small.lazy()], &devices()).unwrap().explain();
         assert!(text.contains("moving it would save"), "{text}");
     });
 }
@@ -180,11 +180,11 @@ fn a_placeholder_plans_like_a_host_array_and_refuses_to_compute() {
         let op = gpu_op("k");
         let p = s.placeholder(bach_runtime::Meta::new(bach_runtime::DType::F64, [1usize << 33]), "huge");
         let y = call(&op, &[&p]);
-        let plan = s.plan_for(&[y.lazy()], &devices()).unwrap();
+        let plan = s.plan_for(&[&y.lazy()], &devices()).unwrap();
         assert_eq!(plan.transfers.iter().filter(|t| t.id == p.id()).count(), usize::from(plan.step_of(y.lazy().id()).unwrap().device == GPU), "{plan}");
         let e = y.to_array().unwrap_err().to_string();
         assert!(e.contains("placeholder for planning"), "{e}");
         let x = Array::from_array(nd(&[4], vec![1.0; 4]));
-        assert_eq!(call(&op, &[x.lazy()]).to_array().unwrap().iter().copied().collect::<Vec<_>>(), vec![3.0; 4]);
+        assert_eq!(call(&op, &[&x.lazy()]).to_array().unwrap().iter().copied().collect::<Vec<_>>(), vec![3.0; 4]);
     });
 }

@@ -106,8 +106,8 @@ fn an_accelerator_op_goes_to_the_gpu_with_its_transfers() {
         let k = gpu_op("k");
         let xs = nd(&[1000], uniform_vec(1, 1000, -1.0, 1.0));
         let x = Array::from_array(xs.clone());
-        let y = call(&k, &[x.lazy()]);
-        let plan = s.plan_for(&[y.lazy()], &devices()).unwrap();
+        let y = call(&k, &[&x.lazy()]);
+        let plan = s.plan_for(&[&y.lazy()], &devices()).unwrap();
         let step = plan.step_of(y.lazy().id()).unwrap();
         assert_eq!(step.device, GPU, "{plan}");
         assert_eq!(step.reason, "accelerator version (greedy)");
@@ -130,8 +130,8 @@ fn an_accelerator_op_goes_to_the_gpu_with_its_transfers() {
         assert!(here.transfers.is_empty());
         assert_exact("k on the cpu", &y.to_array().unwrap(), &xs.mapv(|v| 2.0 * v + 1.0));
         // Planning is a pure function: the same plan twice.
-        let z = call(&k, &[x.lazy()]);
-        assert_eq!(s.plan_for(&[z.lazy()], &devices()).unwrap(), s.plan_for(&[z.lazy()], &devices()).unwrap());
+        let z = call(&k, &[&x.lazy()]);
+        assert_eq!(s.plan_for(&[&z.lazy()], &devices()).unwrap(), s.plan_for(&[&z.lazy()], &devices()).unwrap());
         // Printing names the stages, devices and transfers.
         let text = plan.to_string();
         for word in ["stage 0 on H100 (hypothetical)", "transfer #", "-> H100 (hypothetical)", "7.8 KiB", "greedy"] {
@@ -147,9 +147,9 @@ fn a_chain_on_the_gpu_moves_only_its_ends() {
     with_session(&s, || {
         let (k1, k2) = (gpu_op("k1"), gpu_op("k2"));
         let x = Array::from_array(nd(&[4096], uniform_vec(2, 4096, -1.0, 1.0)));
-        let a = call(&k1, &[x.lazy()]);
-        let b = call(&k2, &[a.lazy()]);
-        let plan = s.plan_for(&[b.lazy()], &devices()).unwrap();
+        let a = call(&k1, &[&x.lazy()]);
+        let b = call(&k2, &[&a.lazy()]);
+        let plan = s.plan_for(&[&b.lazy()], &devices()).unwrap();
         assert_eq!(plan.step_of(a.lazy().id()).unwrap().stage, plan.step_of(b.lazy().id()).unwrap().stage, "one GPU stage:\n{plan}");
         assert_eq!(plan.transfers.len(), 2, "x in, b out:\n{plan}");
         assert!(!plan.transfers.iter().any(|t| t.id == a.lazy().id()), "the intermediate stays on the GPU");
@@ -157,8 +157,8 @@ fn a_chain_on_the_gpu_moves_only_its_ends() {
 
         // GPU -> a closure on the CPU -> GPU: the value goes down and back up.
         let m = a.mapv_lazy(|v| v * 3.0);
-        let c = call(&k2, &[m.lazy()]);
-        let plan = s.plan_for(&[c.lazy()], &devices()).unwrap();
+        let c = call(&k2, &[&m.lazy()]);
+        let plan = s.plan_for(&[&c.lazy()], &devices()).unwrap();
         let (sa, sm, sc) = (plan.step_of(a.lazy().id()).unwrap(), plan.step_of(m.lazy().id()).unwrap(), plan.step_of(c.lazy().id()).unwrap());
         assert_eq!((sa.device, sm.device, sc.device), (GPU, CPU, GPU), "{plan}");
         assert!(sa.stage < sm.stage && sm.stage < sc.stage);
@@ -180,8 +180,8 @@ fn a_lazy_allocation_is_made_where_its_first_user_runs() {
         let k = gpu_op("k");
         // 32 MiB: large enough that the accelerator's piece (0.3 ms) is worth it.
         let z: Array<f64> = Array::zeros(vec![1 << 22]);
-        let y = call(&k, &[z.lazy()]);
-        let plan = s.plan_for(&[y.lazy()], &devices()).unwrap();
+        let y = call(&k, &[&z.lazy()]);
+        let plan = s.plan_for(&[&y.lazy()], &devices()).unwrap();
         assert_eq!(plan.allocations.len(), 1, "{plan}");
         let a = &plan.allocations[0];
         assert_eq!((a.id, a.device, a.first_user), (z.lazy().id(), GPU, Some(y.lazy().id())), "{plan}");
@@ -194,12 +194,12 @@ fn a_lazy_allocation_is_made_where_its_first_user_runs() {
         // First user on the CPU (a closure): allocated on the host.
         let o: Array<f64> = Array::ones(vec![1 << 16]);
         let m = o.mapv_lazy(|v| v + 1.0);
-        let plan = s.plan_for(&[m.lazy()], &devices()).unwrap();
+        let plan = s.plan_for(&[&m.lazy()], &devices()).unwrap();
         assert_eq!(plan.allocations[0].device, CPU, "{plan}");
         assert!(plan.transfers.is_empty(), "{plan}");
         // No user at all: on the host.
         let lonely: Array<f64> = Array::full(vec![10], 3.0);
-        let plan = s.plan_for(&[lonely.lazy()], &devices()).unwrap();
+        let plan = s.plan_for(&[&lonely.lazy()], &devices()).unwrap();
         assert_eq!(plan.allocations[0].device, CPU);
         assert_eq!(plan.allocations[0].first_user, None);
         // It computes the same here.
@@ -217,13 +217,13 @@ fn a_stage_over_the_memory_cap_is_paged() {
         let k = gpu_op("k");
         let n = 1 << 20; // 8 MiB of f64
         let x = Array::from_array(nd(&[n], uniform_vec(3, n, -1.0, 1.0)));
-        let y = call(&k, &[x.lazy()]);
-        let whole = s.plan_for(&[y.lazy()], &devices()).unwrap();
+        let y = call(&k, &[&x.lazy()]);
+        let whole = s.plan_for(&[&y.lazy()], &devices()).unwrap();
         let st = &whole.stages[whole.step_of(y.lazy().id()).unwrap().stage];
         assert!(!st.paged && st.pieces == 1, "80 GB holds 16 MiB:\n{whole}");
 
         s.update_config(|c| c.memory_cap = Some(1 << 20));
-        let plan = s.plan_for(&[y.lazy()], &devices()).unwrap();
+        let plan = s.plan_for(&[&y.lazy()], &devices()).unwrap();
         let step = plan.step_of(y.lazy().id()).unwrap();
         assert_eq!(step.device, GPU, "a splittable op still goes to the GPU, in pages:\n{plan}");
         let st = &plan.stages[step.stage];
@@ -239,8 +239,8 @@ fn a_stage_over_the_memory_cap_is_paged() {
 
         // An unsplittable accelerator op that does not fit stays on the CPU, and says why.
         let big = oa("big").unsplittable().accelerator("big", "src").cpu(|_, a| Ok(a[0].to_value())).build();
-        let b = call(&big, &[x.lazy()]);
-        let plan = s.plan_for(&[b.lazy()], &devices()).unwrap();
+        let b = call(&big, &[&x.lazy()]);
+        let plan = s.plan_for(&[&b.lazy()], &devices()).unwrap();
         let step = plan.step_of(b.lazy().id()).unwrap();
         assert_eq!((step.device, &step.reason), (CPU, &plan::Reason::DoesNotFit), "{plan}");
         assert!(plan.notes.iter().any(|n| n.contains("big")), "{:?}", plan.notes);
@@ -258,9 +258,9 @@ fn cpu_only_policy_puts_everything_on_the_cpu() {
         let k = gpu_op("k");
         let z: Array<f64> = Array::zeros(vec![5000]);
         let x = Array::from_array(nd(&[5000], uniform_vec(4, 5000, -1.0, 1.0)));
-        let y = call(&k, &[(&x + &z).lazy()]);
-        let w = (&call(&k, &[y.lazy()]) * 2.0).sum_lazy();
-        let plan = s.plan_for(&[w.lazy()], &devices()).unwrap();
+        let y = call(&k, &[&(&x + &z).lazy()]);
+        let w = (&call(&k, &[&y.lazy()]) * 2.0).sum_lazy();
+        let plan = s.plan_for(&[&w.lazy()], &devices()).unwrap();
         assert_eq!(plan.policy, Policy::CpuOnly);
         assert!(plan.steps.iter().all(|st| st.device == CPU), "{plan}");
         assert!(plan.stages.iter().all(|st| st.device == CPU && !st.paged));
@@ -272,7 +272,7 @@ fn cpu_only_policy_puts_everything_on_the_cpu() {
         check_plan_order(&plan, &s.nodes());
         // Greedy again: the accelerator ops move.
         s.update_config(|c| c.policy = Policy::Greedy);
-        let plan = s.plan_for(&[w.lazy()], &devices()).unwrap();
+        let plan = s.plan_for(&[&w.lazy()], &devices()).unwrap();
         assert_eq!(plan.step_of(y.lazy().id()).unwrap().device, GPU);
         check_plan_order(&plan, &s.nodes());
         assert_eq!("cpu".parse::<Policy>().unwrap(), Policy::CpuOnly);
@@ -293,7 +293,7 @@ fn a_cpu_stage_of_fewer_pieces_than_threads_is_predicted_for_the_threads_it_keep
         let with_threads = |threads: usize| {
             let mut cpu = DeviceProfile::cpu();
             cpu.threads = threads;
-            s.plan_for(&[y.lazy()], &[cpu]).unwrap()
+            s.plan_for(&[&y.lazy()], &[cpu]).unwrap()
         };
         let plan = with_threads(16);
         let stage = plan.stages.iter().position(|st| st.split_len.is_some()).expect("a split stage");
@@ -338,8 +338,8 @@ fn threshold_reproduces_the_papers_tsvd_rule() {
         for k in [4, 10, 13, 14, 15, 20] {
             let n = 1usize << k;
             let x = Array::from_array(nd(&[n], vec![0.5; n]));
-            let y = call(&tsvd, &[x.lazy()]);
-            let plan = s.plan_for(&[y.lazy()], &devices()).unwrap();
+            let y = call(&tsvd, &[&x.lazy()]);
+            let plan = s.plan_for(&[&y.lazy()], &devices()).unwrap();
             let step = plan.step_of(y.lazy().id()).unwrap();
             assert_eq!(step.device, if k < 14 { CPU } else { GPU }, "n = 2^{k}:\n{plan}");
             let want = plan::Reason::Estimates { cpu_s: 2.0 * k as f64, accelerator_s: 14.0, transfers_s: k as f64 };
@@ -350,8 +350,8 @@ fn threshold_reproduces_the_papers_tsvd_rule() {
         assert_eq!("threshold".parse::<Policy>().unwrap(), Policy::Threshold);
         s.update_config(|c| c.policy = Policy::Greedy);
         let x = Array::from_array(nd(&[16], vec![0.5; 16]));
-        let y = call(&tsvd, &[x.lazy()]);
-        assert_eq!(s.plan_for(&[y.lazy()], &devices()).unwrap().step_of(y.lazy().id()).unwrap().device, GPU, "greedy ignores estimates");
+        let y = call(&tsvd, &[&x.lazy()]);
+        assert_eq!(s.plan_for(&[&y.lazy()], &devices()).unwrap().step_of(y.lazy().id()).unwrap().device, GPU, "greedy ignores estimates");
     });
 }
 
@@ -367,14 +367,14 @@ fn threshold_charges_only_the_copies_an_op_needs() {
         let first = estimated_op("first", |_| 200.0, |_| 1.0, |_| 100.0);
         let second = estimated_op("second", |_| 50.0, |_| 1.0, |_| 100.0);
         let x = Array::from_array(nd(&[64], vec![0.5; 64]));
-        let a = call(&first, &[x.lazy()]);
-        let b = call(&second, &[a.lazy()]);
-        let plan = s.plan_for(&[b.lazy()], &devices()).unwrap();
+        let a = call(&first, &[&x.lazy()]);
+        let b = call(&second, &[&a.lazy()]);
+        let plan = s.plan_for(&[&b.lazy()], &devices()).unwrap();
         assert_eq!(plan.step_of(a.lazy().id()).unwrap().device, GPU, "{plan}");
         assert_eq!(plan.step_of(b.lazy().id()).unwrap().device, GPU, "{plan}");
         // The same second op reading a host value pays the copy and stays on the CPU.
-        let c = call(&second, &[x.lazy()]);
-        let plan = s.plan_for(&[c.lazy()], &devices()).unwrap();
+        let c = call(&second, &[&x.lazy()]);
+        let plan = s.plan_for(&[&c.lazy()], &devices()).unwrap();
         assert_eq!(plan.step_of(c.lazy().id()).unwrap().device, CPU, "{plan}");
         check_plan_order(&plan, &s.nodes());
     });
@@ -391,9 +391,9 @@ fn a_transfer_comes_before_the_first_stage_that_needs_it() {
         let x = Array::from_array(nd(&[4096], uniform_vec(5, 4096, -1.0, 1.0)));
         let u = x.mapv_lazy(|v| v * 0.5); // on the CPU (a closure), level 0
         let v = &u - &u.max().unwrap(); // on the CPU, after a merge: level 1
-        let a = call(&add, &[v.lazy(), u.lazy()]); // GPU, level 2, reads u
-        let b = call(&k, &[u.lazy()]); // GPU, level 1, reads u
-        let plan = s.plan_for(&[a.lazy(), b.lazy()], &devices()).unwrap();
+        let a = call(&add, &[&v.lazy(), &u.lazy()]); // GPU, level 2, reads u
+        let b = call(&k, &[&u.lazy()]); // GPU, level 1, reads u
+        let plan = s.plan_for(&[&a.lazy(), &b.lazy()], &devices()).unwrap();
         let (sa, sb) = (plan.step_of(a.lazy().id()).unwrap(), plan.step_of(b.lazy().id()).unwrap());
         assert_eq!((sa.device, sb.device), (GPU, GPU), "{plan}");
         assert!(sb.stage < sa.stage, "b runs in an earlier stage than a:\n{plan}");
@@ -410,9 +410,9 @@ fn a_host_input_reaches_the_gpu_before_its_first_gpu_stage() {
         let (k, add) = (gpu_op("k"), gpu_add());
         let x = Array::from_array(nd(&[4096], uniform_vec(7, 4096, -1.0, 1.0)));
         let v = x.mapv_lazy(|v| v + 1.0); // CPU
-        let a = call(&add, &[v.lazy(), x.lazy()]); // GPU, after v: stage 1
-        let b = call(&k, &[x.lazy()]); // GPU, stage 0
-        let plan = s.plan_for(&[a.lazy(), b.lazy()], &devices()).unwrap();
+        let a = call(&add, &[&v.lazy(), &x.lazy()]); // GPU, after v: stage 1
+        let b = call(&k, &[&x.lazy()]); // GPU, stage 0
+        let plan = s.plan_for(&[&a.lazy(), &b.lazy()], &devices()).unwrap();
         check_plan_order(&plan, &s.nodes());
     });
 }
@@ -424,9 +424,9 @@ fn a_value_moves_to_a_device_at_most_once() {
     with_session(&s, || {
         let k = gpu_op("k");
         let x = Array::from_array(nd(&[4096], uniform_vec(8, 4096, -1.0, 1.0)));
-        let g = call(&k, &[x.lazy()]);
+        let g = call(&k, &[&x.lazy()]);
         let m = g.mapv(|v| v * 2.0);
-        let plan = s.plan_for(&[g.lazy(), m.lazy()], &devices()).unwrap();
+        let plan = s.plan_for(&[&g.lazy(), &m.lazy()], &devices()).unwrap();
         check_plan_order(&plan, &s.nodes());
         for t in &plan.transfers {
             let same = plan.transfers.iter().filter(|u| u.id == t.id && u.to == t.to).count();
@@ -442,12 +442,12 @@ fn a_transfer_back_comes_before_the_first_cpu_stage_that_needs_it() {
     with_session(&s, || {
         let k = gpu_op("k");
         let x = Array::from_array(nd(&[4096], uniform_vec(6, 4096, -1.0, 1.0)));
-        let g = call(&k, &[x.lazy()]); // GPU, stage 0
+        let g = call(&k, &[&x.lazy()]); // GPU, stage 0
         let c = x.mapv(|v| v * 3.0); // CPU, level 0
         let s1 = (&c - &c.max().unwrap()).max().unwrap(); // a reduction in a level-1 stage
         let late = &g - &s1; // CPU, reads g directly, level 2
         let early = g.mapv(|v| v * 2.0); // CPU, reads g directly, level 1
-        let plan = s.plan_for(&[late.lazy(), early.lazy()], &devices()).unwrap();
+        let plan = s.plan_for(&[&late.lazy(), &early.lazy()], &devices()).unwrap();
         check_plan_order(&plan, &s.nodes());
     });
 }
@@ -688,12 +688,12 @@ fn build(ops: &[Op], x: &ArrayD<f64>) -> (Vec<Array<f64>>, Vec<ArrayD<f64>>) {
                 (where_(&lazy[a % n].gt(&lazy[b % n]), &lazy[a % n], &(&lazy[b % n] * -0.5)), w)
             }
             Op::Closure(a) => (lazy[a % n].mapv(|v| v * 0.25 + 1.0), eager[a % n].mapv(|v| v * 0.25 + 1.0)),
-            Op::Gpu(a) => (call(&k, &[lazy[a % n].lazy()]), eager[a % n].mapv(|v| 2.0 * v + 1.0)),
-            Op::GpuAdd(a, b) => (call(&add, &[lazy[a % n].lazy(), lazy[b % n].lazy()]), &eager[a % n] + &eager[b % n]),
+            Op::Gpu(a) => (call(&k, &[&lazy[a % n].lazy()]), eager[a % n].mapv(|v| 2.0 * v + 1.0)),
+            Op::GpuAdd(a, b) => (call(&add, &[&lazy[a % n].lazy(), &lazy[b % n].lazy()]), &eager[a % n] + &eager[b % n]),
             Op::Cumsum(a) => {
                 let mut acc = 0.0;
                 (
-                    call(&cs, &[lazy[a % n].lazy()]),
+                    call(&cs, &[&lazy[a % n].lazy()]),
                     eager[a % n].mapv(|v| {
                         acc += v;
                         acc
@@ -750,7 +750,8 @@ proptest! {
             }
             // Handles not asked for are dropped: their nodes live while targets need them.
             let kept: Vec<(usize, Array<f64>)> = lazy.into_iter().enumerate().filter(|(i, _)| is_target(*i)).collect();
-            let lazies: Vec<&Lazy> = kept.iter().map(|(_, l)| l.lazy()).collect();
+            let owned: Vec<Lazy> = kept.iter().map(|(_, l)| l.lazy()).collect();
+            let lazies: Vec<&Lazy> = owned.iter().collect();
             let plan = s.plan_for(&lazies, &devices()).unwrap();
             check_plan_order(&plan, &s.nodes());
             for st in &plan.steps {
@@ -803,15 +804,15 @@ fn a_fusing_device_is_paged_for_what_it_holds() {
 
         // Five fused ops: x and y in, w out, 24 bytes a row, two pieces in flight.
         let w = ((&x * &y).exp() + &x).sqrt() - &y;
-        let fused = s.plan_for(&[w.lazy()], &devices()).unwrap();
+        let fused = s.plan_for(&[&w.lazy()], &devices()).unwrap();
         assert_eq!(rows(&fused, &w), budget / (2 * 24), "{fused}");
-        let unfused = s.plan_for(&[w.lazy()], &not_fusing).unwrap();
+        let unfused = s.plan_for(&[&w.lazy()], &not_fusing).unwrap();
         assert!(rows(&unfused, &w) < rows(&fused, &w), "intermediates take memory without fusion:\n{unfused}");
 
         // An op launched alone in the middle: x * y is held for it, and its result for the
         // fused add after it (an output, to the end): 16 bytes of values, 32 a row with x, y.
-        let v = call(&gpu_op("alone"), &[(&x * &y).lazy()]) + &x;
-        let plan = s.plan_for(&[v.lazy()], &devices()).unwrap();
+        let v = call(&gpu_op("alone"), &[&(&x * &y).lazy()]) + &x;
+        let plan = s.plan_for(&[&v.lazy()], &devices()).unwrap();
         assert_eq!(rows(&plan, &v), budget / (2 * 32), "{plan}");
         check_plan_order(&plan, &s.nodes());
     });
@@ -836,8 +837,8 @@ fn a_fusing_device_prices_a_chain_as_one_kernel() {
         let mid = inner.exp();
         let w = (&mid + &x).sqrt() - &y;
         let not_fusing = not_fusing_devices();
-        let fused = s.plan_for(&[w.lazy()], &devices()).unwrap();
-        let unfused = s.plan_for(&[w.lazy()], &not_fusing).unwrap();
+        let fused = s.plan_for(&[&w.lazy()], &devices()).unwrap();
+        let unfused = s.plan_for(&[&w.lazy()], &not_fusing).unwrap();
         let on = |plan: &Plan, v: &Array<f64>| plan.step_of(v.lazy().id()).unwrap().accelerator_s;
         for v in [&inner, &mid] {
             assert_eq!(fused.step_of(v.lazy().id()).unwrap().device, GPU, "{fused}");
@@ -847,7 +848,7 @@ fn a_fusing_device_prices_a_chain_as_one_kernel() {
         assert!(on(&fused, &w) > 0.0 && on(&fused, &w) == on(&unfused, &w), "the chain's last op is priced as a kernel\n{fused}");
         assert!(fused.predicted.compute_s < unfused.predicted.compute_s, "{fused}\n{unfused}");
         // Asked for, an op's result leaves the chain: it is priced as a kernel.
-        let asked = s.plan_for(&[w.lazy(), mid.lazy()], &devices()).unwrap();
+        let asked = s.plan_for(&[&w.lazy(), &mid.lazy()], &devices()).unwrap();
         assert!(on(&asked, &mid) > 0.0, "{asked}");
     });
 }

@@ -85,7 +85,7 @@ fn readme_user_annotation_example() -> Result<(), BachError> {
     use bach::runtime::{oa, Value};
     let x = Array::linspace(-3.0, 3.0, 100_001);
     let softplus = oa("softplus").cpu(|_ctx, args| Ok(Value::from(args[0].array::<f64>("softplus")?.mapv(|v| (1.0 + v.exp()).ln())))).build();
-    let y = Array::<f64>::from_lazy(softplus.call(&[x.lazy()])?)?;
+    let y = Array::<f64>::from_lazy(softplus.call(&[&x.lazy()])?)?;
     assert!(y.plan()?.total_pieces() > 1);
     let expect = ndarray::Array1::linspace(-3.0, 3.0, 100_001).mapv(|v: f64| (1.0 + v.exp()).ln());
     assert_eq!(y.to_array1()?, expect);

@@ -136,7 +136,7 @@ fn evaluate_edge_cases() {
         // The same target twice, and a target with its own input as a target.
         bach::evaluate(&[&y, &y, &x]).unwrap();
         assert_eq!(evals(&s), 1);
-        let vals = s.evaluate(&[y.lazy(), y.lazy()]).unwrap();
+        let vals = s.evaluate(&[&y.lazy(), &y.lazy()]).unwrap();
         assert_eq!(vals.len(), 2);
         // A handle of the wrong element type is refused.
         assert!(matches!(Array::<f32>::from_lazy(y.lazy().clone()), Err(E::DType { .. })));
@@ -302,7 +302,7 @@ fn mixing_sessions_is_an_error() {
     let p = catch_unwind(AssertUnwindSafe(|| &x * &y)).expect_err("operator panics");
     assert!(panic_text(p).contains("different Bach sessions"));
     assert!(matches!(bach::evaluate(&[&x, &y]), Err(E::SessionMismatch { .. })));
-    assert!(matches!(s1.evaluate(&[y.lazy()]), Err(E::SessionMismatch { .. })));
+    assert!(matches!(s1.evaluate(&[&y.lazy()]), Err(E::SessionMismatch { .. })));
     // A scalar operand joins its array's session, whatever the current one is.
     let z = with_session(&s2, || &x + 1.0);
     assert!(Arc::ptr_eq(z.lazy().session(), &s1));
@@ -336,7 +336,7 @@ fn user_annotations_run_in_pieces() {
         let sp = softplus(seen.clone());
         // Fused with library ops before and after it.
         let pre = &x * 0.5;
-        let y = Array::<f64>::from_lazy(sp.call(&[pre.lazy()]).unwrap()).unwrap();
+        let y = Array::<f64>::from_lazy(sp.call(&[&pre.lazy()]).unwrap()).unwrap();
         let out = &y + 1.0;
         let plan = out.plan().unwrap();
         let st = plan.step_of(y.lazy().id()).unwrap();
@@ -375,7 +375,7 @@ fn user_annotations_run_in_pieces() {
         let m = nd(&[997, 101], uniform_vec(5, 997 * 101, -1.0, 1.0));
         let w = nd(&[101], uniform_vec(6, 101, -1.0, 1.0));
         let (lm, lw) = (Array::from_array(m.clone()), Array::from_array(w.clone()));
-        let r = Array::<f64>::from_lazy(scale_shift.call(&[lm.lazy(), (&lw * 2.0).lazy()]).unwrap()).unwrap();
+        let r = Array::<f64>::from_lazy(scale_shift.call(&[&lm.lazy(), &(&lw * 2.0).lazy()]).unwrap()).unwrap();
         let plan = r.plan().unwrap();
         let pieces = plan.stages[plan.step_of(r.lazy().id()).unwrap().stage].pieces;
         assert!(pieces > 1, "{plan}");
@@ -383,8 +383,8 @@ fn user_annotations_run_in_pieces() {
         assert_exact("scale_shift", &r.to_array().unwrap(), &want);
         assert_eq!(calls.load(Ordering::SeqCst), pieces);
         // Its shape rule runs at the call.
-        assert!(matches!(scale_shift.call(&[lm.lazy(), lm.lazy()]), Err(E::Shape { .. })));
-        assert!(matches!(scale_shift.call(&[lm.lazy()]), Err(E::Invalid { .. })), "wrong arity");
+        assert!(matches!(scale_shift.call(&[&lm.lazy(), &lm.lazy()]), Err(E::Shape { .. })));
+        assert!(matches!(scale_shift.call(&[&lm.lazy()]), Err(E::Invalid { .. })), "wrong arity");
 
         // Elementwise with numpy broadcasting: a [k] operand of a [n, k] result is broadcast.
         let axpy = oa("axpy")
@@ -393,7 +393,7 @@ fn user_annotations_run_in_pieces() {
             .shape(|m: &[Meta]| Ok(m[0].clone()))
             .cpu(|_, args| Ok(Value::from(&args[0].array::<f64>("axpy")? * 3.0 + &args[1].array::<f64>("axpy")?)))
             .build();
-        let r = Array::<f64>::from_lazy(axpy.call(&[lm.lazy(), lw.lazy()]).unwrap()).unwrap();
+        let r = Array::<f64>::from_lazy(axpy.call(&[&lm.lazy(), &lw.lazy()]).unwrap()).unwrap();
         assert_exact("axpy", &r.to_array().unwrap(), &(&m * 3.0 + &w));
 
         // Unsplittable: one call over whole values.
@@ -411,7 +411,7 @@ fn user_annotations_run_in_pieces() {
                 })))
             })
             .build();
-        let c = Array::<f64>::from_lazy(cumsum.call(&[(&x * 1.0).lazy()]).unwrap()).unwrap();
+        let c = Array::<f64>::from_lazy(cumsum.call(&[&(&x * 1.0).lazy()]).unwrap()).unwrap();
         let got = c.to_array().unwrap();
         let mut acc = 0.0;
         let want = xs.mapv(|v| {
@@ -423,7 +423,7 @@ fn user_annotations_run_in_pieces() {
 
         // A kernel that returns an error: the error comes back from the evaluation.
         let failing = oa("failing").cpu(|_, _| Err(E::invalid("failing", "no luck"))).build();
-        let f = failing.call(&[x.lazy()]).unwrap();
+        let f = failing.call(&[&x.lazy()]).unwrap();
         assert!(matches!(f.eval(), Err(E::Invalid { ref detail, .. }) if detail == "no luck"));
     });
 }
@@ -571,7 +571,7 @@ fn mapv_says_why_it_stays_on_the_cpu() {
         assert_eq!(step.reason, "a Rust closure runs on the CPU only");
         assert_eq!(step.device, CPU);
         assert!(plan.to_string().contains("a Rust closure runs on the CPU only"), "{plan}");
-        let gpu = s.plan_for(&[y.lazy()], &[bach_runtime::DeviceProfile::cpu(), bach_runtime::DeviceProfile::hypothetical_gpu("H100", 80 << 30)]).unwrap();
+        let gpu = s.plan_for(&[&y.lazy()], &[bach_runtime::DeviceProfile::cpu(), bach_runtime::DeviceProfile::hypothetical_gpu("H100", 80 << 30)]).unwrap();
         let step = gpu.step_of(y.lazy().id()).unwrap();
         assert_eq!((step.device, step.reason.to_string().as_str()), (CPU, "a Rust closure runs on the CPU only"));
         let f32s = Array::from_vec(vec![1.0f32; 10]).mapv_lazy(|v| v * 2.0);

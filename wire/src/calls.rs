@@ -128,7 +128,7 @@ pub mod magic {
     /// those `left_out` (moved before the line; listed unnamed if alive); `live`: a table
     /// redrawn before each cell.
     pub fn show_vars(named: &[&str], left_out: &[&str], live: bool) -> String {
-        let list: Vec<String> = named.iter().map(|n| format!("({n:?}, {n}.lazy())")).collect();
+        let list: Vec<String> = named.iter().map(|n| format!("({n:?}, &{n}.lazy())")).collect();
         let left: Vec<String> = left_out.iter().map(|n| format!("{n:?}")).collect();
         let f = if live { "show_vars_live" } else { "show_vars" };
         format!("bach::notebook::{f}(&[{}], &[{}]);", list.join(", "), left.join(", "))

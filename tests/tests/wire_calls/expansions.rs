@@ -142,11 +142,11 @@ pub fn expansions(x: Array1<f64>, n: i32) -> Result<(), Box<dyn std::error::Erro
     }
     // vars
     {
-        bach::notebook::show_vars(&[("x", x.lazy())], &["gone"]);
+        bach::notebook::show_vars(&[("x", &x.lazy())], &["gone"]);
     }
     // vars live
     {
-        bach::notebook::show_vars_live(&[("x", x.lazy())], &[]);
+        bach::notebook::show_vars_live(&[("x", &x.lazy())], &[]);
     }
     // stash
     {
