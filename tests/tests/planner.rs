@@ -772,7 +772,8 @@ proptest! {
                     prop_assert!(g.to_bits() == w.to_bits() || (g.is_nan() && w.is_nan()), "value {} element {}: {} vs {}", i, j, g, w);
                 }
             }
-            drop((kept, lazies, owned));
+            drop(lazies);
+            drop((kept, owned));
             prop_assert_eq!(s.node_count(), 0, "every node is collected once the handles are gone");
             Ok(())
         })?;
