@@ -663,6 +663,12 @@ pub(crate) fn standard_of_view<A: Clone, D: Dimension>(v: &ndarray::ArrayView<'_
 /// `map_collect` make) as a shared value, its elements moved, not cloned (ndarray's
 /// `into_shared` asks `A: Clone`).
 pub(crate) fn shared_of<A, D: Dimension>(a: ndarray::Array<A, D>) -> NdArc<A, D> {
+    if !a.is_standard_layout() && !a.t().is_standard_layout() {
+        // Other strides (`to_owned` of a permuted view keeps them): the elements moved into
+        // row-major order.
+        let dim = a.raw_dim();
+        return NdArc::from_shape_vec(dim, a.into_iter().collect()).expect("one element per index");
+    }
     let f_order = a.ndim() > 1 && !a.is_standard_layout();
     let dim = a.raw_dim();
     let (v, _) = a.into_raw_vec_and_offset();
@@ -719,15 +725,13 @@ impl<A, D: Dimension> Array<A, D> {
     pub(crate) fn of_handle(h: Handle<A, D>) -> Self {
         ArrayBase { repr: h }
     }
-    /// An array of a view's elements (copied: in row-major order for Bach's graph element
-    /// types, as Bach's values are).
+    /// An array of a view's elements (copied: in the view's own order when it is row- or
+    /// column-major, as ndarray's `to_owned`; else row-major).
     pub(crate) fn from_nd_view(v: &ndarray::ArrayView<'_, A, D>) -> Self
     where
         A: Clone,
     {
-        let v = shared_of(v.to_owned());
-        let v = if v.is_standard_layout() { v } else { crate::host::standard_layout(v.clone()).unwrap_or(v) };
-        Array::from_shared_value(v)
+        Array::from_shared_value(shared_of(v.to_owned()))
     }
 
     /// An array holding `a`'s data (moved into the session; evaluated already). A large
@@ -744,7 +748,9 @@ impl<A, D: Dimension> Array<A, D> {
         let s = session::current();
         match graph_element::<A>() {
             Some(g) if a.len() > EAGER_MAX_ELEMENTS.min(s.eager_max_elements()) => {
-                let lazy = s.source((g.wrap)(a.clone().into_dyn()), "from_array");
+                // A graph value is row-major (a column-major one is copied for the node).
+                let src = if a.is_standard_layout() { a.clone() } else { crate::host::standard_layout(a.clone()).expect("a graph element type") };
+                let lazy = s.source((g.wrap)(src.into_dyn()), "from_array");
                 ArrayBase { repr: Handle::new(Some(lazy), Some(a), None, g.read) }
             }
             _ => Self::from_host_in(a, s),

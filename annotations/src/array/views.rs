@@ -145,10 +145,14 @@ impl<'a, A, D: Dimension> LazyView<'a, A, D> {
 }
 
 /// The lazy views an array keeps while it lives (freed with it, or when it is next written:
-/// no view of it lives then). Type-erased: a view may have another dimension type.
+/// no view of it lives then). Type-erased: a view may have another dimension type. Empty
+/// (one null pointer) until the array's first lazy view.
 #[derive(Default)]
 #[doc(hidden)]
-pub struct Kept {
+pub struct Kept(OnceLock<Box<KeptViews>>);
+#[derive(Default)]
+#[doc(hidden)]
+pub struct KeptViews {
     views: Mutex<Vec<(usize, unsafe fn(usize))>>,
     /// The whole-array view, made once (`view()` in a loop keeps one).
     whole: OnceLock<usize>,
@@ -159,19 +163,21 @@ unsafe fn free<T>(p: usize) {
     drop(unsafe { Box::from_raw(p as *mut T) })
 }
 impl Kept {
-    /// Keeps `t` for as long as `self` lives, and lends it.
+    fn views(&self) -> &KeptViews {
+        self.0.get_or_init(Box::default)
+    }
     /// Keeps `t` for as long as `self` lives (until it is dropped or replaced, which takes
     /// `&mut self` or its owner by value: no borrow of the owner outlives it).
     fn keep<T>(&self, t: T) -> *const T {
         let p = Box::into_raw(Box::new(t));
-        self.views.lock().unwrap_or_else(|e| e.into_inner()).push((p as usize, free::<T>));
+        self.views().views.lock().unwrap_or_else(|e| e.into_inner()).push((p as usize, free::<T>));
         p
     }
 }
-impl Drop for Kept {
+impl Drop for KeptViews {
     fn drop(&mut self) {
         for (p, free) in self.views.get_mut().unwrap_or_else(|e| e.into_inner()).drain(..) {
-            // SAFETY: see `keep`; nothing borrows `self` any more.
+            // SAFETY: see `Kept::keep`; nothing borrows the owner any more.
             unsafe { free(p) }
         }
     }
@@ -257,7 +263,7 @@ impl<A, D: Dimension> Handle<A, D> {
         if let Some(v) = on_host {
             return View::Host(v.view());
         }
-        let p = *self.views.whole.get_or_init(|| self.views.keep(LazyView::<'_, A, D> { array: Array::of_handle(self.clone()), nd: OnceLock::new() }) as usize);
+        let p = *self.views.views().whole.get_or_init(|| self.views.keep(LazyView::<'_, A, D> { array: Array::of_handle(self.clone()), nd: OnceLock::new() }) as usize);
         // `whole` is the address of a `LazyView<A, D>` this handle keeps (of this dimension
         // type: made here), alive while `self` is borrowed.
         View::Lazy(Held::new(p as *const LazyView<'_, A, D>))
