@@ -31,7 +31,7 @@ impl<S: DataMut, D: Dimension> DerefMut for ArrayBase<S, D> {
     /// The value for writing: this handle's own from here on.
     #[track_caller]
     fn deref_mut(&mut self) -> &mut Self::Target {
-        S::nd_mut(self.handle_mut().evaluated_mut())
+        self.evaluated_mut()
     }
 }
 
@@ -212,7 +212,7 @@ impl<A: Clone, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
     where
         S: DataMut,
     {
-        rhs.assign_to(self.evaluated_mut());
+        rhs.assign_to(self.evaluated_mut().view_mut());
     }
     /// Folds along `axis` (ndarray's `fold_axis`), on the host: a Bach array of the results.
     #[track_caller]

@@ -79,7 +79,7 @@ pub struct Handle<A, D> {
     /// The graph node; empty after a mutation until an annotated call needs one.
     lazy: OnceLock<Lazy>,
     /// The value when the handle was made with it or wrote it (a host value).
-    held: views_mut::Held<A, D>,
+    held: Option<NdArc<A, D>>,
     /// The evaluated value, kept by the handle so indexing can hand out references.
     value: OnceLock<NdArc<A, D>>,
     /// The session a node made later from `value` goes to (set when `lazy` is empty).
@@ -315,7 +315,7 @@ impl<A: Clone, S: Data<Elem = A>, D: Dimension + ndarray::DimMax<E>, E: Dimensio
     fn host_value(&self) -> Option<Value> {
         match self.parts() {
             Parts::Handle(h) => h.value_ref().and_then(|v| wrap_any(standard(v).into_dyn())),
-            Parts::Host(v) => wrap_any(standard_of_view(v).into_dyn()),
+            Parts::Host(v) => wrap_any(standard_of_view(&v).into_dyn()),
         }
     }
     fn host(&self) -> Option<Host<'_, A>> {
@@ -364,17 +364,17 @@ pub trait AssignOperand<A, D: Dimension> {
 /// What `a.assign(&b)` copies from: an array or view of the family or of ndarray, of any
 /// dimension type that broadcasts to `a`'s shape (as ndarray's `assign`).
 pub trait AssignFrom<A> {
-    fn assign_to<D: Dimension>(self, to: &mut NdArc<A, D>);
+    fn assign_to<D: Dimension>(self, to: ndarray::ArrayViewMut<'_, A, D>);
 }
 impl<A: Clone, S: Data<Elem = A>, E: Dimension> AssignFrom<A> for &ArrayBase<S, E> {
     #[track_caller]
-    fn assign_to<D: Dimension>(self, to: &mut NdArc<A, D>) {
+    fn assign_to<D: Dimension>(self, mut to: ndarray::ArrayViewMut<'_, A, D>) {
         to.assign(&self.evaluated().view());
     }
 }
 impl<A: Clone, S: ndarray::Data<Elem = A>, E: Dimension> AssignFrom<A> for &ndarray::ArrayBase<S, E> {
     #[track_caller]
-    fn assign_to<D: Dimension>(self, to: &mut NdArc<A, D>) {
+    fn assign_to<D: Dimension>(self, mut to: ndarray::ArrayViewMut<'_, A, D>) {
         to.assign(self);
     }
 }
@@ -578,7 +578,7 @@ impl<A: Element, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
     pub(crate) fn host_value(&self) -> Option<Value> {
         match self.parts() {
             Parts::Handle(h) => h.value_ref().map(|v| A::wrap(standard(v).into_dyn())),
-            Parts::Host(v) => Some(A::wrap(standard_of_view(v).into_dyn())),
+            Parts::Host(v) => Some(A::wrap(standard_of_view(&v).into_dyn())),
         }
     }
 
@@ -587,7 +587,7 @@ impl<A: Element, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
     pub fn lazy(&self) -> Lazy {
         match self.parts() {
             Parts::Handle(h) => h.lazy().clone(),
-            Parts::Host(v) => session::current().source(A::wrap(standard_of_view(v).into_dyn()), "host view"),
+            Parts::Host(v) => session::current().source(A::wrap(standard_of_view(&v).into_dyn()), "host view"),
         }
     }
     pub fn meta(&self) -> Meta {
@@ -703,7 +703,7 @@ impl<A, D: Dimension> Array<std::mem::MaybeUninit<A>, D> {
 impl<A, D> Handle<A, D> {
     /// A handle of a node and/or a host value.
     pub(crate) fn new(lazy: Option<Lazy>, held: Option<NdArc<A, D>>, home: Option<Arc<Session>>, read: ReadNode<A>) -> Self {
-        Handle { lazy: lazy.map_or_else(OnceLock::new, OnceLock::from), held: views_mut::Held::new(held), value: OnceLock::new(), home, read, views: views::Kept::default() }
+        Handle { lazy: lazy.map_or_else(OnceLock::new, OnceLock::from), held, value: OnceLock::new(), home, read, views: views::Kept::default() }
     }
 }
 
@@ -807,7 +807,7 @@ impl<A, D: Dimension> Handle<A, D> {
     pub(crate) fn node(&self) -> Option<&Lazy> {
         self.lazy.get()
     }
-    fn shape(&self) -> &[usize] {
+    pub(crate) fn shape(&self) -> &[usize] {
         match (self.lazy.get(), self.value_ref()) {
             (Some(l), _) => &l.meta().shape,
             (None, Some(v)) => v.shape(),
@@ -817,13 +817,35 @@ impl<A, D: Dimension> Handle<A, D> {
     /// The same handle with dimension type `E`; an error when its axes are not `E`'s.
     pub(crate) fn into_dimensionality<E: Dimension>(self) -> Result<Handle<A, E>> {
         let cast = |v: NdArc<A, D>| v.into_dimensionality::<E>().map_err(|e| BachError::shape("into_dimensionality", e.to_string()));
-        let p = self.into_parts();
-        let value = match p.value.into_inner() {
+        let Handle { lazy, held, value, home, read, views: _ } = self;
+        let value = match value.into_inner() {
             Some(v) => OnceLock::from(cast(v)?),
             None => OnceLock::new(),
         };
-        let held = p.held.try_map_dim(cast)?;
-        Ok(Handle { lazy: p.lazy, held, value, home: p.home, read: p.read, views: views::Kept::default() })
+        Ok(Handle { lazy, held: held.map(cast).transpose()?, value, home, read, views: views::Kept::default() })
+    }
+    /// The handle, moved out; a placeholder with neither node nor value is left (replaced
+    /// before anything reads it).
+    pub(crate) fn take(&mut self) -> Handle<A, D> {
+        let read = self.read;
+        std::mem::replace(self, Handle::new(None, None, None, read))
+    }
+    /// Swaps axes `a` and `b`: the value with its strides swapped, no copy (a lazy array is
+    /// evaluated first).
+    #[track_caller]
+    pub(crate) fn swap_axes(&mut self, a: usize, b: usize) {
+        self.evaluated_mut().swap_axes(a, b);
+    }
+    /// The elements in a new shape, read in row-major order (ndarray's
+    /// `into_shape_with_order`; copied once into row-major order when they are strided).
+    #[track_caller]
+    pub(crate) fn reshape<E: Dimension>(self, dims: &[usize]) -> std::result::Result<Handle<A, E>, ndarray::ShapeError> {
+        let incompatible = ndarray::ShapeError::from_kind;
+        let e = E::from_dimension(&IxDyn(dims)).ok_or_else(|| incompatible(ndarray::ErrorKind::IncompatibleShape))?;
+        let v = self.evaluated().clone();
+        let v = if v.is_standard_layout() { v } else { crate::host::standard_layout(v).ok_or_else(|| incompatible(ndarray::ErrorKind::IncompatibleLayout))? };
+        let home = self.home();
+        v.into_shape_with_order(e).map(|a| Handle::new(None, Some(a), Some(home), self.read))
     }
     /// Compute the value, as an ndarray array of this dimension type.
     pub(crate) fn eval_nd(&self) -> Result<&NdArc<A, D>> {
@@ -869,7 +891,7 @@ impl<A, D: Dimension> Handle<A, D> {
             self.home = Some(l.session().clone());
         }
         if self.held.is_none() {
-            *self.held = self.value.take();
+            self.held = self.value.take();
         }
         // ArcArray copies on its first write while another handle or a node shares it.
         self.held.as_mut().expect("just evaluated")
@@ -903,7 +925,7 @@ impl<S: Data, D: Dimension> ArrayBase<S, D> {
             Parts::Handle(h) => h.small_host().map(|(v, max)| (v.view(), max)),
             Parts::Host(v) if v.len() <= EAGER_MAX_ELEMENTS => {
                 let max = session::current().eager_max_elements();
-                (v.len() <= max).then(|| (v.view(), max))
+                (v.len() <= max).then_some((v, max))
             }
             Parts::Host(_) => None,
         }
@@ -912,15 +934,12 @@ impl<S: Data, D: Dimension> ArrayBase<S, D> {
     pub(crate) fn host_view(&self) -> Option<ndarray::ArrayView<'_, S::Elem, D>> {
         match self.parts() {
             Parts::Handle(h) => h.value_ref().map(|v| v.view()),
-            Parts::Host(v) => Some(v.view()),
+            Parts::Host(v) => Some(v),
         }
     }
 
     pub fn shape(&self) -> &[usize] {
-        match self.parts() {
-            Parts::Handle(h) => h.shape(),
-            Parts::Host(v) => v.shape(),
-        }
+        S::shape(&self.repr)
     }
     pub fn ndim(&self) -> usize {
         self.shape().len()
@@ -972,7 +991,7 @@ impl<S: Data, D: Dimension> ArrayBase<S, D> {
     pub(crate) fn eval_view(&self) -> Result<ndarray::ArrayView<'_, S::Elem, D>> {
         match self.parts() {
             Parts::Handle(h) => Ok(h.eval_nd()?.view()),
-            Parts::Host(v) => Ok(v.view()),
+            Parts::Host(v) => Ok(v),
         }
     }
     /// The value as an owned `ndarray` array of this dimension type.
@@ -1070,17 +1089,14 @@ impl<S: Data, D: Dimension> ArrayBase<S, D> {
     }
 }
 
-impl<A, S: DataMut<Elem = A>, D: Dimension> ArrayBase<S, D> {
-    /// The handle, for writing.
-    pub(crate) fn handle_mut(&mut self) -> &mut Handle<A, D> {
-        S::handle_mut(&mut self.repr)
-    }
-    /// The value for writing: evaluated, made this handle's own (copied when any other
-    /// handle or node shares it), and the node dropped (the next annotated call makes a new
-    /// one from the value). Nothing another handle can see changes.
+impl<S: DataMut, D: Dimension> ArrayBase<S, D> {
+    /// The values for writing: an array's evaluated, made this handle's own (copied when any
+    /// other handle or node shares it), and the node dropped (the next annotated call makes
+    /// a new one from the value); a mutable view's, its parent's elements. Nothing another
+    /// handle can see changes.
     #[track_caller]
-    pub(crate) fn evaluated_mut(&mut self) -> &mut NdArc<A, D> {
-        self.handle_mut().evaluated_mut()
+    pub(crate) fn evaluated_mut(&mut self) -> &mut ndarray::ArrayBase<S::Nd, D> {
+        S::nd_mut(&mut self.repr)
     }
 }
 
@@ -1092,14 +1108,7 @@ impl<A: Clone, S: DataMut<Elem = A>, D: Dimension> ArrayBase<S, D> {
         if r.shape() != self.shape() {
             panic!("{}", BachError::shape(op, format!("the result's shape {:?} is not the array's {:?}", r.shape(), self.shape())));
         }
-        let h = self.handle_mut();
-        if h.writes_back() {
-            // A mutable view keeps viewing its parent: the values are written into it.
-            let v = r.repr.evaluated().clone();
-            h.evaluated_mut().assign(&v);
-            return;
-        }
-        *h = r.repr;
+        S::assign_array(&mut self.repr, r);
     }
 }
 

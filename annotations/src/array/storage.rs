@@ -47,6 +47,9 @@ pub trait Data: RawData<Nd: ndarray::Data> {
     /// The representation's handle, or its elements on the host.
     #[doc(hidden)]
     fn parts<D: Dimension>(r: &Self::Repr<D>) -> Parts<'_, Self::Elem, D>;
+    /// The shape.
+    #[doc(hidden)]
+    fn shape<D: Dimension>(r: &Self::Repr<D>) -> &[usize];
     /// The values, evaluated here when they are not (a failure panics at the caller's line).
     #[doc(hidden)]
     #[track_caller]
@@ -79,11 +82,19 @@ pub trait Data: RawData<Nd: ndarray::Data> {
 /// another handle shares first).
 pub trait RawDataMut: RawData {}
 pub trait DataMut: Data<Nd: ndarray::DataMut> + RawDataMut {
+    /// The values for writing: an array's evaluated and made its own (copied when another
+    /// handle or node shares them), its node dropped (the next annotated call makes a new one
+    /// from the values); a mutable view's, its parent's elements.
     #[doc(hidden)]
-    fn handle_mut<D: Dimension>(r: &mut Self::Repr<D>) -> &mut Handle<Self::Elem, D>;
-    /// A handle's value as ndarray's storage of this kind.
+    #[track_caller]
+    fn nd_mut<D: Dimension>(r: &mut Self::Repr<D>) -> &mut ndarray::ArrayBase<Self::Nd, D>;
+    /// `r` bound to `v`, the result of `r op rhs` of its shape: an array takes the result
+    /// (lazy for the float types); a mutable view writes its values into its parent.
     #[doc(hidden)]
-    fn nd_mut<D: Dimension>(v: &mut ndarray::ArcArray<Self::Elem, D>) -> &mut ndarray::ArrayBase<Self::Nd, D>;
+    #[track_caller]
+    fn assign_array<D: Dimension>(r: &mut Self::Repr<D>, v: super::Array<Self::Elem, D>)
+    where
+        Self::Elem: Clone;
 }
 /// Storage that owns its values (ndarray's `DataOwned`).
 pub trait DataOwned: Data {}
@@ -95,7 +106,7 @@ pub trait DataShared: Data + RawDataClone {}
 #[doc(hidden)]
 pub enum Parts<'r, A, D> {
     Handle(&'r Handle<A, D>),
-    Host(&'r ndarray::ArrayView<'r, A, D>),
+    Host(ndarray::ArrayView<'r, A, D>),
 }
 
 /// An owned array's storage (`Array<A, D>`).
@@ -120,6 +131,9 @@ macro_rules! handle_kinds {
             fn parts<D: Dimension>(r: &Handle<A, D>) -> Parts<'_, A, D> {
                 Parts::Handle(r)
             }
+            fn shape<D: Dimension>(r: &Handle<A, D>) -> &[usize] {
+                r.shape()
+            }
             #[track_caller]
             fn nd<D: Dimension>(r: &Handle<A, D>) -> &ndarray::ArcArray<A, D> {
                 r.evaluated()
@@ -137,11 +151,10 @@ macro_rules! handle_kinds {
             fn swap_axes_repr<D: Dimension>(r: &mut Handle<A, D>, a: usize, b: usize) {
                 r.swap_axes(a, b)
             }
-            fn into_handle<D: Dimension>(mut r: Handle<A, D>) -> Handle<A, D>
+            fn into_handle<D: Dimension>(r: Handle<A, D>) -> Handle<A, D>
             where
                 A: Clone,
             {
-                r.flush_back();
                 r
             }
             #[track_caller]
@@ -154,7 +167,6 @@ macro_rules! handle_kinds {
 handle_kinds! {
     [A] OwnedRepr<A>;
     [A] OwnedArcRepr<A>;
-    ['a, A] ViewRepr<&'a mut A>;
     ['a, A] CowRepr<'a, A>;
 }
 macro_rules! clone_handle {
@@ -175,11 +187,13 @@ macro_rules! mut_handle {
     ($([$($g:tt)*] $T:ty;)*) => {$(
         impl<$($g)*> RawDataMut for $T {}
         impl<$($g)*> DataMut for $T {
-            fn handle_mut<D: Dimension>(r: &mut Handle<A, D>) -> &mut Handle<A, D> {
-                r
+            #[track_caller]
+            fn nd_mut<D: Dimension>(r: &mut Handle<A, D>) -> &mut ndarray::ArcArray<A, D> {
+                r.evaluated_mut()
             }
-            fn nd_mut<D: Dimension>(v: &mut ndarray::ArcArray<A, D>) -> &mut ndarray::ArcArray<A, D> {
-                v
+            #[track_caller]
+            fn assign_array<D: Dimension>(r: &mut Handle<A, D>, v: super::Array<A, D>) {
+                *r = v.repr;
             }
         }
     )*};
@@ -187,7 +201,6 @@ macro_rules! mut_handle {
 mut_handle! {
     [A: Clone] OwnedRepr<A>;
     [A: Clone] OwnedArcRepr<A>;
-    ['a, A: Clone] ViewRepr<&'a mut A>;
 }
 impl<A> DataOwned for OwnedRepr<A> {}
 impl<A> DataOwned for OwnedArcRepr<A> {}
@@ -208,6 +221,9 @@ impl<'a, A> RawDataClone for ViewRepr<&'a A> {
 impl<'a, A> Data for ViewRepr<&'a A> {
     fn parts<'r, D: Dimension>(r: &'r View<'a, A, D>) -> Parts<'r, A, D> {
         r.parts()
+    }
+    fn shape<'r, D: Dimension>(r: &'r View<'a, A, D>) -> &'r [usize] {
+        r.shape()
     }
     #[track_caller]
     fn nd<'r, D: Dimension>(r: &'r View<'a, A, D>) -> &'r ndarray::ArrayView<'a, A, D> {
@@ -239,5 +255,62 @@ impl<'a, A> Data for ViewRepr<&'a A> {
     fn reshape_repr<D: Dimension, E: Dimension>(r: View<'a, A, D>, dims: &[usize]) -> Result<View<'a, A, E>, ndarray::ShapeError> {
         let e = E::from_dimension(&ndarray::IxDyn(dims)).ok_or_else(|| ndarray::ShapeError::from_kind(ndarray::ErrorKind::IncompatibleShape))?;
         r.into_nd().into_shape_with_order(e).map(View::Host)
+    }
+}
+
+/// A mutable view: ndarray's mutable view of its parent's elements (`views_mut.rs`).
+impl<'a, A> Sealed for ViewRepr<&'a mut A> {}
+impl<'a, A> RawData for ViewRepr<&'a mut A> {
+    type Elem = A;
+    type Nd = ndarray::ViewRepr<&'a mut A>;
+    type Repr<D> = ndarray::ArrayViewMut<'a, A, D>;
+}
+impl<'a, A> Data for ViewRepr<&'a mut A> {
+    fn parts<'r, D: Dimension>(r: &'r ndarray::ArrayViewMut<'a, A, D>) -> Parts<'r, A, D> {
+        Parts::Host(r.view())
+    }
+    fn shape<'r, D: Dimension>(r: &'r ndarray::ArrayViewMut<'a, A, D>) -> &'r [usize] {
+        r.shape()
+    }
+    fn nd<'r, D: Dimension>(r: &'r ndarray::ArrayViewMut<'a, A, D>) -> &'r ndarray::ArrayViewMut<'a, A, D> {
+        r
+    }
+    fn cut_repr<D: Dimension, E: Dimension>(r: ndarray::ArrayViewMut<'a, A, D>, cut: &Cut) -> bach_runtime::Result<ndarray::ArrayViewMut<'a, A, E>> {
+        let c = cut.apply(r.into_dyn());
+        super::check_ndim::<E>("view_mut", c.shape())?;
+        c.into_dimensionality::<E>().map_err(|e| bach_runtime::BachError::shape("view_mut", e.to_string()))
+    }
+    fn dim_repr<D: Dimension, E: Dimension>(r: ndarray::ArrayViewMut<'a, A, D>) -> bach_runtime::Result<ndarray::ArrayViewMut<'a, A, E>> {
+        r.into_dimensionality::<E>().map_err(|e| bach_runtime::BachError::shape("into_dimensionality", e.to_string()))
+    }
+    fn take_repr<D: Dimension>(r: &mut ndarray::ArrayViewMut<'a, A, D>) -> ndarray::ArrayViewMut<'a, A, D> {
+        let empty = ndarray::ArrayViewMut::from_shape(D::zeros(r.ndim()), &mut []).expect("an empty view");
+        std::mem::replace(r, empty)
+    }
+    fn swap_axes_repr<D: Dimension>(r: &mut ndarray::ArrayViewMut<'a, A, D>, a: usize, b: usize) {
+        r.swap_axes(a, b)
+    }
+    fn into_handle<D: Dimension>(r: ndarray::ArrayViewMut<'a, A, D>) -> Handle<A, D>
+    where
+        A: Clone,
+    {
+        super::Array::from_nd_view(&r.view()).repr
+    }
+    fn reshape_repr<D: Dimension, E: Dimension>(r: ndarray::ArrayViewMut<'a, A, D>, dims: &[usize]) -> Result<ndarray::ArrayViewMut<'a, A, E>, ndarray::ShapeError> {
+        let e = E::from_dimension(&ndarray::IxDyn(dims)).ok_or_else(|| ndarray::ShapeError::from_kind(ndarray::ErrorKind::IncompatibleShape))?;
+        r.into_shape_with_order(e)
+    }
+}
+impl<'a, A> RawDataMut for ViewRepr<&'a mut A> {}
+impl<'a, A> DataMut for ViewRepr<&'a mut A> {
+    fn nd_mut<'r, D: Dimension>(r: &'r mut ndarray::ArrayViewMut<'a, A, D>) -> &'r mut ndarray::ArrayViewMut<'a, A, D> {
+        r
+    }
+    #[track_caller]
+    fn assign_array<D: Dimension>(r: &mut ndarray::ArrayViewMut<'a, A, D>, v: super::Array<A, D>)
+    where
+        A: Clone,
+    {
+        r.assign(&v.evaluated().view());
     }
 }

@@ -186,9 +186,14 @@ impl Drop for KeptViews {
 impl<'a, A, D: Dimension> View<'a, A, D> {
     pub(super) fn parts(&self) -> Parts<'_, A, D> {
         match self {
-            // SAFETY: a shorter borrow of the same elements, through a shared reference.
-            View::Host(v) => Parts::Host(unsafe { std::mem::transmute::<&ndarray::ArrayView<'a, A, D>, &ndarray::ArrayView<'_, A, D>>(v) }),
+            View::Host(v) => Parts::Host(v.view()),
             View::Lazy(l) => Parts::Handle(&l.get().array.repr),
+        }
+    }
+    pub(super) fn shape(&self) -> &[usize] {
+        match self {
+            View::Host(v) => v.shape(),
+            View::Lazy(l) => l.get().array.shape(),
         }
     }
     /// The elements on the host (a lazy view is evaluated once).
@@ -295,17 +300,8 @@ impl<A, D: Dimension> Handle<A, D> {
         check_ndim::<E>(op.name(), &node.meta().shape)?;
         Ok(Handle::new(Some(node), None, None, self.read))
     }
-    /// This handle cut by `cut`, of the same kind: an array stays an array (sharing the buffer
-    /// until written), and a mutable view keeps writing back into its parent.
-    pub(super) fn cut_move<E: Dimension>(mut self, cut: &Cut) -> Result<Handle<A, E>> {
-        if self.writes_back() {
-            self.evaluated();
-            let values = self.held.take().or_else(|| self.value.take());
-            *self.held = values;
-            let p = self.into_parts();
-            let held = p.held.cut_back::<E>(cut);
-            return Ok(Handle { lazy: OnceLock::new(), held, value: OnceLock::new(), home: p.home, read: p.read, views: Kept::default() });
-        }
+    /// This handle cut by `cut` (an array stays an array, sharing the buffer until written).
+    pub(super) fn cut_move<E: Dimension>(self, cut: &Cut) -> Result<Handle<A, E>> {
         self.cut(cut)
     }
 }
@@ -315,7 +311,7 @@ impl<A, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
     fn view_with<E: Dimension>(&self, cut: Cut, host: impl for<'h> FnOnce(ndarray::ArrayView<'h, A, D>) -> ndarray::ArrayView<'h, A, E>) -> Result<ArrayView<'_, A, E>> {
         let repr = match self.parts() {
             Parts::Handle(h) => h.view_cut(cut, host)?,
-            Parts::Host(v) => View::Host(host(v.view())),
+            Parts::Host(v) => View::Host(host(v)),
         };
         Ok(ArrayBase { repr })
     }
@@ -323,7 +319,7 @@ impl<A, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
     fn view_cut<E: Dimension>(&self, cut: Cut) -> Result<ArrayView<'_, A, E>> {
         let c = cut.clone();
         if let Parts::Host(v) = self.parts() {
-            return Ok(ArrayBase { repr: View::Host(host_cut(v.view(), &c)?) });
+            return Ok(ArrayBase { repr: View::Host(host_cut(v, &c)?) });
         }
         self.view_with(cut, move |v| host_cut(v, &c).expect("a cut of the checked shape"))
     }
@@ -332,7 +328,7 @@ impl<A, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
     pub fn view(&self) -> ArrayView<'_, A, D> {
         let repr = match self.parts() {
             Parts::Handle(h) => h.whole_view(),
-            Parts::Host(v) => View::Host(v.view()),
+            Parts::Host(v) => View::Host(v),
         };
         ArrayBase { repr }
     }
@@ -360,7 +356,7 @@ impl<A, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
         let elems = info.as_ref();
         sliced_shape(self.shape(), elems).map_err(|why| BachError::invalid("slice", format!("{} of shape {:?}: {why}", describe(elems), self.shape())))?;
         if let Parts::Host(v) = self.parts() {
-            return Ok(ArrayBase { repr: View::Host(v.view().slice_move(info)) });
+            return Ok(ArrayBase { repr: View::Host(v.slice_move(info)) });
         }
         let cut = Cut::Elems(Elems::of(elems));
         self.view_with(cut, move |v| v.slice_move(info))
@@ -558,7 +554,7 @@ impl<A: Clone, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
     pub fn to_owned(&self) -> Array<A, D> {
         match self.parts() {
             Parts::Handle(h) => Array::of_handle(h.clone()),
-            Parts::Host(v) => Array::from_nd_view(v),
+            Parts::Host(v) => Array::from_nd_view(&v),
         }
     }
     /// The array as an owned array (ndarray's `into_owned`; [`ArrayBase::into_nd`] gives
