@@ -15,7 +15,7 @@ use std::ops::{Deref, DerefMut};
 
 use ndarray::{ArcArray, ArrayView, ArrayViewMut, Axis, Dimension, IntoNdProducer, Ix1, RemoveAxis};
 
-use crate::array::{Array, ArrayBase, Data, DataMut};
+use crate::array::{Array, ArrayBase, Data, DataMut, RawDataMut};
 
 impl<S: Data, D: Dimension> Deref for ArrayBase<S, D> {
     type Target = ndarray::ArrayBase<S::Nd, D>;
@@ -27,7 +27,7 @@ impl<S: Data, D: Dimension> Deref for ArrayBase<S, D> {
     }
 }
 
-impl<S: DataMut, D: Dimension> DerefMut for ArrayBase<S, D> {
+impl<S: Data + RawDataMut, D: Dimension> DerefMut for ArrayBase<S, D> {
     /// The value for writing: this handle's own from here on.
     #[track_caller]
     fn deref_mut(&mut self) -> &mut Self::Target {

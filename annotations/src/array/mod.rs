@@ -49,7 +49,7 @@ mod views;
 mod views_mut;
 mod zip;
 
-pub use storage::{CowRepr, Data, DataMut, OwnedArcRepr, OwnedRepr, Parts, RawData, RawDataClone, ViewRepr};
+pub use storage::{CowRepr, Data, DataMut, OwnedArcRepr, OwnedRepr, Parts, RawData, RawDataClone, RawDataMut, ViewRepr};
 pub use views::{arr0, arr1, arr2, arr3, aview0, aview1, aview2, concatenate, stack, ArcArray, ArcArray1, ArcArray2, AxisViews, CowArray1, CowArray2, Lanes};
 pub use views_mut::{
     aview_mut1, ArrayViewMut, ArrayViewMut0, ArrayViewMut1, ArrayViewMut2, ArrayViewMut3, ArrayViewMut4, ArrayViewMut5, ArrayViewMut6, ArrayViewMutD, AxisViewsMut, LanesMut,
@@ -1089,7 +1089,7 @@ impl<S: Data, D: Dimension> ArrayBase<S, D> {
     }
 }
 
-impl<S: DataMut, D: Dimension> ArrayBase<S, D> {
+impl<S: RawDataMut, D: Dimension> ArrayBase<S, D> {
     /// The values for writing: an array's evaluated, made this handle's own (copied when any
     /// other handle or node shares it), and the node dropped (the next annotated call makes
     /// a new one from the value); a mutable view's, its parent's elements. Nothing another

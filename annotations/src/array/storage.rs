@@ -80,14 +80,15 @@ pub trait Data: RawData<Nd: ndarray::Data> {
 }
 /// Storage that may be written (ndarray's `DataMut`; the owned kinds: a write copies a value
 /// another handle shares first).
-pub trait RawDataMut: RawData {}
-pub trait DataMut: Data<Nd: ndarray::DataMut> + RawDataMut {
+pub trait RawDataMut: RawData {
     /// The values for writing: an array's evaluated and made its own (copied when another
     /// handle or node shares them), its node dropped (the next annotated call makes a new one
     /// from the values); a mutable view's, its parent's elements.
     #[doc(hidden)]
     #[track_caller]
     fn nd_mut<D: Dimension>(r: &mut Self::Repr<D>) -> &mut ndarray::ArrayBase<Self::Nd, D>;
+}
+pub trait DataMut: Data<Nd: ndarray::DataMut> + RawDataMut {
     /// `r` bound to `v`, the result of `r op rhs` of its shape: an array takes the result
     /// (lazy for the float types); a mutable view writes its values into its parent.
     #[doc(hidden)]
@@ -185,12 +186,13 @@ clone_handle! {
 }
 macro_rules! mut_handle {
     ($([$($g:tt)*] $T:ty;)*) => {$(
-        impl<$($g)*> RawDataMut for $T {}
-        impl<$($g)*> DataMut for $T {
+        impl<A> RawDataMut for $T {
             #[track_caller]
             fn nd_mut<D: Dimension>(r: &mut Handle<A, D>) -> &mut ndarray::ArcArray<A, D> {
                 r.evaluated_mut()
             }
+        }
+        impl<$($g)*> DataMut for $T {
             #[track_caller]
             fn assign_array<D: Dimension>(r: &mut Handle<A, D>, v: super::Array<A, D>) {
                 *r = v.repr;
@@ -301,11 +303,12 @@ impl<'a, A> Data for ViewRepr<&'a mut A> {
         r.into_shape_with_order(e)
     }
 }
-impl<'a, A> RawDataMut for ViewRepr<&'a mut A> {}
-impl<'a, A> DataMut for ViewRepr<&'a mut A> {
+impl<'a, A> RawDataMut for ViewRepr<&'a mut A> {
     fn nd_mut<'r, D: Dimension>(r: &'r mut ndarray::ArrayViewMut<'a, A, D>) -> &'r mut ndarray::ArrayViewMut<'a, A, D> {
         r
     }
+}
+impl<'a, A> DataMut for ViewRepr<&'a mut A> {
     #[track_caller]
     fn assign_array<D: Dimension>(r: &mut ndarray::ArrayViewMut<'a, A, D>, v: super::Array<A, D>)
     where
