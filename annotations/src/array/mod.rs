@@ -22,18 +22,21 @@
 //!    is needed. Small host values (at most `eager_max_elements`, 4096 by default) skip the
 //!    graph and compute at once, the same arithmetic on the CPU.
 //! 2. *Views of host values* (`view`, `t`, `slice`, `row`... of an array that holds its
-//!    value): no copy and no node; the view shares the parent's buffer.
+//!    value): ndarray's view of the parent's elements, `Copy` as ndarray's; no copy and no
+//!    node. Mutable views are ndarray's mutable views of the parent's own elements.
 //! 3. *Through ndarray* (iteration, indexing, closures: `mapv`, `map`, `fold`, `iter`,
 //!    `a[[i, j]]`, mutation): the value is evaluated where the code touches it (the trace
-//!    says why), and ndarray runs on it. A view iterated by value reads its elements in the
-//!    parent's buffer for as long as the borrow lasts, as ndarray's views do.
+//!    says why), and ndarray runs on it.
 //!
-//! The handle holds a graph node (`lazy`) and/or a host value (`held`, or `value` once
-//! computed). A mutation makes the handle's value its own (copy on write: no other handle or
-//! node ever sees it change) and drops the node; the next annotated call makes a new source
-//! node of the mutated value (in standard layout: a strided view's elements are copied once).
-//! Invariant: at least one of `lazy` and `value`/`held` is set; when both are, they hold the
-//! same values.
+//! Representations (`storage.rs`): an array (and a copy-on-write array) is a [`Handle`]: a
+//! graph node (`lazy`) and/or a host value (`held`, or `value` once computed). A mutation
+//! makes the handle's value its own (copy on write: no other handle or node ever sees it
+//! change) and drops the node; the next annotated call makes a new source node of the mutated
+//! value (in standard layout). Invariant: at least one of `lazy` and `value`/`held` is set;
+//! when both are, they hold the same values. A view is ndarray's view of host elements, or of
+//! a lazy array a lazy cut (a `LazyView`: a handle of a slice node) that the array keeps
+//! until it is dropped or written (`Kept`: no view of it lives then). A view used by an
+//! annotated call computes with its elements at once (small) or becomes a graph source.
 
 use std::fmt;
 use std::marker::PhantomData;

@@ -2,18 +2,19 @@
 //! library code generic over storage (`fn f<S: Data<Elem = f64>, D: Dimension>(x:
 //! &ArrayBase<S, D>)`) takes Bach's arrays and views as it takes ndarray's.
 //!
-//! Every kind has one representation (a graph node and/or a shared host value: see
-//! `ArrayBase`); the kind is a type-level tag that says what the value may do, as in ndarray:
+//! Each kind has its own representation (`RawData::Repr`) and derefs to ndarray's storage of
+//! the same kind (`RawData::Nd`), so that ndarray's methods run on its values:
 //!
-//! | alias | storage | reads | writes | owns |
+//! | alias | storage | representation | derefs to | `Copy` |
 //! |---|---|---|---|---|
-//! | `Array<A, D>` | `OwnedRepr<A>` | yes | yes (copy on write) | yes |
-//! | `ArcArray<A, D>` | `OwnedArcRepr<A>` | yes | yes (copy on write) | yes |
-//! | `ArrayView<'a, A, D>` | `ViewRepr<&'a A>` | yes | no | borrows for `'a` |
-//! | `CowArray<'a, A, D>` | `CowRepr<'a, A>` | yes | no | either |
+//! | `Array<A, D>` | `OwnedRepr<A>` | a `Handle` (node and/or value; writes copy on write) | `ArcArray` | no |
+//! | `ArcArray<A, D>` | `OwnedArcRepr<A>` | a `Handle` | `ArcArray` | no |
+//! | `CowArray<'a, A, D>` | `CowRepr<'a, A>` | a `Handle` (a view's elements copied) | `ArcArray` | no |
+//! | `ArrayView<'a, A, D>` | `ViewRepr<&'a A>` | a `View`: ndarray's view, or a lazy cut | ndarray's `ArrayView` | for static `D` |
+//! | `ArrayViewMut<'a, A, D>` | `ViewRepr<&'a mut A>` | ndarray's `ArrayViewMut` | itself | no |
 //!
-//! Mutable views stay ndarray's (`ArrayViewMut`: `view_mut()`, `row_mut()`,
-//! `slice_mut()`..., which write into the array's own host value).
+//! The trait methods marked `#[doc(hidden)]` are how the family's methods reach each
+//! representation; the traits are sealed.
 
 use std::marker::PhantomData;
 
@@ -67,8 +68,7 @@ pub trait Data: RawData<Nd: ndarray::Data> {
     #[doc(hidden)]
     #[track_caller]
     fn swap_axes_repr<D: Dimension>(r: &mut Self::Repr<D>, a: usize, b: usize);
-    /// The values as an owned array's handle (a mutable view writes back first; a view's
-    /// elements are copied).
+    /// The values as an owned array's handle (a view's elements are copied).
     #[doc(hidden)]
     fn into_handle<D: Dimension>(r: Self::Repr<D>) -> Handle<Self::Elem, D>
     where
