@@ -157,19 +157,21 @@ fn random_node(name: &str, dtype: DType, shape: Vec<usize>, seed: u32, draw: Dra
 impl<A: Clone, D: Dimension> Array<A, D> {
     /// An array of `shape` filled with `value` (ndarray's `from_elem`).
     pub fn from_elem<Sh: ShapeArg<Dim = D>>(shape: Sh, value: A) -> Self {
-        Self::fill("full", shape.dims(), value)
+        Self::fill("full", shape.dims_order(), value)
     }
     /// Same as [`Array::from_elem`] (numpy's name).
     pub fn full<Sh: ShapeArg<Dim = D>>(shape: Sh, value: A) -> Self {
-        Self::fill("full", shape.dims(), value)
+        Self::fill("full", shape.dims_order(), value)
     }
-    fn fill(name: &str, shape: Vec<usize>, value: A) -> Self {
+    /// An array of `shape` (in column-major order when it asks: `(m, n).f()`) filled with
+    /// `value`.
+    fn fill(name: &str, (shape, f): (Vec<usize>, bool), value: A) -> Self {
         let graph = crate::array::graph_element::<A>();
         if let (Some(g), None) = (graph, small_at_once(&shape)) {
             return Self::from_node(fill_node(name, g.dtype, shape, param(&value)), g.read);
         }
         // Made here and now (small, see `EAGER_MAX_ELEMENTS`, or not a graph element type).
-        let a = ArrayD::from_elem(IxDyn(&shape), value).into_shared().into_dimensionality::<D>().expect("a shape of D's axes");
+        let a = ArrayD::from_elem(ndarray::ShapeBuilder::set_f(IxDyn(&shape), f), value).into_shared().into_dimensionality::<D>().expect("a shape of D's axes");
         Self::from_host(a)
     }
 }
@@ -177,14 +179,14 @@ impl<A: Clone, D: Dimension> Array<A, D> {
 impl<A: Clone + Zero, D: Dimension> Array<A, D> {
     /// An array of `shape` filled with zeros (ndarray's `zeros`).
     pub fn zeros<Sh: ShapeArg<Dim = D>>(shape: Sh) -> Self {
-        Self::fill("zeros", shape.dims(), A::zero())
+        Self::fill("zeros", shape.dims_order(), A::zero())
     }
 }
 
 impl<A: Clone + One, D: Dimension> Array<A, D> {
     /// An array of `shape` filled with ones (ndarray's `ones`).
     pub fn ones<Sh: ShapeArg<Dim = D>>(shape: Sh) -> Self {
-        Self::fill("ones", shape.dims(), A::one())
+        Self::fill("ones", shape.dims_order(), A::one())
     }
 }
 

@@ -259,6 +259,8 @@ pub trait ShapeArg {
     /// The dimension type of an array of this shape.
     type Dim: Dimension;
     fn dims(self) -> Vec<usize>;
+    /// The axes' lengths, and whether the shape asks for column-major order (`(m, n).f()`).
+    fn dims_order(self) -> (Vec<usize>, bool);
     /// `v` as an ndarray array of this shape, its elements read in the order the shape asks
     /// for (row-major, or column-major for `(m, n).f()`), as ndarray's `from_shape_vec`.
     fn array_of_vec<A>(self, v: Vec<A>) -> std::result::Result<ndarray::Array<A, Self::Dim>, ndarray::ShapeError>;
@@ -267,6 +269,13 @@ impl<T: ndarray::ShapeBuilder> ShapeArg for T {
     type Dim = T::Dim;
     fn dims(self) -> Vec<usize> {
         self.into_shape_with_order().raw_dim().slice().to_vec()
+    }
+    fn dims_order(self) -> (Vec<usize>, bool) {
+        let shape = self.into_shape_with_order();
+        let dims = shape.raw_dim().slice().to_vec();
+        // ndarray keeps the order private: an array of no-size elements in this shape says it.
+        let f = dims.len() > 1 && ndarray::Array::<(), T::Dim>::from_shape_vec(shape, vec![(); dims.iter().product()]).is_ok_and(|z| !z.is_standard_layout());
+        (dims, f)
     }
     fn array_of_vec<A>(self, v: Vec<A>) -> std::result::Result<ndarray::Array<A, T::Dim>, ndarray::ShapeError> {
         ndarray::Array::from_shape_vec(self, v)
@@ -765,10 +774,8 @@ impl<A, D: Dimension> Array<A, D> {
     where
         A: Clone,
     {
-        let a = shape.array_of_vec(v)?;
-        // Bach's values are row-major (the same elements at the same indices).
-        let a = if a.is_standard_layout() { a } else { a.as_standard_layout().into_owned() };
-        Ok(Self::from_array(a))
+        // In the shape's own order, as ndarray's (a node made of it is row-major).
+        Ok(Self::from_array(shape.array_of_vec(v)?))
     }
     /// An array of `shape` whose element at each index is `f(index)` (ndarray's
     /// `from_shape_fn`; the index is `usize` for 1-d, a tuple for 2-d to 6-d, `IxDyn` for
