@@ -295,7 +295,10 @@ mod tests {
             ("b", "ArrayBase<bach::OwnedRepr<f64>, Dim<[usize; 1]>>"),
         ];
         let vars: Vec<(String, String)> = vars.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect();
-        assert_eq!(expand_with(":bach vars", &vars).unwrap(), "bach::notebook::show_vars(&[(\"b\", &b.lazy()), (\"d\", &d.lazy()), (\"m\", &m.lazy()), (\"x\", &x.lazy())], &[]);\n");
+        assert_eq!(
+            expand_with(":bach vars", &vars).unwrap(),
+            "bach::notebook::show_vars(&[(\"b\", &b.lazy()), (\"d\", &d.lazy()), (\"m\", &m.lazy()), (\"x\", &x.lazy())], &[]);\n"
+        );
         assert_eq!(expand_with(":bach vars", &[]).unwrap(), "bach::notebook::show_vars(&[], &[]);\n");
         // Used before it in the cell (maybe moved): left out by name; `xs` is not `x`.
         assert_eq!(

@@ -218,14 +218,7 @@ impl<S: RawDataClone, D: Dimension + Copy> Copy for ArrayBase<S, D> where S::Rep
 
 impl<A, D: Clone> Clone for Handle<A, D> {
     fn clone(&self) -> Self {
-        Handle {
-            lazy: self.lazy.clone(),
-            held: self.held.clone(),
-            value: self.value.clone(),
-            home: self.home.clone(),
-            read: self.read,
-            views: views::Kept::default(),
-        }
+        Handle { lazy: self.lazy.clone(), held: self.held.clone(), value: self.value.clone(), home: self.home.clone(), read: self.read, views: views::Kept::default() }
     }
 }
 

@@ -209,7 +209,7 @@ impl<A> DataOwned for OwnedArcRepr<A> {}
 impl<A> DataShared for OwnedArcRepr<A> {}
 
 /// A view: the borrowed elements on the host, or a lazy cut its parent keeps (`views.rs`).
-impl<'a, A> Sealed for ViewRepr<&'a A> {}
+impl<A> Sealed for ViewRepr<&A> {}
 impl<'a, A> RawData for ViewRepr<&'a A> {
     type Elem = A;
     type Nd = ndarray::ViewRepr<&'a A>;
@@ -261,7 +261,7 @@ impl<'a, A> Data for ViewRepr<&'a A> {
 }
 
 /// A mutable view: ndarray's mutable view of its parent's elements (`views_mut.rs`).
-impl<'a, A> Sealed for ViewRepr<&'a mut A> {}
+impl<A> Sealed for ViewRepr<&mut A> {}
 impl<'a, A> RawData for ViewRepr<&'a mut A> {
     type Elem = A;
     type Nd = ndarray::ViewRepr<&'a mut A>;

@@ -153,10 +153,12 @@ pub struct Kept(OnceLock<Box<KeptViews>>);
 #[derive(Default)]
 #[doc(hidden)]
 pub struct KeptViews {
-    views: Mutex<Vec<(usize, unsafe fn(usize))>>,
+    views: Mutex<Vec<KeptBox>>,
     /// The whole-array view, made once (`view()` in a loop keeps one).
     whole: OnceLock<usize>,
 }
+/// A box given up to [`Kept::keep`] (its address) and the function that frees it.
+type KeptBox = (usize, unsafe fn(usize));
 /// Frees a `Box<T>` given up to [`Kept::keep`].
 unsafe fn free<T>(p: usize) {
     // SAFETY: `p` is a `Box<T>` given up by `Kept::keep`, freed once.
