@@ -140,7 +140,7 @@ macro_rules! handle_kinds {
                 r.evaluated()
             }
             fn cut_repr<D: Dimension, E: Dimension>(r: Handle<A, D>, cut: &Cut) -> bach_runtime::Result<Handle<A, E>> {
-                r.cut_move(cut)
+                r.cut(cut)
             }
             fn dim_repr<D: Dimension, E: Dimension>(r: Handle<A, D>) -> bach_runtime::Result<Handle<A, E>> {
                 r.into_dimensionality()
@@ -163,15 +163,6 @@ macro_rules! handle_kinds {
                 r.reshape(dims)
             }
         }
-    )*};
-}
-handle_kinds! {
-    [A] OwnedRepr<A>;
-    [A] OwnedArcRepr<A>;
-    ['a, A] CowRepr<'a, A>;
-}
-macro_rules! clone_handle {
-    ($([$($g:tt)*] $T:ty;)*) => {$(
         impl<$($g)*> RawDataClone for $T {
             fn clone_repr<D: Dimension>(r: &Handle<A, D>) -> Handle<A, D> {
                 r.clone()
@@ -179,7 +170,7 @@ macro_rules! clone_handle {
         }
     )*};
 }
-clone_handle! {
+handle_kinds! {
     [A] OwnedRepr<A>;
     [A] OwnedArcRepr<A>;
     ['a, A] CowRepr<'a, A>;

@@ -256,7 +256,7 @@ impl<A, D: Dimension> Handle<A, D> {
     /// # Safety
     /// `self` lives, and is neither moved nor written, for `'h`.
     unsafe fn view_cut_for<'h, E: Dimension>(&self, cut: Cut, host: impl FnOnce(ndarray::ArrayView<'h, A, D>) -> ndarray::ArrayView<'h, A, E>) -> Result<View<'h, A, E>> {
-        let on_host = self.value_ref().filter(|_| self.node().is_none() || self.small_host().is_some());
+        let on_host = self.host_for_views();
         if let Some(v) = on_host {
             // SAFETY: the caller's promise; the value's buffer is this handle's.
             return Ok(View::Host(host(unsafe { v.raw_view().deref_into_view() })));
@@ -264,9 +264,14 @@ impl<A, D: Dimension> Handle<A, D> {
         let array = Array::<A, E>::of_handle(self.cut(&cut)?);
         Ok(View::Lazy(Held::new(self.views.keep(LazyView { array, nd: OnceLock::new() }))))
     }
+    /// The host value views see where it is: a value with no node, or a small one (a large
+    /// array with a node is cut by a lazy op, so plans keep their pieces and accelerator).
+    fn host_for_views(&self) -> Option<&ndarray::ArcArray<A, D>> {
+        self.value_ref().filter(|_| self.node().is_none() || self.small_host().is_some())
+    }
     /// A view of the whole array: its elements, or of a lazy array a view kept once.
     fn whole_view(&self) -> View<'_, A, D> {
-        let on_host = self.value_ref().filter(|_| self.node().is_none() || self.small_host().is_some());
+        let on_host = self.host_for_views();
         if let Some(v) = on_host {
             return View::Host(v.view());
         }
@@ -278,10 +283,8 @@ impl<A, D: Dimension> Handle<A, D> {
 
     /// The array `cut` of this one, a new handle: sharing this array's host buffer when it
     /// has one, else a lazy op of its node.
-    fn cut<E: Dimension>(&self, cut: &Cut) -> Result<Handle<A, E>> {
-        // A host value with no node, or a small one, is cut where it is; a large array with a
-        // node is cut by a lazy op, so plans keep their pieces and their accelerator.
-        let host = self.value_ref().filter(|_| self.node().is_none() || self.small_host().is_some());
+    pub(super) fn cut<E: Dimension>(&self, cut: &Cut) -> Result<Handle<A, E>> {
+        let host = self.host_for_views();
         if let Some(v) = host {
             let v = cut.apply(v.clone().into_dyn());
             check_ndim::<E>("view", v.shape())?;
@@ -301,10 +304,6 @@ impl<A, D: Dimension> Handle<A, D> {
         let node = op.call(&[lazy])?;
         check_ndim::<E>(op.name(), &node.meta().shape)?;
         Ok(Handle::new(Some(node), None, None, self.read))
-    }
-    /// This handle cut by `cut` (an array stays an array, sharing the buffer until written).
-    pub(super) fn cut_move<E: Dimension>(self, cut: &Cut) -> Result<Handle<A, E>> {
-        self.cut(cut)
     }
 }
 
