@@ -319,9 +319,10 @@ impl<A: Clone, S: Data<Elem = A>, D: Dimension + ndarray::DimMax<E>, E: Dimensio
     }
     fn host_value(&self) -> Option<Value> {
         match self.parts() {
-            Parts::Handle(h) => h.value_ref().and_then(|v| wrap_any(standard(v).into_dyn())),
-            Parts::Host(v) => wrap_any(standard_of_view(&v).into_dyn()),
+            Parts::Handle(h) => h.value_ref().and_then(standard),
+            Parts::Host(v) => crate::host::row_major(&v),
         }
+        .and_then(|v| wrap_any(v.into_dyn()))
     }
     fn host(&self) -> Option<Host<'_, A>> {
         self.host_view().map(|v| Host::Array(v.into_dyn()))
@@ -572,7 +573,7 @@ impl<A: Element, D: Dimension> Handle<A, D> {
     pub(crate) fn lazy(&self) -> &Lazy {
         self.lazy.get_or_init(|| {
             let v = self.value_ref().expect("an array holds a node or a value");
-            self.home().source(A::wrap(standard(v).into_dyn()), "host value")
+            self.home().source(A::wrap(standard(v).expect("a graph element type").into_dyn()), "host value")
         })
     }
 }
@@ -582,8 +583,8 @@ impl<A: Element, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
     /// view's elements are copied once).
     pub(crate) fn host_value(&self) -> Option<Value> {
         match self.parts() {
-            Parts::Handle(h) => h.value_ref().map(|v| A::wrap(standard(v).into_dyn())),
-            Parts::Host(v) => Some(A::wrap(standard_of_view(&v).into_dyn())),
+            Parts::Handle(h) => h.value_ref().map(|v| A::wrap(standard(v).expect("a graph element type").into_dyn())),
+            Parts::Host(v) => Some(A::wrap(crate::host::row_major(&v).expect("a graph element type").into_dyn())),
         }
     }
 
@@ -592,7 +593,7 @@ impl<A: Element, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
     pub fn lazy(&self) -> Lazy {
         match self.parts() {
             Parts::Handle(h) => h.lazy().clone(),
-            Parts::Host(v) => session::current().source(A::wrap(standard_of_view(&v).into_dyn()), "host view"),
+            Parts::Host(v) => session::current().source(A::wrap(crate::host::row_major(&v).expect("a graph element type").into_dyn()), "host view"),
         }
     }
     pub fn meta(&self) -> Meta {
@@ -651,17 +652,13 @@ impl<A: Element, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
     }
 }
 
-/// `v`, or its elements in standard layout when it is a strided view of another buffer.
-fn standard<A: Clone, D: Dimension>(v: &NdArc<A, D>) -> NdArc<A, D> {
-    if v.is_standard_layout() {
-        v.clone()
-    } else {
-        v.as_standard_layout().into_owned().into_shared()
+/// `v`, or its elements in standard layout when it is a strided view of another buffer
+/// (`None` then for an element type that is not a graph element type).
+fn standard<A, D: Dimension>(v: &NdArc<A, D>) -> Option<NdArc<A, D>> {
+    match v.is_standard_layout() {
+        true => Some(v.clone()),
+        false => crate::host::row_major(&v.view()),
     }
-}
-/// A view's elements copied, in standard layout.
-pub(crate) fn standard_of_view<A: Clone, D: Dimension>(v: &ndarray::ArrayView<'_, A, D>) -> NdArc<A, D> {
-    v.as_standard_layout().into_owned().into_shared()
 }
 
 /// A contiguous owned ndarray array (row- or column-major: what ndarray's constructors and
