@@ -27,13 +27,13 @@ fn param<A>(v: &A) -> f64 {
 /// The session to make an allocation of `shape` in at once on the host, when it is small
 /// enough (the session's `eager_max_elements`); `None`: a lazy allocation, made where its
 /// first user runs.
-fn small_at_once(shape: &[usize]) -> Option<Arc<bach_runtime::Session>> {
+fn small_at_once(shape: &[usize]) -> Option<bach_runtime::Home> {
     let n: usize = shape.iter().product();
     if n > crate::array::EAGER_MAX_ELEMENTS {
         return None;
     }
-    let s = session::current();
-    (n <= s.eager_max_elements()).then_some(s)
+    let home = bach_runtime::Home::current();
+    (n <= home.session().eager_max_elements()).then_some(home)
 }
 
 /// A constant fill `name` of `value`: accelerator entry `fill`.

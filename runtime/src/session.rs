@@ -182,6 +182,30 @@ pub fn current() -> Arc<Session> {
     CURRENT.with(|c| c.borrow().clone()).unwrap_or_else(global)
 }
 
+/// The session a host value belongs to (a node made of it later goes there), kept at no
+/// cost where it is the process-wide one: no reference count to change. The small-array
+/// path makes one for each op's result.
+#[derive(Clone, Default)]
+pub struct Home(Option<Arc<Session>>);
+
+impl Home {
+    /// The session new values are created in now ([`current`]).
+    pub fn current() -> Home {
+        Home(CURRENT.with(|c| c.borrow().clone()))
+    }
+    /// `session` as a home.
+    pub fn of(session: &Arc<Session>) -> Home {
+        Home(Some(session.clone()))
+    }
+    /// The session.
+    pub fn session(&self) -> &Arc<Session> {
+        match &self.0 {
+            Some(s) => s,
+            None => global_ref(),
+        }
+    }
+}
+
 /// The process-wide session (the notebook's).
 pub fn global() -> Arc<Session> {
     global_ref().clone()

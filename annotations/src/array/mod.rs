@@ -42,7 +42,7 @@ use std::fmt;
 use std::marker::PhantomData;
 use std::sync::{Arc, OnceLock};
 
-use bach_runtime::{session, Annotation, BachError, Element, Family, Lazy, Meta, OpCtx, Plan, Result, Session, Value, ValueRef};
+use bach_runtime::{session, Annotation, BachError, Element, Family, Home, Lazy, Meta, OpCtx, Plan, Result, Value, ValueRef};
 use ndarray::{ArcArray as NdArc, Dimension, Ix0, Ix1, Ix2, Ix3, Ix4, Ix5, Ix6, IxDyn};
 
 mod operators;
@@ -86,7 +86,7 @@ pub struct Handle<A, D> {
     /// The evaluated value, kept by the handle so indexing can hand out references.
     value: OnceLock<NdArc<A, D>>,
     /// The session a node made later from `value` goes to (set when `lazy` is empty).
-    home: Option<Arc<Session>>,
+    home: Option<Home>,
     /// How `lazy`'s value becomes an `A` array (set by the graph element types' constructors;
     /// host arrays never have a node).
     read: ReadNode<A>,
@@ -573,7 +573,7 @@ impl<A: Element, D: Dimension> Handle<A, D> {
     pub(crate) fn lazy(&self) -> &Lazy {
         self.lazy.get_or_init(|| {
             let v = self.value_ref().expect("an array holds a node or a value");
-            self.home().source(A::wrap(standard(v).expect("a graph element type").into_dyn()), "host value")
+            self.home().session().source(A::wrap(standard(v).expect("a graph element type").into_dyn()), "host value")
         })
     }
 }
@@ -704,7 +704,7 @@ impl<A, D: Dimension> Array<std::mem::MaybeUninit<A>, D> {
 
 impl<A, D> Handle<A, D> {
     /// A handle of a node and/or a host value.
-    pub(crate) fn new(lazy: Option<Lazy>, held: Option<NdArc<A, D>>, home: Option<Arc<Session>>, read: ReadNode<A>) -> Self {
+    pub(crate) fn new(lazy: Option<Lazy>, held: Option<NdArc<A, D>>, home: Option<Home>, read: ReadNode<A>) -> Self {
         Handle { lazy: lazy.map_or_else(OnceLock::new, OnceLock::from), held, value: OnceLock::new(), home, read, views: views::Kept::default() }
     }
 }
@@ -718,9 +718,9 @@ impl<A, D: Dimension> Array<A, D> {
     }
     /// A handle holding a host value and no node yet (the next annotated call makes one).
     pub(crate) fn from_host(value: NdArc<A, D>) -> Self {
-        Self::from_host_in(value, session::current())
+        Self::from_host_in(value, Home::current())
     }
-    pub(crate) fn from_host_in(value: NdArc<A, D>, home: Arc<Session>) -> Self {
+    pub(crate) fn from_host_in(value: NdArc<A, D>, home: Home) -> Self {
         ArrayBase { repr: Handle::new(None, Some(value), Some(home), no_node::<A>) }
     }
     /// A handle of `h` (an array of any handle kind becomes an owned array).
@@ -747,15 +747,15 @@ impl<A, D: Dimension> Array<A, D> {
     }
     /// [`Array::from_array`] of a shared value (any element type, `Clone` or not).
     pub(crate) fn from_shared_value(a: NdArc<A, D>) -> Self {
-        let s = session::current();
+        let home = Home::current();
         match graph_element::<A>() {
-            Some(g) if a.len() > EAGER_MAX_ELEMENTS.min(s.eager_max_elements()) => {
+            Some(g) if a.len() > EAGER_MAX_ELEMENTS.min(home.session().eager_max_elements()) => {
                 // A graph value is row-major (a column-major one is copied for the node).
                 let src = if a.is_standard_layout() { a.clone() } else { crate::host::standard_layout(a.clone()).expect("a graph element type") };
-                let lazy = s.source((g.wrap)(src.into_dyn()), "from_array");
+                let lazy = home.session().source((g.wrap)(src.into_dyn()), "from_array");
                 ArrayBase { repr: Handle::new(Some(lazy), Some(a), None, g.read) }
             }
-            _ => Self::from_host_in(a, s),
+            _ => Self::from_host_in(a, home),
         }
     }
     /// An array of `shape` from `v` in row-major order (ndarray's `from_shape_vec`).
@@ -779,11 +779,11 @@ impl<A, D: Dimension> Array<A, D> {
 /// A handle's own state: its node, its value, its session.
 impl<A, D: Dimension> Handle<A, D> {
     /// The session this array's node is (or will be) in.
-    pub(crate) fn home(&self) -> Arc<Session> {
+    pub(crate) fn home(&self) -> Home {
         match (self.lazy.get(), &self.home) {
-            (Some(l), _) => l.session().clone(),
+            (Some(l), _) => Home::of(l.session()),
             (None, Some(h)) => h.clone(),
-            (None, None) => session::current(),
+            (None, None) => Home::current(),
         }
     }
     /// The value, when this handle holds it on the host and it is small enough to compute
@@ -795,8 +795,8 @@ impl<A, D: Dimension> Handle<A, D> {
         }
         let max = match (self.lazy.get(), &self.home) {
             (Some(l), _) => l.session().eager_max_elements(),
-            (None, Some(h)) => h.eager_max_elements(),
-            (None, None) => session::current().eager_max_elements(),
+            (None, Some(h)) => h.session().eager_max_elements(),
+            (None, None) => Home::current().session().eager_max_elements(),
         };
         (v.len() <= max).then_some((v, max))
     }
@@ -888,7 +888,7 @@ impl<A, D: Dimension> Handle<A, D> {
         // No view of this array lives on (this is a mutable borrow): the lazy ones go.
         self.views = views::Kept::default();
         if let Some(l) = self.lazy.take() {
-            self.home = Some(l.session().clone());
+            self.home = Some(Home::of(l.session()));
         }
         if self.held.is_none() {
             self.held = self.value.take();
@@ -912,10 +912,10 @@ impl<S: Data, D: Dimension> ArrayBase<S, D> {
         }
     }
     /// The session this array's node is (or will be) in.
-    pub(crate) fn home(&self) -> Arc<Session> {
+    pub(crate) fn home(&self) -> Home {
         match self.parts() {
             Parts::Handle(h) => h.home(),
-            Parts::Host(_) => session::current(),
+            Parts::Host(_) => Home::current(),
         }
     }
     /// The value, when it is on the host and small enough to compute with at once (see
@@ -1115,23 +1115,23 @@ impl<A: Clone, S: DataMut<Elem = A>, D: Dimension> ArrayBase<S, D> {
 /// `op` run at once on the CPU over the host values `args` (see [`EAGER_MAX_ELEMENTS`]), its
 /// result a handle with no node yet (in `home`'s session when one is made); `None` when it
 /// does not apply. A shape or dtype error is the op's own, as from the graph.
-pub(crate) fn eager<B: Element, E: Dimension>(op: &Annotation, args: &[Value], home: &dyn Fn() -> Arc<Session>) -> Option<Result<Array<B, E>>> {
+pub(crate) fn eager<B: Element, E: Dimension>(op: &Annotation, args: &[Value], home: &dyn Fn() -> Home) -> Option<Result<Array<B, E>>> {
     Some(eager_value(op, args, E::NDIM, home)?.and_then(|(v, home)| host_of(op.name(), v, home)))
 }
 /// A host value of the runtime's as a Bach array of `B`s of dimension type `E` (no node yet).
-pub(crate) fn host_of<B: Element, E: Dimension>(op: &str, v: Value, home: Arc<Session>) -> Result<Array<B, E>> {
+pub(crate) fn host_of<B: Element, E: Dimension>(op: &str, v: Value, home: Home) -> Result<Array<B, E>> {
     let a = B::array_of(&v).ok_or_else(|| BachError::dtype(op, B::DTYPE, v.meta().dtype))?.clone();
     let a = a.into_dimensionality::<E>().map_err(|e| BachError::shape(op, e.to_string()))?;
     Ok(Array::from_host_in(a, home))
 }
 /// [`eager`]'s work, for every element and dimension type (compiled once, in Bach): the value
 /// and the session it goes to.
-fn eager_value(op: &Annotation, args: &[Value], ndim: Option<usize>, home: &dyn Fn() -> Arc<Session>) -> Option<Result<(Value, Arc<Session>)>> {
+fn eager_value(op: &Annotation, args: &[Value], ndim: Option<usize>, home: &dyn Fn() -> Home) -> Option<Result<(Value, Home)>> {
     if op.family() == Family::Closure || args.iter().any(|a| a.meta().len() > EAGER_MAX_ELEMENTS) {
         return None;
     }
     let home = home();
-    let max = home.eager_max_elements();
+    let max = home.session().eager_max_elements();
     if args.iter().any(|a| a.meta().len() > max) {
         return None;
     }
@@ -1141,7 +1141,7 @@ fn eager_value(op: &Annotation, args: &[Value], ndim: Option<usize>, home: &dyn 
         Ok(m) => m,
         Err(e) => return Some(Err(e)),
     };
-    let run = || -> Result<(Value, Arc<Session>)> {
+    let run = || -> Result<(Value, Home)> {
         check_ndim_of(ndim, op.name(), &meta.shape)?;
         let views: Vec<ValueRef<'_>> = args.iter().map(|a| a.view()).collect();
         let ctx = OpCtx { meta: &meta, rows: 0..meta.shape.first().copied().unwrap_or(1), piece: 0, node: 0 };
