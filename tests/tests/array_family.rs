@@ -420,6 +420,31 @@ fn zip_collects_into_bach_arrays_and_is_ndarrays_zip_otherwise() {
     assert_eq!(total, nd.sum());
 }
 
+/// The first element of a lane's slice, as a helper of ndimage's padding takes it: a view of
+/// the family.
+fn first_of(lane: ArrayView1<f64>) -> f64 {
+    lane[0]
+}
+
+#[test]
+fn zips_closures_get_bach_views_as_ndarrays_get_ndarrays() {
+    let nd = ndarray::Array2::from_shape_fn((3, 5), |(i, j)| (i * 10 + j) as f64);
+    let mut x = Array2::from_array(nd.clone());
+    // Lanes by mutable view: each item a Bach `ArrayViewMut1`, sliced and handed on as a view.
+    Zip::from(x.lanes_mut(Axis(1))).for_each(|mut lane| {
+        let v = first_of(lane.slice(s![2..]));
+        lane[0] = v;
+    });
+    let mut expect = nd.clone();
+    ndarray::Zip::from(expect.lanes_mut(ndarray::Axis(1))).for_each(|mut lane| lane[0] = lane[2]);
+    assert_eq!(x, expect);
+    // Rows by view, folded and collected with a function of the family.
+    let firsts: Array1<f64> = Zip::from(x.rows()).map_collect(first_of);
+    assert_eq!(firsts, expect.column(0));
+    let total = Zip::from(x.rows()).and(&firsts).fold(0.0, |s, row: ArrayView1<f64>, &f| s + row.sum() - f);
+    assert_eq!(total, expect.sum() - expect.column(0).sum());
+}
+
 #[test]
 fn arrays_made_element_by_element_as_ndarrays() {
     use std::mem::MaybeUninit;
