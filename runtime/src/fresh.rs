@@ -34,11 +34,10 @@ extern "C" {
 }
 
 /// Whether the session keeps what it frees (all of this module's allocator policy):
-/// `BACH_KEEP_FREED=0` turns it off, read once per process.
+/// [`Knobs::keep_freed`](crate::Knobs::keep_freed) (`BACH_KEEP_FREED=0` turns it off, read once per process).
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 fn keep_freed() -> bool {
-    static ON: std::sync::LazyLock<bool> = std::sync::LazyLock::new(|| std::env::var("BACH_KEEP_FREED").as_deref() != Ok("0"));
-    *ON
+    crate::knobs::knobs().keep_freed
 }
 
 /// glibc's `mallopt` parameter: the size of free top past which a heap gives it back as freed.
@@ -304,7 +303,7 @@ pub(crate) fn host_memory_bytes() -> Option<u64> {
 const PAGE: usize = 4096;
 const HUGE: usize = 2 << 20;
 
-/// With `BACH_HUGE_PAGES=1`, ask the kernel to back the fresh host memory `[ptr, ptr + len)`
+/// With `BACH_HUGE_PAGES=1` ([`Knobs::huge_pages`](crate::Knobs::huge_pages), read once), ask the kernel to back the fresh host memory `[ptr, ptr + len)`
 /// with transparent huge pages (`madvise(MADV_HUGEPAGE)` on its 2 MiB-aligned interior; Linux
 /// only, 4 MiB or more). Off by default: with the kernel's usual `defrag=madvise`, advised
 /// memory is compacted synchronously when free huge pages are short, and on this project's
@@ -315,8 +314,7 @@ pub fn advise_huge_pages(ptr: *mut u8, len: usize) {
     #[cfg(target_os = "linux")]
     {
         const MADV_HUGEPAGE: i32 = 14;
-        static ON: std::sync::LazyLock<bool> = std::sync::LazyLock::new(|| std::env::var("BACH_HUGE_PAGES").as_deref() == Ok("1"));
-        if len < 2 * HUGE || !*ON {
+        if len < 2 * HUGE || !crate::knobs::knobs().huge_pages {
             return;
         }
         let (start, end) = ((ptr as usize).next_multiple_of(HUGE), (ptr as usize + len) / HUGE * HUGE);

@@ -141,9 +141,9 @@ pub struct Config {
     pub eager_max_elements: usize,
 }
 
-/// `BACH_EAGER_MAX`, else 4096.
+/// `BACH_EAGER_MAX`, else 4096 ([`crate::Knobs::eager_max`], read each time a session is made).
 fn eager_max_from_env() -> usize {
-    std::env::var("BACH_EAGER_MAX").ok().and_then(|v| v.trim().parse().ok()).unwrap_or(4096)
+    crate::Knobs::from_env().eager_max
 }
 
 /// A Bach session: the graph, the devices, the settings and the timeline.

@@ -20,6 +20,7 @@ use std::path::{Path, PathBuf};
 
 use super::{CostModel, Direction, MemoryKind};
 use crate::json;
+use crate::knobs::ProfileDir;
 use crate::profile::DeviceProfile;
 
 const FORMAT: &str = "bach cost profile 1";
@@ -114,12 +115,13 @@ impl CostModel {
 }
 
 /// Where calibrated profiles are kept: `$BACH_PROFILE_DIR`, else `$XDG_CACHE_HOME/bach/profiles`,
-/// else `~/.cache/bach/profiles`. `BACH_PROFILE_DIR=none` turns saving and loading off.
+/// else `~/.cache/bach/profiles`. `BACH_PROFILE_DIR=none` turns saving and loading off
+/// ([`crate::Knobs::profile_dir`], read at each call).
 pub fn profile_dir() -> Option<PathBuf> {
-    match std::env::var_os("BACH_PROFILE_DIR") {
-        Some(d) if d == "none" => None,
-        Some(d) if !d.is_empty() => Some(PathBuf::from(d)),
-        _ => {
+    match crate::Knobs::from_env().profile_dir {
+        ProfileDir::Off => None,
+        ProfileDir::At(d) => Some(d),
+        ProfileDir::Default => {
             let cache =
                 std::env::var_os("XDG_CACHE_HOME").filter(|d| !d.is_empty()).map(PathBuf::from).or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
             Some(cache.join("bach").join("profiles"))

@@ -35,55 +35,38 @@ use super::At;
 use crate::annotation::{AcceleratorKernel, Annotation, Launch, OpCtx, OpKind};
 use crate::device::{panic_text, Device, DeviceId, DeviceKind, DeviceProfile, DeviceSpan, MemoryUse, PendingCopy, PendingWrite, Tag};
 use crate::error::{BachError, Result};
+use crate::knobs::{knobs, Fill};
 use crate::trace::EventKind;
 use crate::value::{DType, DeviceBuffer, DeviceValue, HostRows, Meta, Value, ValueRef};
 
-/// How a copy in fills its pinned staging buffers (`BACH_CUDA_FILL`).
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum Fill {
-    /// Chunks of [`CHUNK_IN_CORES`] in order, each filled by all of the host's cores at once
-    /// (1 MiB parts) and then queued, so that one chunk crosses the bus while the next is
-    /// filled: the hand-written program's way (`bench/src/gpu.rs`), which on an H200 host ran
-    /// Black-Scholes 2^27 in 0.20-0.28 s where `Chunks` took 0.29-0.35 s. The default.
-    Cores,
-    /// Chunks of [`CHUNK_IN_CHUNKS`], each filled by one core, chunks in parallel: a copy of
-    /// one piece (21 MB in Black-Scholes 2^27) kept only 5 cores busy. Measured on an H200
-    /// host: 4 MiB chunks 0.29-0.35 s, 2 MiB 0.29 s, 8 MiB 0.34 s, 16 MiB 0.64 s.
-    Chunks,
-}
+/// Bytes per chunk of a copy in by default, for [`Fill::Cores`] and [`Fill::Chunks`]
+/// (`BACH_CUDA_CHUNK_IN` sets another).
 const CHUNK_IN_CORES: usize = 16 << 20;
 const CHUNK_IN_CHUNKS: usize = 4 << 20;
 
-/// Tuning knobs read once from the environment (for measuring on a GPU host):
-/// `BACH_CUDA_FILL=cores|chunks` ([`Fill`]), `BACH_CUDA_CHUNK_IN` (bytes per chunk of a copy
-/// in) and `BACH_CUDA_FUSE=0` (launch every elementwise op alone).
+/// Tuning knobs read once from the environment (for measuring on a GPU host; see
+/// [`crate::knobs`]): `BACH_CUDA_FILL=cores|chunks` ([`Fill`]), `BACH_CUDA_CHUNK_IN` (bytes per
+/// chunk of a copy in), `BACH_CUDA_READAHEAD=0`, `BACH_PREFAULT=0` and `BACH_CUDA_FUSE=0`.
 fn fill() -> Fill {
-    static F: std::sync::LazyLock<Fill> = std::sync::LazyLock::new(|| if std::env::var("BACH_CUDA_FILL").as_deref() == Ok("chunks") { Fill::Chunks } else { Fill::Cores });
-    *F
+    knobs().cuda_fill
 }
 fn chunk_in() -> usize {
-    static C: std::sync::LazyLock<usize> = std::sync::LazyLock::new(|| {
-        let default = match fill() {
-            Fill::Cores => CHUNK_IN_CORES,
-            Fill::Chunks => CHUNK_IN_CHUNKS,
-        };
-        std::env::var("BACH_CUDA_CHUNK_IN").ok().and_then(|v| crate::units::parse_bytes(&v).ok()).map_or(default, |b| (b as usize).max(4096))
-    });
-    *C
+    knobs().cuda_chunk_in.unwrap_or(match fill() {
+        Fill::Cores => CHUNK_IN_CORES,
+        Fill::Chunks => CHUNK_IN_CHUNKS,
+    })
 }
-/// `BACH_CUDA_READAHEAD=0` turns off read-ahead staging of inputs streamed in small pieces.
+/// Read-ahead staging of inputs streamed in small pieces ([`crate::Knobs::cuda_readahead`]).
 fn read_ahead_on() -> bool {
-    static R: std::sync::LazyLock<bool> = std::sync::LazyLock::new(|| std::env::var("BACH_CUDA_READAHEAD").as_deref() != Ok("0"));
-    *R
+    knobs().cuda_readahead
 }
-/// `BACH_PREFAULT=0` turns off faulting in result memory ahead of the copies back.
+/// Faulting in result memory ahead of the copies back ([`crate::Knobs::prefault`]).
 fn prefault_on() -> bool {
-    static P: std::sync::LazyLock<bool> = std::sync::LazyLock::new(|| std::env::var("BACH_PREFAULT").as_deref() != Ok("0"));
-    *P
+    knobs().prefault
 }
+/// Fusing elementwise ops ([`crate::Knobs::cuda_fuse`]).
 fn fuse_on() -> bool {
-    static F: std::sync::LazyLock<bool> = std::sync::LazyLock::new(|| std::env::var("BACH_CUDA_FUSE").as_deref() != Ok("0"));
-    *F
+    knobs().cuda_fuse
 }
 /// Largest piece of one device-to-host copy through one staging buffer, and how many are in
 /// flight while the drain thread copies earlier ones out.
@@ -191,10 +174,10 @@ pub(super) fn is_constant(v: &DeviceValue) -> bool {
     v.buffer::<CudaConstant>().is_some()
 }
 
-/// Whether one-element values stay constants (`BACH_CUDA_CONST=0`: copied at once).
+/// Whether one-element values stay constants (`BACH_CUDA_CONST=0`: copied at once;
+/// [`crate::Knobs::cuda_const`], read once).
 fn constants_on() -> bool {
-    static ON: std::sync::LazyLock<bool> = std::sync::LazyLock::new(|| std::env::var("BACH_CUDA_CONST").as_deref() != Ok("0"));
-    *ON
+    knobs().cuda_const
 }
 
 /// A GPU as a device of a session.

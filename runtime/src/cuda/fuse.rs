@@ -219,7 +219,7 @@ mod tests {
     #[test]
     fn fused_kernels_compile_with_nvrtc() {
         if let Err(why) = super::super::nvrtc::version() {
-            if std::env::var("BACH_REQUIRE_NVRTC").as_deref() == Ok("1") {
+            if crate::Knobs::from_env().require_nvrtc {
                 panic!("BACH_REQUIRE_NVRTC=1 but {why}");
             }
             eprintln!("fused_kernels_compile_with_nvrtc: skipped ({why})");

@@ -39,10 +39,11 @@ pub struct Found {
     pub notes: Vec<String>,
 }
 
-/// Find a CUDA GPU to use as device `id` (the one numbered `BACH_CUDA_DEVICE`, default 0);
+/// Find a CUDA GPU to use as device `id` (the one numbered `BACH_CUDA_DEVICE`, default 0:
+/// [`crate::Knobs::cuda_device`], read at each call);
 /// never panics: the error says why there is none.
 pub fn detect(id: DeviceId) -> Result<Found, String> {
-    let ordinal = ordinal(std::env::var("BACH_CUDA_DEVICE").ok().as_deref())?;
+    let ordinal = ordinal(crate::Knobs::from_env().cuda_device.as_deref())?;
     crate::device::catch_panics(|| {
         let gpu = gpu::open(ordinal)?;
         let notes = gpu.notes.clone();
