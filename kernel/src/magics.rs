@@ -5,6 +5,7 @@
 pub const HELP: &str = "\
 :bach help                      this list
 :bach devices                   the devices Bach found (and, without a GPU, why)
+:bach config                    the session's settings and the runtime's BACH_* switches, with their values
 :bach plan <expr>               the plan for a lazy value, without running it
 :bach explain <expr>            why each op of that plan runs where it runs: estimates, copies, margin
 :bach trace [last]              the session's timeline so far, per cell (last: the latest evaluation's)
@@ -47,6 +48,7 @@ struct Command {
 const COMMANDS: &[Command] = &[
     Command { name: "help", args: "", rust: |_| Some(format!("print!({HELP:?});")) },
     Command { name: "devices", args: "", rust: |_| Some(magic::SHOW_DEVICES.into()) },
+    Command { name: "config", args: "", rust: |_| Some(magic::SHOW_CONFIG.into()) },
     Command { name: "plan", args: "<expr>", rust: |a| (!a.is_empty()).then(|| magic::show_plan(a)) },
     Command {
         name: "trace",

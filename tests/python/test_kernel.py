@@ -215,6 +215,11 @@ def test_magics(kernel):
     r, msgs = run(kc, ":bach devices")
     assert r["status"] == "ok"
     assert "no GPU: running on CPU" in text(msgs)
+    # The settings, and each BACH_* switch with its value.
+    r, msgs = run(kc, ":bach config")
+    assert r["status"] == "ok", r
+    assert "policy optimal" in text(msgs) and "BACH_CUDA_FUSE" in text(msgs), text(msgs)
+    assert any(l.split()[:2] == ["BACH_EAGER_MAX", "4096"] for l in text(msgs).splitlines()), text(msgs)
     r, msgs = run(kc, "let m = Array1::<f64>::ones(10_000) * 3.0;\n:bach plan m")
     assert r["status"] == "ok", r
     assert "stage 0 on cpu" in text(msgs)

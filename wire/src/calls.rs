@@ -64,6 +64,7 @@ pub const SESSION_VARIABLE: &str = session_variable!();
 /// The `:bach` magics, one call each.
 pub mod magic {
     pub const SHOW_DEVICES: &str = "bach::notebook::show_devices();";
+    pub const SHOW_CONFIG: &str = "bach::notebook::show_config();";
     pub fn show_plan(expr: &str) -> String {
         format!("bach::notebook::show_plan(&({expr}));")
     }
@@ -178,6 +179,7 @@ pub fn examples() -> Vec<(&'static str, String)> {
         ("reached_end", format!("let _ = {};", reached_end("x.sum()"))),
         ("cell_end", CELL_END.to_string()),
         ("devices", SHOW_DEVICES.to_string()),
+        ("config", SHOW_CONFIG.to_string()),
         ("plan", show_plan("&x * 2.0")),
         ("explain", show_explain("&x * 2.0")),
         ("graph", show_graph("&x * 2.0")),

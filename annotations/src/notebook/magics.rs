@@ -260,6 +260,19 @@ pub fn show_devices() {
     println!("policy {}, accelerator memory cap {}", cfg.policy, cfg.memory_cap.map_or("none".to_string(), |b| bach_runtime::units::bytes(b as usize)));
 }
 
+/// `:bach config`: the session's settings, then every `BACH_*` switch of the runtime with its
+/// value now, and whether it is read once per process or at each use.
+pub fn show_config() {
+    let cfg = session::global().config();
+    println!(
+        "policy {}, small ops at once up to {} elements, accelerator memory cap {}",
+        cfg.policy,
+        cfg.eager_max_elements,
+        cfg.memory_cap.map_or("none".to_string(), |b| bach_runtime::units::bytes(b as usize))
+    );
+    print!("{}", bach_runtime::Knobs::from_env());
+}
+
 /// `:bach trace`: the session's timeline so far, evaluation by evaluation (cells labelled);
 /// `:bach trace last`: the most recent evaluation's timeline alone.
 pub fn show_trace(which: &str) {

@@ -48,6 +48,10 @@ pub fn expansions(x: Array1<f64>, n: i32) -> Result<(), Box<dyn std::error::Erro
     {
         bach::notebook::show_devices();
     }
+    // config
+    {
+        bach::notebook::show_config();
+    }
     // plan
     {
         bach::notebook::show_plan(&(&x * 2.0));
