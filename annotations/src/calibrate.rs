@@ -102,43 +102,91 @@ pub fn calibrate_session(session: &Arc<Session>, save_to: Option<&std::path::Pat
     // A session of its own on the same devices: the user's graph and trace stay as they were.
     let own = Session::with_devices(session.devices().clone());
     for profile in session.devices().profiles() {
-        let device = session.devices().get(profile.id).expect("a device of the list").clone();
         let policy = if profile.id == CPU { Policy::CpuOnly } else { Policy::Greedy };
         own.update_config(|c| {
             c.policy = policy;
             c.cost = before.clone();
             c.memory_cap = None;
         });
-        let on = Bench { session: &own, accelerator: profile.id != CPU };
-        let name = profile.name.clone();
-        let fit = |what: Family, mut points: Vec<Point>, rows: &mut Vec<Fitted>, model: &mut CostModel| {
-            // A program's time less what the model says the rest of it took can come out at or
-            // below 0 (noise, the smallest sizes): such a point says nothing about the row.
-            points.retain(|p| p.seconds > 0.0);
-            let r = model.op_rate(what, profile.kind);
-            let old = if what == Family::Product { (r.per_call, r.per_flop) } else { (r.per_call, r.per_element) };
-            // Too few points to fit a line, or points that do not rise with their work (noise:
-            // no op of these families is free per element): the row keeps its figures.
-            let (a, b, max_error) = match (points.len() >= 2).then(|| fit_line(&points)) {
-                Some((a, b, e)) if b > 0.0 => (a, b, e),
-                _ => (old.0, old.1, f64::NAN),
-            };
-            let row = |param: &str| format!("{}.{}.{param}", what.name(), profile.kind.name());
-            model.set(&row("per_call"), &format!("{a:e}")).expect("a known path");
-            model.set(&row(if what == Family::Product { "per_flop" } else { "per_element" }), &format!("{b:e}")).expect("a known path");
-            rows.push(Fitted { what: what.name().into(), device: name.clone(), kind: profile.kind, before: old, after: (a, b), points: points.len(), max_error });
-        };
+        let mut step = Step { on: Bench { session: &own, accelerator: profile.id != CPU }, profile: &profile, model: &mut model, rows: &mut rows };
+        let stage = step.chains()?;
+        step.stage(stage);
+        step.alloc_and_reduce()?;
+        step.products()?;
+        if profile.id == CPU {
+            step.layout_and_closures()?;
+        } else {
+            let device = session.devices().get(profile.id).expect("a device of the list").clone();
+            step.copies(&device)?;
+            step.pieces(&own)?;
+        }
+    }
+    let seconds = started.elapsed().as_secs_f64();
+    let host = bach_runtime::cost::host_name();
+    let devices: Vec<String> = session.devices().profiles().iter().map(|p| p.name.clone()).collect();
+    model.source = format!("calibrated on {host} ({}) in {seconds:.1} s", devices.join(", "));
+    model.measured_on = Some(format!("{host}: {}", devices.join(", ")));
+    let saved = match save_to {
+        Some(path) => model.save(path).map(|()| path.to_path_buf()),
+        None => Err("BACH_PROFILE_DIR=none: not saved".into()),
+    };
+    session.update_config(|c| c.cost = model.clone());
+    Ok(Calibration { model, rows, seconds, saved })
+}
 
-        // Chains of 4 and 16 ops over the same input: what one op adds is their difference
-        // per op; what the stage costs whatever its ops (its start, the elements it reads
-        // and writes) is the short chain less its ops.
+/// One device's calibration, step by step ([`calibrate_session`] runs them in order): each
+/// step times its programs in the calibration's own session and fits its rows of `model`,
+/// recording each in `rows`.
+struct Step<'a> {
+    on: Bench<'a>,
+    profile: &'a bach_runtime::DeviceProfile,
+    model: &'a mut CostModel,
+    rows: &'a mut Vec<Fitted>,
+}
+
+impl Step<'_> {
+    /// Fit `what`'s row for this device to `points` (kept as it was when they are too few, or
+    /// do not rise with their work), and record it.
+    fn fit(&mut self, what: Family, mut points: Vec<Point>) {
+        // A program's time less what the model says the rest of it took can come out at or
+        // below 0 (noise, the smallest sizes): such a point says nothing about the row.
+        points.retain(|p| p.seconds > 0.0);
+        let kind = self.profile.kind;
+        let r = self.model.op_rate(what, kind);
+        let old = if what == Family::Product { (r.per_call, r.per_flop) } else { (r.per_call, r.per_element) };
+        // Too few points to fit a line, or points that do not rise with their work (noise:
+        // no op of these families is free per element): the row keeps its figures.
+        let (a, b, max_error) = match (points.len() >= 2).then(|| fit_line(&points)) {
+            Some((a, b, e)) if b > 0.0 => (a, b, e),
+            _ => (old.0, old.1, f64::NAN),
+        };
+        let row = |param: &str| format!("{}.{}.{param}", what.name(), kind.name());
+        self.model.set(&row("per_call"), &format!("{a:e}")).expect("a known path");
+        self.model.set(&row(if what == Family::Product { "per_flop" } else { "per_element" }), &format!("{b:e}")).expect("a known path");
+        self.record(what.name(), old, (a, b), points.len(), max_error);
+    }
+
+    fn record(&mut self, what: &str, before: (f64, f64), after: (f64, f64), points: usize, max_error: f64) {
+        self.rows.push(Fitted { what: what.into(), device: self.profile.name.clone(), kind: self.profile.kind, before, after, points, max_error });
+    }
+
+    /// The alloc row's seconds for a linspace of `n`, as fitted so far.
+    fn linspace(&self, n: usize) -> f64 {
+        self.model.op_rate(Family::Alloc, self.profile.kind).seconds(bach_runtime::Work { elements: n as f64, flops: 0.0 })
+    }
+
+    /// The elementwise and math rows, from chains of 4 and 16 ops over the same input: what
+    /// one op adds is their difference per op. Returns the stage's points: what a stage costs
+    /// whatever its ops (its start, the elements it reads and writes), the short chain less
+    /// its ops, and a stage of one op over a few elements.
+    fn chains(&mut self) -> crate::Result<Vec<Point>> {
         let (mut arith, mut math, mut stage) = (Vec::new(), Vec::new(), Vec::new());
         for &n in &SIZES {
             // The input in the device's memory, as a workload's would be.
-            let x = on.input(n)?;
+            let x = self.on.input(n)?;
             for (is_math, ops) in [(false, &mut arith), (true, &mut math)] {
-                let short = on.time(|| chain(&x, CHAINS[0], is_math))?;
-                let long = on.time(|| chain(&x, CHAINS[1], is_math))?;
+                let short = self.on.time(|| chain(&x, CHAINS[0], is_math))?;
+                let long = self.on.time(|| chain(&x, CHAINS[1], is_math))?;
                 // Per op of weight 1 (the math functions' weights differ). A difference lost in
                 // the noise (a loaded machine, the smallest sizes) is left out rather than fitted
                 // as nearly nothing.
@@ -158,170 +206,152 @@ pub fn calibrate_session(session: &Arc<Session>, save_to: Option<&std::path::Pat
         }
         // A stage of one op over a few elements: almost all of it is what any stage costs
         // (its dispatch, its events), which the chains above hardly show.
-        let tiny = on.input(TINY)?;
-        let one_op = on.time(|| chain(&tiny, 1, false))?;
+        let tiny = self.on.input(TINY)?;
+        let one_op = self.on.time(|| chain(&tiny, 1, false))?;
         let (stages, streamed) = one_op.stages();
         stage.push(Point { calls: stages, work: streamed, seconds: one_op.seconds });
-        fit(Family::Elementwise, arith, &mut rows, &mut model);
-        fit(Family::Math, math, &mut rows, &mut model);
-        if profile.id == CPU {
-            fit(Family::Stage, stage, &mut rows, &mut model);
-        } else {
-            // On an accelerator these programs keep each result in its memory, a fresh device
-            // allocation each time, which is most of what a chain costs beyond its ops (on the
-            // H200 host the fit gave 305 ps an element streamed, and stages of Black-Scholes
-            // 2^24 were predicted at 3-4x what they took). The row's per_element (device
-            // memory's rate) is kept; its per_call is what the points leave, per stage, until
-            // the pieces' measurement below replaces it.
-            let old = model.op_rate(Family::Stage, profile.kind);
-            let per_call = median(stage.iter().filter(|p| p.calls > 0.0).map(|p| (p.seconds - old.per_element * p.work) / p.calls).collect()).max(0.0);
-            model.set(&format!("stage.{}.per_call", profile.kind.name()), &format!("{per_call:e}")).expect("a known path");
-            let max_error = stage.iter().map(|p| ((per_call * p.calls + old.per_element * p.work) / p.seconds).ln().abs()).fold(0.0, f64::max).exp() - 1.0;
-            rows.push(Fitted {
-                what: "stage".into(),
-                device: name.clone(),
-                kind: profile.kind,
-                before: (old.per_call, old.per_element),
-                after: (per_call, old.per_element),
-                points: stage.len(),
-                max_error,
-            });
-        }
+        self.fit(Family::Elementwise, arith);
+        self.fit(Family::Math, math);
+        Ok(stage)
+    }
 
-        // The other programs: what is left once the stage's own cost (just fitted) is taken off.
+    /// The stage row from the chains' stage points.
+    fn stage(&mut self, stage: Vec<Point>) {
+        if !self.on.accelerator {
+            return self.fit(Family::Stage, stage);
+        }
+        // On an accelerator these programs keep each result in its memory, a fresh device
+        // allocation each time, which is most of what a chain costs beyond its ops (on the
+        // H200 host the fit gave 305 ps an element streamed, and stages of Black-Scholes
+        // 2^24 were predicted at 3-4x what they took). The row's per_element (device
+        // memory's rate) is kept; its per_call is what the points leave, per stage, until
+        // the pieces' measurement ([`Step::pieces`]) replaces it.
+        let kind = self.profile.kind;
+        let old = self.model.op_rate(Family::Stage, kind);
+        let per_call = median(stage.iter().filter(|p| p.calls > 0.0).map(|p| (p.seconds - old.per_element * p.work) / p.calls).collect()).max(0.0);
+        self.model.set(&format!("stage.{}.per_call", kind.name()), &format!("{per_call:e}")).expect("a known path");
+        let max_error = stage.iter().map(|p| ((per_call * p.calls + old.per_element * p.work) / p.seconds).ln().abs()).fold(0.0, f64::max).exp() - 1.0;
+        self.record("stage", (old.per_call, old.per_element), (per_call, old.per_element), stage.len(), max_error);
+    }
+
+    /// The alloc row (a linspace), then the reduce row (a sum of one, less the linspace):
+    /// what is left once the stage's own cost (just fitted) is taken off.
+    fn alloc_and_reduce(&mut self) -> crate::Result<()> {
         let alloc: Vec<Point> = SIZES
             .iter()
-            .map(|&n| Ok(Point { calls: 1.0, work: n as f64, seconds: on.time(|| Array::<f64, _>::linspace(0.1, 0.9, n).into_dyn())?.ops_seconds(&model) }))
+            .map(|&n| Ok(Point { calls: 1.0, work: n as f64, seconds: self.on.time(|| Array::<f64, _>::linspace(0.1, 0.9, n).into_dyn())?.ops_seconds(self.model) }))
             .collect::<crate::Result<_>>()?;
-        fit(Family::Alloc, alloc, &mut rows, &mut model);
-        let linspace = |model: &CostModel, n: usize| model.op_rate(Family::Alloc, profile.kind).seconds(bach_runtime::Work { elements: n as f64, flops: 0.0 });
-
+        self.fit(Family::Alloc, alloc);
         let reduce: Vec<Point> = SIZES
             .iter()
             .map(|&n| {
-                Ok(Point {
-                    calls: 1.0,
-                    work: n as f64,
-                    seconds: on.time(|| Array::<f64, _>::linspace(0.1, 0.9, n).sum_lazy().into_dyn())?.ops_seconds(&model) - linspace(&model, n),
-                })
+                let t = self.on.time(|| Array::<f64, _>::linspace(0.1, 0.9, n).sum_lazy().into_dyn())?;
+                Ok(Point { calls: 1.0, work: n as f64, seconds: t.ops_seconds(self.model) - self.linspace(n) })
             })
             .collect::<crate::Result<_>>()?;
-        fit(Family::Reduce, reduce, &mut rows, &mut model);
+        self.fit(Family::Reduce, reduce);
+        Ok(())
+    }
 
-        // Products as large as a GEMM runs at full speed (every dimension 256 or more); what
-        // writing the result costs (the row's per_element, not fitted) is subtracted.
-        // And an 8 x 8 product: what any product costs (its dispatch), which the large ones
-        // hide. Each is `(r x k) . (k x k)`, its flops and result elements as the model counts
-        // them.
+    /// The product row: products as large as a GEMM runs at full speed (every dimension
+    /// 256 or more), what writing the result costs (the row's per_element, not fitted)
+    /// subtracted; and an 8 x 8 product, what any product costs (its dispatch), which the
+    /// large ones hide. Each is `(r x k) . (k x k)`, its flops and result elements as the
+    /// model counts them.
+    fn products(&mut self) -> crate::Result<()> {
         let mut product = Vec::new();
-        let per_result_element = model.op_rate(Family::Product, profile.kind).per_element;
+        let per_result_element = self.model.op_rate(Family::Product, self.profile.kind).per_element;
         for (r, k) in [(1usize << 8, PRODUCT_K), (1 << 11, PRODUCT_K), (1 << 14, PRODUCT_K), (8, 8)] {
-            let t = on.time(|| Array2::<f64>::full((r, k), 1.5).dot(&Array2::full((k, k), 0.5)).into_dyn())?;
+            let t = self.on.time(|| Array2::<f64>::full((r, k), 1.5).dot(&Array2::full((k, k), 0.5)).into_dyn())?;
             let m = |rows: usize, cols: usize| bach_runtime::Meta::new(bach_runtime::DType::F64, [rows, cols]);
             let work = bach_runtime::Work::of(Family::Product, &[m(r, k), m(k, k)], &m(r, k));
-            let others = linspace(&model, r * k) + linspace(&model, k * k) + per_result_element * work.elements;
-            product.push(Point { calls: 1.0, work: work.flops, seconds: t.ops_seconds(&model) - others });
+            let others = self.linspace(r * k) + self.linspace(k * k) + per_result_element * work.elements;
+            product.push(Point { calls: 1.0, work: work.flops, seconds: t.ops_seconds(self.model) - others });
         }
-        fit(Family::Product, product, &mut rows, &mut model);
-
-        if profile.id == CPU {
-            let layout: Vec<Point> = SIZES
-                .iter()
-                .map(|&n| {
-                    Ok(Point {
-                        calls: 1.0,
-                        work: n as f64,
-                        seconds: on.time(|| Array2::<f64>::full((n / 64, 64), 1.5).t().to_owned().into_dyn())?.ops_seconds(&model) - linspace(&model, n),
-                    })
-                })
-                .collect::<crate::Result<_>>()?;
-            fit(Family::Layout, layout, &mut rows, &mut model);
-            // A closure costs little beside the stage around it: as for the elementwise ops, what
-            // one adds is the difference of two chains, per closure.
-            let mut closure = Vec::new();
-            for &n in &SIZES {
-                let x = on.input(n)?;
-                let short = on.time(|| closure_chain(&x, CHAINS[0]))?;
-                let long = on.time(|| closure_chain(&x, CHAINS[1]))?;
-                let per_op = per_op(&short, &long, CHAINS[0] as f64, CHAINS[1] as f64);
-                if per_op > 0.0 {
-                    closure.push(Point { calls: 1.0, work: n as f64, seconds: per_op });
-                }
-            }
-            fit(Family::Closure, closure, &mut rows, &mut model);
-        } else {
-            for direction in [Direction::H2d, Direction::D2h] {
-                let points = copy_points(&device, direction)?;
-                let old = model.copy_rate(profile.kind, direction, MemoryKind::Pageable);
-                let (latency, per_byte, max_error) = fit_line(&points);
-                let dir = if direction == Direction::H2d { "h2d" } else { "d2h" };
-                let bandwidth = 1.0 / per_byte.max(1e-13);
-                model.set(&format!("transfer.{dir}.pageable.{}.latency", profile.kind.name()), &format!("{latency:e}")).expect("a known path");
-                model.set(&format!("transfer.{dir}.pageable.{}.bandwidth", profile.kind.name()), &format!("{bandwidth:e}")).expect("a known path");
-                // The emulated device's "pinned" memory is host memory like the rest.
-                if profile.kind == DeviceKind::Emulated {
-                    model.set(&format!("transfer.{dir}.pinned.emulated.latency"), &format!("{latency:e}")).expect("a known path");
-                    model.set(&format!("transfer.{dir}.pinned.emulated.bandwidth"), &format!("{bandwidth:e}")).expect("a known path");
-                }
-                rows.push(Fitted {
-                    what: format!("copy {dir}"),
-                    device: name.clone(),
-                    kind: profile.kind,
-                    before: (old.latency, 1.0 / old.bandwidth),
-                    after: (latency, 1.0 / bandwidth),
-                    points: points.len(),
-                    max_error,
-                });
-            }
-            if let Some((h2d, d2h)) = profile.measured_copies {
-                model.set("transfer.h2d.pinned.cuda.bandwidth", &format!("{h2d:e}")).expect("a known path");
-                model.set("transfer.d2h.pinned.cuda.bandwidth", &format!("{d2h:e}")).expect("a known path");
-            }
-            // What a piece of an accelerator stage costs (the `stage` row's per_call): the
-            // same short chain over the same host array in one piece and in many (a small
-            // memory cap), its result brought back, so both copy the same bytes each way;
-            // the difference per extra piece.
-            let host = bach_runtime::with_session(&own, || -> crate::Result<Array<f64>> {
-                let x = Array::<f64>::random_uniform(vec![PIECES_N], 0.5, 1.5, 7);
-                x.eval()?;
-                Ok(x)
-            })?;
-            let whole = on.time_where(|| chain(&host, CHAINS[0], false), false)?;
-            own.update_config(|c| c.memory_cap = Some(PIECES_CAP));
-            let paged = on.time_where(|| chain(&host, CHAINS[0], false), false);
-            own.update_config(|c| c.memory_cap = None);
-            let paged = paged?;
-            let (one, many) = (whole.accelerator_pieces(), paged.accelerator_pieces());
-            let row = format!("stage.{}.per_call", profile.kind.name());
-            let old = model.op_rate(Family::Stage, profile.kind);
-            let per_piece = (paged.seconds - whole.seconds) / (many as f64 - one as f64);
-            let measured = many > one && per_piece > 0.0;
-            if measured {
-                model.set(&row, &format!("{per_piece:e}")).expect("a known path");
-            }
-            let after = model.op_rate(Family::Stage, profile.kind);
-            rows.push(Fitted {
-                what: "piece".into(),
-                device: name.clone(),
-                kind: profile.kind,
-                before: (old.per_call, old.per_element),
-                after: (after.per_call, after.per_element),
-                points: if measured { 2 } else { 0 },
-                max_error: if measured { 0.0 } else { f64::NAN },
-            });
-        }
+        self.fit(Family::Product, product);
+        Ok(())
     }
-    let seconds = started.elapsed().as_secs_f64();
-    let host = bach_runtime::cost::host_name();
-    let devices: Vec<String> = session.devices().profiles().iter().map(|p| p.name.clone()).collect();
-    model.source = format!("calibrated on {host} ({}) in {seconds:.1} s", devices.join(", "));
-    model.measured_on = Some(format!("{host}: {}", devices.join(", ")));
-    let saved = match save_to {
-        Some(path) => model.save(path).map(|()| path.to_path_buf()),
-        None => Err("BACH_PROFILE_DIR=none: not saved".into()),
-    };
-    session.update_config(|c| c.cost = model.clone());
-    Ok(Calibration { model, rows, seconds, saved })
+
+    /// The CPU's layout row (a transpose made contiguous, less its linspace) and closure row
+    /// (as for the elementwise ops, the difference of two chains, per closure).
+    fn layout_and_closures(&mut self) -> crate::Result<()> {
+        let layout: Vec<Point> = SIZES
+            .iter()
+            .map(|&n| {
+                let t = self.on.time(|| Array2::<f64>::full((n / 64, 64), 1.5).t().to_owned().into_dyn())?;
+                Ok(Point { calls: 1.0, work: n as f64, seconds: t.ops_seconds(self.model) - self.linspace(n) })
+            })
+            .collect::<crate::Result<_>>()?;
+        self.fit(Family::Layout, layout);
+        let mut closure = Vec::new();
+        for &n in &SIZES {
+            let x = self.on.input(n)?;
+            let short = self.on.time(|| closure_chain(&x, CHAINS[0]))?;
+            let long = self.on.time(|| closure_chain(&x, CHAINS[1]))?;
+            let per_op = per_op(&short, &long, CHAINS[0] as f64, CHAINS[1] as f64);
+            if per_op > 0.0 {
+                closure.push(Point { calls: 1.0, work: n as f64, seconds: per_op });
+            }
+        }
+        self.fit(Family::Closure, closure);
+        Ok(())
+    }
+
+    /// An accelerator's copy rows, each way, timed through its own copies; and the pinned
+    /// rates the device measured as it opened.
+    fn copies(&mut self, device: &Arc<dyn Device>) -> crate::Result<()> {
+        let kind = self.profile.kind;
+        for direction in [Direction::H2d, Direction::D2h] {
+            let points = copy_points(device, direction)?;
+            let old = self.model.copy_rate(kind, direction, MemoryKind::Pageable);
+            let (latency, per_byte, max_error) = fit_line(&points);
+            let dir = if direction == Direction::H2d { "h2d" } else { "d2h" };
+            let bandwidth = 1.0 / per_byte.max(1e-13);
+            self.model.set(&format!("transfer.{dir}.pageable.{}.latency", kind.name()), &format!("{latency:e}")).expect("a known path");
+            self.model.set(&format!("transfer.{dir}.pageable.{}.bandwidth", kind.name()), &format!("{bandwidth:e}")).expect("a known path");
+            // The emulated device's "pinned" memory is host memory like the rest.
+            if kind == DeviceKind::Emulated {
+                self.model.set(&format!("transfer.{dir}.pinned.emulated.latency"), &format!("{latency:e}")).expect("a known path");
+                self.model.set(&format!("transfer.{dir}.pinned.emulated.bandwidth"), &format!("{bandwidth:e}")).expect("a known path");
+            }
+            self.record(&format!("copy {dir}"), (old.latency, 1.0 / old.bandwidth), (latency, 1.0 / bandwidth), points.len(), max_error);
+        }
+        if let Some((h2d, d2h)) = self.profile.measured_copies {
+            self.model.set("transfer.h2d.pinned.cuda.bandwidth", &format!("{h2d:e}")).expect("a known path");
+            self.model.set("transfer.d2h.pinned.cuda.bandwidth", &format!("{d2h:e}")).expect("a known path");
+        }
+        Ok(())
+    }
+
+    /// What a piece of an accelerator stage costs (the `stage` row's per_call): the same
+    /// short chain over the same host array in one piece and in many (a small memory cap in
+    /// `own`, the calibration's session), its result brought back, so both copy the same
+    /// bytes each way; the difference per extra piece.
+    fn pieces(&mut self, own: &Arc<Session>) -> crate::Result<()> {
+        let host = bach_runtime::with_session(own, || -> crate::Result<Array<f64>> {
+            let x = Array::<f64>::random_uniform(vec![PIECES_N], 0.5, 1.5, 7);
+            x.eval()?;
+            Ok(x)
+        })?;
+        let whole = self.on.time_where(|| chain(&host, CHAINS[0], false), false)?;
+        own.update_config(|c| c.memory_cap = Some(PIECES_CAP));
+        let paged = self.on.time_where(|| chain(&host, CHAINS[0], false), false);
+        own.update_config(|c| c.memory_cap = None);
+        let paged = paged?;
+        let (one, many) = (whole.accelerator_pieces(), paged.accelerator_pieces());
+        let kind = self.profile.kind;
+        let row = format!("stage.{}.per_call", kind.name());
+        let old = self.model.op_rate(Family::Stage, kind);
+        let per_piece = (paged.seconds - whole.seconds) / (many as f64 - one as f64);
+        let measured = many > one && per_piece > 0.0;
+        if measured {
+            self.model.set(&row, &format!("{per_piece:e}")).expect("a known path");
+        }
+        let after = self.model.op_rate(Family::Stage, kind);
+        let (points, max_error) = if measured { (2, 0.0) } else { (0, f64::NAN) };
+        self.record("piece", (old.per_call, old.per_element), (after.per_call, after.per_element), points, max_error);
+        Ok(())
+    }
 }
 
 /// The math chain's functions by weight (`exp` = 1, as `MATH_WEIGHTS` in `elementwise.rs`),
