@@ -6,7 +6,7 @@
 use std::sync::{Arc, LazyLock};
 
 use bach_runtime::{oa, split, Annotation, BachError, DType, Element, Family, Launch, Lazy, Meta, Result, Value, ValueRef};
-use ndarray::{ArcArray as NdArc, ArrayD, ArrayViewD, Dimension, IxDyn, Zip};
+use ndarray::{ArcArray as NdArc, ArrayD, ArrayViewD, Dimension, Ix1, IxDyn, Zip};
 
 use crate::array::{Array, ArrayBase, Data, Host, Operand};
 use crate::host_ops::BinOp;
@@ -622,15 +622,27 @@ pub enum SliceOrScalar<'a, A> {
     Scalar(A),
 }
 /// `x op y` over a slice and a slice of the same length or a scalar (instantiated in Bach for
-/// f64 and f32 only: [`Real::arith_slices`]).
-pub(crate) fn arith_slices<A: Real>(op: BinOp, x: &[A], y: SliceOrScalar<'_, A>) -> Vec<A> {
+/// f64 and f32 only: [`Real::arith_slices`]), into a spent value of that length when this
+/// thread keeps one (`array/pool.rs`).
+pub(crate) fn arith_slices<A: Real>(op: BinOp, x: &[A], y: SliceOrScalar<'_, A>) -> NdArc<A, Ix1> {
+    let out = crate::array::pool::take::<A>(x.len());
     match op {
-        BinOp::Add => over_slices(x, y, |x, y| x + y),
-        BinOp::Sub => over_slices(x, y, |x, y| x - y),
-        BinOp::Mul => over_slices(x, y, |x, y| x * y),
-        BinOp::Div => over_slices(x, y, |x, y| x / y),
-        BinOp::Rem => over_slices(x, y, |x, y| x % y),
+        BinOp::Add => into_value(out, x, y, |x, y| x + y),
+        BinOp::Sub => into_value(out, x, y, |x, y| x - y),
+        BinOp::Mul => into_value(out, x, y, |x, y| x * y),
+        BinOp::Div => into_value(out, x, y, |x, y| x / y),
+        BinOp::Rem => into_value(out, x, y, |x, y| x % y),
     }
+}
+/// `f(x, y)` written into `out` (of `x`'s length, held by no one else), or into a new value.
+fn into_value<A: Copy>(out: Option<NdArc<A, Ix1>>, x: &[A], y: SliceOrScalar<'_, A>, f: impl Fn(A, A) -> A) -> NdArc<A, Ix1> {
+    let Some(mut out) = out else { return NdArc::from_vec(over_slices(x, y, f)) };
+    let o = crate::array::pool::elements(&mut out);
+    match y {
+        SliceOrScalar::Slice(y) => o.iter_mut().zip(x.iter().zip(y)).for_each(|(o, (&u, &v))| *o = f(u, v)),
+        SliceOrScalar::Scalar(s) => o.iter_mut().zip(x).for_each(|(o, &u)| *o = f(u, s)),
+    }
+    out
 }
 /// `f(x, y)` over a slice and a slice of the same length, or a scalar.
 fn over_slices<A: Copy>(x: &[A], y: SliceOrScalar<'_, A>, f: impl Fn(A, A) -> A) -> Vec<A> {
@@ -672,9 +684,10 @@ pub(crate) fn real_arith<A: Real, S: Data<Elem = A>, D: Dimension, R: Operand<A,
                 },
             };
             if let Some(y) = y {
-                let v = A::arith_slices(op, xs, y);
                 if let Some(dim) = R::Out::from_dimension(&x.raw_dim()) {
-                    return Array::from_host_in(NdArc::from_shape_vec(dim, v).expect("x's shape"), lhs.home());
+                    let v = A::arith_slices(op, xs, y);
+                    let v = if x.ndim() == 1 { v.into_dimensionality::<R::Out>().ok() } else { v.into_shape_with_order(dim).ok() };
+                    return Array::from_kept(v.expect("x's shape"), lhs.home());
                 }
             }
         }

@@ -183,18 +183,32 @@ fn host_product<A: ndarray::LinalgScalar, S: Data<Elem = A>, S2: Data<Elem = A>,
     l: &ArrayBase<S, L>,
     r: &ArrayBase<S2, R>,
 ) -> Result<Array<A, O>> {
-    let (x, y) = (l.as_nd().into_dyn(), r.as_nd().into_dyn());
+    // In the operands' own dimension types (no dynamic dimensions made for static ones: the
+    // small-array path).
+    let (x, y) = (l.as_nd(), r.as_nd());
     let mismatch = || BachError::shape("dot", format!("shapes {:?} and {:?} are not aligned", x.shape(), y.shape()));
-    let out: ndarray::ArrayD<A> = match (x.ndim(), y.ndim()) {
-        (2, 2) if x.shape()[1] == y.shape()[0] => as2(x.view(), "dot")?.dot(&as2(y.view(), "dot")?).into_dyn(),
-        (2, 1) if x.shape()[1] == y.shape()[0] => as2(x.view(), "dot")?.dot(&as1(y.view(), "dot")?).into_dyn(),
-        (1, 2) if x.shape()[0] == y.shape()[0] => as1(x.view(), "dot")?.dot(&as2(y.view(), "dot")?).into_dyn(),
-        (1, 1) if x.shape()[0] == y.shape()[0] => ndarray::arr0(as1(x.view(), "dot")?.dot(&as1(y.view(), "dot")?)).into_dyn(),
-        (1 | 2, 1 | 2) => return Err(mismatch()),
-        (a, b) => return Err(BachError::shape("dot", format!("a {a}-d and a {b}-d array (dot takes 1-d and 2-d arrays)"))),
-    };
+    let home = l.home();
+    match (x.ndim(), y.ndim()) {
+        (2, 2) if x.shape()[1] == y.shape()[0] => typed_result(to2(x)?.dot(&to2(y)?), home),
+        (2, 1) if x.shape()[1] == y.shape()[0] => typed_result(to2(x)?.dot(&to1(y)?), home),
+        (1, 2) if x.shape()[0] == y.shape()[0] => typed_result(to1(x)?.dot(&to2(y)?), home),
+        (1, 1) if x.shape()[0] == y.shape()[0] => typed_result(ndarray::arr0(to1(x)?.dot(&to1(y)?)), home),
+        (1 | 2, 1 | 2) => Err(mismatch()),
+        (a, b) => Err(BachError::shape("dot", format!("a {a}-d and a {b}-d array (dot takes 1-d and 2-d arrays)"))),
+    }
+}
+
+/// `v` as a 2-d (1-d) view: no copy, and no dynamic dimensions made when `D` is static.
+fn to2<A, D: Dimension>(v: ndarray::ArrayView<'_, A, D>) -> Result<ndarray::ArrayView2<'_, A>> {
+    v.into_dimensionality::<Ix2>().map_err(|e| BachError::shape("dot", e.to_string()))
+}
+fn to1<A, D: Dimension>(v: ndarray::ArrayView<'_, A, D>) -> Result<ndarray::ArrayView1<'_, A>> {
+    v.into_dimensionality::<Ix1>().map_err(|e| BachError::shape("dot", e.to_string()))
+}
+/// A product's result as an array of the caller's dimension type `O` (the same axes).
+fn typed_result<A: Clone, E: Dimension, O: Dimension>(out: ndarray::Array<A, E>, home: bach_runtime::Home) -> Result<Array<A, O>> {
     let out = out.into_dimensionality::<O>().map_err(|e| BachError::shape("dot", e.to_string()))?;
-    Ok(Array::from_host_in(out.into_shared(), l.home()))
+    Ok(Array::from_host_in(out.into_shared(), home))
 }
 
 /// `l.dot(r)` for any element type ndarray's `dot` takes: lazy for f64 and f32.
@@ -422,6 +436,16 @@ pub(crate) fn describe(elems: &[SliceInfoElem]) -> String {
 /// array), or why ndarray would panic: one element per axis (`NewAxis` aside), indices and
 /// slice ends within the axis (negative ones counted from its end), no zero step.
 pub(crate) fn sliced_shape(shape: &[usize], elems: &[SliceInfoElem]) -> std::result::Result<Vec<usize>, String> {
+    let mut out = Vec::with_capacity(elems.len());
+    walk_slice(shape, elems, &mut |n| out.push(n))?;
+    Ok(out)
+}
+/// [`sliced_shape`]'s check alone (nothing allocated: the small-array path slices in loops).
+pub(crate) fn fits_slice(shape: &[usize], elems: &[SliceInfoElem]) -> std::result::Result<(), String> {
+    walk_slice(shape, elems, &mut |_| {})
+}
+/// Each axis length of the cut, to `out`, or why the cut does not fit (see [`sliced_shape`]).
+fn walk_slice(shape: &[usize], elems: &[SliceInfoElem], out: &mut dyn FnMut(usize)) -> std::result::Result<(), String> {
     let axes = elems.iter().filter(|e| !e.is_new_axis()).count();
     if axes != shape.len() {
         return Err(format!("{axes} axes sliced, the array has {}", shape.len()));
@@ -436,11 +460,10 @@ pub(crate) fn sliced_shape(shape: &[usize], elems: &[SliceInfoElem]) -> std::res
             Err(format!("{what} {i} is before the start of an axis of length {len}"))
         }
     };
-    let mut out = Vec::with_capacity(elems.len());
     let mut axis = 0;
     for e in elems {
         match *e {
-            SliceInfoElem::NewAxis => out.push(1),
+            SliceInfoElem::NewAxis => out(1),
             SliceInfoElem::Index(i) => {
                 let len = shape[axis];
                 let at = absolute(len, i, "index")?;
@@ -459,12 +482,12 @@ pub(crate) fn sliced_shape(shape: &[usize], elems: &[SliceInfoElem]) -> std::res
                 if step == 0 {
                     return Err("a slice's step must not be zero".into());
                 }
-                out.push((to - from).div_ceil(step.unsigned_abs()));
+                out((to - from).div_ceil(step.unsigned_abs()));
                 axis += 1;
             }
         }
     }
-    Ok(out)
+    Ok(())
 }
 
 pub(crate) fn slice_op(elems: Vec<SliceInfoElem>, shape: Vec<usize>) -> Arc<Annotation> {

@@ -20,15 +20,28 @@ pub trait Real: Element + crate::elementwise::Numeric + crate::array::Scalar + F
     /// function per float type, compiled in Bach: a notebook cell that uses an operator calls
     /// it and compiles none of it.
     #[doc(hidden)]
-    fn arith_slices(op: crate::BinOp, x: &[Self], y: crate::elementwise::SliceOrScalar<'_, Self>) -> Vec<Self>;
+    fn arith_slices(op: crate::BinOp, x: &[Self], y: crate::elementwise::SliceOrScalar<'_, Self>) -> ndarray::ArcArray<Self, ndarray::Ix1>;
     /// [`Real::arith_slices`]'s general case.
     #[doc(hidden)]
     fn arith_at_once(op: crate::BinOp, x: ndarray::ArrayViewD<'_, Self>, y: crate::Host<'_, Self>, max: usize) -> Option<ndarray::ArrayD<Self>>;
+    /// This thread's spent small values of this type (`array/pool.rs`).
+    #[doc(hidden)]
+    fn buffers() -> &'static std::thread::LocalKey<std::cell::RefCell<crate::array::pool::Pool<Self>>>;
+    /// A spent value back to [`Real::buffers`] when no one else holds it.
+    #[doc(hidden)]
+    fn give_back(v: ndarray::ArcArray<Self, ndarray::Ix1>);
 }
 
 impl Real for f64 {
-    fn arith_slices(op: crate::BinOp, x: &[Self], y: crate::elementwise::SliceOrScalar<'_, Self>) -> Vec<Self> {
+    fn arith_slices(op: crate::BinOp, x: &[Self], y: crate::elementwise::SliceOrScalar<'_, Self>) -> ndarray::ArcArray<Self, ndarray::Ix1> {
         crate::elementwise::arith_slices(op, x, y)
+    }
+    fn buffers() -> &'static std::thread::LocalKey<std::cell::RefCell<crate::array::pool::Pool<Self>>> {
+        thread_local!(static BUFFERS: std::cell::RefCell<crate::array::pool::Pool<f64>> = const { std::cell::RefCell::new(crate::array::pool::Pool::new()) });
+        &BUFFERS
+    }
+    fn give_back(v: ndarray::ArcArray<Self, ndarray::Ix1>) {
+        crate::array::pool::keep(v)
     }
     fn arith_at_once(op: crate::BinOp, x: ndarray::ArrayViewD<'_, Self>, y: crate::Host<'_, Self>, max: usize) -> Option<ndarray::ArrayD<Self>> {
         crate::elementwise::arith_at_once(op, x, y, max)
@@ -42,8 +55,15 @@ impl Real for f64 {
 }
 
 impl Real for f32 {
-    fn arith_slices(op: crate::BinOp, x: &[Self], y: crate::elementwise::SliceOrScalar<'_, Self>) -> Vec<Self> {
+    fn arith_slices(op: crate::BinOp, x: &[Self], y: crate::elementwise::SliceOrScalar<'_, Self>) -> ndarray::ArcArray<Self, ndarray::Ix1> {
         crate::elementwise::arith_slices(op, x, y)
+    }
+    fn buffers() -> &'static std::thread::LocalKey<std::cell::RefCell<crate::array::pool::Pool<Self>>> {
+        thread_local!(static BUFFERS: std::cell::RefCell<crate::array::pool::Pool<f32>> = const { std::cell::RefCell::new(crate::array::pool::Pool::new()) });
+        &BUFFERS
+    }
+    fn give_back(v: ndarray::ArcArray<Self, ndarray::Ix1>) {
+        crate::array::pool::keep(v)
     }
     fn arith_at_once(op: crate::BinOp, x: ndarray::ArrayViewD<'_, Self>, y: crate::Host<'_, Self>, max: usize) -> Option<ndarray::ArrayD<Self>> {
         crate::elementwise::arith_at_once(op, x, y, max)

@@ -47,6 +47,7 @@ use ndarray::{ArcArray as NdArc, Dimension, Ix0, Ix1, Ix2, Ix3, Ix4, Ix5, Ix6, I
 
 mod operators;
 pub(crate) use operators::as_real;
+pub(crate) mod pool;
 pub mod storage;
 mod views;
 mod views_mut;
@@ -92,6 +93,19 @@ pub struct Handle<A, D> {
     read: ReadNode<A>,
     /// The lazy views of this array, kept while it lives (`views.rs`).
     views: views::Kept,
+    /// Where `held` goes when the handle is dropped: back to the thread's spent small values
+    /// (`pool.rs`; set for the operators' small results), or `None`: freed.
+    give_back: Option<fn(NdArc<A, D>)>,
+}
+
+impl<A, D> Drop for Handle<A, D> {
+    fn drop(&mut self) {
+        if let (Some(give_back), false) = (self.give_back, self.views.any()) {
+            if let Some(v) = self.held.take() {
+                give_back(v);
+            }
+        }
+    }
 }
 
 /// An owned n-d array of `A` with dimension type `D` (`IxDyn` by default: Bach's own dialect
@@ -218,7 +232,15 @@ impl<S: RawDataClone, D: Dimension + Copy> Copy for ArrayBase<S, D> where S::Rep
 
 impl<A, D: Clone> Clone for Handle<A, D> {
     fn clone(&self) -> Self {
-        Handle { lazy: self.lazy.clone(), held: self.held.clone(), value: self.value.clone(), home: self.home.clone(), read: self.read, views: views::Kept::default() }
+        Handle {
+            lazy: self.lazy.clone(),
+            held: self.held.clone(),
+            value: self.value.clone(),
+            home: self.home.clone(),
+            read: self.read,
+            views: views::Kept::default(),
+            give_back: self.give_back,
+        }
     }
 }
 
@@ -705,7 +727,7 @@ impl<A, D: Dimension> Array<std::mem::MaybeUninit<A>, D> {
 impl<A, D> Handle<A, D> {
     /// A handle of a node and/or a host value.
     pub(crate) fn new(lazy: Option<Lazy>, held: Option<NdArc<A, D>>, home: Option<Home>, read: ReadNode<A>) -> Self {
-        Handle { lazy: lazy.map_or_else(OnceLock::new, OnceLock::from), held, value: OnceLock::new(), home, read, views: views::Kept::default() }
+        Handle { lazy: lazy.map_or_else(OnceLock::new, OnceLock::from), held, value: OnceLock::new(), home, read, views: views::Kept::default(), give_back: None }
     }
 }
 
@@ -722,6 +744,16 @@ impl<A, D: Dimension> Array<A, D> {
     }
     pub(crate) fn from_host_in(value: NdArc<A, D>, home: Home) -> Self {
         ArrayBase { repr: Handle::new(None, Some(value), Some(home), no_node::<A>) }
+    }
+    /// [`Array::from_host_in`] of a small result whose value goes back to the thread's spent
+    /// values when the array is dropped (`pool.rs`).
+    pub(crate) fn from_kept(value: NdArc<A, D>, home: Home) -> Self
+    where
+        A: crate::real::Real,
+    {
+        let mut a = Self::from_host_in(value, home);
+        a.repr.give_back = Some(pool::give_back::<A, D>);
+        a
     }
     /// A handle of `h` (an array of any handle kind becomes an owned array).
     pub(crate) fn of_handle(h: Handle<A, D>) -> Self {
@@ -817,12 +849,13 @@ impl<A, D: Dimension> Handle<A, D> {
     /// The same handle with dimension type `E`; an error when its axes are not `E`'s.
     pub(crate) fn into_dimensionality<E: Dimension>(self) -> Result<Handle<A, E>> {
         let cast = |v: NdArc<A, D>| v.into_dimensionality::<E>().map_err(|e| BachError::shape("into_dimensionality", e.to_string()));
-        let Handle { lazy, held, value, home, read, views: _ } = self;
-        let value = match value.into_inner() {
+        let mut this = self;
+        let (lazy, held, home) = (std::mem::take(&mut this.lazy), this.held.take(), this.home.take());
+        let value = match this.value.take() {
             Some(v) => OnceLock::from(cast(v)?),
             None => OnceLock::new(),
         };
-        Ok(Handle { lazy, held: held.map(cast).transpose()?, value, home, read, views: views::Kept::default() })
+        Ok(Handle { lazy, held: held.map(cast).transpose()?, value, home, read: this.read, views: views::Kept::default(), give_back: None })
     }
     /// The handle, moved out; a placeholder with neither node nor value is left (replaced
     /// before anything reads it).
@@ -924,7 +957,7 @@ impl<S: Data, D: Dimension> ArrayBase<S, D> {
         match self.parts() {
             Parts::Handle(h) => h.small_host().map(|(v, max)| (v.view(), max)),
             Parts::Host(v) if v.len() <= EAGER_MAX_ELEMENTS => {
-                let max = session::current().eager_max_elements();
+                let max = Home::current().session().eager_max_elements();
                 (v.len() <= max).then_some((v, max))
             }
             Parts::Host(_) => None,

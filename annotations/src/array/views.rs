@@ -18,7 +18,7 @@ use ndarray::{Axis, Dimension, Ix1, Ix2, IxDyn, RemoveAxis, Slice, SliceArg, Sli
 use super::storage::Parts;
 use super::{check_ndim, ArrayBase, ArrayView, CowArray, Data, Handle, OwnedArcRepr};
 use crate::array::{Array, Array0, Array1, Array2};
-use crate::linalg::{describe, slice_op, sliced_shape, transpose_op};
+use crate::linalg::{describe, fits_slice, slice_op, sliced_shape, transpose_op};
 
 /// A shared array (ndarray's `ArcArray`): every Bach array shares its buffer until written,
 /// so this is an [`Array`] by another name.
@@ -165,6 +165,10 @@ unsafe fn free<T>(p: usize) {
     drop(unsafe { Box::from_raw(p as *mut T) })
 }
 impl Kept {
+    /// Whether a lazy view has been kept.
+    pub(super) fn any(&self) -> bool {
+        self.0.get().is_some()
+    }
     fn views(&self) -> &KeptViews {
         self.0.get_or_init(Box::default)
     }
@@ -355,7 +359,7 @@ impl<A, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
     /// [`ArrayBase::slice`], with a slice that does not fit the shape as an error.
     pub fn try_slice<I: SliceArg<D>>(&self, info: I) -> Result<ArrayView<'_, A, I::OutDim>> {
         let elems = info.as_ref();
-        sliced_shape(self.shape(), elems).map_err(|why| BachError::invalid("slice", format!("{} of shape {:?}: {why}", describe(elems), self.shape())))?;
+        fits_slice(self.shape(), elems).map_err(|why| BachError::invalid("slice", format!("{} of shape {:?}: {why}", describe(elems), self.shape())))?;
         if let Parts::Host(v) = self.parts() {
             return Ok(ArrayBase { repr: View::Host(v.slice_move(info)) });
         }
@@ -379,7 +383,7 @@ impl<A, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
     #[track_caller]
     pub fn slice_move<I: SliceArg<D>>(self, info: I) -> ArrayBase<S, I::OutDim> {
         let elems = info.as_ref().to_vec();
-        if let Err(why) = sliced_shape(self.shape(), &elems) {
+        if let Err(why) = fits_slice(self.shape(), &elems) {
             panic!("{}", BachError::invalid("slice_move", format!("{} of shape {:?}: {why}", describe(&elems), self.shape())));
         }
         crate::elementwise::or_panic(self.cut_move(Cut::Elems(Elems::of(&elems))))
@@ -431,7 +435,7 @@ impl<A, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
     }
     #[track_caller]
     fn collapse_to(&mut self, elems: Vec<SliceInfoElem>, what: &str) {
-        if let Err(why) = sliced_shape(self.shape(), &elems) {
+        if let Err(why) = fits_slice(self.shape(), &elems) {
             panic!("{}", BachError::invalid(what, format!("{} of shape {:?}: {why}", describe(&elems), self.shape())));
         }
         let this = ArrayBase::<S, D> { repr: S::take_repr(&mut self.repr) };
@@ -442,7 +446,7 @@ impl<A, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
     #[track_caller]
     pub fn slice_axis(&self, axis: Axis, slice: Slice) -> ArrayView<'_, A, D> {
         let elems: Vec<SliceInfoElem> = (0..self.ndim()).map(|k| if k == axis.index() { SliceInfoElem::from(slice) } else { SliceInfoElem::from(..) }).collect();
-        if let Err(why) = sliced_shape(self.shape(), &elems) {
+        if let Err(why) = fits_slice(self.shape(), &elems) {
             panic!("{}", BachError::invalid("slice_axis", format!("{} of shape {:?}: {why}", describe(&elems), self.shape())));
         }
         crate::elementwise::or_panic(self.view_cut(Cut::Elems(Elems::of(&elems))))
@@ -452,7 +456,7 @@ impl<A, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
     pub fn slice_each_axis<F: FnMut(ndarray::AxisDescription) -> Slice>(&self, mut f: F) -> ArrayView<'_, A, D> {
         let elems: Vec<SliceInfoElem> =
             self.shape().iter().enumerate().map(|(k, &len)| SliceInfoElem::from(f(ndarray::AxisDescription { axis: Axis(k), len, stride: 1 }))).collect();
-        if let Err(why) = sliced_shape(self.shape(), &elems) {
+        if let Err(why) = fits_slice(self.shape(), &elems) {
             panic!("{}", BachError::invalid("slice_each_axis", format!("{} of shape {:?}: {why}", describe(&elems), self.shape())));
         }
         crate::elementwise::or_panic(self.view_cut(Cut::Elems(Elems::of(&elems))))

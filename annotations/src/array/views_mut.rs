@@ -15,7 +15,7 @@ use ndarray::{Axis, Dimension, Ix1, IxDyn, RemoveAxis, Slice, SliceArg, SliceInf
 
 use super::views::Cut;
 use super::{ArrayBase, DataMut, ViewRepr};
-use crate::linalg::{describe, sliced_shape};
+use crate::linalg::{describe, fits_slice};
 use bach_runtime::BachError;
 
 /// A mutable view borrowing an array for `'a` (ndarray's `ArrayViewMut`).
@@ -50,7 +50,7 @@ impl<A, S: DataMut<Elem = A>, D: Dimension> ArrayBase<S, D> {
     /// does not fit the shape, as ndarray's does.
     #[track_caller]
     pub fn slice_mut<I: SliceArg<D>>(&mut self, info: I) -> ArrayViewMut<'_, A, I::OutDim> {
-        if let Err(why) = sliced_shape(self.shape(), info.as_ref()) {
+        if let Err(why) = fits_slice(self.shape(), info.as_ref()) {
             panic!("{}", BachError::invalid("slice_mut", format!("{} of shape {:?}: {why}", describe(info.as_ref()), self.shape())));
         }
         self.mut_with(move |t| t.slice_move(info))
@@ -59,7 +59,7 @@ impl<A, S: DataMut<Elem = A>, D: Dimension> ArrayBase<S, D> {
     #[track_caller]
     pub fn slice_axis_mut(&mut self, axis: Axis, slice: Slice) -> ArrayViewMut<'_, A, D> {
         let elems: Vec<SliceInfoElem> = (0..self.ndim()).map(|k| if k == axis.index() { SliceInfoElem::from(slice) } else { SliceInfoElem::from(..) }).collect();
-        if let Err(why) = sliced_shape(self.shape(), &elems) {
+        if let Err(why) = fits_slice(self.shape(), &elems) {
             panic!("{}", BachError::invalid("slice_axis_mut", format!("{} of shape {:?}: {why}", describe(&elems), self.shape())));
         }
         self.mut_with(move |t| t.slice_axis_move(axis, slice))

@@ -1,0 +1,117 @@
+//! Recycled buffers for small results (the operators' at-once path, `elementwise.rs`).
+//!
+//! ndarray code over small arrays (a 3-vector Runge-Kutta step) makes and drops an array per
+//! operator. An ndarray array is one allocation; a Bach array's value is ndarray's shared
+//! array (`ArcArray`: the elements and a counted header, two allocations), which doubled the
+//! allocator's share of a small op. So the float types keep, per thread, a few spent values
+//! of each small length: an operator's small result takes one and writes its elements into
+//! it, and the handle that held it gives it back when it is dropped, when no one else shares
+//! it (`ArcArray::is_unique`: no other handle, node or ndarray clone) and no lazy view of it
+//! is kept. The PyTorch and CuPy caching allocators do the same for device memory.
+//!
+//! Bounded: lengths 1 to [`MAX_LEN`], at most [`KEEP`] values each (about 260 KB of f64 at
+//! most per thread); everything else is allocated and freed as before. Compiled once per
+//! float type, in Bach (`Real::buffers`): a cell compiles only the calls.
+
+use ndarray::{ArcArray, Dimension, Ix1};
+
+use crate::real::Real;
+
+/// The longest value kept.
+pub(crate) const MAX_LEN: usize = 64;
+/// The most values kept of one length.
+pub(crate) const KEEP: usize = 8;
+
+/// One thread's spent values of one float type, by length.
+#[doc(hidden)]
+pub struct Pool<A> {
+    by_len: [Vec<ArcArray<A, Ix1>>; MAX_LEN + 1],
+}
+
+impl<A> Pool<A> {
+    pub(crate) const fn new() -> Self {
+        Pool { by_len: [const { Vec::new() }; MAX_LEN + 1] }
+    }
+}
+
+/// A value of `len` elements that no one else holds, to be written whole (through
+/// [`elements`]); `None` when none is kept (the caller allocates).
+pub(crate) fn take<A: Real>(len: usize) -> Option<ArcArray<A, Ix1>> {
+    if len == 0 || len > MAX_LEN {
+        return None;
+    }
+    A::buffers().try_with(|p| p.borrow_mut().by_len[len].pop()).ok().flatten()
+}
+
+/// The elements of a value [`take`] gave, to write (no uniqueness check: ndarray's
+/// `as_slice_mut` pays two atomic operations for it, a third of a small op).
+pub(crate) fn elements<A>(v: &mut ArcArray<A, Ix1>) -> &mut [A] {
+    // SAFETY: a kept value is contiguous (stride 1) and held by no one else: `keep` checked
+    // `is_unique`, and since then only this thread's pool held it, then the caller, who holds
+    // it by `&mut`. Its pointer came from ndarray's own (writable) allocation.
+    unsafe { std::slice::from_raw_parts_mut(v.as_ptr() as *mut A, v.len()) }
+}
+
+/// `v` back to this thread's values when it is 1-d, small and contiguous and no one else
+/// holds it; else it is dropped. The generic part is this shell only.
+pub(crate) fn give_back<A: Real, D: Dimension>(v: ArcArray<A, D>) {
+    if let Ok(v) = v.into_dimensionality::<Ix1>() {
+        A::give_back(v);
+    }
+}
+
+/// [`give_back`]'s work (compiled once per float type: `Real::give_back`).
+pub(crate) fn keep<A: Real>(v: ArcArray<A, Ix1>) {
+    let len = v.len();
+    if len == 0 || len > MAX_LEN || (len > 1 && v.strides()[0] != 1) || !v.is_unique() {
+        return;
+    }
+    // Dropped when the length's values are full (freeing runs no code of the pool's), or
+    // when the thread's values are gone (the thread is ending).
+    let _ = A::buffers().try_with(move |p| {
+        let kept = &mut p.borrow_mut().by_len[len];
+        if kept.len() < KEEP {
+            kept.push(v);
+        }
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_value_given_back_is_taken_again_and_a_shared_one_is_not() {
+        let a: ArcArray<f64, Ix1> = ndarray::ArcArray::from_vec(vec![1.0; 6]);
+        let ptr = a.as_ptr();
+        let shared = a.clone();
+        keep(a);
+        // Shared: not kept.
+        assert!(take::<f64>(6).is_none_or(|t| t.as_ptr() != ptr));
+        keep(shared);
+        let t = take::<f64>(6).expect("kept");
+        assert_eq!(t.as_ptr(), ptr);
+        assert_eq!(t.shape(), &[6]);
+        assert!(t.is_unique());
+        let mut t = t;
+        elements(&mut t)[5] = 2.0;
+        assert_eq!(t[5], 2.0);
+        assert!(take::<f64>(6).is_none());
+        // Too long, 2-d, or strided: not kept.
+        keep::<f64>(ndarray::ArcArray::zeros(MAX_LEN + 1));
+        assert!(take::<f64>(MAX_LEN + 1).is_none());
+        give_back(ndarray::ArcArray::<f64, _>::zeros((3, 2)));
+        assert!(take::<f64>(6).is_none());
+        keep(ndarray::ArcArray::<f64, _>::zeros(12).slice_move(ndarray::s![..;2]));
+        assert!(take::<f64>(6).is_none());
+        // At most KEEP of one length.
+        for _ in 0..KEEP + 3 {
+            give_back(ndarray::ArcArray::<f32, _>::zeros(5).into_dyn());
+        }
+        let mut n = 0;
+        while take::<f32>(5).is_some() {
+            n += 1;
+        }
+        assert_eq!(n, KEEP);
+    }
+}
