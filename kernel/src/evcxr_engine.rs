@@ -490,6 +490,231 @@ impl EvcxrEngine {
         String::new()
     }
 
+    /// The cell as Rust: `:bach` magics expanded (`:bach vars` with the variables evcxr
+    /// knows), `:dep` lines in the manifest words of Rust 2024, rand's `gen` calls raw, and a
+    /// ported cell's `ndarray::` paths Bach's. `None`: nothing to run.
+    fn cell_as_rust(&mut self, code: &str, out: &mut dyn Output) -> Result<Option<String>, ExecError> {
+        // `:bach` magics become calls into the Rust process, line for line.
+        // `:bach vars` lists the variables evcxr knows.
+        let variables: Vec<(String, String)> = match code.contains(":bach vars") {
+            true => self.started_within(Some(START_WAIT)).map(|s| s.ctx.variables_and_types().map(|(n, t)| (n.to_string(), t.to_string())).collect()).unwrap_or_default(),
+            false => vec![],
+        };
+        let rust = magics::expand_with(code, &variables).map_err(|e| ExecError {
+            ename: "MagicError".into(),
+            evalue: e.lines().next().unwrap_or("").to_string(),
+            traceback: e.lines().map(str::to_string).collect(),
+        })?;
+        if rust.trim().is_empty() {
+            return Ok(None);
+        }
+        let (rust, modernised) = modern_dep_lines(&rust);
+        if modernised {
+            out.stream(StreamName::Stderr, "bach-kernel: `default_features` in a `:dep` line is read as `default-features`, its name in the manifests of Rust 2024\n");
+        }
+        // Cells compile as Rust 2024 (evcxr's edition), where `gen` is a keyword: rand 0.8's
+        // `rng.gen()`, in most notebooks written before it, is read as `rng.r#gen()`.
+        let rust = raw_gen_calls(&rust).unwrap_or(rust);
+        // A cell ported by its imports reads its `ndarray::` paths as Bach's.
+        let rust = bach_paths(&rust).unwrap_or(rust);
+        Ok(Some(rust))
+    }
+
+    /// What the cell's `:dep`s would rebuild, checked before anything builds (deps.rs): whether
+    /// a display crate comes in, and, when a crate the Bach session is built on would be
+    /// rebuilt (or `:bach rebuild` asks), the session's arrays and settings saved to bring back
+    /// after the build. A `:dep` that cannot be checked, or that cargo cannot resolve, is
+    /// refused with the reason, nothing built.
+    #[allow(clippy::too_many_arguments)]
+    fn check_dependencies(
+        started: &mut Started,
+        running: &Arc<Running>,
+        build_dir: &Path,
+        (good_manifest, good_lock): (&Path, &Path),
+        dependencies: &[String],
+        rebuild: bool,
+        before: &[String],
+        execution_count: u32,
+        out: &mut dyn Output,
+    ) -> Result<(bool, Option<Rebuilding>), ExecError> {
+        match crate::deps::check(&build_dir.with_extension("depcheck"), good_manifest, good_lock, dependencies) {
+            Ok(c) => {
+                if rebuild || c.rebuilt.iter().any(|r| r.session) {
+                    out.stream(StreamName::Stderr, &crate::deps::rebuild_note(&c.rebuilt));
+                    let dir = build_dir.with_extension("stash");
+                    let kept = Self::stash(started, running, &dir, before, out);
+                    let crates = c.rebuilt.iter().filter(|r| r.session).map(|r| r.krate.clone()).collect();
+                    return Ok((c.display_crate, Some(Rebuilding { dir, kept, crates, began: std::time::Instant::now() })));
+                } else if !c.rebuilt.is_empty() {
+                    out.stream(StreamName::Stderr, &crate::deps::note(&c.rebuilt));
+                }
+                Ok((c.display_crate, None))
+            }
+            Err(crate::deps::CheckError::Dependency(e)) => {
+                running.busy.store(false, Ordering::SeqCst);
+                let mut more: Vec<String> = e.lines().map(str::to_string).collect();
+                more.push("Nothing was built; the session is as it was.".into());
+                Err(cell_error("DependencyError", execution_count, "cargo cannot add this dependency", more))
+            }
+            Err(crate::deps::CheckError::Setup(e)) => {
+                running.busy.store(false, Ordering::SeqCst);
+                let mut more: Vec<String> = e.lines().map(str::to_string).collect();
+                more.push("Nothing was built (building it unchecked could rebuild Bach and lose the session); the session is as it was.".into());
+                Err(cell_error("DependencyCheckFailed", execution_count, "the kernel could not check what this `:dep` would rebuild", more))
+            }
+        }
+    }
+
+    /// A cell that did not compile ran none of its lines, its `use`s included: those that
+    /// compile on their own are kept for the next cells. Its `use ndarray::..` names are
+    /// remembered while they fail, and a later cell that names one hears why it got Bach's.
+    fn settle_uses(&mut self, rust: &str, result: &Result<evcxr::EvalOutputs, evcxr::Error>, running: &Arc<Running>, execution_count: u32, out: &mut dyn Output) {
+        // A cell that did not compile ran none of its lines, its `use`s included; those that
+        // compile on their own are kept for the next cells (a notebook's import cell that
+        // names one crate that failed to build would otherwise take every import with it, and
+        // the next cells would get Bach's prelude names where they meant ndarray's).
+        let mut kept_uses = String::new();
+        if matches!(&result, Err(evcxr::Error::CompilationErrors(_))) && !running.interrupted.load(Ordering::SeqCst) {
+            let uses = use_statements(rust);
+            if !uses.is_empty() {
+                if let Ok(started) = self.started(true) {
+                    kept_uses = Self::keep_uses(started, running, uses);
+                }
+                if !kept_uses.is_empty() {
+                    out.stream(
+                        StreamName::Stderr,
+                        &format!("bach-kernel: none of this cell ran; its `use` lines that compile on their own are kept for the next cells:\n{kept_uses}"),
+                    );
+                }
+            }
+        }
+        // `use ndarray::..` lines: failed, their names are remembered; compiled, forgotten.
+        let uses = ndarray_uses(rust);
+        match &result {
+            Err(evcxr::Error::CompilationErrors(_)) => {
+                let kept = ndarray_uses(&kept_uses);
+                self.failed_uses.retain(|(n, _)| !uses.contains(n));
+                self.failed_uses.extend(uses.into_iter().filter(|n| !kept.contains(n)).map(|n| (n, execution_count)));
+            }
+            Ok(_) => {
+                self.failed_uses.retain(|(n, _)| !uses.contains(n));
+                let named: Vec<String> = self.failed_uses.iter().filter(|(n, _)| names_word(rust, n)).map(|(n, c)| format!("`{n}` (cell [{c}])")).collect();
+                if !named.is_empty() {
+                    out.stream(
+                    StreamName::Stderr,
+                    &format!("bach-kernel: this cell's {} are Bach's prelude names, not ndarray's: the `use ndarray::..` that named them did not compile; run it again once it does\n", named.join(", ")),
+                );
+                }
+            }
+            Err(_) => {}
+        }
+    }
+
+    /// The cell was interrupted and did not end by itself: while it compiled (nothing ran,
+    /// the session is as it was), or stuck outside Bach (the Rust process restarted: say
+    /// what was lost).
+    fn interruption(&mut self, running: &Arc<Running>, before: &[String], execution_count: u32) -> Option<ExecError> {
+        if running.interrupted.load(Ordering::SeqCst) && !running.started.load(Ordering::SeqCst) && !running.killed.load(Ordering::SeqCst) {
+            // Interrupted while it compiled: the compile was cancelled and nothing of the cell ran.
+            return Some(cell_error(
+                "Interrupted",
+                execution_count,
+                "interrupted while the cell compiled: the compile was cancelled and none of the cell ran",
+                vec!["The session is as it was: every variable and the Bach session are kept.".into()],
+            ));
+        }
+        if running.killed.swap(false, Ordering::SeqCst) {
+            // The process restarted: variables and the Bach session are gone; say which.
+            let _ = self.prelude();
+            return Some(ExecError {
+                ename: "Interrupted".into(),
+                evalue: "the cell did not stop at a Bach piece boundary (it was stuck outside Bach), so the kernel restarted the Rust process".into(),
+                traceback: vec![
+                    format!("Interrupted in cell [{execution_count}]: the cell did not stop (it was stuck outside Bach), so the kernel restarted the Rust process."),
+                    format!("Lost: {}", if before.is_empty() { "no variables".to_string() } else { before.join(", ") }),
+                    "The Bach session (its graph and timeline) restarted too.".into(),
+                ],
+            });
+        }
+        None
+    }
+
+    /// Bach was rebuilt (evcxr dropped `bach_session` with every value whose type came from the
+    /// old build): the prelude runs again, after the cell's outputs, and gives the session a
+    /// new one, and what was saved before the build comes back.
+    fn session_back(&mut self, rebuilt: bool, rebuilding: &Option<Rebuilding>, before: &[String], execution_count: u32, out: &mut dyn Output) {
+        if rebuilt {
+            match self.prelude() {
+                Ok(()) => {
+                    let said = match rebuilding {
+                    Some(r) => self.restore(r, before, execution_count, out),
+                    None => "bach-kernel: Bach was rebuilt, so the Bach session starts again: `bach_session` is a new one (empty graph and timeline); the values lost are named above\n".to_string(),
+                };
+                    out.stream(StreamName::Stderr, &said);
+                }
+                Err(e) => out.stream(StreamName::Stderr, &format!("bach-kernel: Bach was rebuilt and its session could not start again: {e}\n")),
+            }
+        }
+        if let Some(r) = rebuilding {
+            let _ = std::fs::remove_dir_all(&r.dir);
+        }
+    }
+
+    /// What the cell gave Jupyter: its result bundle, or the error at this cell (a panic, an
+    /// early `?`, rustc's errors pointed at the cell as written, the process gone, a failed
+    /// build).
+    #[allow(clippy::too_many_arguments)]
+    fn outcome(
+        &mut self,
+        result: Result<evcxr::EvalOutputs, evcxr::Error>,
+        panic: Option<(String, String)>,
+        early: Option<String>,
+        inserted: Inserted,
+        rust: &str,
+        before: &[String],
+        execution_count: u32,
+        out: &mut dyn Output,
+    ) -> Result<Option<Bundle>, ExecError> {
+        match result {
+            Ok(outputs) => {
+                if let Some((message, location)) = panic {
+                    return Err(panic_error(&message, &location, rust, &self.build_dir, execution_count));
+                }
+                if let Some(message) = early {
+                    let message = message.strip_prefix("Error: ").unwrap_or(&message).to_string();
+                    return Err(cell_error(
+                        "Error",
+                        execution_count,
+                        &message,
+                        vec!["(a `?` returned early) Variables this cell defined are not kept; earlier ones and the Bach session are.".into()],
+                    ));
+                }
+                // `:timing` on: the cell's time, shown as evcxr_jupyter shows it.
+                if let Some(took) = outputs.timing {
+                    let ms = took.as_millis();
+                    let mut b = Bundle::new();
+                    b.insert("text/plain".into(), format!("Took {ms}ms").into());
+                    b.insert("text/html".into(), format!("<span style=\"color: rgba(0,0,0,0.4);\">Took {ms}ms</span>").into());
+                    out.display(b);
+                }
+                // (A `!` line the kernel added leaves an empty text/plain: not a result.)
+                let bundle: Bundle = outputs.content_by_mime_type.into_iter().filter(|(_, v)| !v.is_empty()).map(|(k, v)| (k, serde_json::Value::String(v))).collect();
+                Ok((!bundle.is_empty()).then_some(bundle))
+            }
+            Err(evcxr::Error::CompilationErrors(errors)) => Err(compile_error(&errors, inserted, execution_count, rust)),
+            Err(evcxr::Error::SubprocessTerminated(msg)) => {
+                let _ = self.prelude();
+                Err(cell_error(
+                    "ProcessDied",
+                    execution_count,
+                    &format!("the Rust process ended: {msg}"),
+                    vec![format!("Lost: {}", before.join(", ")), "The kernel started a new process; run the cells you need again.".into()],
+                ))
+            }
+            Err(e) => Err(build_failure(&e.to_string(), execution_count).unwrap_or_else(|| cell_error("Error", execution_count, &e.to_string(), vec![]))),
+        }
+    }
+
     fn variables(started: &Started) -> Vec<String> {
         started.ctx.variables_and_types().map(|(n, t)| format!("{n}: {t}")).collect()
     }
@@ -1014,29 +1239,7 @@ impl Engine for EvcxrEngine {
 
     fn execute(&mut self, code: &str, execution_count: u32, out: &mut dyn Output) -> Result<Option<Bundle>, ExecError> {
         let rebuild = code.lines().any(|l| l.trim() == ":bach rebuild");
-        // `:bach` magics become calls into the Rust process, line for line.
-        // `:bach vars` lists the variables evcxr knows.
-        let variables: Vec<(String, String)> = match code.contains(":bach vars") {
-            true => self.started_within(Some(START_WAIT)).map(|s| s.ctx.variables_and_types().map(|(n, t)| (n.to_string(), t.to_string())).collect()).unwrap_or_default(),
-            false => vec![],
-        };
-        let rust = magics::expand_with(code, &variables).map_err(|e| ExecError {
-            ename: "MagicError".into(),
-            evalue: e.lines().next().unwrap_or("").to_string(),
-            traceback: e.lines().map(str::to_string).collect(),
-        })?;
-        if rust.trim().is_empty() {
-            return Ok(None);
-        }
-        let (rust, modernised) = modern_dep_lines(&rust);
-        if modernised {
-            out.stream(StreamName::Stderr, "bach-kernel: `default_features` in a `:dep` line is read as `default-features`, its name in the manifests of Rust 2024\n");
-        }
-        // Cells compile as Rust 2024 (evcxr's edition), where `gen` is a keyword: rand 0.8's
-        // `rng.gen()`, in most notebooks written before it, is read as `rng.r#gen()`.
-        let rust = raw_gen_calls(&rust).unwrap_or(rust);
-        // A cell ported by its imports reads its `ndarray::` paths as Bach's.
-        let rust = bach_paths(&rust).unwrap_or(rust);
+        let Some(rust) = self.cell_as_rust(code, out)? else { return Ok(None) };
         // The next kernel's standby waits until no cell has run for a while.
         let _running = crate::standby::CellRunning::new();
         self.cells += 1;
@@ -1082,36 +1285,10 @@ impl Engine for EvcxrEngine {
         // type came from it) saves the session's arrays and settings first and brings them
         // back after the build; `:bach rebuild` asks for that whatever the check says. One
         // that cannot be checked, or that cargo cannot resolve, is refused with the reason.
-        let mut display_crate = false;
-        let mut rebuilding: Option<Rebuilding> = None;
-        if online {
-            match crate::deps::check(&build_dir.with_extension("depcheck"), &good_manifest, &good_lock, &dependencies) {
-                Ok(c) => {
-                    if rebuild || c.rebuilt.iter().any(|r| r.session) {
-                        out.stream(StreamName::Stderr, &crate::deps::rebuild_note(&c.rebuilt));
-                        let dir = build_dir.with_extension("stash");
-                        let kept = Self::stash(started, &running, &dir, &before, out);
-                        rebuilding =
-                            Some(Rebuilding { dir, kept, crates: c.rebuilt.iter().filter(|r| r.session).map(|r| r.krate.clone()).collect(), began: std::time::Instant::now() });
-                    } else if !c.rebuilt.is_empty() {
-                        out.stream(StreamName::Stderr, &crate::deps::note(&c.rebuilt));
-                    }
-                    display_crate = c.display_crate;
-                }
-                Err(crate::deps::CheckError::Dependency(e)) => {
-                    running.busy.store(false, Ordering::SeqCst);
-                    let mut more: Vec<String> = e.lines().map(str::to_string).collect();
-                    more.push("Nothing was built; the session is as it was.".into());
-                    return Err(cell_error("DependencyError", execution_count, "cargo cannot add this dependency", more));
-                }
-                Err(crate::deps::CheckError::Setup(e)) => {
-                    running.busy.store(false, Ordering::SeqCst);
-                    let mut more: Vec<String> = e.lines().map(str::to_string).collect();
-                    more.push("Nothing was built (building it unchecked could rebuild Bach and lose the session); the session is as it was.".into());
-                    return Err(cell_error("DependencyCheckFailed", execution_count, "the kernel could not check what this `:dep` would rebuild", more));
-                }
-            }
-        }
+        let (display_crate, rebuilding) = match online {
+            true => Self::check_dependencies(started, &running, &build_dir, (&good_manifest, &good_lock), &dependencies, rebuild, &before, execution_count, out)?,
+            false => (false, None),
+        };
         if let Some(r) = &rebuilding {
             // `bach_session` is made again by the prelude, with the settings restored.
             *running.hide_lost.lock().unwrap() = r.kept.iter().map(|(n, _)| n.clone()).chain([calls::SESSION_VARIABLE.to_string()]).collect();
@@ -1175,27 +1352,8 @@ impl Engine for EvcxrEngine {
         running.busy.store(false, Ordering::SeqCst);
         *running.child.lock().unwrap() = Some(started.ctx.process_handle());
         self.evcxr_displays |= display_crate;
-        if running.interrupted.load(Ordering::SeqCst) && !running.started.load(Ordering::SeqCst) && !running.killed.load(Ordering::SeqCst) {
-            // Interrupted while it compiled: the compile was cancelled and nothing of the cell ran.
-            return Err(cell_error(
-                "Interrupted",
-                execution_count,
-                "interrupted while the cell compiled: the compile was cancelled and none of the cell ran",
-                vec!["The session is as it was: every variable and the Bach session are kept.".into()],
-            ));
-        }
-        if running.killed.swap(false, Ordering::SeqCst) {
-            // The process restarted: variables and the Bach session are gone; say which.
-            let _ = self.prelude();
-            return Err(ExecError {
-                ename: "Interrupted".into(),
-                evalue: "the cell did not stop at a Bach piece boundary (it was stuck outside Bach), so the kernel restarted the Rust process".into(),
-                traceback: vec![
-                    format!("Interrupted in cell [{execution_count}]: the cell did not stop (it was stuck outside Bach), so the kernel restarted the Rust process."),
-                    format!("Lost: {}", if before.is_empty() { "no variables".to_string() } else { before.join(", ") }),
-                    "The Bach session (its graph and timeline) restarted too.".into(),
-                ],
-            });
+        if let Some(e) = self.interruption(&running, &before, execution_count) {
+            return Err(e);
         }
         if std::env::var_os("BACH_KERNEL_TIMING").is_some() {
             if let Ok(o) = &result {
@@ -1203,99 +1361,10 @@ impl Engine for EvcxrEngine {
                 eprintln!("bach-kernel: cell [{execution_count}] evcxr phases: {}", phases.join(", "));
             }
         }
-        if session_rebuilt {
-            match self.prelude() {
-                Ok(()) => {
-                    let said = match &rebuilding {
-                        Some(r) => self.restore(r, &before, execution_count, out),
-                        None => "bach-kernel: Bach was rebuilt, so the Bach session starts again: `bach_session` is a new one (empty graph and timeline); the values lost are named above\n".to_string(),
-                    };
-                    out.stream(StreamName::Stderr, &said);
-                }
-                Err(e) => out.stream(StreamName::Stderr, &format!("bach-kernel: Bach was rebuilt and its session could not start again: {e}\n")),
-            }
-        }
-        if let Some(r) = &rebuilding {
-            let _ = std::fs::remove_dir_all(&r.dir);
-        }
-        // A cell that did not compile ran none of its lines, its `use`s included; those that
-        // compile on their own are kept for the next cells (a notebook's import cell that
-        // names one crate that failed to build would otherwise take every import with it, and
-        // the next cells would get Bach's prelude names where they meant ndarray's).
-        let mut kept_uses = String::new();
-        if matches!(&result, Err(evcxr::Error::CompilationErrors(_))) && !running.interrupted.load(Ordering::SeqCst) {
-            let uses = use_statements(&rust);
-            if !uses.is_empty() {
-                if let Ok(started) = self.started(true) {
-                    kept_uses = Self::keep_uses(started, &running, uses);
-                }
-                if !kept_uses.is_empty() {
-                    out.stream(
-                        StreamName::Stderr,
-                        &format!("bach-kernel: none of this cell ran; its `use` lines that compile on their own are kept for the next cells:\n{kept_uses}"),
-                    );
-                }
-            }
-        }
-        // `use ndarray::..` lines: failed, their names are remembered; compiled, forgotten.
-        let uses = ndarray_uses(&rust);
-        match &result {
-            Err(evcxr::Error::CompilationErrors(_)) => {
-                let kept = ndarray_uses(&kept_uses);
-                self.failed_uses.retain(|(n, _)| !uses.contains(n));
-                self.failed_uses.extend(uses.into_iter().filter(|n| !kept.contains(n)).map(|n| (n, execution_count)));
-            }
-            Ok(_) => {
-                self.failed_uses.retain(|(n, _)| !uses.contains(n));
-                let named: Vec<String> = self.failed_uses.iter().filter(|(n, _)| names_word(&rust, n)).map(|(n, c)| format!("`{n}` (cell [{c}])")).collect();
-                if !named.is_empty() {
-                    out.stream(
-                        StreamName::Stderr,
-                        &format!("bach-kernel: this cell's {} are Bach's prelude names, not ndarray's: the `use ndarray::..` that named them did not compile; run it again once it does\n", named.join(", ")),
-                    );
-                }
-            }
-            Err(_) => {}
-        }
-        match result {
-            Ok(outputs) => {
-                if let Some((message, location)) = panic {
-                    return Err(panic_error(&message, &location, &rust, &self.build_dir, execution_count));
-                }
-                if early_return {
-                    let message = last_stderr.unwrap_or_else(|| "an error (see above)".into());
-                    let message = message.strip_prefix("Error: ").unwrap_or(&message).to_string();
-                    return Err(cell_error(
-                        "Error",
-                        execution_count,
-                        &message,
-                        vec!["(a `?` returned early) Variables this cell defined are not kept; earlier ones and the Bach session are.".into()],
-                    ));
-                }
-                // `:timing` on: the cell's time, shown as evcxr_jupyter shows it.
-                if let Some(took) = outputs.timing {
-                    let ms = took.as_millis();
-                    let mut b = Bundle::new();
-                    b.insert("text/plain".into(), format!("Took {ms}ms").into());
-                    b.insert("text/html".into(), format!("<span style=\"color: rgba(0,0,0,0.4);\">Took {ms}ms</span>").into());
-                    out.display(b);
-                }
-                // (A `!` line the kernel added leaves an empty text/plain: not a result.)
-                let bundle: Bundle = outputs.content_by_mime_type.into_iter().filter(|(_, v)| !v.is_empty()).map(|(k, v)| (k, serde_json::Value::String(v))).collect();
-                Ok((!bundle.is_empty()).then_some(bundle))
-            }
-            Err(evcxr::Error::CompilationErrors(errors)) => Err(compile_error(&errors, inserted, execution_count, &rust)),
-            Err(evcxr::Error::SubprocessTerminated(msg)) => {
-                let _ = self.prelude();
-                Err(cell_error(
-                    "ProcessDied",
-                    execution_count,
-                    &format!("the Rust process ended: {msg}"),
-                    vec![format!("Lost: {}", before.join(", ")), "The kernel started a new process; run the cells you need again.".into()],
-                ))
-            }
-            Err(e) => Err(build_failure(&e.to_string(), execution_count).unwrap_or_else(|| cell_error("Error", execution_count, &e.to_string(), vec![]))),
-        }
+        self.session_back(session_rebuilt, &rebuilding, &before, execution_count, out);
+        self.settle_uses(&rust, &result, &running, execution_count, out);
+        let early = early_return.then(|| last_stderr.unwrap_or_else(|| "an error (see above)".into()));
+        self.outcome(result, panic, early, inserted, &rust, &before, execution_count, out)
     }
 
     fn complete(&mut self, code: &str, cursor: usize) -> Completions {
