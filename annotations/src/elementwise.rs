@@ -686,6 +686,8 @@ pub(crate) fn real_arith<A: Real, S: Data<Elem = A>, D: Dimension, R: Operand<A,
             if let Some(y) = y {
                 if let Some(dim) = R::Out::from_dimension(&x.raw_dim()) {
                     let v = A::arith_slices(op, xs, y);
+                    // A 1-d result only changes its dimension type (a reshape's checks cost
+                    // as much as a 3-vector's op); others take `x`'s shape.
                     let v = if x.ndim() == 1 { v.into_dimensionality::<R::Out>().ok() } else { v.into_shape_with_order(dim).ok() };
                     return Array::from_kept(v.expect("x's shape"), lhs.home());
                 }
