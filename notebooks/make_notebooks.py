@@ -249,7 +249,7 @@ let distance = a.sqrt().asin() * 2.0 * MILES;
     ("code", ":bach explain distance"),
     ("markdown", "Displaying `distance` runs the graph of both cells above and draws where it ran:"),
     ("code", "distance"),
-    ("code", "distance.max()?"),
+    ("code", "distance.max_lazy()?"),
     ("markdown", "## The same program, eager and lazy"),
     ("code", "use ndarray as nd;\n" + HAV_PLAIN + HAV_BACH),
     twin_diff("Haversine", HAV_PLAIN, HAV_BACH),

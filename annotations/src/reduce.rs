@@ -282,11 +282,15 @@ impl<A: Real, S: crate::array::Data<Elem = A>, D: Dimension> crate::array::Array
         self.reduce(Reducer::Sum, Some(axis))
     }
     /// Smallest element (NaN if any is NaN), a lazy 0-d array; an error for an empty array.
-    pub fn min(&self) -> Result<Array<A, Ix0>> {
+    /// Bach's form, named as [`ArrayBase::sum_lazy`]: ndarray has no `min`, so `x.min()` is
+    /// left to the extension traits a program brings (ndarray-stats' `QuantileExt`, or its
+    /// own), which reach the evaluated value through `Deref` as on ndarray's arrays.
+    pub fn min_lazy(&self) -> Result<Array<A, Ix0>> {
         self.reduce(Reducer::Min, None)
     }
-    /// Largest element (NaN if any is NaN), a lazy 0-d array; an error for an empty array.
-    pub fn max(&self) -> Result<Array<A, Ix0>> {
+    /// Largest element (NaN if any is NaN), a lazy 0-d array; an error for an empty array
+    /// (as [`ArrayBase::min_lazy`]).
+    pub fn max_lazy(&self) -> Result<Array<A, Ix0>> {
         self.reduce(Reducer::Max, None)
     }
     /// Smallest elements along `axis`; panics at this line when the array has no such axis

@@ -597,7 +597,7 @@ fn check_whole_reductions<A: E>() {
             assert_sum(&what("sum"), sum.to_scalar().unwrap(), &xs);
             if xs.is_empty() {
                 assert_eq!(sum.to_scalar().unwrap(), A::zero(), "{}", what("sum of empty"));
-                for (op, r) in [("min", lx.min()), ("max", lx.max()), ("mean", lx.mean_lazy()), ("var", lx.try_var(A::zero())), ("std", lx.try_std(A::zero()))] {
+                for (op, r) in [("min", lx.min_lazy()), ("max", lx.max_lazy()), ("mean", lx.mean_lazy()), ("var", lx.try_var(A::zero())), ("std", lx.try_std(A::zero()))] {
                     match r {
                         Err(BachError::EmptyReduction { .. }) => {}
                         Err(e) => panic!("{}: wrong error {e:?}", what(op)),
@@ -608,8 +608,8 @@ fn check_whole_reductions<A: E>() {
             }
             let min = xs.iter().copied().fold(f64::INFINITY, f64::min);
             let max = xs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-            assert_eq!(lx.min().unwrap().to_scalar().unwrap().to_f64_(), min, "{}", what("min"));
-            assert_eq!(lx.max().unwrap().to_scalar().unwrap().to_f64_(), max, "{}", what("max"));
+            assert_eq!(lx.min_lazy().unwrap().to_scalar().unwrap().to_f64_(), min, "{}", what("min"));
+            assert_eq!(lx.max_lazy().unwrap().to_scalar().unwrap().to_f64_(), max, "{}", what("max"));
             assert_rel(&what("mean"), lx.mean_lazy().unwrap().to_scalar().unwrap(), ref_mean(&xs));
             let var = ref_var(&xs, 0.0);
             let got_var = lx.var(A::zero());
@@ -729,7 +729,7 @@ fn reductions_of_a_lazy_chain() {
         let centred = &y - &y.mean_lazy().unwrap();
         let m = ref_mean(&ys);
         assert_close_scaled(&format!("y - mean(y) ({ctx})"), &ev(&centred), &ry.mapv(|v| v - m), 1e-12, 1.0);
-        let z = &y / &y.max().unwrap();
+        let z = &y / &y.max_lazy().unwrap();
         let mx = ys.iter().copied().fold(f64::NEG_INFINITY, f64::max);
         assert_exact(&format!("y / max(y) ({ctx})"), &ev(&z), &ry.mapv(|v| v / mx));
     });
@@ -742,8 +742,8 @@ fn nan_propagates_through_reductions() {
             let mut v = uniform_vec(at as u64, N, -1.0, 1.0);
             v[at] = f64::NAN;
             let x = Array::from_vec(v);
-            assert!(x.min().unwrap().to_scalar().unwrap().is_nan(), "min with NaN at {at} ({ctx})");
-            assert!(x.max().unwrap().to_scalar().unwrap().is_nan(), "max with NaN at {at} ({ctx})");
+            assert!(x.min_lazy().unwrap().to_scalar().unwrap().is_nan(), "min with NaN at {at} ({ctx})");
+            assert!(x.max_lazy().unwrap().to_scalar().unwrap().is_nan(), "max with NaN at {at} ({ctx})");
             assert!(x.sum_lazy().to_scalar().unwrap().is_nan(), "sum with NaN at {at} ({ctx})");
             assert!(x.mean_lazy().unwrap().to_scalar().unwrap().is_nan(), "mean with NaN at {at} ({ctx})");
         }
@@ -763,8 +763,8 @@ fn nan_propagates_through_reductions() {
         }
         // Infinities are values, not NaN.
         let x = Array::from_vec(vec![1.0, f64::INFINITY, -2.0, f64::NEG_INFINITY]);
-        assert_eq!(x.max().unwrap().to_scalar().unwrap(), f64::INFINITY);
-        assert_eq!(x.min().unwrap().to_scalar().unwrap(), f64::NEG_INFINITY);
+        assert_eq!(x.max_lazy().unwrap().to_scalar().unwrap(), f64::INFINITY);
+        assert_eq!(x.min_lazy().unwrap().to_scalar().unwrap(), f64::NEG_INFINITY);
         assert!(x.sum_lazy().to_scalar().unwrap().is_nan());
     });
 }
@@ -1203,7 +1203,7 @@ fn array_api_basics() {
     assert_eq!((&z * 2.0).to_scalar().unwrap(), 5.0);
     assert_eq!((&z + &z).sqrt().to_scalar().unwrap(), 5f64.sqrt());
     assert_eq!((&z - &Array::from_vec(vec![1.0, 2.0])).to_array1().unwrap(), ndarray::arr1(&[1.5, 0.5]));
-    for r in [z.sum_lazy(), z.min().unwrap(), z.max().unwrap(), z.mean_lazy().unwrap()] {
+    for r in [z.sum_lazy(), z.min_lazy().unwrap(), z.max_lazy().unwrap(), z.mean_lazy().unwrap()] {
         assert_eq!(r.to_scalar().unwrap(), 2.5);
     }
     assert_eq!(z.var(0.0), 0.0);
@@ -1255,7 +1255,7 @@ fn non_standard_layouts() {
             let want_mv = want.clone().into_dimensionality::<ndarray::Ix2>().unwrap().dot(&w).into_dyn();
             let scale = want.mapv(f64::abs).into_dimensionality::<ndarray::Ix2>().unwrap().dot(&w.mapv(f64::abs)).into_dyn();
             assert_product(&what("matvec"), &got, &want_mv, &scale);
-            assert_eq!(x.max().unwrap().to_scalar().unwrap(), all.iter().copied().fold(f64::NEG_INFINITY, f64::max), "{}", what("max"));
+            assert_eq!(x.max_lazy().unwrap().to_scalar().unwrap(), all.iter().copied().fold(f64::NEG_INFINITY, f64::max), "{}", what("max"));
         }
         // A 1-d array with a negative stride.
         let mut a = ndarray::Array1::from(uniform_vec(1702, N, -1.0, 1.0));

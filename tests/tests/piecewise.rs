@@ -50,8 +50,8 @@ fn run_chain(session: &Arc<Session>, x: &ArrayD<f64>, y: &ArrayD<f64>) -> Output
         let two_d = x.ndim() == 2;
         let sum0 = two_d.then(|| w.sum_axis(Axis(0)));
         let sum1 = two_d.then(|| w.sum_axis(Axis(1)));
-        let min = (!x.is_empty()).then(|| z.min().unwrap().into_dyn());
-        let max = (!x.is_empty()).then(|| w.max().unwrap().into_dyn());
+        let min = (!x.is_empty()).then(|| z.min_lazy().unwrap().into_dyn());
+        let max = (!x.is_empty()).then(|| w.max_lazy().unwrap().into_dyn());
 
         let plan = bach_runtime::Session::plan(session, &[&z.lazy(), &w.lazy(), &centred.lazy(), &sum.lazy()]).unwrap();
         let stage = plan.step_of(a.lazy().id()).expect("a is planned").stage;

@@ -390,7 +390,7 @@ fn a_transfer_comes_before_the_first_stage_that_needs_it() {
         let (k, add) = (gpu_op("k"), gpu_add());
         let x = Array::from_array(nd(&[4096], uniform_vec(5, 4096, -1.0, 1.0)));
         let u = x.mapv_lazy(|v| v * 0.5); // on the CPU (a closure), level 0
-        let v = &u - &u.max().unwrap(); // on the CPU, after a merge: level 1
+        let v = &u - &u.max_lazy().unwrap(); // on the CPU, after a merge: level 1
         let a = call(&add, &[&v.lazy(), &u.lazy()]); // GPU, level 2, reads u
         let b = call(&k, &[&u.lazy()]); // GPU, level 1, reads u
         let plan = s.plan_for(&[&a.lazy(), &b.lazy()], &devices()).unwrap();
@@ -444,7 +444,7 @@ fn a_transfer_back_comes_before_the_first_cpu_stage_that_needs_it() {
         let x = Array::from_array(nd(&[4096], uniform_vec(6, 4096, -1.0, 1.0)));
         let g = call(&k, &[&x.lazy()]); // GPU, stage 0
         let c = x.mapv(|v| v * 3.0); // CPU, level 0
-        let s1 = (&c - &c.max().unwrap()).max().unwrap(); // a reduction in a level-1 stage
+        let s1 = (&c - &c.max_lazy().unwrap()).max_lazy().unwrap(); // a reduction in a level-1 stage
         let late = &g - &s1; // CPU, reads g directly, level 2
         let early = g.mapv(|v| v * 2.0); // CPU, reads g directly, level 1
         let plan = s.plan_for(&[&late.lazy(), &early.lazy()], &devices()).unwrap();
@@ -680,7 +680,7 @@ fn build(ops: &[Op], x: &ArrayD<f64>) -> (Vec<Array<f64>>, Vec<ArrayD<f64>>) {
             Op::Add(a, b) => (&lazy[a % n] + &lazy[b % n], &eager[a % n] + &eager[b % n]),
             Op::MinusMax(a) => {
                 let m = eager[a % n].iter().copied().fold(f64::NEG_INFINITY, f64::max);
-                (&lazy[a % n] - &lazy[a % n].max().unwrap(), eager[a % n].mapv(|v| v - m))
+                (&lazy[a % n] - &lazy[a % n].max_lazy().unwrap(), eager[a % n].mapv(|v| v - m))
             }
             Op::Where(a, b) => {
                 let (ea, eb) = (&eager[a % n], &eager[b % n]);
