@@ -8,7 +8,7 @@ use bach_runtime::{oa_alloc, session, Annotation, BachError, DType, Element, Lau
 use ndarray::{ArrayD, Dimension, Ix1, Ix2, IxDyn};
 use num_traits::{One, Zero};
 
-use crate::array::{same_type, type_id, Array, Array1, ShapeArg};
+use crate::array::{same_type, type_id, Array, Array1, ArrayBase, DataOwned, ShapeArg};
 use crate::kernels;
 use crate::random::RandomState;
 use crate::real::Real;
@@ -154,15 +154,20 @@ fn random_node(name: &str, dtype: DType, shape: Vec<usize>, seed: u32, draw: Dra
 
 /// Constant arrays of any element type: a lazy allocation node for the graph's element types
 /// (made where its first user runs), a host array for the others.
-impl<A: Clone, D: Dimension> Array<A, D> {
+/// Of either owned kind (`Array`, `ArcArray`), so that library code generic over
+/// `S: DataOwned` calls them as it calls ndarray's.
+impl<A: Clone, S: DataOwned<Elem = A>, D: Dimension> ArrayBase<S, D> {
     /// An array of `shape` filled with `value` (ndarray's `from_elem`).
     pub fn from_elem<Sh: ShapeArg<Dim = D>>(shape: Sh, value: A) -> Self {
-        Self::fill("full", shape.dims_order(), value)
+        S::of_array(Array::fill("full", shape.dims_order(), value))
     }
-    /// Same as [`Array::from_elem`] (numpy's name).
+    /// Same as [`ArrayBase::from_elem`] (numpy's name).
     pub fn full<Sh: ShapeArg<Dim = D>>(shape: Sh, value: A) -> Self {
-        Self::fill("full", shape.dims_order(), value)
+        S::of_array(Array::fill("full", shape.dims_order(), value))
     }
+}
+
+impl<A: Clone, D: Dimension> Array<A, D> {
     /// An array of `shape` (in column-major order when it asks: `(m, n).f()`) filled with
     /// `value`.
     fn fill(name: &str, (shape, f): (Vec<usize>, bool), value: A) -> Self {
@@ -176,17 +181,17 @@ impl<A: Clone, D: Dimension> Array<A, D> {
     }
 }
 
-impl<A: Clone + Zero, D: Dimension> Array<A, D> {
+impl<A: Clone + Zero, S: DataOwned<Elem = A>, D: Dimension> ArrayBase<S, D> {
     /// An array of `shape` filled with zeros (ndarray's `zeros`).
     pub fn zeros<Sh: ShapeArg<Dim = D>>(shape: Sh) -> Self {
-        Self::fill("zeros", shape.dims_order(), A::zero())
+        S::of_array(Array::fill("zeros", shape.dims_order(), A::zero()))
     }
 }
 
-impl<A: Clone + One, D: Dimension> Array<A, D> {
+impl<A: Clone + One, S: DataOwned<Elem = A>, D: Dimension> ArrayBase<S, D> {
     /// An array of `shape` filled with ones (ndarray's `ones`).
     pub fn ones<Sh: ShapeArg<Dim = D>>(shape: Sh) -> Self {
-        Self::fill("ones", shape.dims_order(), A::one())
+        S::of_array(Array::fill("ones", shape.dims_order(), A::one()))
     }
 }
 
@@ -211,23 +216,23 @@ impl<A: Real, D: Dimension> Array<A, D> {
 /// `range` and `linspace` for every float type, as ndarray's (`A: Float`), so that code
 /// generic over its float type calls them: f64 and f32 (Bach's [`Real`] types) take Bach's
 /// path (at once when small, else a lazy node); any other float type is made by ndarray.
-impl<A: num_traits::Float> Array<A, Ix1> {
+impl<A: num_traits::Float, S: DataOwned<Elem = A>> ArrayBase<S, Ix1> {
     /// `n` evenly spaced values from `start` to `end` inclusive (as ndarray and numpy).
     pub fn linspace(start: A, end: A, n: usize) -> Self {
-        real_or_host(
+        S::of_array(real_or_host(
             || Array1::<f64>::real_linspace(same_type(start), same_type(end), n),
             || Array1::<f32>::real_linspace(same_type(start), same_type(end), n),
             || ndarray::Array1::linspace(start, end, n),
-        )
+        ))
     }
     /// Values from `start` to `end` (exclusive) by `step` (ndarray's `range`, numpy's
     /// `arange`). A step the wrong way or zero gives an empty array, as ndarray's.
     pub fn range(start: A, end: A, step: A) -> Self {
-        real_or_host(
+        S::of_array(real_or_host(
             || Array1::<f64>::real_range(same_type(start), same_type(end), same_type(step)),
             || Array1::<f32>::real_range(same_type(start), same_type(end), same_type(step)),
             || ndarray::Array1::range(start, end, step),
-        )
+        ))
     }
 }
 
@@ -297,17 +302,17 @@ impl<A: Real> Array<A, Ix1> {
     }
 }
 
-impl<A: Clone + Zero + One> Array<A, Ix2> {
+impl<A: Clone + Zero + One, S: DataOwned<Elem = A>> ArrayBase<S, Ix2> {
     /// The `n` x `n` identity matrix (ndarray's `eye`).
     pub fn eye(n: usize) -> Self {
         Self::from_shape_fn((n, n), |(i, j)| if i == j { A::one() } else { A::zero() })
     }
 }
-impl<A: Clone + Zero> Array<A, Ix2> {
+impl<A: Clone + Zero, S: DataOwned<Elem = A>> ArrayBase<S, Ix2> {
     /// The square matrix with `diag` on its diagonal (ndarray's `from_diag`; a Bach array is
     /// evaluated).
     #[track_caller]
-    pub fn from_diag<S: ndarray::Data<Elem = A>>(diag: &ndarray::ArrayBase<S, Ix1>) -> Self {
-        Self::from_array(ndarray::Array2::from_diag(diag))
+    pub fn from_diag<T: ndarray::Data<Elem = A>>(diag: &ndarray::ArrayBase<T, Ix1>) -> Self {
+        S::of_array(Array::from_array(ndarray::Array2::from_diag(diag)))
     }
 }

@@ -284,7 +284,7 @@ impl<A: Clone, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
     where
         S: DataMut,
     {
-        rhs.assign_to(self.evaluated_mut().view_mut());
+        rhs.assign_into(self.evaluated_mut().view_mut());
     }
     /// Folds along `axis` (ndarray's `fold_axis`), on the host: a Bach array of the results.
     #[track_caller]
@@ -313,20 +313,6 @@ impl<A: Clone, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
         let outer = self.raw_dim().remove_axis(axis);
         let values: Vec<B> = self.lanes(axis).map(f).collect();
         host(ndarray::Array::from_shape_vec(outer, values).expect("one value per lane"))
-    }
-    /// The elements in row-major order (ndarray's `into_raw_vec`; no copy when this handle
-    /// alone holds a standard-layout value).
-    #[track_caller]
-    pub fn into_raw_vec(self) -> Vec<A> {
-        self.into_raw_vec_and_offset().0
-    }
-    /// The elements in row-major order and the offset of the first (ndarray's
-    /// `into_raw_vec_and_offset`; Bach's values start at their buffer's start).
-    #[track_caller]
-    pub fn into_raw_vec_and_offset(self) -> (Vec<A>, Option<usize>) {
-        let v = self.into_nd();
-        let v = if v.is_standard_layout() { v } else { v.as_standard_layout().into_owned() };
-        v.into_raw_vec_and_offset()
     }
     /// [`ArrayBase::into_shape_with_order`] without consuming the array (ndarray's `to_shape`
     /// gives a view; this gives an array).

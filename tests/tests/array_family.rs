@@ -461,3 +461,59 @@ fn arrays_made_element_by_element_as_ndarrays() {
     });
     assert_eq!(unsafe { v.assume_init() }.to_vec(), vec![0, 1, 4, 9, 16]);
 }
+
+/// ndarray-linalg's `replicate` and `generalize` (lax/src/convert.rs style): generic over the
+/// owned kind `So`, with no `Clone` asked of the elements.
+fn replicate<A: Copy, Sv: Data<Elem = A>, So: bach::DataOwned<Elem = A> + bach::DataMut, D: Dimension>(a: &ArrayBase<Sv, D>) -> ArrayBase<So, D> {
+    unsafe { ArrayBase::<So, D>::build_uninit(a.dim(), |view| a.assign_to(view)).assume_init() }
+}
+fn generalize<A, S: bach::DataOwned<Elem = A>, D: Dimension>(a: Array<A, D>) -> ArrayBase<S, D> {
+    let f = !a.is_standard_layout();
+    let (dim, (v, _)) = (a.dim(), a.into_raw_vec_and_offset());
+    if f {
+        ArrayBase::from_shape_vec(dim.f(), v).unwrap()
+    } else {
+        ArrayBase::from_shape_vec(dim, v).unwrap()
+    }
+}
+fn eye_of<S: bach::DataOwned<Elem = f64>>(n: usize) -> ArrayBase<S, Ix2> {
+    ArrayBase::eye(n)
+}
+
+#[test]
+fn owned_constructors_of_either_kind_and_taking_arrays_apart_as_ndarrays() {
+    let a = Array3::from_shape_fn((4, 3, 2), |(i, j, k)| (100 * i + 10 * j + k) as f64);
+    let r: Array3<f64> = replicate(&a);
+    let s: ArcArray<f64, Ix3> = replicate(&a.view());
+    assert_eq!((r, s.to_owned()), (a.clone(), a.clone()));
+    // Memory order kept: a column-major value comes apart column by column, as ndarray's.
+    let f = Array2::from_shape_vec((2, 3).f(), vec![1, 2, 3, 4, 5, 6]).unwrap();
+    let (v, offset) = f.clone().into_raw_vec_and_offset();
+    assert_eq!((v, offset), (vec![1, 2, 3, 4, 5, 6], Some(0)));
+    let g: ArcArray<i32, Ix2> = generalize(f.clone());
+    assert_eq!((g.strides(), g.to_owned()), (&[1isize, 2][..], f));
+    // Elements that are not `Clone`: made, reshaped and taken apart without copying.
+    struct Token(usize);
+    let t: Array2<Token> = ArrayBase::from_shape_vec((2, 2), (0..4).map(Token).collect()).unwrap();
+    assert_eq!(t.into_raw_vec().iter().map(|t| t.0).collect::<Vec<_>>(), vec![0, 1, 2, 3]);
+    // A shared graph value is copied; the array that shares it keeps its values.
+    let x = Array1::from_vec(vec![1.0, 2.0, 3.0]);
+    let y = x.clone();
+    assert_eq!((x.into_raw_vec(), y.to_vec()), (vec![1.0, 2.0, 3.0], vec![1.0, 2.0, 3.0]));
+    // Constants of either kind, from generic code.
+    let e: ArcArray<f64, Ix2> = eye_of(3);
+    assert_eq!(e.to_owned(), ndarray::Array2::<f64>::eye(3));
+    assert_eq!(ArcArray::<f64, Ix1>::linspace(0.0, 1.0, 3).to_vec(), vec![0.0, 0.5, 1.0]);
+    assert_eq!(ArcArray::<i64, Ix2>::from_elem((2, 2), 7).sum(), 28);
+    assert_eq!(ArcArray::<f64, Ix2>::zeros((2, 3)).shape(), &[2, 3]);
+}
+
+#[test]
+fn a_shared_value_of_elements_that_cannot_be_copied_is_a_clear_panic() {
+    struct Token(#[allow(dead_code)] usize);
+    let t: ArcArray<Token, Ix1> = ArcArray::from_shape_fn(3, Token);
+    let shares = t.clone();
+    let e = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| t.into_raw_vec())).err().expect("shared");
+    assert!(e.downcast_ref::<&str>().is_some_and(|m| m.contains("shared with another array")), "{e:?}");
+    assert_eq!(shares.len(), 3);
+}

@@ -53,7 +53,7 @@ mod views;
 mod views_mut;
 mod zip;
 
-pub use storage::{CowRepr, Data, DataMut, OwnedArcRepr, OwnedRepr, Parts, RawData, RawDataClone, RawDataMut, ViewRepr};
+pub use storage::{CowRepr, Data, DataMut, DataOwned, OwnedArcRepr, OwnedRepr, Parts, RawData, RawDataClone, RawDataMut, ViewRepr};
 pub use views::{arr0, arr1, arr2, arr3, aview0, aview1, aview2, concatenate, stack, ArcArray, ArcArray1, ArcArray2, AxisViews, CowArray1, CowArray2, Lanes};
 pub use views_mut::{
     aview_mut1, ArrayViewMut, ArrayViewMut0, ArrayViewMut1, ArrayViewMut2, ArrayViewMut3, ArrayViewMut4, ArrayViewMut5, ArrayViewMut6, ArrayViewMutD, AxisViewsMut, LanesMut,
@@ -392,17 +392,19 @@ pub trait AssignOperand<A, D: Dimension> {
 /// What `a.assign(&b)` copies from: an array or view of the family or of ndarray, of any
 /// dimension type that broadcasts to `a`'s shape (as ndarray's `assign`).
 pub trait AssignFrom<A> {
-    fn assign_to<D: Dimension>(self, to: ndarray::ArrayViewMut<'_, A, D>);
+    /// Copies these values into `to` (named apart from ndarray's `assign_to`, which a Bach
+    /// array reaches through `Deref` where this trait is in scope too).
+    fn assign_into<D: Dimension>(self, to: ndarray::ArrayViewMut<'_, A, D>);
 }
 impl<A: Clone, S: Data<Elem = A>, E: Dimension> AssignFrom<A> for &ArrayBase<S, E> {
     #[track_caller]
-    fn assign_to<D: Dimension>(self, mut to: ndarray::ArrayViewMut<'_, A, D>) {
+    fn assign_into<D: Dimension>(self, mut to: ndarray::ArrayViewMut<'_, A, D>) {
         to.assign(&self.evaluated().view());
     }
 }
 impl<A: Clone, S: ndarray::Data<Elem = A>, E: Dimension> AssignFrom<A> for &ndarray::ArrayBase<S, E> {
     #[track_caller]
-    fn assign_to<D: Dimension>(self, mut to: ndarray::ArrayViewMut<'_, A, D>) {
+    fn assign_into<D: Dimension>(self, mut to: ndarray::ArrayViewMut<'_, A, D>) {
         to.assign(self);
     }
 }
@@ -699,28 +701,44 @@ pub(crate) fn shared_of<A, D: Dimension>(a: ndarray::Array<A, D>) -> NdArc<A, D>
     NdArc::from_shape_vec(ndarray::ShapeBuilder::set_f(dim, f_order), v).expect("a contiguous array's own shape")
 }
 
-/// Arrays made element by element (ndarray's `uninit` / `assume_init`): host arrays of
-/// `MaybeUninit<A>`, written through ndarray's own methods (`uget_mut`, `Zip`, indexing), then
-/// read as `A`s.
-impl<A, D: Dimension> Array<A, D> {
+/// Arrays made element by element (ndarray's `uninit` / `build_uninit` / `assume_init`), of
+/// either owned kind: host arrays of `MaybeUninit<A>`, written through ndarray's own methods
+/// (`uget_mut`, `Zip`, `assign_to`, indexing), then read as `A`s.
+impl<A, S: DataOwned<Elem = A>, D: Dimension> ArrayBase<S, D> {
     /// An array of `shape` whose elements are not initialised yet (ndarray's `uninit`); write
-    /// every one, then [`Array::assume_init`].
-    pub fn uninit<Sh: ndarray::ShapeBuilder<Dim = D>>(shape: Sh) -> Array<std::mem::MaybeUninit<A>, D> {
-        Array::from_shared_value(shared_of(ndarray::Array::<A, D>::uninit(shape)))
+    /// every one, then [`ArrayBase::assume_init`].
+    pub fn uninit<Sh: ndarray::ShapeBuilder<Dim = D>>(shape: Sh) -> ArrayBase<S::MaybeUninit, D> {
+        S::MaybeUninit::of_array(Array::from_shared_value(shared_of(ndarray::Array::<A, D>::uninit(shape))))
+    }
+    /// An array of `shape` whose elements `builder` writes through the mutable view it is
+    /// given (ndarray's `build_uninit`); then [`ArrayBase::assume_init`].
+    pub fn build_uninit<Sh, F>(shape: Sh, builder: F) -> ArrayBase<S::MaybeUninit, D>
+    where
+        Sh: ndarray::ShapeBuilder<Dim = D>,
+        F: FnOnce(ArrayViewMut<'_, std::mem::MaybeUninit<A>, D>),
+    {
+        let mut a = ndarray::Array::<A, D>::uninit(shape);
+        builder(ArrayBase { repr: a.view_mut() });
+        S::MaybeUninit::of_array(Array::from_shared_value(shared_of(a)))
     }
 }
-impl<A, D: Dimension> Array<std::mem::MaybeUninit<A>, D> {
-    /// The elements as `A`s (ndarray's `assume_init`).
+impl<A, S, D: Dimension> ArrayBase<S, D>
+where
+    S: DataOwned<Elem = std::mem::MaybeUninit<A>> + storage::RawDataSubst<A>,
+    S::Output: DataOwned<Elem = A>,
+{
+    /// The elements as `A`s, of the same kind (ndarray's `assume_init`).
     ///
     /// # Safety
     /// As ndarray's: every element has been written.
-    pub unsafe fn assume_init(self) -> Array<A, D> {
-        let v = self.repr.value_ref().expect("an uninit array holds its value").clone();
-        drop(self);
+    pub unsafe fn assume_init(self) -> ArrayBase<S::Output, D> {
+        let a = S::to_array(self);
+        let v = a.repr.value_ref().expect("an uninit array holds its value").clone();
+        drop(a);
         // SAFETY: the caller's promise; the elements were written through this value's own
         // handle (copy on write keeps it the only one when written).
-        let a: NdArc<A, D> = unsafe { v.assume_init() };
-        Array::from_shared_value(a)
+        let v: NdArc<A, D> = unsafe { v.assume_init() };
+        S::Output::of_array(Array::from_shared_value(v))
     }
 }
 
@@ -790,21 +808,23 @@ impl<A, D: Dimension> Array<A, D> {
             _ => Self::from_host_in(a, home),
         }
     }
+}
+
+/// ndarray's constructors of values, for either owned kind (`Array`, `ArcArray`), so that
+/// library code generic over `S: DataOwned` calls them as it calls ndarray's.
+impl<A, S: DataOwned<Elem = A>, D: Dimension> ArrayBase<S, D> {
     /// An array of `shape` from `v` in row-major order (ndarray's `from_shape_vec`).
     /// An error of ndarray's kind when the lengths differ, as ndarray's.
-    pub fn from_shape_vec<Sh: ShapeArg<Dim = D>>(shape: Sh, v: Vec<A>) -> std::result::Result<Self, ndarray::ShapeError>
-    where
-        A: Clone,
-    {
+    pub fn from_shape_vec<Sh: ShapeArg<Dim = D>>(shape: Sh, v: Vec<A>) -> std::result::Result<Self, ndarray::ShapeError> {
         // In the shape's own order, as ndarray's (a node made of it is row-major).
-        Ok(Self::from_array(shape.array_of_vec(v)?))
+        Ok(S::of_array(Array::from_shared_value(shared_of(shape.array_of_vec(v)?))))
     }
     /// An array of `shape` whose element at each index is `f(index)` (ndarray's
     /// `from_shape_fn`; the index is `usize` for 1-d, a tuple for 2-d to 6-d, `IxDyn` for
     /// dynamic arrays). Computed on the host as it is made.
     pub fn from_shape_fn<Sh: ShapeArg<Dim = D>, F: FnMut(D::Pattern) -> A>(shape: Sh, f: F) -> Self {
         let dim = D::from_dimension(&IxDyn(&shape.dims())).expect("a shape of D's axes");
-        Self::from_shared_value(shared_of(ndarray::Array::from_shape_fn(dim, f)))
+        S::of_array(Array::from_shared_value(shared_of(ndarray::Array::from_shape_fn(dim, f))))
     }
 }
 
@@ -928,6 +948,41 @@ impl<A, D: Dimension> Handle<A, D> {
         }
         // ArcArray copies on its first write while another handle or a node shares it.
         self.held.as_mut().expect("just evaluated")
+    }
+    /// A second owned array of this value, as ndarray's `clone`: the value shared until either
+    /// is written (copy on write) for the graph element types; copied for any other element
+    /// type, so that such a value is shared only by shared arrays (`ArcArray`), as in ndarray,
+    /// and an owned one comes apart without a copy ([`Handle::into_nd_nocopy`]).
+    pub(crate) fn clone_owned(&self) -> Self
+    where
+        A: Clone,
+    {
+        match (graph_element::<A>(), &self.held) {
+            (None, Some(v)) => Handle::new(None, Some(shared_of(v.to_owned())), self.home.clone(), self.read),
+            _ => self.clone(),
+        }
+    }
+    /// The value, evaluated, taken out of the handle: no copy when nothing else shares it. A
+    /// value shared with a node or another handle is copied when its element type is a graph
+    /// element type (all `Copy`); of any other type (maybe not `Clone`: shared by `ArcArray`
+    /// clones), it panics at the caller's line.
+    #[track_caller]
+    pub(crate) fn into_nd_nocopy(mut self) -> ndarray::Array<A, D> {
+        self.evaluated();
+        self.views = views::Kept::default();
+        drop(self.lazy.take());
+        let v = self.held.take().or_else(|| self.value.take()).expect("just evaluated");
+        match v.try_into_owned_nocopy() {
+            Ok(a) => a,
+            Err(v) => match graph_element::<A>() {
+                // SAFETY: `A` is one of the graph element types (f64, f32, i64, bool): `Copy`,
+                // so a bitwise read of each element is a copy of it.
+                Some(_) => v.map(|x| unsafe { std::ptr::read(x) }),
+                None => panic!(
+                    "bach: this array's value is shared with another array (an `ArcArray` clone of it) and its element type is not one Bach can copy without `Clone`: take the array apart before sharing it"
+                ),
+            },
+        }
     }
 }
 
@@ -1190,10 +1245,26 @@ impl<A: Element> Array<A, IxDyn> {
     }
 }
 
-impl<A: Clone> Array<A, Ix1> {
+/// ndarray's methods that take an owned array apart, for either owned kind and any element
+/// type (ndarray asks no `Clone` of them).
+impl<A, S: DataOwned<Elem = A>, D: Dimension> ArrayBase<S, D> {
+    /// The elements in memory order (ndarray's deprecated `into_raw_vec`).
+    #[track_caller]
+    pub fn into_raw_vec(self) -> Vec<A> {
+        self.into_raw_vec_and_offset().0
+    }
+    /// The elements in memory order and the index of the first element in them (ndarray's
+    /// `into_raw_vec_and_offset`; no copy when nothing else shares the value).
+    #[track_caller]
+    pub fn into_raw_vec_and_offset(self) -> (Vec<A>, Option<usize>) {
+        S::to_array(self).repr.into_nd_nocopy().into_raw_vec_and_offset()
+    }
+}
+
+impl<A: Clone, S: DataOwned<Elem = A>> ArrayBase<S, Ix1> {
     /// A 1-D array of `v` (ndarray's `from_vec`).
     pub fn from_vec(v: Vec<A>) -> Self {
-        Self::from_array(ndarray::Array1::from_vec(v))
+        S::of_array(Array::from_array(ndarray::Array1::from_vec(v)))
     }
 }
 

@@ -97,8 +97,24 @@ pub trait DataMut: Data<Nd: ndarray::DataMut> + RawDataMut {
     where
         Self::Elem: Clone;
 }
-/// Storage that owns its values (ndarray's `DataOwned`).
-pub trait DataOwned: Data {}
+/// Storage that owns its values (ndarray's `DataOwned`): the kinds whose constructors
+/// (`ArrayBase::<S, D>::zeros`, `from_shape_vec`, `build_uninit`, ...) library code generic
+/// over `S: DataOwned` calls.
+pub trait DataOwned: Data {
+    /// The same kind with `MaybeUninit` elements (ndarray's: what `uninit` and
+    /// `build_uninit` give, and `assume_init` turns back).
+    type MaybeUninit: DataOwned<Elem = std::mem::MaybeUninit<Self::Elem>> + RawDataSubst<Self::Elem, Output = Self>;
+    /// An owned array as this kind (both are a handle: nothing is copied).
+    #[doc(hidden)]
+    fn of_array<D>(a: super::Array<Self::Elem, D>) -> super::ArrayBase<Self, D>;
+    /// This kind as an owned array (nothing is copied).
+    #[doc(hidden)]
+    fn to_array<D>(a: super::ArrayBase<Self, D>) -> super::Array<Self::Elem, D>;
+}
+/// The same storage kind with elements of type `A` (ndarray's `RawDataSubst`).
+pub trait RawDataSubst<A>: RawData {
+    type Output: RawData<Elem = A>;
+}
 /// Storage shared by reference counting (ndarray's `DataShared`).
 pub trait DataShared: Data + RawDataClone {}
 
@@ -163,17 +179,30 @@ macro_rules! handle_kinds {
                 r.reshape(dims)
             }
         }
-        impl<$($g)*> RawDataClone for $T {
-            fn clone_repr<D: Dimension>(r: &Handle<A, D>) -> Handle<A, D> {
-                r.clone()
-            }
-        }
     )*};
 }
 handle_kinds! {
     [A] OwnedRepr<A>;
     [A] OwnedArcRepr<A>;
     ['a, A] CowRepr<'a, A>;
+}
+/// A shared array's clone shares its value, as ndarray's `ArcArray` (any element type).
+impl<A> RawDataClone for OwnedArcRepr<A> {
+    fn clone_repr<D: Dimension>(r: &Handle<A, D>) -> Handle<A, D> {
+        r.clone()
+    }
+}
+/// An array's clone asks `A: Clone`, as ndarray's: it shares the value until either is
+/// written (graph element types), or copies it (`Handle::clone_owned`).
+impl<A: Clone> RawDataClone for OwnedRepr<A> {
+    fn clone_repr<D: Dimension>(r: &Handle<A, D>) -> Handle<A, D> {
+        r.clone_owned()
+    }
+}
+impl<A: Clone> RawDataClone for CowRepr<'_, A> {
+    fn clone_repr<D: Dimension>(r: &Handle<A, D>) -> Handle<A, D> {
+        r.clone_owned()
+    }
 }
 macro_rules! mut_handle {
     ($([$($g:tt)*] $T:ty;)*) => {$(
@@ -195,8 +224,23 @@ mut_handle! {
     [A: Clone] OwnedRepr<A>;
     [A: Clone] OwnedArcRepr<A>;
 }
-impl<A> DataOwned for OwnedRepr<A> {}
-impl<A> DataOwned for OwnedArcRepr<A> {}
+macro_rules! owned_kinds {
+    ($($T:ident),*) => {$(
+        impl<A> DataOwned for $T<A> {
+            type MaybeUninit = $T<std::mem::MaybeUninit<A>>;
+            fn of_array<D>(a: super::Array<A, D>) -> super::ArrayBase<Self, D> {
+                super::ArrayBase { repr: a.repr }
+            }
+            fn to_array<D>(a: super::ArrayBase<Self, D>) -> super::Array<A, D> {
+                super::ArrayBase { repr: a.repr }
+            }
+        }
+        impl<A, B> RawDataSubst<B> for $T<A> {
+            type Output = $T<B>;
+        }
+    )*};
+}
+owned_kinds!(OwnedRepr, OwnedArcRepr);
 impl<A> DataShared for OwnedArcRepr<A> {}
 
 /// A view: the borrowed elements on the host, or a lazy cut its parent keeps (`views.rs`).

@@ -558,7 +558,7 @@ impl<A: Clone, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
     /// either is written (no copy here); a view's elements copied.
     pub fn to_owned(&self) -> Array<A, D> {
         match self.parts() {
-            Parts::Handle(h) => Array::of_handle(h.clone()),
+            Parts::Handle(h) => Array::of_handle(h.clone_owned()),
             Parts::Host(v) => Array::from_nd_view(&v),
         }
     }
