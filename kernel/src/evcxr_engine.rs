@@ -1155,10 +1155,26 @@ fn panic_error(message: &str, location: &str, cell: &str, build_dir: &Path, coun
     ExecError { ename: "Panic".into(), evalue: message.into(), traceback: vec![format!("Panic in {place}: {message}"), kept] }
 }
 
-/// A hint for a number literal of the wrong kind next to an array (`&price * 2` on floats).
-fn literal_hint(message: &str) -> Option<&'static str> {
+/// A hint for compile errors a notebook user meets often and whose cause rustc cannot know:
+/// a number literal of the wrong kind next to an array (`&price * 2` on floats), `array!`
+/// with no import of it, and `min()`/`max()` on a Bach array with no extension trait.
+fn hint(message: &str) -> Option<&'static str> {
     let float_array = ["Operand<f64", "Operand<f32"].iter().any(|o| message.contains(o));
-    (message.contains("`{integer}: ") && float_array).then_some("the array holds floats and `2` is an integer: write the number as a float (`2.0`)")
+    if message.contains("`{integer}: ") && float_array {
+        return Some("the array holds floats and `2` is an integer: write the number as a float (`2.0`)");
+    }
+    if message.contains("cannot find macro `array`") {
+        return Some(
+            "every cell has Bach's array names but not its `array!` (so that a cell's own `use ndarray::prelude::*` meets no second one): write `use bach::prelude::*;` once (or `use ndarray::prelude::*;` for ndarray's arrays)",
+        );
+    }
+    let min_max = ["no method named `min` found", "no method named `max` found"].iter().any(|m| message.starts_with(m));
+    if min_max && message.contains("bach::ArrayBase") {
+        return Some(
+            "ndarray has no `min`/`max`: Bach's lazy ones are `min_lazy()`/`max_lazy()`; ndarray-stats' (`:dep ndarray-stats = \"0.6\"`, `use ndarray_stats::QuantileExt;`) give `x.min()` on a Bach array as on ndarray's",
+        );
+    }
+    None
 }
 
 /// Completions in the order a notebook user scans them (as IPython orders its own): by name,
@@ -1215,7 +1231,7 @@ fn compile_error(errors: &[evcxr::CompilationError], inserted: Inserted, count: 
             }
             tb.push(format!("   = help: {h}"));
         }
-        if let Some(hint) = literal_hint(&e.message()) {
+        if let Some(hint) = hint(&e.message()) {
             tb.push(format!("   = help: {hint}"));
         }
         tb.push(String::new());
@@ -1447,9 +1463,18 @@ mod tests {
 
     #[test]
     fn an_integer_next_to_a_float_array_gets_a_hint() {
-        assert!(literal_hint("the trait bound `{integer}: Operand<f64, bach::Dim<[usize; 1]>>` is not satisfied").is_some());
-        assert!(literal_hint("the trait bound `{float}: Operand<f64, bach::Dim<[usize; 1]>>` is not satisfied").is_none());
-        assert!(literal_hint("mismatched types").is_none());
+        assert!(hint("the trait bound `{integer}: Operand<f64, bach::Dim<[usize; 1]>>` is not satisfied").is_some());
+        assert!(hint("the trait bound `{float}: Operand<f64, bach::Dim<[usize; 1]>>` is not satisfied").is_none());
+        assert!(hint("mismatched types").is_none());
+    }
+
+    #[test]
+    fn array_without_its_import_and_min_without_a_trait_get_hints() {
+        assert!(hint("cannot find macro `array` in this scope").is_some_and(|h| h.contains("use bach::prelude::*;")));
+        let min = "no method named `min` found for struct `bach::ArrayBase<bach::OwnedRepr<f64>, bach::Dim<[usize; 1]>>` in the current scope";
+        assert!(hint(min).is_some_and(|h| h.contains("min_lazy()") && h.contains("QuantileExt")));
+        assert!(hint(&min.replace("`min`", "`max`")).is_some());
+        assert!(hint("no method named `min` found for struct `Foo` in the current scope").is_none());
     }
 
     #[test]
