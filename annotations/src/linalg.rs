@@ -13,8 +13,6 @@ use crate::array::{Array, ArrayBase, Data, OwnedRepr};
 use crate::elementwise::or_panic;
 use crate::real::Real;
 
-pub use ndarray::linalg::kron;
-
 /// An array of the family or of ndarray, read as an ndarray view (evaluates a Bach array).
 pub trait AsNd<A, D: Dimension> {
     fn nd_view(&self) -> ndarray::ArrayView<'_, A, D>;
@@ -51,6 +49,11 @@ impl<A, S: ndarray::DataMut<Elem = A>, D: Dimension> AsNdMut<A, D> for ndarray::
 #[track_caller]
 pub fn general_mat_mul<A: ndarray::LinalgScalar>(alpha: A, a: &impl AsNd<A, Ix2>, b: &impl AsNd<A, Ix2>, beta: A, c: &mut impl AsNdMut<A, Ix2>) {
     ndarray::linalg::general_mat_mul(alpha, &a.nd_view(), &b.nd_view(), beta, &mut c.nd_view_mut())
+}
+/// The Kronecker product of two matrices (ndarray's `kron`), on the host: a Bach array.
+#[track_caller]
+pub fn kron<A: ndarray::LinalgScalar>(a: &impl AsNd<A, Ix2>, b: &impl AsNd<A, Ix2>) -> Array<A, Ix2> {
+    Array::from_array(ndarray::linalg::kron(&a.nd_view(), &b.nd_view()))
 }
 /// ndarray's `general_mat_vec_mul`: `y = alpha * a.dot(x) + beta * y`, on the host.
 #[track_caller]

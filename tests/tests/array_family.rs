@@ -517,3 +517,42 @@ fn a_shared_value_of_elements_that_cannot_be_copied_is_a_clear_panic() {
     assert!(e.downcast_ref::<&str>().is_some_and(|m| m.contains("shared with another array")), "{e:?}");
     assert_eq!(shares.len(), 3);
 }
+
+#[test]
+fn growing_diagonals_broadcasts_and_defaults_as_ndarrays() {
+    let m = Array2::from_shape_fn((3, 3), |(i, j)| (3 * i + j) as f64);
+    let nd = ndarray::Array2::from_shape_fn((3, 3), |(i, j)| (3 * i + j) as f64);
+    // Views of the family: their arithmetic and `to_owned` give Bach arrays.
+    let d: Array1<f64> = m.diag().to_owned() * 2.0;
+    assert_eq!(d, nd.diag().to_owned() * 2.0);
+    let b: Array2<f64> = d.broadcast((2, 3)).expect("broadcasts").to_owned();
+    assert_eq!(b, (nd.diag().to_owned() * 2.0).broadcast((2, 3)).unwrap().to_owned());
+    assert!(d.broadcast((2, 4)).is_none());
+    assert_eq!(bach::linalg::kron(&m, &m.view()), ndarray::linalg::kron(&nd, &nd));
+    assert_eq!(Array2::<f64>::default((2, 2)), ndarray::Array2::<f64>::zeros((2, 2)));
+    assert_eq!(Array1::<String>::default(2).to_vec(), vec![String::new(); 2]);
+    // Growing an owned array, as ndarray's (errors included).
+    let (mut g, mut h) = (m.clone(), nd.clone());
+    g.push_row(ArrayView1::from(&[9.0, 9.0, 9.0])).unwrap();
+    h.push_row(ndarray::ArrayView1::from(&[9.0, 9.0, 9.0])).unwrap();
+    g.push_column(aview1(&[1.0, 2.0, 3.0, 4.0])).unwrap();
+    h.push_column(ndarray::aview1(&[1.0, 2.0, 3.0, 4.0])).unwrap();
+    g.append(Axis(0), m.slice(s![..1, ..]).broadcast((2, 3)).unwrap().to_owned().push_column_of(0.5).view()).unwrap();
+    h.append(Axis(0), ndarray::Array2::from_shape_fn((2, 4), |(_, j)| if j < 3 { j as f64 } else { 0.5 }).view()).unwrap();
+    assert_eq!(g, h);
+    assert!(g.push_row(aview1(&[1.0])).is_err());
+    assert_eq!(g.shape(), &[6, 4]);
+    // A grown array computes as any other.
+    assert_eq!((&g * 2.0).sum(), 2.0 * h.sum());
+}
+
+trait PushColumnOf {
+    fn push_column_of(self, v: f64) -> Array2<f64>;
+}
+impl PushColumnOf for Array2<f64> {
+    fn push_column_of(mut self, v: f64) -> Array2<f64> {
+        let n = self.nrows();
+        self.push_column(Array1::from_elem(n, v).view()).unwrap();
+        self
+    }
+}

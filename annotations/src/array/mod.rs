@@ -1245,6 +1245,48 @@ impl<A: Element> Array<A, IxDyn> {
     }
 }
 
+/// ndarray's ways to grow an owned array (`push_row`, `push_column`, `push`, `append`), on
+/// the host: the value is taken out of the handle (copied only when shared), grown by
+/// ndarray (its spare capacity kept for the next push), and held again with no node.
+impl<A: Clone, D: Dimension> Array<A, D> {
+    /// `array` appended along `axis` (ndarray's `append`); an error when the other axes'
+    /// lengths differ.
+    #[track_caller]
+    pub fn append(&mut self, axis: ndarray::Axis, array: ArrayView<'_, A, D>) -> std::result::Result<(), ndarray::ShapeError>
+    where
+        D: ndarray::RemoveAxis,
+    {
+        self.grow(|nd| nd.append(axis, array.evaluated().view()))
+    }
+    /// `array` appended as one more index of `axis` (ndarray's `push`).
+    #[track_caller]
+    pub fn push(&mut self, axis: ndarray::Axis, array: ArrayView<'_, A, D::Smaller>) -> std::result::Result<(), ndarray::ShapeError>
+    where
+        D: ndarray::RemoveAxis,
+    {
+        self.grow(|nd| nd.push(axis, array.evaluated().view()))
+    }
+    #[track_caller]
+    fn grow(&mut self, f: impl FnOnce(&mut ndarray::Array<A, D>) -> std::result::Result<(), ndarray::ShapeError>) -> std::result::Result<(), ndarray::ShapeError> {
+        let mut nd = self.repr.take().into_nd_nocopy();
+        let grown = f(&mut nd);
+        *self = Array::from_host(shared_of(nd));
+        grown
+    }
+}
+impl<A: Clone> Array<A, Ix2> {
+    /// `row` appended as the last row (ndarray's `push_row`).
+    #[track_caller]
+    pub fn push_row(&mut self, row: ArrayView<'_, A, Ix1>) -> std::result::Result<(), ndarray::ShapeError> {
+        self.push(ndarray::Axis(0), row)
+    }
+    /// `column` appended as the last column (ndarray's `push_column`).
+    #[track_caller]
+    pub fn push_column(&mut self, column: ArrayView<'_, A, Ix1>) -> std::result::Result<(), ndarray::ShapeError> {
+        self.push(ndarray::Axis(1), column)
+    }
+}
+
 /// ndarray's methods that take an owned array apart, for either owned kind and any element
 /// type (ndarray asks no `Clone` of them).
 impl<A, S: DataOwned<Elem = A>, D: Dimension> ArrayBase<S, D> {

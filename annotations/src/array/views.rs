@@ -337,6 +337,17 @@ impl<A, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
         };
         ArrayBase { repr }
     }
+    /// The diagonal (`a[[i, i, .., i]]`), a view of the evaluated value (ndarray's `diag`).
+    #[track_caller]
+    pub fn diag(&self) -> ArrayView<'_, A, ndarray::Ix1> {
+        ArrayView::detached(self.evaluated().diag())
+    }
+    /// The array seen in the shape `dim` (ndarray's `broadcast`): a view of the evaluated
+    /// value; `None` when the shapes do not broadcast.
+    #[track_caller]
+    pub fn broadcast<E: ndarray::IntoDimension>(&self, dim: E) -> Option<ArrayView<'_, A, E::Dim>> {
+        self.evaluated().broadcast(dim).map(ArrayView::detached)
+    }
     /// The transpose, a view (ndarray's `t`): shares the buffer of a host value; of a lazy
     /// array, a lazy op (a copy in standard layout when evaluated).
     pub fn t(&self) -> ArrayView<'_, A, D> {
