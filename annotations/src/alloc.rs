@@ -191,7 +191,7 @@ impl<A: Clone + Zero, S: DataOwned<Elem = A>, D: Dimension> ArrayBase<S, D> {
 impl<A: Default, S: DataOwned<Elem = A>, D: Dimension> ArrayBase<S, D> {
     /// An array of `shape` filled with `A::default()` (ndarray's `default`), made on the host.
     pub fn default<Sh: ndarray::ShapeBuilder<Dim = D>>(shape: Sh) -> Self {
-        S::of_array(Array::from_shared_value(crate::array::shared_of(ndarray::Array::default(shape))))
+        S::of_nd(ndarray::Array::default(shape))
     }
 }
 

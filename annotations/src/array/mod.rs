@@ -708,7 +708,7 @@ impl<A, S: DataOwned<Elem = A>, D: Dimension> ArrayBase<S, D> {
     /// An array of `shape` whose elements are not initialised yet (ndarray's `uninit`); write
     /// every one, then [`ArrayBase::assume_init`].
     pub fn uninit<Sh: ndarray::ShapeBuilder<Dim = D>>(shape: Sh) -> ArrayBase<S::MaybeUninit, D> {
-        S::MaybeUninit::of_array(Array::from_shared_value(shared_of(ndarray::Array::<A, D>::uninit(shape))))
+        S::MaybeUninit::of_nd(ndarray::Array::<A, D>::uninit(shape))
     }
     /// An array of `shape` whose elements `builder` writes through the mutable view it is
     /// given (ndarray's `build_uninit`); then [`ArrayBase::assume_init`].
@@ -719,7 +719,7 @@ impl<A, S: DataOwned<Elem = A>, D: Dimension> ArrayBase<S, D> {
     {
         let mut a = ndarray::Array::<A, D>::uninit(shape);
         builder(ArrayBase { repr: a.view_mut() });
-        S::MaybeUninit::of_array(Array::from_shared_value(shared_of(a)))
+        S::MaybeUninit::of_nd(a)
     }
 }
 impl<A, S, D: Dimension> ArrayBase<S, D>
@@ -817,14 +817,14 @@ impl<A, S: DataOwned<Elem = A>, D: Dimension> ArrayBase<S, D> {
     /// An error of ndarray's kind when the lengths differ, as ndarray's.
     pub fn from_shape_vec<Sh: ShapeArg<Dim = D>>(shape: Sh, v: Vec<A>) -> std::result::Result<Self, ndarray::ShapeError> {
         // In the shape's own order, as ndarray's (a node made of it is row-major).
-        Ok(S::of_array(Array::from_shared_value(shared_of(shape.array_of_vec(v)?))))
+        Ok(S::of_nd(shape.array_of_vec(v)?))
     }
     /// An array of `shape` whose element at each index is `f(index)` (ndarray's
     /// `from_shape_fn`; the index is `usize` for 1-d, a tuple for 2-d to 6-d, `IxDyn` for
     /// dynamic arrays). Computed on the host as it is made.
     pub fn from_shape_fn<Sh: ShapeArg<Dim = D>, F: FnMut(D::Pattern) -> A>(shape: Sh, f: F) -> Self {
         let dim = D::from_dimension(&IxDyn(&shape.dims())).expect("a shape of D's axes");
-        S::of_array(Array::from_shared_value(shared_of(ndarray::Array::from_shape_fn(dim, f))))
+        S::of_nd(ndarray::Array::from_shape_fn(dim, f))
     }
 }
 

@@ -110,6 +110,12 @@ pub trait DataOwned: Data {
     /// This kind as an owned array (nothing is copied).
     #[doc(hidden)]
     fn to_array<D>(a: super::ArrayBase<Self, D>) -> super::Array<Self::Elem, D>;
+    /// An ndarray array's elements held as this kind (moved, in row- or column-major order:
+    /// `shared_of`); a large one of a graph element type is a source node.
+    #[doc(hidden)]
+    fn of_nd<D: Dimension>(a: ndarray::Array<Self::Elem, D>) -> super::ArrayBase<Self, D> {
+        Self::of_array(super::Array::from_shared_value(super::shared_of(a)))
+    }
 }
 /// The same storage kind with elements of type `A` (ndarray's `RawDataSubst`).
 pub trait RawDataSubst<A>: RawData {
