@@ -584,7 +584,7 @@ impl fmt::Display for Calibration {
                 f,
                 "  {:<12} {:<30} {:>22} {:>30} {:>9}",
                 r.what,
-                crate::notebook::truncate(&r.device, 30),
+                crate::notebook::protocol::truncate(&r.device, 30),
                 format!("{} ({})", seconds(r.after.0), seconds(r.before.0)),
                 format!("{second} ({before_second})"),
                 if r.max_error.is_nan() { "kept".to_string() } else { format!("{:.0}%", r.max_error * 100.0) }

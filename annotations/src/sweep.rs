@@ -322,7 +322,7 @@ impl SweepResult {
     /// How evcxr shows it when it ends a cell: the table as text, then the chart.
     pub fn evcxr_display(&self) {
         crate::notebook::display(&[("text/plain", self.to_string())]);
-        crate::notebook::show_svg(self.svg(), "Bach scaling sweep");
+        crate::notebook::protocol::show_svg(self.svg(), "Bach scaling sweep");
     }
 }
 

@@ -172,11 +172,3 @@ impl fmt::Display for WhatIf {
         Ok(())
     }
 }
-
-impl WhatIf {
-    /// How evcxr shows it when it ends a cell: the comparison as text, the two predicted
-    /// timelines as charts.
-    pub fn evcxr_display(&self) {
-        crate::notebook::show_whatif(self);
-    }
-}

@@ -465,7 +465,7 @@ impl Widget {
 
     /// Show the widget in the cell's output.
     pub fn display(&self) {
-        crate::notebook::display(&self.bundle(&format!("{self:?}: a widget (this front end has no widget manager to draw it)")));
+        crate::notebook::protocol::display(&self.bundle(&format!("{self:?}: a widget (this front end has no widget manager to draw it)")));
     }
 
     /// The display bundle: the widget's view and `text` for front ends without widgets.

@@ -2,6 +2,9 @@
 //! these (`kernel/src/magics.rs` writes the calls). What they show goes out through the
 //! display protocol of [`super`].
 
+use std::fmt::Write as _;
+
+use super::protocol::{display, pre, show_chart, show_text, truncate};
 use super::*;
 
 /// `:bach plan <expr>`: the plan for a value, without running it.
@@ -118,15 +121,6 @@ fn residuals_text(evals: &[&bach_runtime::trace::EvalTrace], devices: &[bach_run
     out
 }
 
-/// `s` cut to `n` characters, an ellipsis marking the cut.
-pub(crate) fn truncate(s: &str, n: usize) -> String {
-    if s.chars().count() <= n {
-        s.to_string()
-    } else {
-        s.chars().take(n - 1).chain(['…']).collect()
-    }
-}
-
 /// `:bach calibrate`: measure this machine (under 30 s), plan with the result from now on,
 /// and save it for the next sessions here.
 pub fn calibrate() {
@@ -151,6 +145,14 @@ pub fn whatif_profile<A: Element, D: ndarray::Dimension>(profile: &str, a: &Arra
     match crate::whatif::whatif_profile(a, profile) {
         Ok(w) => show_whatif(&w),
         Err(e) => panic!("{e}"),
+    }
+}
+
+impl crate::whatif::WhatIf {
+    /// How evcxr shows it when it ends a cell: the comparison as text, the two predicted
+    /// timelines as charts (here, above the what-if itself, which returns values only).
+    pub fn evcxr_display(&self) {
+        show_whatif(self);
     }
 }
 

@@ -26,7 +26,7 @@ use bach_runtime::json::Value;
 use bach_runtime::trace::EvalTrace;
 use bach_runtime::{session, CostModel, DeviceKind, DeviceProfile, Direction, Element, Family, Lazy, MemoryKind, Plan, Policy, Session};
 
-use super::{html_escape, pre};
+use super::protocol::{display, html_escape, pre, show_text, QUIET_PROGRESS};
 use crate::array::Array;
 use crate::widgets::Widget;
 
@@ -121,14 +121,14 @@ fn show(lazy: Option<Lazy>) {
             drop(open);
             let mut bundle = root.bundle(&text);
             bundle.push(("text/html", html));
-            super::display(&bundle);
+            display(&bundle);
         }
         // No comms (not under the Bach kernel): the same, without controls.
         Err(e) => {
-            super::show_text(&format!("the placement panel needs the Bach kernel's comms ({e}); the same as text:"));
+            show_text(&format!("the placement panel needs the Bach kernel's comms ({e}); the same as text:"));
             if let Some(l) = &lazy {
                 if let Ok(plan) = s.plan_with(&[l], &s.config().cost, &plan_devices(&s)) {
-                    super::show_text(&plan.explain());
+                    show_text(&plan.explain());
                 }
             }
         }
@@ -400,9 +400,9 @@ impl Panel {
             bach_runtime::chart::labelled_timeline_svg(&trace, &plan.devices, &format!("Predicted for these devices: {}", seconds(plan.predicted.seconds())))
         });
         let t0 = Instant::now();
-        super::QUIET_PROGRESS.store(true, Ordering::SeqCst);
+        QUIET_PROGRESS.store(true, Ordering::SeqCst);
         let ran = s.trial(&[lazy]);
-        super::QUIET_PROGRESS.store(false, Ordering::SeqCst);
+        QUIET_PROGRESS.store(false, Ordering::SeqCst);
         match ran {
             Ok(()) => {
                 let trace = s.trace();

@@ -730,7 +730,7 @@ impl CudaDevice {
         let whole = match realized.as_ref() {
             Some(r) => r.clone(),
             None => {
-                let g = fuse::generate(e);
+                let g = fuse::generate(e, &is_constant);
                 // Constants go by value; the other leaves are read from memory.
                 let in_memory: Vec<ValueRef<'_>> = g.leaves.iter().filter(|l| !is_constant(l)).map(|l| ValueRef::Device(l.clone())).collect();
                 let inputs = in_memory.iter().map(|a| self.input(a, at)).collect::<Result<Vec<_>>>()?;

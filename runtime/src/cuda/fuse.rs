@@ -63,9 +63,9 @@ fn c_type(d: DType) -> &'static str {
 
 /// `entry(u64 n, T_out* out, [const T_k* a_k, u64 div_k, u64 mod_k]...)`: the
 /// [`Launch::Elementwise`](crate::annotation::Launch) convention with one argument per leaf;
-/// a leaf that is a constant ([`super::device::is_constant`]) is one parameter `T_k c_k` by
+/// a leaf that is a constant (`is_constant`: the device's own kind of value) is one parameter `T_k c_k` by
 /// value instead.
-pub(super) fn generate(root: &Expr) -> Generated {
+pub(super) fn generate(root: &Expr, is_constant: &dyn Fn(&DeviceValue) -> bool) -> Generated {
     struct Walk {
         body: String,
         leaves: Vec<DeviceValue>,
@@ -116,7 +116,7 @@ pub(super) fn generate(root: &Expr) -> Generated {
     let mut w = Walk { body: String::new(), leaves: Vec::new(), leaf_index: HashMap::new(), done: HashMap::new(), ops: Vec::new() };
     let result = w.op(root);
     let mut src = format!("// bach: fused elementwise kernel ({})\nextern \"C\" __global__ void {ENTRY}(unsigned long long n, {}* out", w.ops.join(", "), c_type(root.expr.out));
-    let constant: Vec<bool> = w.leaves.iter().map(super::device::is_constant).collect();
+    let constant: Vec<bool> = w.leaves.iter().map(is_constant).collect();
     for (k, l) in w.leaves.iter().enumerate() {
         if constant[k] {
             let _ = write!(src, ", const {} c{k}", c_type(l.meta.dtype));
@@ -178,7 +178,7 @@ mod tests {
         let sum = op("add", &["x", "y"], "x + y", d, d, vec![e, xs.clone()], &[1000, 2]);
         let r = op("erf", &["x"], &format!("erf{f}(x)"), d, d, vec![sum], &[1000, 2]);
         let gt = op("gt", &["x", "y"], "x > y", d, DType::Bool, vec![r, x], &[1000, 2]);
-        let g = generate(gt.buffer::<Expr>().unwrap());
+        let g = generate(gt.buffer::<Expr>().unwrap(), &crate::cuda::device::is_constant);
         (gt, g)
     }
 
@@ -194,7 +194,10 @@ mod tests {
         let y = op("neg", &["x"], "-x", DType::F64, DType::F64, vec![x], &[7]);
         let z = leaf(DType::F64, &[9]);
         let w = op("neg", &["x"], "-x", DType::F64, DType::F64, vec![z], &[9]);
-        assert_eq!(generate(y.buffer::<Expr>().unwrap()).source, generate(w.buffer::<Expr>().unwrap()).source);
+        assert_eq!(
+            generate(y.buffer::<Expr>().unwrap(), &crate::cuda::device::is_constant).source,
+            generate(w.buffer::<Expr>().unwrap(), &crate::cuda::device::is_constant).source
+        );
     }
 
     /// A scalar constant is a parameter by value, not a pointer read at every element; the
@@ -206,7 +209,7 @@ mod tests {
             let c = super::super::device::constant_for_tests(Meta::new(d, []), bits);
             let xc = op("mul", &["x", "y"], "x * y", d, d, vec![x, c], &[1000]);
             let e = op("exp", &["x"], &format!("exp{f}(x)"), d, d, vec![xc], &[1000]);
-            let g = generate(e.buffer::<Expr>().unwrap());
+            let g = generate(e.buffer::<Expr>().unwrap(), &crate::cuda::device::is_constant);
             let t = c_type(d);
             assert!(g.source.contains(&format!("const {t} c1")) && g.source.contains("const") && g.source.contains(&format!("const {t} l1 = c1;")), "{}", g.source);
             assert!(!g.source.contains("a1["), "the constant is not read from memory:\n{}", g.source);
