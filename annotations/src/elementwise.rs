@@ -8,10 +8,10 @@ use std::sync::{Arc, LazyLock};
 use bach_runtime::{oa, split, Annotation, BachError, DType, Element, Family, Launch, Lazy, Meta, Result, Value, ValueRef};
 use ndarray::{ArcArray as NdArc, ArrayD, ArrayViewD, Dimension, Ix1, IxDyn, Zip};
 
-use crate::array::{Array, ArrayBase, Data, Host, Operand};
+use crate::array::{or_panic, Array, ArrayBase, Data, Host, Operand};
 use crate::host_ops::BinOp;
 use crate::kernels::{self, elementwise_kernel, table_source, Row, ELEMENTS, FLOATS};
-use crate::real::Real;
+use crate::real::{Numeric, Real, SliceOrScalar};
 use crate::simd;
 
 /// numpy's broadcasting: the result shape of `shapes`, or a shape error naming `op`.
@@ -347,13 +347,6 @@ impl<A: Element, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
     }
 }
 
-/// The value, or a panic with the error's text at the caller's line (the infallible
-/// ndarray-style methods; their `try_` twins return the error).
-#[track_caller]
-pub(crate) fn or_panic<T>(r: Result<T>) -> T {
-    r.unwrap_or_else(|e| panic!("{e}"))
-}
-
 impl<A: Real, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
     pub fn try_add<R: Operand<A, D>>(&self, rhs: R) -> Result<Array<A, R::Out>> {
         self.binary(&ADD, rhs)
@@ -416,14 +409,6 @@ impl<A: Real, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
         self.call(&op, &[]).expect("mapv accepts every array of its type")
     }
 }
-
-/// Integer arrays (class and cluster labels, indices): cast to a float type to compute with
-/// them; comparisons compare them as f64 (exact below 2^53).
-/// The element types with a number's comparisons and casts: f64, f32 and i64.
-pub trait Numeric: Element {}
-impl Numeric for f64 {}
-impl Numeric for f32 {}
-impl Numeric for i64 {}
 
 impl<A: Numeric, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
     /// Elementwise conversion to a float type.
@@ -614,12 +599,6 @@ pub(crate) fn arith_at_once<A: Real>(op: BinOp, x: ArrayViewD<'_, A>, y: Host<'_
         BinOp::Div => at_once(x, y, max, "div", |x, y| x / y),
         BinOp::Rem => at_once(x, y, max, "rem", |x, y| x % y),
     }
-}
-/// The right side of [`arith_slices`].
-#[doc(hidden)]
-pub enum SliceOrScalar<'a, A> {
-    Slice(&'a [A]),
-    Scalar(A),
 }
 /// `x op y` over a slice and a slice of the same length or a scalar (instantiated in Bach for
 /// f64 and f32 only: [`Real::arith_slices`]), into a spent value of that length when this
@@ -857,6 +836,37 @@ pub fn where_source() -> &'static str {
 /// The entry of `where` over values of dtype `d`.
 pub(crate) fn where_entry(d: DType) -> String {
     format!("{}_{d}", WHERE.name)
+}
+
+/// The float types' at-once arithmetic, compiled here once for each.
+impl Real for f64 {
+    fn arith_slices(op: crate::BinOp, x: &[Self], y: SliceOrScalar<'_, Self>) -> ndarray::ArcArray<Self, ndarray::Ix1> {
+        arith_slices(op, x, y)
+    }
+    fn arith_at_once(op: crate::BinOp, x: ndarray::ArrayViewD<'_, Self>, y: crate::Host<'_, Self>, max: usize) -> Option<ndarray::ArrayD<Self>> {
+        arith_at_once(op, x, y, max)
+    }
+    fn erf(self) -> Self {
+        libm::erf(self)
+    }
+    fn of(v: f64) -> Self {
+        v
+    }
+}
+
+impl Real for f32 {
+    fn arith_slices(op: crate::BinOp, x: &[Self], y: SliceOrScalar<'_, Self>) -> ndarray::ArcArray<Self, ndarray::Ix1> {
+        arith_slices(op, x, y)
+    }
+    fn arith_at_once(op: crate::BinOp, x: ndarray::ArrayViewD<'_, Self>, y: crate::Host<'_, Self>, max: usize) -> Option<ndarray::ArrayD<Self>> {
+        arith_at_once(op, x, y, max)
+    }
+    fn erf(self) -> Self {
+        libm::erff(self)
+    }
+    fn of(v: f64) -> Self {
+        v as f32
+    }
 }
 
 #[cfg(test)]

@@ -13,7 +13,7 @@
 
 use std::ops::{Deref, DerefMut};
 
-use ndarray::{ArcArray, ArrayView, ArrayViewMut, Axis, Dimension, IntoNdProducer, Ix1, RemoveAxis};
+use ndarray::{ArrayView, ArrayViewMut, Axis, Dimension, IntoNdProducer, Ix1, RemoveAxis};
 
 use crate::array::{Array, ArrayBase, Data, DataMut, RawDataMut};
 
@@ -145,90 +145,6 @@ impl<A: Clone> From<Vec<A>> for Array<A, Ix1> {
     }
 }
 
-/// `v` in row-major order: a copy of a graph element type's values (the types Bach's values
-/// hold); `None` for any other element type (which may not be `Clone`).
-pub(crate) fn standard_layout<A, D: Dimension>(v: ArcArray<A, D>) -> Option<ArcArray<A, D>> {
-    row_major(&v.view())
-}
-
-/// `v`'s elements copied in row-major order, for the graph element types (`None` for any
-/// other). The copy is [`gather`], compiled once in Bach: a cell instantiates only this thin
-/// shell per element and dimension type, not ndarray's iterators.
-pub(crate) fn row_major<A, D: Dimension>(v: &ArrayView<'_, A, D>) -> Option<ArcArray<A, D>> {
-    crate::array::graph_element::<A>()?;
-    let n = v.len();
-    let mut out = Vec::<A>::with_capacity(n);
-    // SAFETY: `A` is f64, f32, i64 or bool (plain values, no drop), every index of `v` is
-    // in its buffer, and `out` has room for its `n` elements, each written once.
-    unsafe {
-        gather(v.as_ptr().cast::<u8>(), std::mem::size_of::<A>(), v.shape(), v.strides(), out.as_mut_ptr().cast::<u8>());
-        out.set_len(n);
-    }
-    Some(ArcArray::from_shape_vec(v.raw_dim(), out).expect("one element per index"))
-}
-
-/// `n` elements of `T`'s size, `step` bytes apart from `row`, to `at` one after another.
-///
-/// # Safety
-/// As [`gather`]'s.
-unsafe fn strided<T: Copy>(row: *const u8, step: isize, n: usize, at: *mut u8) {
-    for k in 0..n {
-        // SAFETY: the caller's promise; unaligned reads and writes ask no alignment.
-        unsafe { at.cast::<T>().add(k).write_unaligned(row.offset(k as isize * step).cast::<T>().read_unaligned()) };
-    }
-}
-
-/// The elements of a strided array (`shape`, `strides` in elements of `size` bytes, first
-/// element at `src`) copied in row-major order to `dst`.
-///
-/// # Safety
-/// Every index of the shape is readable at `src`, `dst` has room for all of them, and the
-/// elements are plain bytes.
-unsafe fn gather(src: *const u8, size: usize, shape: &[usize], strides: &[isize], dst: *mut u8) {
-    if shape.contains(&0) {
-        return;
-    }
-    let (last, outer) = match shape.split_last() {
-        Some((&last, outer)) => (last, outer),
-        None => {
-            // SAFETY: a 0-d array holds one element (the caller's promise).
-            unsafe { std::ptr::copy_nonoverlapping(src, dst, size) };
-            return;
-        }
-    };
-    let step = strides[strides.len() - 1] * size as isize;
-    let mut index = vec![0usize; outer.len()];
-    let mut at = dst;
-    loop {
-        let offset: isize = index.iter().zip(strides).map(|(&i, &s)| i as isize * s).sum::<isize>() * size as isize;
-        // SAFETY: the row starts at an index of the shape; `at` has room for `last` more.
-        unsafe {
-            let row = src.offset(offset);
-            match size {
-                _ if step == size as isize => std::ptr::copy_nonoverlapping(row, at, last * size),
-                8 => strided::<u64>(row, step, last, at),
-                4 => strided::<u32>(row, step, last, at),
-                1 => strided::<u8>(row, step, last, at),
-                _ => (0..last).for_each(|k| std::ptr::copy_nonoverlapping(row.offset(k as isize * step), at.add(k * size), size)),
-            }
-            at = at.add(last * size);
-        }
-        // The next row's index, in row-major order.
-        let mut axis = outer.len();
-        loop {
-            if axis == 0 {
-                return;
-            }
-            axis -= 1;
-            index[axis] += 1;
-            if index[axis] < outer[axis] {
-                break;
-            }
-            index[axis] = 0;
-        }
-    }
-}
-
 /// Reshaping, for any element type (`Clone` or not, as ndarray's).
 impl<A, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
     /// The elements in a new shape, read in row-major order (ndarray's
@@ -338,7 +254,7 @@ mod tests {
 
     /// `row_major` against ndarray's own `as_standard_layout`.
     fn same<A: Clone + PartialEq + std::fmt::Debug, D: Dimension>(v: ArrayView<'_, A, D>) {
-        let ours = super::row_major(&v).expect("a graph element type");
+        let ours = crate::array::layout::row_major(&v).expect("a graph element type");
         assert!(ours.is_standard_layout());
         assert_eq!(ours, v.as_standard_layout().into_owned().into_shared(), "{:?} strides {:?}", v.shape(), v.strides());
     }
@@ -366,6 +282,6 @@ mod tests {
     #[test]
     fn row_major_is_none_for_other_element_types() {
         let a = Array::from_shape_fn((2, 3), |(i, j)| (i * 3 + j) as u8);
-        assert!(super::row_major(&a.t()).is_none());
+        assert!(crate::array::layout::row_major(&a.t()).is_none());
     }
 }

@@ -7,10 +7,10 @@ use std::sync::{Arc, LazyLock};
 
 use bach_runtime::split::{self, Partials};
 use bach_runtime::{oa, Annotation, BachError, Element, Family, Launch, Meta, Result, Value, ValueRef};
-use ndarray::{ArrayViewD, Axis, Dimension, Ix0, Ix1, Ix2, IxDyn, SliceInfoElem};
+use ndarray::{ArrayViewD, Axis, Dimension, Ix0, Ix1, Ix2, IxDyn};
 
+use crate::array::or_panic;
 use crate::array::{Array, ArrayBase, Data, OwnedRepr};
-use crate::elementwise::or_panic;
 use crate::real::Real;
 
 /// An array of the family or of ndarray, read as an ndarray view (evaluates a Bach array).
@@ -337,27 +337,6 @@ impl<A: Real, S: Data<Elem = A>> ArrayBase<S, Ix1> {
     }
 }
 
-/// The transpose (a copy in standard layout when evaluated): the op of a lazy array's `t()`.
-pub(crate) fn transpose_op() -> Arc<Annotation> {
-    static T: LazyLock<Arc<Annotation>> = LazyLock::new(|| {
-        oa("transpose")
-            .family(Family::Layout)
-            .unsplittable()
-            .shape(|m: &[Meta]| Ok(Meta::new(m[0].dtype, m[0].shape.iter().rev().copied().collect::<Vec<_>>())))
-            .cpu(|_, args| {
-                Ok(match &args[0] {
-                    ValueRef::F64(a) => Value::from(a.t().as_standard_layout().into_owned()),
-                    ValueRef::F32(a) => Value::from(a.t().as_standard_layout().into_owned()),
-                    ValueRef::I64(a) => Value::from(a.t().as_standard_layout().into_owned()),
-                    ValueRef::Bool(a) => Value::from(a.t().as_standard_layout().into_owned()),
-                    ValueRef::Opaque(_) | ValueRef::Device(_) => return Err(BachError::dtype("transpose", "host array", "opaque or device value")),
-                })
-            })
-            .build()
-    });
-    Arc::clone(&T)
-}
-
 impl<A: Element, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
     /// Rows `range` (ndarray's `slice(s![a..b, ..])`); an error at this line if out of bounds.
     pub fn slice_rows(&self, range: Range<usize>) -> Result<Array<A, D>> {
@@ -420,97 +399,6 @@ fn slice_rows_op(range: Range<usize>) -> Arc<Annotation> {
         .build()
 }
 
-/// `s![..]` as written: `0..3, .., 2, ..;2, NewAxis`.
-pub(crate) fn describe(elems: &[SliceInfoElem]) -> String {
-    let one = |e: &SliceInfoElem| match *e {
-        SliceInfoElem::Index(i) => i.to_string(),
-        SliceInfoElem::NewAxis => "NewAxis".into(),
-        SliceInfoElem::Slice { start, end, step } => {
-            let start = if start == 0 { String::new() } else { start.to_string() };
-            let end = end.map_or(String::new(), |e| e.to_string());
-            let step = if step == 1 { String::new() } else { format!(";{step}") };
-            format!("{start}..{end}{step}")
-        }
-    };
-    format!("s![{}]", elems.iter().map(one).collect::<Vec<_>>().join(", "))
-}
-
-/// The shape `elems` cut from `shape`, by ndarray's rules (`slice` on a dynamic-dimensional
-/// array), or why ndarray would panic: one element per axis (`NewAxis` aside), indices and
-/// slice ends within the axis (negative ones counted from its end), no zero step.
-pub(crate) fn sliced_shape(shape: &[usize], elems: &[SliceInfoElem]) -> std::result::Result<Vec<usize>, String> {
-    let mut out = Vec::with_capacity(elems.len());
-    walk_slice(shape, elems, &mut |n| out.push(n))?;
-    Ok(out)
-}
-/// [`sliced_shape`]'s check alone (nothing allocated: the small-array path slices in loops).
-pub(crate) fn fits_slice(shape: &[usize], elems: &[SliceInfoElem]) -> std::result::Result<(), String> {
-    walk_slice(shape, elems, &mut |_| {})
-}
-/// Each axis length of the cut, to `out`, or why the cut does not fit (see [`sliced_shape`]).
-fn walk_slice(shape: &[usize], elems: &[SliceInfoElem], out: &mut dyn FnMut(usize)) -> std::result::Result<(), String> {
-    let axes = elems.iter().filter(|e| !e.is_new_axis()).count();
-    if axes != shape.len() {
-        return Err(format!("{axes} axes sliced, the array has {}", shape.len()));
-    }
-    // ndarray's abs_index, refusing what would go past the start.
-    let absolute = |len: usize, i: isize, what: &str| -> std::result::Result<usize, String> {
-        if i >= 0 {
-            Ok(i as usize)
-        } else if i.unsigned_abs() <= len {
-            Ok(len - i.unsigned_abs())
-        } else {
-            Err(format!("{what} {i} is before the start of an axis of length {len}"))
-        }
-    };
-    let mut axis = 0;
-    for e in elems {
-        match *e {
-            SliceInfoElem::NewAxis => out(1),
-            SliceInfoElem::Index(i) => {
-                let len = shape[axis];
-                let at = absolute(len, i, "index")?;
-                if at >= len {
-                    return Err(format!("index {i} is past the end of axis {axis} of length {len}"));
-                }
-                axis += 1;
-            }
-            SliceInfoElem::Slice { start, end, step } => {
-                let len = shape[axis];
-                let from = absolute(len, start, "slice start")?;
-                let to = absolute(len, end.unwrap_or(len as isize), "slice end")?.max(from);
-                if from > len || to > len {
-                    return Err(format!("slice {}..{} is past the end of axis {axis} of length {len}", start, end.map_or(String::new(), |e| e.to_string())));
-                }
-                if step == 0 {
-                    return Err("a slice's step must not be zero".into());
-                }
-                out((to - from).div_ceil(step.unsigned_abs()));
-                axis += 1;
-            }
-        }
-    }
-    Ok(())
-}
-
-pub(crate) fn slice_op(elems: Vec<SliceInfoElem>, shape: Vec<usize>) -> Arc<Annotation> {
-    oa("slice")
-        .family(Family::Layout)
-        .unsplittable()
-        .shape(move |m: &[Meta]| Ok(Meta::new(m[0].dtype, shape.clone())))
-        .cpu(move |_, args| {
-            let e = &elems[..];
-            Ok(match &args[0] {
-                ValueRef::F64(a) => Value::from(a.slice(e).to_owned()),
-                ValueRef::F32(a) => Value::from(a.slice(e).to_owned()),
-                ValueRef::I64(a) => Value::from(a.slice(e).to_owned()),
-                ValueRef::Bool(a) => Value::from(a.slice(e).to_owned()),
-                ValueRef::Opaque(_) | ValueRef::Device(_) => return Err(BachError::dtype("slice", "host array", "opaque or device value")),
-            })
-        })
-        .build()
-}
-
 fn insert_axis_op(at: usize, ndim: usize) -> Arc<Annotation> {
     let b = oa("insert_axis")
         .family(Family::Layout)
@@ -539,6 +427,7 @@ fn insert_axis_op(at: usize, ndim: usize) -> Arc<Annotation> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::array::layout::{describe, sliced_shape};
     use ndarray::{s, NewAxis, SliceInfoElem as E};
     use proptest::prelude::*;
 

@@ -8,8 +8,8 @@ use bach_runtime::split::{self, Partials};
 use bach_runtime::{oa, Annotation, BachError, DType, Launch, Meta, Result, Value, ValueRef};
 use ndarray::{s, Array1, ArrayD, ArrayView2, ArrayViewD, Axis, Dimension, Ix0, Ix2, IxDyn, RemoveAxis};
 
+use crate::array::or_panic;
 use crate::array::Array;
-use crate::elementwise::or_panic;
 use std::fmt::Write as _;
 use std::sync::LazyLock;
 

@@ -45,16 +45,16 @@ use std::sync::{Arc, OnceLock};
 use bach_runtime::{session, Annotation, BachError, Element, Family, Home, Lazy, Meta, OpCtx, Plan, Result, Value, ValueRef};
 use ndarray::{ArcArray as NdArc, Dimension, Ix0, Ix1, Ix2, Ix3, Ix4, Ix5, Ix6, IxDyn};
 
+pub(crate) mod layout;
 mod operators;
-pub(crate) use operators::as_real;
 pub(crate) mod pool;
 pub mod storage;
 mod views;
 mod views_mut;
 mod zip;
 
-pub use storage::{CowRepr, Data, DataMut, DataOwned, OwnedArcRepr, OwnedRepr, Parts, RawData, RawDataClone, RawDataMut, ViewRepr};
-pub use views::{arr0, arr1, arr2, arr3, aview0, aview1, aview2, concatenate, stack, ArcArray, ArcArray1, ArcArray2, AxisViews, CowArray1, CowArray2, Lanes};
+pub use storage::{CowRepr, Data, DataMut, DataOwned, OwnedArcRepr, OwnedRepr, RawData, RawDataClone, RawDataMut, ViewRepr};
+pub use views::{arr0, arr1, arr2, arr3, aview0, aview1, aview2, concatenate, stack, AxisViews, Lanes};
 pub use views_mut::{
     aview_mut1, ArrayViewMut, ArrayViewMut0, ArrayViewMut1, ArrayViewMut2, ArrayViewMut3, ArrayViewMut4, ArrayViewMut5, ArrayViewMut6, ArrayViewMutD, AxisViewsMut, LanesMut,
 };
@@ -126,6 +126,31 @@ pub type CowArray<'a, A, D> = ArrayBase<CowRepr<'a, A>, D>;
 
 /// Reads a node's computed value as an array of `A`.
 pub(crate) type ReadNode<A> = fn(&Lazy) -> Result<NdArc<A, IxDyn>>;
+
+/// The value, or a panic with the error's text at the caller's line (the infallible
+/// ndarray-style methods; their `try_` twins return the error).
+#[track_caller]
+pub(crate) fn or_panic<T>(r: Result<T>) -> T {
+    r.unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// `a`, an array of `A`s of any storage kind, read as an array of `F`s, where `A` is `F`
+/// (checked by the caller): an array's own handle (no handle is cloned on the operators' fast
+/// path); a view's elements on the host as an array of them.
+pub(crate) fn as_float<F: Clone, A, S: Data<Elem = A>, D: Dimension>(a: &ArrayBase<S, D>) -> std::borrow::Cow<'_, Array<F, D>> {
+    assert!(crate::array::type_id::<A>() == crate::array::type_id::<F>());
+    match a.parts() {
+        // SAFETY: `A` is `F`, and an `Array<F, D>` is its `Handle<F, D>` (`repr(transparent)`).
+        Parts::Handle(h) => std::borrow::Cow::Borrowed(unsafe { &*(h as *const Handle<A, D>).cast::<Array<F, D>>() }),
+        // A view's elements on the host: an array of them (copied).
+        Parts::Host(v) => std::borrow::Cow::Owned(Array::from_nd_view(&same_type::<ndarray::ArrayView<'_, A, D>, ndarray::ArrayView<'_, F, D>>(v.view()))),
+    }
+}
+
+/// `a` as an array of `F`s (one of Bach's element types), when its elements are `F`s.
+pub(crate) fn as_real<F: Clone, A, S: Data<Elem = A>, D: Dimension>(a: &ArrayBase<S, D>) -> Option<std::borrow::Cow<'_, Array<F, D>>> {
+    (crate::array::type_id::<A>() == crate::array::type_id::<F>()).then(|| as_float::<F, A, S, D>(a))
+}
 
 /// A graph node's value as an `A` array (evaluates it).
 pub(crate) fn read_node<A: Element>(lazy: &Lazy) -> Result<NdArc<A, IxDyn>> {
@@ -211,6 +236,22 @@ fn no_node<A>(lazy: &Lazy) -> Result<NdArc<A, IxDyn>> {
 /// (`:bach cell gpu`) and the `greedy` policy always go through the graph.
 /// The session's `eager_max_elements` (`BACH_EAGER_MAX`) lowers it; 0 turns it off.
 pub const EAGER_MAX_ELEMENTS: usize = 1 << 16;
+
+/// What a storage kind's representation is: a handle (arrays, mutable views, a view of a lazy
+/// array), or elements on the host (a view of a host value).
+#[doc(hidden)]
+pub enum Parts<'r, A, D> {
+    Handle(&'r Handle<A, D>),
+    Host(ndarray::ArrayView<'r, A, D>),
+}
+
+/// A shared array (ndarray's `ArcArray`): every Bach array shares its buffer until written,
+/// so this is an [`Array`] by another name.
+pub type ArcArray<A, D> = ArrayBase<OwnedArcRepr<A>, D>;
+pub type ArcArray1<A> = ArcArray<A, Ix1>;
+pub type ArcArray2<A> = ArcArray<A, Ix2>;
+pub type CowArray1<'a, A> = CowArray<'a, A, Ix1>;
+pub type CowArray2<'a, A> = CowArray<'a, A, Ix2>;
 
 /// ndarray's aliases: the dimension is part of the type, as in ndarray.
 pub type Array0<A> = Array<A, Ix0>;
@@ -342,7 +383,7 @@ impl<A: Clone, S: Data<Elem = A>, D: Dimension + ndarray::DimMax<E>, E: Dimensio
     fn host_value(&self) -> Option<Value> {
         match self.parts() {
             Parts::Handle(h) => h.value_ref().and_then(standard),
-            Parts::Host(v) => crate::host::row_major(&v),
+            Parts::Host(v) => layout::row_major(&v),
         }
         .and_then(|v| wrap_any(v.into_dyn()))
     }
@@ -608,7 +649,7 @@ impl<A: Element, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
     pub(crate) fn host_value(&self) -> Option<Value> {
         match self.parts() {
             Parts::Handle(h) => h.value_ref().map(|v| A::wrap(standard(v).expect("a graph element type").into_dyn())),
-            Parts::Host(v) => Some(A::wrap(crate::host::row_major(&v).expect("a graph element type").into_dyn())),
+            Parts::Host(v) => Some(A::wrap(layout::row_major(&v).expect("a graph element type").into_dyn())),
         }
     }
 
@@ -617,7 +658,7 @@ impl<A: Element, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
     pub fn lazy(&self) -> Lazy {
         match self.parts() {
             Parts::Handle(h) => h.lazy().clone(),
-            Parts::Host(v) => session::current().source(A::wrap(crate::host::row_major(&v).expect("a graph element type").into_dyn()), "host view"),
+            Parts::Host(v) => session::current().source(A::wrap(layout::row_major(&v).expect("a graph element type").into_dyn()), "host view"),
         }
     }
     pub fn meta(&self) -> Meta {
@@ -681,7 +722,7 @@ impl<A: Element, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
 fn standard<A, D: Dimension>(v: &NdArc<A, D>) -> Option<NdArc<A, D>> {
     match v.is_standard_layout() {
         true => Some(v.clone()),
-        false => crate::host::row_major(&v.view()),
+        false => layout::row_major(&v.view()),
     }
 }
 
@@ -767,7 +808,7 @@ impl<A, D: Dimension> Array<A, D> {
     /// values when the array is dropped (`pool.rs`).
     pub(crate) fn from_kept(value: NdArc<A, D>, home: Home) -> Self
     where
-        A: crate::real::Real,
+        A: pool::Pooled,
     {
         let mut a = Self::from_host_in(value, home);
         a.repr.give_back = Some(pool::give_back::<A, D>);
@@ -801,7 +842,7 @@ impl<A, D: Dimension> Array<A, D> {
         match graph_element::<A>() {
             Some(g) if a.len() > EAGER_MAX_ELEMENTS.min(home.session().eager_max_elements()) => {
                 // A graph value is row-major (a column-major one is copied for the node).
-                let src = if a.is_standard_layout() { a.clone() } else { crate::host::standard_layout(a.clone()).expect("a graph element type") };
+                let src = if a.is_standard_layout() { a.clone() } else { layout::standard_layout(a.clone()).expect("a graph element type") };
                 let lazy = home.session().source((g.wrap)(src.into_dyn()), "from_array");
                 ArrayBase { repr: Handle::new(Some(lazy), Some(a), None, g.read) }
             }
@@ -896,7 +937,7 @@ impl<A, D: Dimension> Handle<A, D> {
         let incompatible = ndarray::ShapeError::from_kind;
         let e = E::from_dimension(&IxDyn(dims)).ok_or_else(|| incompatible(ndarray::ErrorKind::IncompatibleShape))?;
         let v = self.evaluated().clone();
-        let v = if v.is_standard_layout() { v } else { crate::host::standard_layout(v).ok_or_else(|| incompatible(ndarray::ErrorKind::IncompatibleLayout))? };
+        let v = if v.is_standard_layout() { v } else { layout::standard_layout(v).ok_or_else(|| incompatible(ndarray::ErrorKind::IncompatibleLayout))? };
         let home = self.home();
         v.into_shape_with_order(e).map(|a| Handle::new(None, Some(a), Some(home), self.read))
     }

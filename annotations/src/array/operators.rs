@@ -14,27 +14,9 @@ use std::ops::{Add, Div, Mul, Neg, Rem, Sub};
 
 use ndarray::{Dimension, IxDyn, Zip};
 
-use super::{same_type, Array, ArrayBase, AssignOperand, Data, DataMut, Handle, Host, Operand, Parts};
+use super::{as_float, same_type, Array, ArrayBase, AssignOperand, Data, DataMut, Host, Operand};
 use crate::host_ops::BinOp;
 use crate::real::Real;
-
-/// `a`, an array of `A`s of any storage kind, read as an array of `F`s, where `A` is `F`
-/// (checked by the caller): an array's own handle (no handle is cloned on the operators' fast
-/// path); a view's elements on the host as an array of them.
-fn as_float<F: Clone, A, S: Data<Elem = A>, D: Dimension>(a: &ArrayBase<S, D>) -> std::borrow::Cow<'_, Array<F, D>> {
-    assert!(crate::array::type_id::<A>() == crate::array::type_id::<F>());
-    match a.parts() {
-        // SAFETY: `A` is `F`, and an `Array<F, D>` is its `Handle<F, D>` (`repr(transparent)`).
-        Parts::Handle(h) => std::borrow::Cow::Borrowed(unsafe { &*(h as *const Handle<A, D>).cast::<Array<F, D>>() }),
-        // A view's elements on the host: an array of them (copied).
-        Parts::Host(v) => std::borrow::Cow::Owned(Array::from_nd_view(&same_type::<ndarray::ArrayView<'_, A, D>, ndarray::ArrayView<'_, F, D>>(v.view()))),
-    }
-}
-
-/// `a` as an array of `F`s (one of Bach's element types), when its elements are `F`s.
-pub(crate) fn as_real<F: Clone, A, S: Data<Elem = A>, D: Dimension>(a: &ArrayBase<S, D>) -> Option<std::borrow::Cow<'_, Array<F, D>>> {
-    (crate::array::type_id::<A>() == crate::array::type_id::<F>()).then(|| as_float::<F, A, S, D>(a))
-}
 
 /// An operand of `A`s seen as an operand of `F`s, where `A` is `F` (checked by the caller).
 struct AsElem<'r, F, A, R>(&'r R, std::marker::PhantomData<(F, A)>);

@@ -11,16 +11,39 @@
 //!
 //! Bounded: lengths 1 to [`MAX_LEN`], at most [`KEEP`] values each (about 260 KB of f64 at
 //! most per thread); everything else is allocated and freed as before. Compiled once per
-//! float type, in Bach (`Real::buffers`): a cell compiles only the calls.
+//! float type, in Bach (`Pooled`): a cell compiles only the calls.
 
 use ndarray::{ArcArray, Dimension, Ix1};
-
-use crate::real::Real;
 
 /// The longest value kept.
 pub(crate) const MAX_LEN: usize = 64;
 /// The most values kept of one length.
 pub(crate) const KEEP: usize = 8;
+
+/// A float type whose small values are recycled (f64, f32; a supertrait of
+/// [`crate::Real`]): its thread's spent values, and the way back to them, compiled once in
+/// Bach for each.
+#[doc(hidden)]
+pub trait Pooled: Copy + 'static {
+    /// This thread's spent small values of this type.
+    fn buffers() -> &'static std::thread::LocalKey<std::cell::RefCell<Pool<Self>>>;
+    /// A spent value back to [`Pooled::buffers`] when no one else holds it.
+    fn give_back(v: ArcArray<Self, Ix1>);
+}
+macro_rules! pooled {
+    ($($t:ty),*) => {$(
+        impl Pooled for $t {
+            fn buffers() -> &'static std::thread::LocalKey<std::cell::RefCell<Pool<$t>>> {
+                thread_local!(static BUFFERS: std::cell::RefCell<Pool<$t>> = const { std::cell::RefCell::new(Pool::new()) });
+                &BUFFERS
+            }
+            fn give_back(v: ArcArray<$t, Ix1>) {
+                keep(v)
+            }
+        }
+    )*};
+}
+pooled!(f64, f32);
 
 /// One thread's spent values of one float type, by length.
 #[doc(hidden)]
@@ -36,7 +59,7 @@ impl<A> Pool<A> {
 
 /// A value of `len` elements that no one else holds, to be written whole (through
 /// [`elements`]); `None` when none is kept (the caller allocates).
-pub(crate) fn take<A: Real>(len: usize) -> Option<ArcArray<A, Ix1>> {
+pub(crate) fn take<A: Pooled>(len: usize) -> Option<ArcArray<A, Ix1>> {
     if len == 0 || len > MAX_LEN {
         return None;
     }
@@ -54,14 +77,14 @@ pub(crate) fn elements<A>(v: &mut ArcArray<A, Ix1>) -> &mut [A] {
 
 /// `v` back to this thread's values when it is 1-d, small and contiguous and no one else
 /// holds it; else it is dropped. The generic part is this shell only.
-pub(crate) fn give_back<A: Real, D: Dimension>(v: ArcArray<A, D>) {
+pub(crate) fn give_back<A: Pooled, D: Dimension>(v: ArcArray<A, D>) {
     if let Ok(v) = v.into_dimensionality::<Ix1>() {
         A::give_back(v);
     }
 }
 
-/// [`give_back`]'s work (compiled once per float type: `Real::give_back`).
-pub(crate) fn keep<A: Real>(v: ArcArray<A, Ix1>) {
+/// [`give_back`]'s work (compiled once per float type: `Pooled::give_back`).
+pub(crate) fn keep<A: Pooled>(v: ArcArray<A, Ix1>) {
     let len = v.len();
     if len == 0 || len > MAX_LEN || (len > 1 && v.strides()[0] != 1) || !v.is_unique() {
         return;

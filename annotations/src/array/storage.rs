@@ -21,7 +21,7 @@ use std::marker::PhantomData;
 use ndarray::Dimension;
 
 use super::views::{Cut, View};
-use super::Handle;
+use super::{Handle, Parts};
 
 mod sealed {
     pub trait Sealed {}
@@ -123,14 +123,6 @@ pub trait RawDataSubst<A>: RawData {
 }
 /// Storage shared by reference counting (ndarray's `DataShared`).
 pub trait DataShared: Data + RawDataClone {}
-
-/// What a storage kind's representation is: a handle (arrays, mutable views, a view of a lazy
-/// array), or elements on the host (a view of a host value).
-#[doc(hidden)]
-pub enum Parts<'r, A, D> {
-    Handle(&'r Handle<A, D>),
-    Host(ndarray::ArrayView<'r, A, D>),
-}
 
 /// An owned array's storage (`Array<A, D>`).
 pub struct OwnedRepr<A>(PhantomData<A>);

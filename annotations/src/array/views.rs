@@ -15,18 +15,9 @@ use std::sync::{Arc, Mutex, OnceLock};
 use bach_runtime::{BachError, Result};
 use ndarray::{Axis, Dimension, Ix1, Ix2, IxDyn, RemoveAxis, Slice, SliceArg, SliceInfoElem};
 
-use super::storage::Parts;
-use super::{check_ndim, ArrayBase, ArrayView, CowArray, Data, Handle, OwnedArcRepr};
+use super::layout::{describe, fits_slice, slice_op, sliced_shape, transpose_op};
+use super::{check_ndim, ArcArray, ArrayBase, ArrayView, CowArray, Data, Handle, Parts};
 use crate::array::{Array, Array0, Array1, Array2};
-use crate::linalg::{describe, fits_slice, slice_op, sliced_shape, transpose_op};
-
-/// A shared array (ndarray's `ArcArray`): every Bach array shares its buffer until written,
-/// so this is an [`Array`] by another name.
-pub type ArcArray<A, D> = ArrayBase<OwnedArcRepr<A>, D>;
-pub type ArcArray1<A> = ArcArray<A, Ix1>;
-pub type ArcArray2<A> = ArcArray<A, Ix2>;
-pub type CowArray1<'a, A> = CowArray<'a, A, Ix1>;
-pub type CowArray2<'a, A> = CowArray<'a, A, Ix2>;
 
 /// Slice elements, held inline up to six (a view is made in a loop over rows: no allocation).
 #[derive(Clone, Debug)]
@@ -355,7 +346,7 @@ impl<A, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
     }
     /// The axes reversed (ndarray's `reversed_axes`; the same as [`ArrayBase::t`]).
     pub fn reversed_axes(self) -> ArrayBase<S, D> {
-        crate::elementwise::or_panic(self.cut_move(Cut::Reverse))
+        crate::array::or_panic(self.cut_move(Cut::Reverse))
     }
 
     /// ndarray's `slice`: `x.slice(s![1..5, ..])`, `s![.., 2]` (an index drops its axis),
@@ -365,7 +356,7 @@ impl<A, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
     /// [`ArrayBase::try_slice`] returns it as an error.
     #[track_caller]
     pub fn slice<I: SliceArg<D>>(&self, info: I) -> ArrayView<'_, A, I::OutDim> {
-        crate::elementwise::or_panic(self.try_slice(info))
+        crate::array::or_panic(self.try_slice(info))
     }
     /// [`ArrayBase::slice`], with a slice that does not fit the shape as an error.
     pub fn try_slice<I: SliceArg<D>>(&self, info: I) -> Result<ArrayView<'_, A, I::OutDim>> {
@@ -397,7 +388,7 @@ impl<A, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
         if let Err(why) = fits_slice(self.shape(), &elems) {
             panic!("{}", BachError::invalid("slice_move", format!("{} of shape {:?}: {why}", describe(&elems), self.shape())));
         }
-        crate::elementwise::or_panic(self.cut_move(Cut::Elems(Elems::of(&elems))))
+        crate::array::or_panic(self.cut_move(Cut::Elems(Elems::of(&elems))))
     }
     /// [`ArrayBase::index_axis`] consuming `self`, of the same storage kind (ndarray's
     /// `index_axis_move`).
@@ -409,7 +400,7 @@ impl<A, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
         if axis.index() >= self.ndim() || index >= self.shape()[axis.index()] {
             panic!("{}", BachError::invalid("index_axis_move", format!("index {index} of axis {} of shape {:?}", axis.index(), self.shape())));
         }
-        crate::elementwise::or_panic(self.cut_move(Cut::Index(axis, index)))
+        crate::array::or_panic(self.cut_move(Cut::Index(axis, index)))
     }
     /// Slices in place, keeping every axis: an index leaves its axis of length 1 (ndarray's
     /// `slice_collapse`; `NewAxis` panics, as ndarray's).
@@ -450,7 +441,7 @@ impl<A, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
             panic!("{}", BachError::invalid(what, format!("{} of shape {:?}: {why}", describe(&elems), self.shape())));
         }
         let this = ArrayBase::<S, D> { repr: S::take_repr(&mut self.repr) };
-        *self = crate::elementwise::or_panic(this.cut_move(Cut::Elems(Elems::of(&elems))));
+        *self = crate::array::or_panic(this.cut_move(Cut::Elems(Elems::of(&elems))));
     }
     /// The slice `slice` of axis `axis`, a view of the same dimension (ndarray's
     /// `slice_axis`).
@@ -460,7 +451,7 @@ impl<A, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
         if let Err(why) = fits_slice(self.shape(), &elems) {
             panic!("{}", BachError::invalid("slice_axis", format!("{} of shape {:?}: {why}", describe(&elems), self.shape())));
         }
-        crate::elementwise::or_panic(self.view_cut(Cut::Elems(Elems::of(&elems))))
+        crate::array::or_panic(self.view_cut(Cut::Elems(Elems::of(&elems))))
     }
     /// A view sliced on each axis by `f` of the axis (ndarray's `slice_each_axis`).
     #[track_caller]
@@ -470,7 +461,7 @@ impl<A, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
         if let Err(why) = fits_slice(self.shape(), &elems) {
             panic!("{}", BachError::invalid("slice_each_axis", format!("{} of shape {:?}: {why}", describe(&elems), self.shape())));
         }
-        crate::elementwise::or_panic(self.view_cut(Cut::Elems(Elems::of(&elems))))
+        crate::array::or_panic(self.view_cut(Cut::Elems(Elems::of(&elems))))
     }
     /// The subview at `index` along `axis`, one dimension fewer (ndarray's `index_axis`).
     /// Panics at this line when the axis or index is out of bounds, as ndarray's does.
@@ -482,7 +473,7 @@ impl<A, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
         if axis.index() >= self.ndim() || index >= self.shape()[axis.index()] {
             panic!("{}", BachError::invalid("index_axis", format!("index {index} of axis {} of shape {:?}", axis.index(), self.shape())));
         }
-        crate::elementwise::or_panic(self.view_with(Cut::Index(axis, index), |v| v.index_axis_move(axis, index)))
+        crate::array::or_panic(self.view_with(Cut::Index(axis, index), |v| v.index_axis_move(axis, index)))
     }
     /// Row `index` of a matrix, a view (ndarray's `row`). Panics at this line when the array
     /// is not 2-d or the row is past its end.
@@ -501,7 +492,7 @@ impl<A, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
         if self.ndim() != 2 || index >= self.shape()[axis] {
             panic!("{}", BachError::invalid(what, format!("{what} {index} of an array of shape {:?} (a {what} of a 2-d array)", self.shape())));
         }
-        crate::elementwise::or_panic(self.view_with(Cut::Index(Axis(axis), index), |v| {
+        crate::array::or_panic(self.view_with(Cut::Index(Axis(axis), index), |v| {
             let m = v.into_dimensionality::<Ix2>().expect("a 2-d array");
             m.index_axis_move(Axis(axis), index).into_dimensionality::<D::Smaller>().expect("a 1-d lane")
         }))
@@ -674,7 +665,7 @@ impl<'a, A: 'a, S: Data<Elem = A>, D: Dimension> Lanes<'a, A, S, D> {
         let elems: Vec<SliceInfoElem> = (0..self.outer.len() + 1)
             .map(|a| if a == self.axis { SliceInfoElem::from(..) } else { SliceInfoElem::Index(others.next().expect("one index per other axis") as isize) })
             .collect();
-        crate::elementwise::or_panic(self.of.view_cut(Cut::Elems(Elems::of(&elems))))
+        crate::array::or_panic(self.of.view_cut(Cut::Elems(Elems::of(&elems))))
     }
 }
 impl<'a, A: 'a, S: Data<Elem = A>, D: Dimension> Iterator for Lanes<'a, A, S, D> {

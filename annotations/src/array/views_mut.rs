@@ -13,9 +13,9 @@
 
 use ndarray::{Axis, Dimension, Ix1, IxDyn, RemoveAxis, Slice, SliceArg, SliceInfoElem};
 
+use super::layout::{describe, fits_slice};
 use super::views::Cut;
 use super::{ArrayBase, DataMut, ViewRepr};
-use crate::linalg::{describe, fits_slice};
 use bach_runtime::BachError;
 
 /// A mutable view borrowing an array for `'a` (ndarray's `ArrayViewMut`).

@@ -114,7 +114,7 @@ impl<Parts, D> From<ndarray::Zip<Parts, D>> for Zip<Parts, D> {
 /// graph element types in row-major order, as Bach's values are).
 fn collected<R, D: Dimension>(a: ndarray::Array<R, D>) -> Array<R, D> {
     let v = super::shared_of(a);
-    let v = if v.is_standard_layout() { v } else { crate::host::standard_layout(v.clone()).unwrap_or(v) };
+    let v = if v.is_standard_layout() { v } else { super::layout::standard_layout(v.clone()).unwrap_or(v) };
     Array::from_shared_value(v)
 }
 

@@ -1,0 +1,206 @@
+//! The layout of values, beneath the array family: row-major copies of strided values (what
+//! a graph value must be), and the cuts a lazy view makes (the `slice` and `transpose`
+//! annotations, the shapes ndarray's slicing rules give, and `s![..]` as written).
+
+use std::sync::{Arc, LazyLock};
+
+use bach_runtime::{oa, Annotation, BachError, Family, Meta, Value, ValueRef};
+use ndarray::{ArcArray, ArrayView, Dimension, SliceInfoElem};
+
+/// `v` in row-major order: a copy of a graph element type's values (the types Bach's values
+/// hold); `None` for any other element type (which may not be `Clone`).
+pub(crate) fn standard_layout<A, D: Dimension>(v: ArcArray<A, D>) -> Option<ArcArray<A, D>> {
+    row_major(&v.view())
+}
+
+/// `v`'s elements copied in row-major order, for the graph element types (`None` for any
+/// other). The copy is [`gather`], compiled once in Bach: a cell instantiates only this thin
+/// shell per element and dimension type, not ndarray's iterators.
+pub(crate) fn row_major<A, D: Dimension>(v: &ArrayView<'_, A, D>) -> Option<ArcArray<A, D>> {
+    crate::array::graph_element::<A>()?;
+    let n = v.len();
+    let mut out = Vec::<A>::with_capacity(n);
+    // SAFETY: `A` is f64, f32, i64 or bool (plain values, no drop), every index of `v` is
+    // in its buffer, and `out` has room for its `n` elements, each written once.
+    unsafe {
+        gather(v.as_ptr().cast::<u8>(), std::mem::size_of::<A>(), v.shape(), v.strides(), out.as_mut_ptr().cast::<u8>());
+        out.set_len(n);
+    }
+    Some(ArcArray::from_shape_vec(v.raw_dim(), out).expect("one element per index"))
+}
+
+/// `n` elements of `T`'s size, `step` bytes apart from `row`, to `at` one after another.
+///
+/// # Safety
+/// As [`gather`]'s.
+unsafe fn strided<T: Copy>(row: *const u8, step: isize, n: usize, at: *mut u8) {
+    for k in 0..n {
+        // SAFETY: the caller's promise; unaligned reads and writes ask no alignment.
+        unsafe { at.cast::<T>().add(k).write_unaligned(row.offset(k as isize * step).cast::<T>().read_unaligned()) };
+    }
+}
+
+/// The elements of a strided array (`shape`, `strides` in elements of `size` bytes, first
+/// element at `src`) copied in row-major order to `dst`.
+///
+/// # Safety
+/// Every index of the shape is readable at `src`, `dst` has room for all of them, and the
+/// elements are plain bytes.
+unsafe fn gather(src: *const u8, size: usize, shape: &[usize], strides: &[isize], dst: *mut u8) {
+    if shape.contains(&0) {
+        return;
+    }
+    let (last, outer) = match shape.split_last() {
+        Some((&last, outer)) => (last, outer),
+        None => {
+            // SAFETY: a 0-d array holds one element (the caller's promise).
+            unsafe { std::ptr::copy_nonoverlapping(src, dst, size) };
+            return;
+        }
+    };
+    let step = strides[strides.len() - 1] * size as isize;
+    let mut index = vec![0usize; outer.len()];
+    let mut at = dst;
+    loop {
+        let offset: isize = index.iter().zip(strides).map(|(&i, &s)| i as isize * s).sum::<isize>() * size as isize;
+        // SAFETY: the row starts at an index of the shape; `at` has room for `last` more.
+        unsafe {
+            let row = src.offset(offset);
+            match size {
+                _ if step == size as isize => std::ptr::copy_nonoverlapping(row, at, last * size),
+                8 => strided::<u64>(row, step, last, at),
+                4 => strided::<u32>(row, step, last, at),
+                1 => strided::<u8>(row, step, last, at),
+                _ => (0..last).for_each(|k| std::ptr::copy_nonoverlapping(row.offset(k as isize * step), at.add(k * size), size)),
+            }
+            at = at.add(last * size);
+        }
+        // The next row's index, in row-major order.
+        let mut axis = outer.len();
+        loop {
+            if axis == 0 {
+                return;
+            }
+            axis -= 1;
+            index[axis] += 1;
+            if index[axis] < outer[axis] {
+                break;
+            }
+            index[axis] = 0;
+        }
+    }
+}
+
+/// The transpose (a copy in standard layout when evaluated): the op of a lazy array's `t()`.
+pub(crate) fn transpose_op() -> Arc<Annotation> {
+    static T: LazyLock<Arc<Annotation>> = LazyLock::new(|| {
+        oa("transpose")
+            .family(Family::Layout)
+            .unsplittable()
+            .shape(|m: &[Meta]| Ok(Meta::new(m[0].dtype, m[0].shape.iter().rev().copied().collect::<Vec<_>>())))
+            .cpu(|_, args| {
+                Ok(match &args[0] {
+                    ValueRef::F64(a) => Value::from(a.t().as_standard_layout().into_owned()),
+                    ValueRef::F32(a) => Value::from(a.t().as_standard_layout().into_owned()),
+                    ValueRef::I64(a) => Value::from(a.t().as_standard_layout().into_owned()),
+                    ValueRef::Bool(a) => Value::from(a.t().as_standard_layout().into_owned()),
+                    ValueRef::Opaque(_) | ValueRef::Device(_) => return Err(BachError::dtype("transpose", "host array", "opaque or device value")),
+                })
+            })
+            .build()
+    });
+    Arc::clone(&T)
+}
+
+/// `s![..]` as written: `0..3, .., 2, ..;2, NewAxis`.
+pub(crate) fn describe(elems: &[SliceInfoElem]) -> String {
+    let one = |e: &SliceInfoElem| match *e {
+        SliceInfoElem::Index(i) => i.to_string(),
+        SliceInfoElem::NewAxis => "NewAxis".into(),
+        SliceInfoElem::Slice { start, end, step } => {
+            let start = if start == 0 { String::new() } else { start.to_string() };
+            let end = end.map_or(String::new(), |e| e.to_string());
+            let step = if step == 1 { String::new() } else { format!(";{step}") };
+            format!("{start}..{end}{step}")
+        }
+    };
+    format!("s![{}]", elems.iter().map(one).collect::<Vec<_>>().join(", "))
+}
+
+/// The shape `elems` cut from `shape`, by ndarray's rules (`slice` on a dynamic-dimensional
+/// array), or why ndarray would panic: one element per axis (`NewAxis` aside), indices and
+/// slice ends within the axis (negative ones counted from its end), no zero step.
+pub(crate) fn sliced_shape(shape: &[usize], elems: &[SliceInfoElem]) -> std::result::Result<Vec<usize>, String> {
+    let mut out = Vec::with_capacity(elems.len());
+    walk_slice(shape, elems, &mut |n| out.push(n))?;
+    Ok(out)
+}
+
+/// [`sliced_shape`]'s check alone (nothing allocated: the small-array path slices in loops).
+pub(crate) fn fits_slice(shape: &[usize], elems: &[SliceInfoElem]) -> std::result::Result<(), String> {
+    walk_slice(shape, elems, &mut |_| {})
+}
+
+/// Each axis length of the cut, to `out`, or why the cut does not fit (see [`sliced_shape`]).
+fn walk_slice(shape: &[usize], elems: &[SliceInfoElem], out: &mut dyn FnMut(usize)) -> std::result::Result<(), String> {
+    let axes = elems.iter().filter(|e| !e.is_new_axis()).count();
+    if axes != shape.len() {
+        return Err(format!("{axes} axes sliced, the array has {}", shape.len()));
+    }
+    // ndarray's abs_index, refusing what would go past the start.
+    let absolute = |len: usize, i: isize, what: &str| -> std::result::Result<usize, String> {
+        if i >= 0 {
+            Ok(i as usize)
+        } else if i.unsigned_abs() <= len {
+            Ok(len - i.unsigned_abs())
+        } else {
+            Err(format!("{what} {i} is before the start of an axis of length {len}"))
+        }
+    };
+    let mut axis = 0;
+    for e in elems {
+        match *e {
+            SliceInfoElem::NewAxis => out(1),
+            SliceInfoElem::Index(i) => {
+                let len = shape[axis];
+                let at = absolute(len, i, "index")?;
+                if at >= len {
+                    return Err(format!("index {i} is past the end of axis {axis} of length {len}"));
+                }
+                axis += 1;
+            }
+            SliceInfoElem::Slice { start, end, step } => {
+                let len = shape[axis];
+                let from = absolute(len, start, "slice start")?;
+                let to = absolute(len, end.unwrap_or(len as isize), "slice end")?.max(from);
+                if from > len || to > len {
+                    return Err(format!("slice {}..{} is past the end of axis {axis} of length {len}", start, end.map_or(String::new(), |e| e.to_string())));
+                }
+                if step == 0 {
+                    return Err("a slice's step must not be zero".into());
+                }
+                out((to - from).div_ceil(step.unsigned_abs()));
+                axis += 1;
+            }
+        }
+    }
+    Ok(())
+}
+
+pub(crate) fn slice_op(elems: Vec<SliceInfoElem>, shape: Vec<usize>) -> Arc<Annotation> {
+    oa("slice")
+        .family(Family::Layout)
+        .unsplittable()
+        .shape(move |m: &[Meta]| Ok(Meta::new(m[0].dtype, shape.clone())))
+        .cpu(move |_, args| {
+            let e = &elems[..];
+            Ok(match &args[0] {
+                ValueRef::F64(a) => Value::from(a.slice(e).to_owned()),
+                ValueRef::F32(a) => Value::from(a.slice(e).to_owned()),
+                ValueRef::I64(a) => Value::from(a.slice(e).to_owned()),
+                ValueRef::Bool(a) => Value::from(a.slice(e).to_owned()),
+                ValueRef::Opaque(_) | ValueRef::Device(_) => return Err(BachError::dtype("slice", "host array", "opaque or device value")),
+            })
+        })
+        .build()
+}
