@@ -36,7 +36,7 @@ use std::time::Instant;
 
 use bach_runtime::{CostModel, Device, DeviceKind, Direction, Family, MemoryKind, Policy, Session, Tag, Value, CPU};
 
-use crate::{Array, Array2};
+use crate::array::{Array, Array2};
 
 /// Elements of the one-op stage that measures what a stage costs whatever its size.
 const TINY: usize = 16;
@@ -87,14 +87,14 @@ pub struct Calibration {
 /// Measure the global session's devices, fit the cost model, use it from the next evaluation
 /// on, and save it as this machine's profile (loaded by every later session on this host and
 /// these devices). `:bach calibrate` in a notebook.
-pub fn calibrate() -> crate::Result<Calibration> {
+pub fn calibrate() -> bach_runtime::Result<Calibration> {
     let session = bach_runtime::global();
     let path = bach_runtime::cost::saved_profile_path(&session.devices().profiles());
     calibrate_session(&session, path.as_deref())
 }
 
 /// [`calibrate`] for a given session (the bench's), saving the profile to `save_to`.
-pub fn calibrate_session(session: &Arc<Session>, save_to: Option<&std::path::Path>) -> crate::Result<Calibration> {
+pub fn calibrate_session(session: &Arc<Session>, save_to: Option<&std::path::Path>) -> bach_runtime::Result<Calibration> {
     let started = Instant::now();
     let before = session.config().cost;
     let mut model = before.clone();
@@ -179,7 +179,7 @@ impl Step<'_> {
     /// one op adds is their difference per op. Returns the stage's points: what a stage costs
     /// whatever its ops (its start, the elements it reads and writes), the short chain less
     /// its ops, and a stage of one op over a few elements.
-    fn chains(&mut self) -> crate::Result<Vec<Point>> {
+    fn chains(&mut self) -> bach_runtime::Result<Vec<Point>> {
         let (mut arith, mut math, mut stage) = (Vec::new(), Vec::new(), Vec::new());
         for &n in &SIZES {
             // The input in the device's memory, as a workload's would be.
@@ -236,11 +236,11 @@ impl Step<'_> {
 
     /// The alloc row (a linspace), then the reduce row (a sum of one, less the linspace):
     /// what is left once the stage's own cost (just fitted) is taken off.
-    fn alloc_and_reduce(&mut self) -> crate::Result<()> {
+    fn alloc_and_reduce(&mut self) -> bach_runtime::Result<()> {
         let alloc: Vec<Point> = SIZES
             .iter()
             .map(|&n| Ok(Point { calls: 1.0, work: n as f64, seconds: self.on.time(|| Array::<f64, _>::linspace(0.1, 0.9, n).into_dyn())?.ops_seconds(self.model) }))
-            .collect::<crate::Result<_>>()?;
+            .collect::<bach_runtime::Result<_>>()?;
         self.fit(Family::Alloc, alloc);
         let reduce: Vec<Point> = SIZES
             .iter()
@@ -248,7 +248,7 @@ impl Step<'_> {
                 let t = self.on.time(|| Array::<f64, _>::linspace(0.1, 0.9, n).sum_lazy().into_dyn())?;
                 Ok(Point { calls: 1.0, work: n as f64, seconds: t.ops_seconds(self.model) - self.linspace(n) })
             })
-            .collect::<crate::Result<_>>()?;
+            .collect::<bach_runtime::Result<_>>()?;
         self.fit(Family::Reduce, reduce);
         Ok(())
     }
@@ -258,7 +258,7 @@ impl Step<'_> {
     /// subtracted; and an 8 x 8 product, what any product costs (its dispatch), which the
     /// large ones hide. Each is `(r x k) . (k x k)`, its flops and result elements as the
     /// model counts them.
-    fn products(&mut self) -> crate::Result<()> {
+    fn products(&mut self) -> bach_runtime::Result<()> {
         let mut product = Vec::new();
         let per_result_element = self.model.op_rate(Family::Product, self.profile.kind).per_element;
         for (r, k) in [(1usize << 8, PRODUCT_K), (1 << 11, PRODUCT_K), (1 << 14, PRODUCT_K), (8, 8)] {
@@ -274,14 +274,14 @@ impl Step<'_> {
 
     /// The CPU's layout row (a transpose made contiguous, less its linspace) and closure row
     /// (as for the elementwise ops, the difference of two chains, per closure).
-    fn layout_and_closures(&mut self) -> crate::Result<()> {
+    fn layout_and_closures(&mut self) -> bach_runtime::Result<()> {
         let layout: Vec<Point> = SIZES
             .iter()
             .map(|&n| {
                 let t = self.on.time(|| Array2::<f64>::full((n / 64, 64), 1.5).t().to_owned().into_dyn())?;
                 Ok(Point { calls: 1.0, work: n as f64, seconds: t.ops_seconds(self.model) - self.linspace(n) })
             })
-            .collect::<crate::Result<_>>()?;
+            .collect::<bach_runtime::Result<_>>()?;
         self.fit(Family::Layout, layout);
         let mut closure = Vec::new();
         for &n in &SIZES {
@@ -299,7 +299,7 @@ impl Step<'_> {
 
     /// An accelerator's copy rows, each way, timed through its own copies; and the pinned
     /// rates the device measured as it opened.
-    fn copies(&mut self, device: &Arc<dyn Device>) -> crate::Result<()> {
+    fn copies(&mut self, device: &Arc<dyn Device>) -> bach_runtime::Result<()> {
         let kind = self.profile.kind;
         for direction in [Direction::H2d, Direction::D2h] {
             let points = copy_points(device, direction)?;
@@ -327,8 +327,8 @@ impl Step<'_> {
     /// short chain over the same host array in one piece and in many (a small memory cap in
     /// `own`, the calibration's session), its result brought back, so both copy the same
     /// bytes each way; the difference per extra piece.
-    fn pieces(&mut self, own: &Arc<Session>) -> crate::Result<()> {
-        let host = bach_runtime::with_session(own, || -> crate::Result<Array<f64>> {
+    fn pieces(&mut self, own: &Arc<Session>) -> bach_runtime::Result<()> {
+        let host = bach_runtime::with_session(own, || -> bach_runtime::Result<Array<f64>> {
             let x = Array::<f64>::random_uniform(vec![PIECES_N], 0.5, 1.5, 7);
             x.eval()?;
             Ok(x)
@@ -469,7 +469,7 @@ impl Bench<'_> {
     /// for an accelerator). Random, as a workload's inputs are: over sorted values (a
     /// `linspace`) the math functions' branches are all predicted and they run about twice
     /// as fast as they do in Black-Scholes or Haversine.
-    fn input(&self, n: usize) -> crate::Result<Array<f64>> {
+    fn input(&self, n: usize) -> bach_runtime::Result<Array<f64>> {
         bach_runtime::with_session(self.session, || {
             let x = Array::<f64>::random_uniform(vec![n], 0.5, 1.5, 7);
             if self.accelerator {
@@ -483,16 +483,16 @@ impl Bench<'_> {
 
     /// Seconds the stages of `program`'s evaluation took: the median of [`RUNS`] after a warm-up.
     /// On an accelerator the result stays there (no copy out).
-    fn time(&self, program: impl Fn() -> Array<f64>) -> crate::Result<Timed> {
+    fn time(&self, program: impl Fn() -> Array<f64>) -> bach_runtime::Result<Timed> {
         self.time_where(program, self.accelerator)
     }
 
     /// [`Bench::time`], the result left on the accelerator (`on_device`) or brought back.
-    fn time_where(&self, program: impl Fn() -> Array<f64>, on_device: bool) -> crate::Result<Timed> {
+    fn time_where(&self, program: impl Fn() -> Array<f64>, on_device: bool) -> bach_runtime::Result<Timed> {
         let mut times = Vec::with_capacity(RUNS);
         let mut plan = None;
         for run in 0..=RUNS {
-            let seconds = bach_runtime::with_session(self.session, || -> crate::Result<f64> {
+            let seconds = bach_runtime::with_session(self.session, || -> bach_runtime::Result<f64> {
                 let a = program();
                 if on_device {
                     a.eval_on_device()?;
@@ -538,7 +538,7 @@ impl Timed {
 /// rows of a whole result ([`bach_runtime::RowsOut`]) allocated once, whose memory the runs
 /// after the warm-up write again (a session's results reuse the memory of the last ones:
 /// [`bach_runtime::fresh::from_heap`]).
-fn copy_points(device: &Arc<dyn Device>, direction: Direction) -> crate::Result<Vec<Point>> {
+fn copy_points(device: &Arc<dyn Device>, direction: Direction) -> bach_runtime::Result<Vec<Point>> {
     let tag = Tag { node: 0, piece: 0 };
     let mut points = Vec::new();
     for &bytes in &COPY_BYTES {
@@ -584,7 +584,7 @@ impl fmt::Display for Calibration {
                 f,
                 "  {:<12} {:<30} {:>22} {:>30} {:>9}",
                 r.what,
-                crate::notebook::protocol::truncate(&r.device, 30),
+                bach_runtime::chart::truncate(&r.device, 30),
                 format!("{} ({})", seconds(r.after.0), seconds(r.before.0)),
                 format!("{second} ({before_second})"),
                 if r.max_error.is_nan() { "kept".to_string() } else { format!("{:.0}%", r.max_error * 100.0) }

@@ -8,8 +8,8 @@ use std::sync::{Arc, LazyLock};
 use bach_runtime::{oa, split, Annotation, BachError, DType, Element, Family, Launch, Lazy, Meta, Result, Value, ValueRef};
 use ndarray::{ArcArray as NdArc, ArrayD, ArrayViewD, Dimension, Ix1, IxDyn, Zip};
 
+use crate::array::BinOp;
 use crate::array::{or_panic, Array, ArrayBase, Data, Host, Operand};
-use crate::host_ops::BinOp;
 use crate::kernels::{self, elementwise_kernel, table_source, Row, ELEMENTS, FLOATS};
 use crate::real::{Numeric, Real, SliceOrScalar};
 use crate::simd;
@@ -840,10 +840,10 @@ pub(crate) fn where_entry(d: DType) -> String {
 
 /// The float types' at-once arithmetic, compiled here once for each.
 impl Real for f64 {
-    fn arith_slices(op: crate::BinOp, x: &[Self], y: SliceOrScalar<'_, Self>) -> ndarray::ArcArray<Self, ndarray::Ix1> {
+    fn arith_slices(op: crate::array::BinOp, x: &[Self], y: SliceOrScalar<'_, Self>) -> ndarray::ArcArray<Self, ndarray::Ix1> {
         arith_slices(op, x, y)
     }
-    fn arith_at_once(op: crate::BinOp, x: ndarray::ArrayViewD<'_, Self>, y: crate::Host<'_, Self>, max: usize) -> Option<ndarray::ArrayD<Self>> {
+    fn arith_at_once(op: crate::array::BinOp, x: ndarray::ArrayViewD<'_, Self>, y: crate::array::Host<'_, Self>, max: usize) -> Option<ndarray::ArrayD<Self>> {
         arith_at_once(op, x, y, max)
     }
     fn erf(self) -> Self {
@@ -855,10 +855,10 @@ impl Real for f64 {
 }
 
 impl Real for f32 {
-    fn arith_slices(op: crate::BinOp, x: &[Self], y: SliceOrScalar<'_, Self>) -> ndarray::ArcArray<Self, ndarray::Ix1> {
+    fn arith_slices(op: crate::array::BinOp, x: &[Self], y: SliceOrScalar<'_, Self>) -> ndarray::ArcArray<Self, ndarray::Ix1> {
         arith_slices(op, x, y)
     }
-    fn arith_at_once(op: crate::BinOp, x: ndarray::ArrayViewD<'_, Self>, y: crate::Host<'_, Self>, max: usize) -> Option<ndarray::ArrayD<Self>> {
+    fn arith_at_once(op: crate::array::BinOp, x: ndarray::ArrayViewD<'_, Self>, y: crate::array::Host<'_, Self>, max: usize) -> Option<ndarray::ArrayD<Self>> {
         arith_at_once(op, x, y, max)
     }
     fn erf(self) -> Self {

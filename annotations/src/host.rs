@@ -154,13 +154,13 @@ impl<A, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
     /// The result is of this array's storage kind: an array of an array; of a view, a view
     /// of the same elements (an error of ndarray's kind when they are not contiguous in
     /// row-major order, as ndarray's).
-    pub fn into_shape_with_order<Sh: crate::ShapeArg>(self, shape: Sh) -> std::result::Result<ArrayBase<S, Sh::Dim>, ndarray::ShapeError> {
+    pub fn into_shape_with_order<Sh: crate::array::ShapeArg>(self, shape: Sh) -> std::result::Result<ArrayBase<S, Sh::Dim>, ndarray::ShapeError> {
         let dims = shape.dims();
         self.reshape(&dims)
     }
     /// [`ArrayBase::into_shape_with_order`] (ndarray's deprecated `into_shape`).
     #[track_caller]
-    pub fn into_shape<Sh: crate::ShapeArg>(self, shape: Sh) -> std::result::Result<ArrayBase<S, Sh::Dim>, ndarray::ShapeError> {
+    pub fn into_shape<Sh: crate::array::ShapeArg>(self, shape: Sh) -> std::result::Result<ArrayBase<S, Sh::Dim>, ndarray::ShapeError> {
         self.into_shape_with_order(shape)
     }
 }
@@ -233,7 +233,7 @@ impl<A: Clone, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
     /// [`ArrayBase::into_shape_with_order`] without consuming the array (ndarray's `to_shape`
     /// gives a view; this gives an array).
     #[track_caller]
-    pub fn to_shape<Sh: crate::ShapeArg>(&self, shape: Sh) -> std::result::Result<Array<A, Sh::Dim>, ndarray::ShapeError> {
+    pub fn to_shape<Sh: crate::array::ShapeArg>(&self, shape: Sh) -> std::result::Result<Array<A, Sh::Dim>, ndarray::ShapeError> {
         self.to_owned().into_shape_with_order(shape)
     }
     /// Every element in row-major order, as a 1-d array (ndarray's `flatten`).

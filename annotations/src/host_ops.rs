@@ -12,17 +12,7 @@ use std::ops::{Add, Div, Mul, Rem, Sub};
 
 use ndarray::Dimension;
 
-use crate::array::{Array, ArrayBase, Data};
-
-/// One of the five arithmetic operators.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum BinOp {
-    Add,
-    Sub,
-    Mul,
-    Div,
-    Rem,
-}
+use crate::array::{Array, ArrayBase, BinOp, Data};
 
 /// Integer element types.
 pub trait Integer: Copy + Add<Output = Self> + Sub<Output = Self> + Mul<Output = Self> + Div<Output = Self> + Rem<Output = Self> + 'static {}

@@ -19,7 +19,6 @@
 mod alloc;
 mod array;
 mod calibrate;
-pub mod comm;
 mod csv;
 pub mod datasets;
 mod elementwise;
@@ -33,6 +32,7 @@ pub mod linalg;
 pub mod ml;
 pub mod notebook;
 mod npy;
+mod operators;
 pub mod ops;
 pub mod random;
 mod real;
@@ -40,54 +40,27 @@ mod reduce;
 mod simd;
 pub mod sweep;
 mod whatif;
-pub mod widgets;
 
 pub use array::storage::{CowRepr, Data, DataMut, DataOwned, DataShared, OwnedArcRepr, OwnedRepr, RawData, RawDataClone, RawDataMut, RawDataSubst, ViewRepr};
 pub use array::{
     arr0, arr1, arr2, arr3, aview0, aview1, aview2, aview_mut1, concatenate, evaluate, stack, ArcArray, ArcArray1, ArcArray2, Array, Array0, Array1, Array2, Array3, Array4,
     Array5, Array6, ArrayBase, ArrayD, ArrayView, ArrayView0, ArrayView1, ArrayView2, ArrayView3, ArrayView4, ArrayView5, ArrayView6, ArrayViewD, ArrayViewMut, ArrayViewMut0,
-    ArrayViewMut1, ArrayViewMut2, ArrayViewMut3, ArrayViewMut4, ArrayViewMut5, ArrayViewMut6, ArrayViewMutD, AsLazy, AssignFrom, AssignOperand, AxisViews, AxisViewsMut, CowArray,
-    CowArray1, CowArray2, Host, Lanes, LanesMut, Operand, Scalar, ShapeArg, Zip,
+    ArrayViewMut1, ArrayViewMut2, ArrayViewMut3, ArrayViewMut4, ArrayViewMut5, ArrayViewMut6, ArrayViewMutD, AsLazy, AssignFrom, AssignOperand, AxisViews, AxisViewsMut, BinOp,
+    CowArray, CowArray1, CowArray2, Device, Explanation, Host, Lanes, LanesMut, Operand, Scalar, ShapeArg, Zip,
 };
 pub use bach_runtime as runtime;
 pub use bach_runtime::{BachError, Result};
 pub use calibrate::{calibrate, calibrate_session, Calibration, Fitted};
 pub use csv::{read_csv, ColumnKey, Table};
 pub use elementwise::where_;
-pub use host_ops::{BinOp, Integer};
+pub use host_ops::Integer;
 pub use linalg::Dot;
 #[doc(hidden)]
 pub use ndarray as nd;
+pub use notebook::{comm, widgets};
 pub use real::Real;
 pub use reduce::pairwise_sum;
 pub use whatif::{whatif, whatif_profile, WhatIf};
-
-/// Where a value is asked to be computed ([`Array::on`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Device {
-    Cpu,
-    /// The session's accelerator (a CUDA GPU, or the emulated one).
-    Gpu,
-    /// Where the placement policy puts it.
-    Auto,
-}
-
-/// A plan's explanation ([`Array::explain`]): shown as text in a notebook.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Explanation(pub String);
-
-impl std::fmt::Display for Explanation {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl Explanation {
-    /// How evcxr shows it when it ends a cell.
-    pub fn evcxr_display(&self) {
-        println!("EVCXR_BEGIN_CONTENT text/plain\n{}\nEVCXR_END_CONTENT", self.0.trim_end());
-    }
-}
 
 /// Everything a notebook needs: `use bach::prelude::*;`
 ///

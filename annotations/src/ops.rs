@@ -76,7 +76,8 @@ mod tests {
     use bach_runtime::{CpuDevice, Device, DeviceId, DeviceKind, DeviceProfile, Devices, OpCtx, OpKind, PendingCopy, Result, Session, Tag, Value, ValueRef};
     use ndarray::Axis;
 
-    use crate::{where_, Array};
+    use crate::array::Array;
+    use crate::elementwise::where_;
 
     /// The parameter types of `extern "C" __global__ void name(...)` in `src`, normalised
     /// (`const double*`, `unsigned long long`, `double`...); None when it is not defined.
@@ -202,11 +203,11 @@ mod tests {
     }
 
     /// Every op of the library, for one float type, through the public API.
-    fn every_op<A: crate::Real>() -> Vec<Array<A>> {
-        let x = crate::Array1::<A>::from_vec((0..40).map(|i| A::of(i as f64 / 50.0 - 0.3)).collect()).into_dyn();
-        let y = crate::Array1::<A>::from_vec((0..40).map(|i| A::of(0.7 - i as f64 / 30.0)).collect()).into_dyn();
+    fn every_op<A: crate::real::Real>() -> Vec<Array<A>> {
+        let x = crate::array::Array1::<A>::from_vec((0..40).map(|i| A::of(i as f64 / 50.0 - 0.3)).collect()).into_dyn();
+        let y = crate::array::Array1::<A>::from_vec((0..40).map(|i| A::of(0.7 - i as f64 / 30.0)).collect()).into_dyn();
         let m = Array::<A>::from_shape_vec(vec![8, 5], (0..40).map(|i| A::of(i as f64 * 0.25 - 3.0)).collect()).unwrap();
-        let v5 = crate::Array1::<A>::linspace(A::of(1.0), A::of(2.0), 5).into_dyn();
+        let v5 = crate::array::Array1::<A>::linspace(A::of(1.0), A::of(2.0), 5).into_dyn();
         let mut out = vec![
             x.sqrt(),
             x.exp(),
@@ -255,9 +256,9 @@ mod tests {
             &x + Array::<A>::ones(vec![40]),
             &x * Array::<A>::full(vec![40], A::of(3.0)),
             &x - Array::<A>::from_elem(vec![40], A::of(2.0)),
-            &x + crate::Array1::<A>::linspace(A::of(0.0), A::of(1.0), 40).into_dyn(),
-            &x + crate::Array1::<A>::range(A::of(0.0), A::of(40.0), A::of(1.0)).into_dyn(),
-            &x + crate::Array1::<A>::arange(A::of(1.0), A::of(41.0), A::of(1.0)).unwrap().into_dyn(),
+            &x + crate::array::Array1::<A>::linspace(A::of(0.0), A::of(1.0), 40).into_dyn(),
+            &x + crate::array::Array1::<A>::range(A::of(0.0), A::of(40.0), A::of(1.0)).into_dyn(),
+            &x + crate::array::Array1::<A>::arange(A::of(1.0), A::of(41.0), A::of(1.0)).unwrap().into_dyn(),
             x.sum_lazy().into_dyn(),
             x.min_lazy().unwrap().into_dyn(),
             x.max_lazy().unwrap().into_dyn(),

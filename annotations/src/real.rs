@@ -20,10 +20,10 @@ pub trait Real: Element + Numeric + crate::array::Scalar + crate::array::pool::P
     /// function per float type, compiled in Bach: a notebook cell that uses an operator calls
     /// it and compiles none of it.
     #[doc(hidden)]
-    fn arith_slices(op: crate::BinOp, x: &[Self], y: SliceOrScalar<'_, Self>) -> ndarray::ArcArray<Self, ndarray::Ix1>;
+    fn arith_slices(op: crate::array::BinOp, x: &[Self], y: SliceOrScalar<'_, Self>) -> ndarray::ArcArray<Self, ndarray::Ix1>;
     /// [`Real::arith_slices`]'s general case.
     #[doc(hidden)]
-    fn arith_at_once(op: crate::BinOp, x: ndarray::ArrayViewD<'_, Self>, y: crate::Host<'_, Self>, max: usize) -> Option<ndarray::ArrayD<Self>>;
+    fn arith_at_once(op: crate::array::BinOp, x: ndarray::ArrayViewD<'_, Self>, y: crate::array::Host<'_, Self>, max: usize) -> Option<ndarray::ArrayD<Self>>;
 }
 
 /// The element types with a number's comparisons and casts: f64, f32 and i64. Integer

@@ -31,7 +31,7 @@ use bach_runtime::device::panic_text;
 use bach_runtime::{json, session, units, BachError, DeviceKind, Session};
 
 /// Seconds `f` took; its error, if it failed. Time only the work: make inputs before.
-pub fn timed<T>(f: impl FnOnce() -> crate::Result<T>) -> crate::Result<f64> {
+pub fn timed<T>(f: impl FnOnce() -> bach_runtime::Result<T>) -> bach_runtime::Result<f64> {
     let t0 = Instant::now();
     let value = f()?;
     let secs = t0.elapsed().as_secs_f64();
@@ -81,7 +81,7 @@ pub struct Point {
     pub outcome: Outcome,
 }
 
-type Timer<'a> = Box<dyn FnMut(u32) -> crate::Result<f64> + 'a>;
+type Timer<'a> = Box<dyn FnMut(u32) -> bach_runtime::Result<f64> + 'a>;
 
 /// A sweep being set up: [`Sweep::mode`] for each line, then [`Sweep::run`].
 pub struct Sweep<'a> {
@@ -103,7 +103,7 @@ impl<'a> Sweep<'a> {
     }
     /// A line: `time(k)` makes its inputs of size 2^k and returns the seconds the work took
     /// (see [`timed`]), or the error that stops the mode.
-    pub fn mode(mut self, name: &str, time: impl FnMut(u32) -> crate::Result<f64> + 'a) -> Self {
+    pub fn mode(mut self, name: &str, time: impl FnMut(u32) -> bach_runtime::Result<f64> + 'a) -> Self {
         self.modes.push((name.into(), Box::new(time)));
         self
     }
@@ -184,7 +184,7 @@ fn fmt_s(s: f64) -> String {
 
 /// One size of one mode: `repeat` runs (median), checked against the time limit after each;
 /// `warm_up`: one more run first, not counted (a mode's first size pays for first touches).
-fn point(time: &mut dyn FnMut(u32) -> crate::Result<f64>, k: u32, repeat: usize, watch: &Session, limit: f64, warm_up: bool) -> Outcome {
+fn point(time: &mut dyn FnMut(u32) -> bach_runtime::Result<f64>, k: u32, repeat: usize, watch: &Session, limit: f64, warm_up: bool) -> Outcome {
     let before = watch.trace().last().map(|e| e.eval);
     let mut runs = vec![];
     for i in 0..repeat + usize::from(warm_up) {
@@ -368,7 +368,7 @@ impl fmt::Display for SweepResult {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Array;
+    use crate::array::Array;
     use bach_runtime::{DeviceChoice, Devices};
 
     #[test]
@@ -379,7 +379,7 @@ mod tests {
             .time_limit(10.0)
             .mode("linear", |k| Ok(f64::from(1u32 << k) * 0.4)) // 0.8 .. 12.8 s, not slept
             .mode("oom", |k| if k < 3 { Ok(1e-3) } else { Err(BachError::DeviceOutOfMemory { device: "gpu".into(), detail: "asked 2 GiB".into() }) })
-            .mode("panics", |_| -> crate::Result<f64> { panic!("index out of bounds") })
+            .mode("panics", |_| -> bach_runtime::Result<f64> { panic!("index out of bounds") })
             .run();
         // 2^4 takes 6.4 s, so 2^5 (about 12.8 s) is not started.
         assert_eq!(result.ran("linear").iter().map(|p| p.0).collect::<Vec<_>>(), vec![1, 2, 3, 4]);

@@ -29,14 +29,14 @@ pub struct WhatIf {
 
 /// A what-if for `a` with parameters set (`("transfer.h2d.bandwidth", "5GB/s")`, paths as in
 /// `:bach cost set`): `:bach whatif <path> = <value> ... <expr>`.
-pub fn whatif<A: bach_runtime::Element, D: ndarray::Dimension>(a: &Array<A, D>, settings: &[(&str, &str)]) -> crate::Result<WhatIf> {
+pub fn whatif<A: bach_runtime::Element, D: ndarray::Dimension>(a: &Array<A, D>, settings: &[(&str, &str)]) -> bach_runtime::Result<WhatIf> {
     whatif_settings(&a.lazy(), settings)
 }
 
 /// A what-if for `a` under a profile: `h100` (the one measured on an H100 host), `default`
 /// (this machine's uncalibrated defaults) or a profile file (`bach-bench calibrate --out`,
 /// `bach-bench cost`): `:bach whatif profile <h100|default|FILE> <expr>`.
-pub fn whatif_profile<A: bach_runtime::Element, D: ndarray::Dimension>(a: &Array<A, D>, profile: &str) -> crate::Result<WhatIf> {
+pub fn whatif_profile<A: bach_runtime::Element, D: ndarray::Dimension>(a: &Array<A, D>, profile: &str) -> bach_runtime::Result<WhatIf> {
     let model = load_profile(profile, &a.lazy().session().devices().profiles())?;
     // The machine the profile describes: this one for `default`.
     let gpu = match profile.trim() {
@@ -49,7 +49,7 @@ pub fn whatif_profile<A: bach_runtime::Element, D: ndarray::Dimension>(a: &Array
 
 /// A profile by name or path: `h100`, `default` (the uncalibrated defaults for `devices`),
 /// or a file.
-pub(crate) fn load_profile(name: &str, devices: &[DeviceProfile]) -> crate::Result<CostModel> {
+pub(crate) fn load_profile(name: &str, devices: &[DeviceProfile]) -> bach_runtime::Result<CostModel> {
     Ok(match name.trim() {
         "h100" => CostModel::h100(),
         "default" => CostModel::for_devices(devices),
@@ -59,7 +59,7 @@ pub(crate) fn load_profile(name: &str, devices: &[DeviceProfile]) -> crate::Resu
     })
 }
 
-fn whatif_settings(lazy: &Lazy, settings: &[(&str, &str)]) -> crate::Result<WhatIf> {
+fn whatif_settings(lazy: &Lazy, settings: &[(&str, &str)]) -> bach_runtime::Result<WhatIf> {
     let mut model = lazy.session().config().cost;
     for (path, value) in settings {
         model.set(path, value).map_err(|e| bach_runtime::BachError::invalid("whatif", e))?;
@@ -70,7 +70,7 @@ fn whatif_settings(lazy: &Lazy, settings: &[(&str, &str)]) -> crate::Result<What
 
 /// The two plans; `other_gpu`: the changed side is another machine's, with this GPU where
 /// the session has no CUDA device.
-fn whatif_with(lazy: &Lazy, changed_model: CostModel, change: String, other_gpu: Option<String>) -> crate::Result<WhatIf> {
+fn whatif_with(lazy: &Lazy, changed_model: CostModel, change: String, other_gpu: Option<String>) -> bach_runtime::Result<WhatIf> {
     let s = lazy.session();
     let mut devices = s.devices().profiles();
     if !devices.iter().any(|d| d.kind != DeviceKind::Cpu) {

@@ -46,7 +46,6 @@ use bach_runtime::{session, Annotation, BachError, Element, Family, Home, Lazy, 
 use ndarray::{ArcArray as NdArc, Dimension, Ix0, Ix1, Ix2, Ix3, Ix4, Ix5, Ix6, IxDyn};
 
 pub(crate) mod layout;
-mod operators;
 pub(crate) mod pool;
 pub mod storage;
 mod views;
@@ -253,6 +252,33 @@ pub type ArcArray2<A> = ArcArray<A, Ix2>;
 pub type CowArray1<'a, A> = CowArray<'a, A, Ix1>;
 pub type CowArray2<'a, A> = CowArray<'a, A, Ix2>;
 
+/// Where a value is asked to be computed ([`Array::on`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Device {
+    Cpu,
+    /// The session's accelerator (a CUDA GPU, or the emulated one).
+    Gpu,
+    /// Where the placement policy puts it.
+    Auto,
+}
+
+/// A plan's explanation ([`Array::explain`]): shown as text in a notebook.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Explanation(pub String);
+
+impl std::fmt::Display for Explanation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl Explanation {
+    /// How evcxr shows it when it ends a cell.
+    pub fn evcxr_display(&self) {
+        println!("EVCXR_BEGIN_CONTENT text/plain\n{}\nEVCXR_END_CONTENT", self.0.trim_end());
+    }
+}
+
 /// ndarray's aliases: the dimension is part of the type, as in ndarray.
 pub type Array0<A> = Array<A, Ix0>;
 pub type Array1<A> = Array<A, Ix1>;
@@ -336,6 +362,16 @@ impl<T: ndarray::ShapeBuilder> ShapeArg for T {
     fn array_of_vec<A>(self, v: Vec<A>) -> std::result::Result<ndarray::Array<A, T::Dim>, ndarray::ShapeError> {
         ndarray::Array::from_shape_vec(self, v)
     }
+}
+
+/// One of the five arithmetic operators.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BinOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Rem,
 }
 
 /// The right-hand side of a binary op on an `Array<A, D>`: an array or view of the family (of
@@ -683,17 +719,17 @@ impl<A: Element, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
     }
     /// Why each op of this array's plan runs where it runs: the estimates on each device, the
     /// copies, the margin, the reason in words (nothing runs).
-    pub fn explain(&self) -> Result<crate::Explanation> {
-        self.lazy().plan().map(|p| crate::Explanation(p.explain()))
+    pub fn explain(&self) -> Result<Explanation> {
+        self.lazy().plan().map(|p| Explanation(p.explain()))
     }
     /// Ask for the op computing this array to run on `device` (`Device::Auto`: where the
     /// policy puts it). Plans respect it and say so; an op with no accelerator version stays
     /// on the CPU and its plan says why. An array already computed keeps its value.
-    pub fn on(self, device: crate::Device) -> Self {
+    pub fn on(self, device: Device) -> Self {
         self.lazy().force(match device {
-            crate::Device::Cpu => Some(false),
-            crate::Device::Gpu => Some(true),
-            crate::Device::Auto => None,
+            Device::Cpu => Some(false),
+            Device::Gpu => Some(true),
+            Device::Auto => None,
         });
         self
     }

@@ -21,7 +21,7 @@ pub(crate) const MAX_LEN: usize = 64;
 pub(crate) const KEEP: usize = 8;
 
 /// A float type whose small values are recycled (f64, f32; a supertrait of
-/// [`crate::Real`]): its thread's spent values, and the way back to them, compiled once in
+/// [`crate::real::Real`]): its thread's spent values, and the way back to them, compiled once in
 /// Bach for each.
 #[doc(hidden)]
 pub trait Pooled: Copy + 'static {

@@ -4,8 +4,9 @@
 
 use std::fmt::Write as _;
 
-use super::protocol::{display, pre, show_chart, show_text, truncate};
+use super::protocol::{display, pre, show_chart, show_text};
 use super::*;
+use bach_runtime::chart::truncate;
 
 /// `:bach plan <expr>`: the plan for a value, without running it.
 pub fn show_plan<A: Element, D: ndarray::Dimension>(a: &Array<A, D>) {
@@ -404,13 +405,13 @@ fn ids(named: &[(&str, &Lazy)]) -> Vec<(String, u64)> {
 /// The live table of `:bach vars live`: the names it was given (by node id: a handle would
 /// keep the values alive) and its HTML widget, redrawn before each cell and by its button.
 static LIVE: std::sync::Mutex<Option<LiveTable>> = std::sync::Mutex::new(None);
-type LiveTable = (Vec<(String, u64)>, crate::widgets::Widget);
+type LiveTable = (Vec<(String, u64)>, super::widgets::Widget);
 
 /// `:bach vars live`: the table as a widget that redraws itself before each cell runs (so it
 /// shows what the cells before did) and when its Refresh button is clicked. Values made
 /// later are listed without names; `:bach vars live` again names them.
 pub fn show_vars_live(named: &[(&str, &Lazy)], left_out: &[&str]) {
-    use crate::widgets::Widget;
+    use super::widgets::Widget;
     let s = session::global();
     let names = ids(named);
     let text = vars_text(&s, &names);
@@ -556,7 +557,7 @@ mod tests {
     fn vars_list_named_values_and_where_they_live() {
         let s = bach_runtime::Session::new();
         bach_runtime::with_session(&s, || {
-            let x = crate::Array::from_array(ndarray::Array1::<f64>::linspace(0.0, 1.0, 5000));
+            let x = crate::array::Array::from_array(ndarray::Array1::<f64>::linspace(0.0, 1.0, 5000));
             let y = &x * 2.0;
             let z = (&y + 1.0).sum_lazy();
             let text = vars_text(&s, &ids(&[("x", &x.lazy()), ("z", &z.lazy())]));

@@ -202,10 +202,12 @@ where
 }
 
 mod cell;
+pub mod comm;
 mod magics;
 mod panel;
 pub(crate) mod protocol;
 pub mod stash;
+pub mod widgets;
 pub use cell::{cell, sleep, tick};
 pub use magics::*;
 pub use panel::{model_panel, panel, redraw as panel_redraw};

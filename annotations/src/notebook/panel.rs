@@ -27,8 +27,8 @@ use bach_runtime::trace::EvalTrace;
 use bach_runtime::{session, CostModel, DeviceKind, DeviceProfile, Direction, Element, Family, Lazy, MemoryKind, Plan, Policy, Session};
 
 use super::protocol::{display, html_escape, pre, show_text, QUIET_PROGRESS};
+use super::widgets::Widget;
 use crate::array::Array;
-use crate::widgets::Widget;
 
 /// The hypothetical accelerator panels plan for on a machine without one.
 const HYPOTHETICAL: (&str, u64) = ("NVIDIA H100 80GB HBM3", 80 << 30);

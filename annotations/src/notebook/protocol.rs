@@ -176,15 +176,6 @@ pub(crate) fn html_escape(s: &str) -> String {
     s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
 }
 
-/// `s` cut to `n` characters, an ellipsis marking the cut.
-pub(crate) fn truncate(s: &str, n: usize) -> String {
-    if s.chars().count() <= n {
-        s.to_string()
-    } else {
-        s.chars().take(n - 1).chain(['…']).collect()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

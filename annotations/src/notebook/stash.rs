@@ -507,7 +507,7 @@ fn save_session(dir: &Path, session: Option<&Session>) -> std::result::Result<()
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Array1, Array2, ArrayD};
+    use crate::array::{Array1, Array2, ArrayD};
     use bach_runtime::{with_session, Meta};
     use ndarray::{Ix1, Ix2, Ix3};
 
@@ -541,7 +541,7 @@ mod tests {
             let n = Array1::from_vec(vec![1i64, -2, i64::MAX]);
             let b = Array2::from_shape_vec((2, 2), vec![true, false, false, true]).unwrap();
             let d = ArrayD::from_shape_vec(vec![2, 3, 2], (0..12).map(f64::from).collect()).unwrap();
-            let z = crate::Array0::from_array(ndarray::arr0(7.5));
+            let z = crate::array::Array0::from_array(ndarray::arr0(7.5));
             let bad = Array1::<f64>::from_lazy(old.placeholder(Meta::new(DType::F64, [8]), "missing")).unwrap();
             let u = Array1::from_vec(vec![0usize, 7, usize::MAX]);
             let c8 = Array1::from_vec(vec![0u8, 255]);

@@ -38,6 +38,7 @@ mod model;
 mod palette;
 mod residuals;
 mod sweep;
+pub use text::truncate;
 mod text;
 
 pub use chrome::chrome_trace;

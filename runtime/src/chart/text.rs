@@ -71,7 +71,8 @@ pub(super) fn wrap_name(name: &str, n: usize, lines: usize) -> Vec<String> {
     out
 }
 
-pub(super) fn truncate(s: &str, n: usize) -> String {
+/// `s` cut to `n` characters, an ellipsis marking the cut (charts' labels, notebook tables).
+pub fn truncate(s: &str, n: usize) -> String {
     if s.chars().count() <= n {
         s.to_string()
     } else {

@@ -1,5 +1,5 @@
 //! ipywidgets from Rust: the standard controls of `@jupyter-widgets/controls` 2.0 (ipywidgets
-//! 8), spoken over [`crate::comm`] in the Jupyter widget protocol 2.1.0 (jupyter-widgets'
+//! 8), spoken over [`super::comm`] in the Jupyter widget protocol 2.1.0 (jupyter-widgets'
 //! `packages/schema/messages.md`), so JupyterLab 4 and Notebook 7 draw them with the widget
 //! manager they already have.
 //!
@@ -24,7 +24,7 @@
 //! as the messages' binary buffers, named by `buffer_paths`, both ways. Setting a key from Rust
 //! ([`Widget::set`]) sends an `update` and calls its observers too, as traitlets do.
 //!
-//! Callbacks run on the comm thread of [`crate::comm`], between cells (a control moved while
+//! Callbacks run on the comm thread of [`super::comm`], between cells (a control moved while
 //! a cell runs is applied when it ends). Displayed with [`Widget::display`] (or as a cell's
 //! last value) as `application/vnd.jupyter.widget-view+json` with a text fallback: a front
 //! end without a widget manager (jupyter console, nbconvert) shows the text.
@@ -35,7 +35,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use bach_runtime::json::{self, Value};
 use bach_runtime::{BachError, Result};
 
-use crate::comm::Comm;
+use super::comm::Comm;
 
 /// The widget protocol version this module speaks.
 pub const PROTOCOL_VERSION: &str = "2.1.0";
@@ -121,7 +121,7 @@ fn model_keys(model: &str, module: &str, view: &str, view_module: &str) -> Vec<(
 fn register_control_target() -> Result<()> {
     static DONE: OnceLock<std::result::Result<(), String>> = OnceLock::new();
     DONE.get_or_init(|| {
-        crate::comm::register_target(CONTROL_TARGET, |comm, _| {
+        super::comm::register_target(CONTROL_TARGET, |comm, _| {
             let reply = comm.clone();
             comm.on_msg(move |data| {
                 let asked = json::parse(data).ok().and_then(|m| m.get("method").and_then(Value::as_str).map(str::to_string));
@@ -465,7 +465,7 @@ impl Widget {
 
     /// Show the widget in the cell's output.
     pub fn display(&self) {
-        crate::notebook::protocol::display(&self.bundle(&format!("{self:?}: a widget (this front end has no widget manager to draw it)")));
+        super::protocol::display(&self.bundle(&format!("{self:?}: a widget (this front end has no widget manager to draw it)")));
     }
 
     /// The display bundle: the widget's view and `text` for front ends without widgets.

@@ -14,8 +14,7 @@ use std::ops::{Add, Div, Mul, Neg, Rem, Sub};
 
 use ndarray::{Dimension, IxDyn, Zip};
 
-use super::{as_float, same_type, Array, ArrayBase, AssignOperand, Data, DataMut, Host, Operand};
-use crate::host_ops::BinOp;
+use crate::array::{as_float, same_type, Array, ArrayBase, AssignOperand, BinOp, Data, DataMut, Host, Operand};
 use crate::real::Real;
 
 /// An operand of `A`s seen as an operand of `F`s, where `A` is `F` (checked by the caller).
