@@ -572,7 +572,7 @@ fn run_ml(args: &Args) -> Result<(), String> {
     if args.command == Command::Compare && session.as_ref().is_some_and(|s| s.devices().profiles().iter().any(|p| p.kind == DeviceKind::Cuda)) {
         modes.push("gpu");
     }
-    ml::run(w, args.log2, args.explicit_seed, &modes, args.repeat, session.clone(), args.dump.as_deref())?;
+    ml::run(w, args.log2, args.explicit_seed, &modes, args.repeat, session.clone(), args.dump.as_deref(), || mlgpu::MlGpu::new().map(|g| Box::new(g) as Box<dyn ml::GpuRunner>))?;
     write_timeline(args, session.as_deref())
 }
 

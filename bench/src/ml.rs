@@ -347,11 +347,29 @@ pub struct Record {
     pub agrees_with_cpu: Option<bool>,
 }
 
+/// The hand-written GPU version of the workloads (`mlgpu.rs`), as `run` calls it.
+pub trait GpuRunner {
+    /// The GPU's name, for the record.
+    fn name(&self) -> String;
+    fn run(&mut self, w: Workload, inp: &Inputs) -> Result<Outputs, String>;
+}
+
 /// Time `modes` (interleaved, `repeat` runs after a warm-up), check them against each other,
-/// print one JSON line each, and dump inputs and the first mode's outputs to `dump`.
-pub fn run(w: Workload, log2: u32, seed: Option<u32>, modes: &[&'static str], repeat: usize, session: Option<Arc<Session>>, dump: Option<&Path>) -> Result<(), String> {
+/// print one JSON line each, and dump inputs and the first mode's outputs to `dump`. The
+/// `gpu` mode runs what `open_gpu` opens.
+#[allow(clippy::too_many_arguments)]
+pub fn run(
+    w: Workload,
+    log2: u32,
+    seed: Option<u32>,
+    modes: &[&'static str],
+    repeat: usize,
+    session: Option<Arc<Session>>,
+    dump: Option<&Path>,
+    open_gpu: impl FnOnce() -> Result<Box<dyn GpuRunner>, String>,
+) -> Result<(), String> {
     // The GPU first: a missing one is reported before inputs are made.
-    let mut gpu = if modes.contains(&"gpu") { Some(crate::mlgpu::MlGpu::new()?) } else { None };
+    let mut gpu = if modes.contains(&"gpu") { Some(open_gpu()?) } else { None };
     let scratch = std::env::temp_dir().join(format!("bach-bench-{}-{}", w.name(), std::process::id()));
     let inp = inputs(w, log2, seed, dump.unwrap_or(&scratch))?;
     let mut times: Vec<Vec<f64>> = vec![vec![]; modes.len()];
@@ -402,7 +420,7 @@ pub fn run(w: Workload, log2: u32, seed: Option<u32>, modes: &[&'static str], re
             figures: outputs[m].figures.clone(),
             device: match *mode {
                 "bach" => session.as_ref().map(|s| s.devices().report().trim_end().lines().collect::<Vec<_>>().join("; ")),
-                "gpu" => gpu.as_ref().map(|g| g.name.clone()),
+                "gpu" => gpu.as_ref().map(|g| g.name()),
                 _ => None,
             },
             agrees_with_cpu: agrees,

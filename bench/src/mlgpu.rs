@@ -597,6 +597,15 @@ impl MlGpu {
     }
 }
 
+impl crate::ml::GpuRunner for MlGpu {
+    fn name(&self) -> String {
+        self.name.clone()
+    }
+    fn run(&mut self, w: Workload, inp: &Inputs) -> Result<Outputs, String> {
+        MlGpu::run(self, w, inp)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

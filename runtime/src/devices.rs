@@ -48,12 +48,12 @@ pub struct Devices {
 }
 
 impl Devices {
-    /// Find this machine's devices, as `BACH_DEVICE` says ([`crate::Knobs::device`], read at each call: `auto`, the default: a GPU if
+    /// Find this machine's devices, as `BACH_DEVICE` says ([`crate::knobs::Knobs::device`], read at each call: `auto`, the default: a GPU if
     /// there is one; `cpu`; `cuda`; `emulated` or `emulated:SIZE`). No accelerator is a normal
     /// case: the runtime runs on the CPU and says why. A choice that cannot be had falls back
     /// to the CPU with the reason in the notes (a session must always start).
     pub fn detect() -> Self {
-        let choice = crate::Knobs::from_env().device;
+        let choice = crate::knobs::Knobs::from_env().device;
         match choice.parse::<DeviceChoice>().and_then(Devices::select) {
             Ok(d) => d,
             Err(why) => Devices { devices: vec![Arc::new(CpuDevice::new())], notes: vec![format!("no GPU: running on CPU ({why})")] },
@@ -131,7 +131,7 @@ mod tests {
         let auto = Devices::select(DeviceChoice::Auto).expect("auto falls back to the CPU");
         assert_eq!(auto.profiles().len(), 1);
         assert!(auto.report().contains("no GPU: running on CPU (no libcuda.so found"), "{}", auto.report());
-        if matches!(crate::Knobs::from_env().device.as_str(), "auto" | "cuda") {
+        if matches!(crate::knobs::Knobs::from_env().device.as_str(), "auto" | "cuda") {
             let report = Devices::detect().report();
             assert!(report.contains("no GPU: running on CPU (no libcuda.so found"), "{report}");
         }

@@ -34,7 +34,7 @@ extern "C" {
 }
 
 /// Whether the session keeps what it frees (all of this module's allocator policy):
-/// [`Knobs::keep_freed`](crate::Knobs::keep_freed) (`BACH_KEEP_FREED=0` turns it off, read once per process).
+/// [`Knobs::keep_freed`](crate::knobs::Knobs::keep_freed) (`BACH_KEEP_FREED=0` turns it off, read once per process).
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 fn keep_freed() -> bool {
     crate::knobs::knobs().keep_freed
@@ -303,7 +303,7 @@ pub(crate) fn host_memory_bytes() -> Option<u64> {
 const PAGE: usize = 4096;
 const HUGE: usize = 2 << 20;
 
-/// With `BACH_HUGE_PAGES=1` ([`Knobs::huge_pages`](crate::Knobs::huge_pages), read once), ask the kernel to back the fresh host memory `[ptr, ptr + len)`
+/// With `BACH_HUGE_PAGES=1` ([`Knobs::huge_pages`](crate::knobs::Knobs::huge_pages), read once), ask the kernel to back the fresh host memory `[ptr, ptr + len)`
 /// with transparent huge pages (`madvise(MADV_HUGEPAGE)` on its 2 MiB-aligned interior; Linux
 /// only, 4 MiB or more). Off by default: with the kernel's usual `defrag=madvise`, advised
 /// memory is compacted synchronously when free huge pages are short, and on this project's

@@ -65,7 +65,7 @@ pub struct Knobs {
     // Read at each use (through `Knobs::from_env()`).
     /// `BACH_DEVICE`: the devices a session runs on ([`crate::devices::Devices::detect`]):
     /// `auto` (the default, also when unset: a GPU if there is one), `cpu`, `cuda`,
-    /// `emulated` or `emulated:SIZE`. Kept as written; parsed ([`crate::DeviceChoice`]) where
+    /// `emulated` or `emulated:SIZE`. Kept as written; parsed ([`crate::devices::DeviceChoice`]) where
     /// the devices are detected, whose notes say why a bad value falls back to the CPU.
     pub device: String,
     /// `BACH_CUDA_DEVICE`: the number of the CUDA GPU to use (unset or empty: 0). Kept as
@@ -79,7 +79,7 @@ pub struct Knobs {
     /// `BACH_EAGER_MAX`: ops over host values of at most this many elements run at once on
     /// the CPU, outside the graph (the `bach` library's arrays; 0 turns it off). 4096 by
     /// default, also when not a number. The starting value of a session's
-    /// [`crate::Config::eager_max_elements`], read each time a session is made.
+    /// [`crate::session::Config::eager_max_elements`], read each time a session is made.
     pub eager_max: usize,
     /// `BACH_PROFILE_DIR`: where calibrated profiles are kept; `none` turns saving and loading
     /// off. Read each time the profile file is looked for.

@@ -58,7 +58,7 @@ pub struct NodeInfo {
     pub evaluated: bool,
     /// Where its value lives: `None` while pending, [`CPU`] in host memory, else the device
     /// holding it.
-    pub location: Option<crate::DeviceId>,
+    pub location: Option<crate::device::DeviceId>,
 }
 
 #[derive(Default)]
@@ -141,9 +141,9 @@ pub struct Config {
     pub eager_max_elements: usize,
 }
 
-/// `BACH_EAGER_MAX`, else 4096 ([`crate::Knobs::eager_max`], read each time a session is made).
+/// `BACH_EAGER_MAX`, else 4096 ([`crate::knobs::Knobs::eager_max`], read each time a session is made).
 fn eager_max_from_env() -> usize {
-    crate::Knobs::from_env().eager_max
+    crate::knobs::Knobs::from_env().eager_max
 }
 
 /// A Bach session: the graph, the devices, the settings and the timeline.

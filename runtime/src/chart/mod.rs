@@ -456,7 +456,7 @@ mod tests {
 
     #[test]
     fn chart_of_a_real_evaluation() {
-        use crate::{oa, Session, Value};
+        use crate::{annotation::oa, session::Session, value::Value};
         let session = Session::new();
         session.set_cell(3);
         let n = 200_000;

@@ -180,7 +180,7 @@ mod tests {
         };
         let (old, new) = (eval(1, vec![stage(0, 1e-3, 5e-3, 0)]), eval(2, vec![stage(0, 1e-3, 1.2e-3, 0)]));
         let svg = render(&[&old, &new], &[DeviceProfile::cpu()], 1);
-        if let Some(path) = crate::Knobs::from_env().chart_out {
+        if let Some(path) = crate::knobs::Knobs::from_env().chart_out {
             std::fs::write(std::path::Path::new(&path).join("cost.svg"), &svg).unwrap();
         }
         let titles = super::super::tests::texts(&svg);

@@ -116,9 +116,9 @@ impl CostModel {
 
 /// Where calibrated profiles are kept: `$BACH_PROFILE_DIR`, else `$XDG_CACHE_HOME/bach/profiles`,
 /// else `~/.cache/bach/profiles`. `BACH_PROFILE_DIR=none` turns saving and loading off
-/// ([`crate::Knobs::profile_dir`], read at each call).
+/// ([`crate::knobs::Knobs::profile_dir`], read at each call).
 pub fn profile_dir() -> Option<PathBuf> {
-    match crate::Knobs::from_env().profile_dir {
+    match crate::knobs::Knobs::from_env().profile_dir {
         ProfileDir::Off => None,
         ProfileDir::At(d) => Some(d),
         ProfileDir::Default => {

@@ -56,15 +56,15 @@ fn chunk_in() -> usize {
         Fill::Chunks => CHUNK_IN_CHUNKS,
     })
 }
-/// Read-ahead staging of inputs streamed in small pieces ([`crate::Knobs::cuda_readahead`]).
+/// Read-ahead staging of inputs streamed in small pieces ([`crate::knobs::Knobs::cuda_readahead`]).
 fn read_ahead_on() -> bool {
     knobs().cuda_readahead
 }
-/// Faulting in result memory ahead of the copies back ([`crate::Knobs::prefault`]).
+/// Faulting in result memory ahead of the copies back ([`crate::knobs::Knobs::prefault`]).
 fn prefault_on() -> bool {
     knobs().prefault
 }
-/// Fusing elementwise ops ([`crate::Knobs::cuda_fuse`]).
+/// Fusing elementwise ops ([`crate::knobs::Knobs::cuda_fuse`]).
 fn fuse_on() -> bool {
     knobs().cuda_fuse
 }
@@ -175,7 +175,7 @@ pub(super) fn is_constant(v: &DeviceValue) -> bool {
 }
 
 /// Whether one-element values stay constants (`BACH_CUDA_CONST=0`: copied at once;
-/// [`crate::Knobs::cuda_const`], read once).
+/// [`crate::knobs::Knobs::cuda_const`], read once).
 fn constants_on() -> bool {
     knobs().cuda_const
 }

@@ -222,7 +222,7 @@ mod tests {
     #[test]
     fn fused_kernels_compile_with_nvrtc() {
         if let Err(why) = super::super::nvrtc::version() {
-            if crate::Knobs::from_env().require_nvrtc {
+            if crate::knobs::Knobs::from_env().require_nvrtc {
                 panic!("BACH_REQUIRE_NVRTC=1 but {why}");
             }
             eprintln!("fused_kernels_compile_with_nvrtc: skipped ({why})");

@@ -547,7 +547,7 @@ type RegisterJob = (usize, usize, Option<crate::value::Value>);
 /// when an array is kept and when an evaluation ends. A host
 /// where page-locking is very slow ([`REGISTER_SLOW_BYTES_PER_S`]) stops using it. At most
 /// half the host's memory is registered at once. `BACH_CUDA_REGISTER=0` turns it off
-/// ([`crate::Knobs::cuda_register`], read each time a registry is made).
+/// ([`crate::knobs::Knobs::cuda_register`], read each time a registry is made).
 ///
 /// Results land the same way ([`HostRegistry::land`]): a stage's results written in place
 /// come from the session's heap, which keeps freed memory mapped, and the results of the
@@ -580,7 +580,7 @@ pub(super) fn host_range(value: &crate::value::Value) -> Option<std::ops::Range<
     Some(start..start + len)
 }
 
-/// [`REGISTER_MIN_BYTES`], or `BACH_CUDA_REGISTER_MIN` for measuring ([`crate::Knobs::cuda_register_min`], read once).
+/// [`REGISTER_MIN_BYTES`], or `BACH_CUDA_REGISTER_MIN` for measuring ([`crate::knobs::Knobs::cuda_register_min`], read once).
 fn register_min_bytes() -> usize {
     crate::knobs::knobs().cuda_register_min.unwrap_or(REGISTER_MIN_BYTES)
 }
@@ -608,7 +608,7 @@ fn unregister(ctx: &CudaContext, r: &Registration) {
 
 impl HostRegistry {
     pub fn new(ctx: Arc<CudaContext>) -> Arc<Self> {
-        let off = (!crate::Knobs::from_env().cuda_register).then(|| "BACH_CUDA_REGISTER=0".to_string());
+        let off = (!crate::knobs::Knobs::from_env().cuda_register).then(|| "BACH_CUDA_REGISTER=0".to_string());
         let cap = crate::fresh::host_memory_bytes().map_or(8 << 30, |b| (b / 2) as usize);
         Arc::new(HostRegistry {
             ctx,
@@ -813,7 +813,7 @@ fn give_up_landings(ctx: &CudaContext, state: &std::sync::Weak<Mutex<RegistrySta
 }
 
 /// Whether results' memory is kept page-locked as landings: `BACH_CUDA_LAND=0` turns it off
-/// ([`crate::Knobs::cuda_land`], read once).
+/// ([`crate::knobs::Knobs::cuda_land`], read once).
 fn landing_on() -> bool {
     crate::knobs::knobs().cuda_land
 }

@@ -6,7 +6,7 @@
 //! - `gpu`: the GPU as the process holds it (context, streams, pools, cuBLAS, compiled
 //!   kernels, the timeline of CUDA events), opened once per process and ordinal.
 //! - `device`: [`CudaDevice`], the [`Device`] the executor drives: copies through pinned
-//!   staging buffers on their own streams, kernels launched by their [`crate::Launch`]
+//!   staging buffers on their own streams, kernels launched by their [`crate::annotation::Launch`]
 //!   convention, products through cuBLAS.
 //! - `memory`: the caching pool of device memory and the pinned staging buffers.
 //! - `nvrtc`: CUDA C to CUBIN/PTX; [`nvrtc_compile`] needs no GPU (CI checks every kernel).
@@ -40,10 +40,10 @@ pub struct Found {
 }
 
 /// Find a CUDA GPU to use as device `id` (the one numbered `BACH_CUDA_DEVICE`, default 0:
-/// [`crate::Knobs::cuda_device`], read at each call);
+/// [`crate::knobs::Knobs::cuda_device`], read at each call);
 /// never panics: the error says why there is none.
 pub fn detect(id: DeviceId) -> Result<Found, String> {
-    let ordinal = ordinal(crate::Knobs::from_env().cuda_device.as_deref())?;
+    let ordinal = ordinal(crate::knobs::Knobs::from_env().cuda_device.as_deref())?;
     crate::device::catch_panics(|| {
         let gpu = gpu::open(ordinal)?;
         let notes = gpu.notes.clone();

@@ -162,7 +162,7 @@ pub(super) fn cross_plan(rows: usize, cols: usize, k: usize) -> (GemmPlan, Vec<u
     empty_or_zeros(plan, vec![rows, cols], k)
 }
 
-/// Rows per block of a [`crate::Launch::Cross`] product: as many `cols`-wide rows of
+/// Rows per block of a [`crate::annotation::Launch::Cross`] product: as many `cols`-wide rows of
 /// `elem`-byte products as fit in `scratch` bytes, at least one, at most `rows`.
 pub(super) fn cross_block_rows(rows: usize, cols: usize, elem: usize, scratch: usize) -> usize {
     (scratch / (cols * elem).max(1)).clamp(1, rows.max(1))

@@ -36,12 +36,12 @@ pub struct PartNode {
     /// Where the value already is, for nodes evaluated earlier (the part's boundary).
     pub materialized: Option<DeviceId>,
     /// How an accelerator's copies read this value's host memory: [`MemoryKind::Pinned`]
-    /// once an accelerator has page-locked it ([`crate::Device::host_memory`]), so that its
+    /// once an accelerator has page-locked it ([`crate::device::Device::host_memory`]), so that its
     /// copies are priced at the copy engine's rate; ordinary memory otherwise.
     pub host_memory: MemoryKind,
     /// The host memory a copy of this value out of an accelerator lands in, for a value
     /// still to be computed: [`MemoryKind::Pinned`] when the accelerator keeps earlier
-    /// results' memory page-locked ([`crate::Device::results_memory`]); ordinary memory
+    /// results' memory page-locked ([`crate::device::Device::results_memory`]); ordinary memory
     /// otherwise.
     pub lands_in: MemoryKind,
     /// Asked for by the evaluation.
