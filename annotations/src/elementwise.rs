@@ -838,35 +838,28 @@ pub(crate) fn where_entry(d: DType) -> String {
     format!("{}_{d}", WHERE.name)
 }
 
-/// The float types' at-once arithmetic, compiled here once for each.
-impl Real for f64 {
-    fn arith_slices(op: crate::array::BinOp, x: &[Self], y: SliceOrScalar<'_, Self>) -> ndarray::ArcArray<Self, ndarray::Ix1> {
-        arith_slices(op, x, y)
-    }
-    fn arith_at_once(op: crate::array::BinOp, x: ndarray::ArrayViewD<'_, Self>, y: crate::array::Host<'_, Self>, max: usize) -> Option<ndarray::ArrayD<Self>> {
-        arith_at_once(op, x, y, max)
-    }
-    fn erf(self) -> Self {
-        libm::erf(self)
-    }
-    fn of(v: f64) -> Self {
-        v
-    }
+/// The float types' at-once arithmetic, compiled here once for each, and their `erf`.
+macro_rules! real {
+    ($($t:ty, $erf:path;)*) => {$(
+        impl Real for $t {
+            fn arith_slices(op: BinOp, x: &[Self], y: SliceOrScalar<'_, Self>) -> NdArc<Self, Ix1> {
+                arith_slices(op, x, y)
+            }
+            fn arith_at_once(op: BinOp, x: ArrayViewD<'_, Self>, y: Host<'_, Self>, max: usize) -> Option<ArrayD<Self>> {
+                arith_at_once(op, x, y, max)
+            }
+            fn erf(self) -> Self {
+                $erf(self)
+            }
+            fn of(v: f64) -> Self {
+                v as $t
+            }
+        }
+    )*};
 }
-
-impl Real for f32 {
-    fn arith_slices(op: crate::array::BinOp, x: &[Self], y: SliceOrScalar<'_, Self>) -> ndarray::ArcArray<Self, ndarray::Ix1> {
-        arith_slices(op, x, y)
-    }
-    fn arith_at_once(op: crate::array::BinOp, x: ndarray::ArrayViewD<'_, Self>, y: crate::array::Host<'_, Self>, max: usize) -> Option<ndarray::ArrayD<Self>> {
-        arith_at_once(op, x, y, max)
-    }
-    fn erf(self) -> Self {
-        libm::erff(self)
-    }
-    fn of(v: f64) -> Self {
-        v as f32
-    }
+real! {
+    f64, libm::erf;
+    f32, libm::erff;
 }
 
 #[cfg(test)]
