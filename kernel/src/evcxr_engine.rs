@@ -198,7 +198,7 @@ impl EvcxrEngine {
             .name("evcxr-start".into())
             .spawn(move || {
                 let t0 = std::time::Instant::now();
-                let timing = std::env::var_os("BACH_KERNEL_TIMING").is_some();
+                let timing = crate::settings::settings().timing();
                 let lap = |what: &str| {
                     if timing {
                         eprintln!("bach-kernel: start: {what} at {:.2} s", t0.elapsed().as_secs_f64())
@@ -819,7 +819,7 @@ fn write_evcxr_toml(config_dir: &Path, build_dir: &Path) -> Result<(), String> {
         std::fs::write(cargo.join("config.toml"), DEPENDENCY_PROFILE).map_err(|e| format!("cannot write {}: {e}", cargo.display()))?;
     }
     // Cells' own code; the runtime and library are compiled optimised either way.
-    let opt = std::env::var("BACH_KERNEL_OPT_LEVEL").ok().filter(|o| ["0", "1", "2", "3", "s", "z"].contains(&o.as_str())).unwrap_or_else(|| DEFAULT_OPT_LEVEL.into());
+    let opt = crate::settings::settings().opt_level.clone().unwrap_or_else(|| DEFAULT_OPT_LEVEL.into());
     let toml = format!(
         "[evcxr]\n# Written by bach-kernel for this kernel only.\ntmpdir = {:?}\nallow_static_linking = false\noffline_mode = true\npreserve_vars_on_panic = true\nopt_level = {opt:?}\n",
         build_dir.display().to_string()
@@ -1371,7 +1371,7 @@ impl Engine for EvcxrEngine {
         if let Some(e) = self.interruption(&running, &before, execution_count) {
             return Err(e);
         }
-        if std::env::var_os("BACH_KERNEL_TIMING").is_some() {
+        if crate::settings::settings().timing() {
             if let Ok(o) = &result {
                 let phases: Vec<String> = o.phases.iter().map(|p| format!("{} {:.0} ms", p.name, p.duration.as_secs_f64() * 1e3)).collect();
                 eprintln!("bach-kernel: cell [{execution_count}] evcxr phases: {}", phases.join(", "));

@@ -23,6 +23,7 @@ mod magics;
 mod question_mark;
 mod rustc_wrapper;
 mod server;
+mod settings;
 mod standby;
 mod toolchain;
 mod wire;
@@ -41,9 +42,8 @@ const USAGE: &str = "usage:
 /// `BACH_KERNEL_TIMING=ra`: print to stderr how long evcxr's rust-analyzer spends on each
 /// crate of the notebook's dependency graph (name resolution) and on type inference. Every
 /// crate in that graph costs start-up time (ARCHITECTURE.md, "Start-up").
-fn profile_rust_analyzer() {
+fn profile_rust_analyzer(all: bool) {
     use tracing_subscriber::prelude::*;
-    let all = std::env::var("BACH_KERNEL_TIMING").as_deref() == Ok("ra-all");
     let spans = ["crate_def_map_query", "infer_query"];
     let layer = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
@@ -55,8 +55,8 @@ fn profile_rust_analyzer() {
 fn main() -> ExitCode {
     rustc_wrapper::intercept();
     evcxr::runtime_hook();
-    if matches!(std::env::var("BACH_KERNEL_TIMING").as_deref(), Ok("ra" | "ra-all")) {
-        profile_rust_analyzer();
+    if let Some(all) = settings::settings().rust_analyzer_timing() {
+        profile_rust_analyzer(all);
     }
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {

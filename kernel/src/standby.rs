@@ -31,13 +31,11 @@ use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-/// `BACH_KERNEL_STANDBY`: `0` or `off` for no standby, else the seconds a standby waits unused.
-pub const ENV: &str = "BACH_KERNEL_STANDBY";
 const DEFAULT_IDLE: Duration = Duration::from_secs(1800);
 
 /// How long a standby may wait unused, or None when standbys are off.
 pub fn idle_limit() -> Option<Duration> {
-    idle_limit_from(std::env::var(ENV).ok().as_deref())
+    idle_limit_from(crate::settings::settings().standby.as_deref())
 }
 
 fn idle_limit_from(v: Option<&str>) -> Option<Duration> {
