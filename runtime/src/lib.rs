@@ -38,6 +38,6 @@ pub use error::{BachError, Result};
 pub use exec::piece_ranges;
 pub use knobs::Knobs;
 pub use plan::{Forced, Plan, PlanInput, Policy, Reason, Stage, Step, Transfer};
-pub use session::{current, global, with_session, Config, Home, Lazy, MemoryReport, NodeInfo, Session};
+pub use session::{current, global, with_session, Config, Evaluated, Home, Lazy, MemoryReport, NodeInfo, Session};
 pub use split::{SplitRef, SplitType};
 pub use value::{DType, DeviceBuffer, DeviceValue, Element, HostRows, Meta, RowsOut, Value, ValueRef};

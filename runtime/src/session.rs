@@ -23,8 +23,18 @@ use crate::exec;
 use crate::plan::{self, Forced, GraphPart, PartNode, Plan, Policy};
 use crate::profile::DeviceKind;
 use crate::split::SplitRef;
-use crate::trace::Trace;
+use crate::trace::{EvalTrace, Trace};
 use crate::value::{Meta, Value};
+
+/// What [`Session::evaluate`] gives: the targets' values, on the host, and the record of the
+/// evaluation that computed them (the one the trace keeps; `None` when every value was
+/// computed already and nothing ran). Display draws the record it is given rather than
+/// looking for the last one in the shared trace.
+#[derive(Debug)]
+pub struct Evaluated {
+    pub values: Vec<Value>,
+    pub record: Option<Arc<EvalTrace>>,
+}
 
 /// One node of the task graph.
 pub struct Node {
@@ -580,23 +590,24 @@ impl Session {
 
     /// Evaluate several values in one pass (shared work is done once). Values come back on
     /// the CPU and are cached on their nodes.
-    pub fn evaluate(&self, targets: &[&Lazy]) -> Result<Vec<Value>> {
-        let values = self.evaluate_where(targets, false, true)?;
-        values.into_iter().map(|v| self.to_host(v)).collect()
+    pub fn evaluate(&self, targets: &[&Lazy]) -> Result<Evaluated> {
+        let (values, record) = self.evaluate_where(targets, false, true)?;
+        Ok(Evaluated { values: values.into_iter().map(|v| self.to_host(v)).collect::<Result<_>>()?, record })
     }
 
     /// Evaluate `targets` as [`Session::evaluate`] would, recording the evaluation in the
     /// trace, but keep no value on the graph: the values stay pending, so they can be planned
     /// again (the placement panel's Run, which compares a measured run with the prediction).
-    pub fn trial(&self, targets: &[&Lazy]) -> Result<()> {
-        self.evaluate_where(targets, false, false).map(drop)
+    /// Returns the evaluation's record (`None`: nothing was left to compute).
+    pub fn trial(&self, targets: &[&Lazy]) -> Result<Option<Arc<EvalTrace>>> {
+        self.evaluate_where(targets, false, false).map(|(_, record)| record)
     }
 
     /// Evaluate, leaving values computed on an accelerator in its memory (a later cell that
     /// uses them there reads them with no copy). Values computed on the CPU, or that cannot
     /// stay (a paged stage), are host values; the plan's notes say why.
     pub fn evaluate_on_device(&self, targets: &[&Lazy]) -> Result<Vec<Value>> {
-        self.evaluate_where(targets, true, true)
+        self.evaluate_where(targets, true, true).map(|(values, _)| values)
     }
 
     /// A device value copied to the host (host values as they are).
@@ -606,13 +617,16 @@ impl Session {
         dev.copy_out(v.view(), crate::device::Tag { node: 0, piece: 0 })?.finish()
     }
 
-    fn evaluate_where(&self, targets: &[&Lazy], keep_on_device: bool, keep: bool) -> Result<Vec<Value>> {
+    /// The targets' values and the record of the evaluation that computed them (`None` when
+    /// nothing was left to compute).
+    fn evaluate_where(&self, targets: &[&Lazy], keep_on_device: bool, keep: bool) -> Result<(Vec<Value>, Option<Arc<EvalTrace>>)> {
         let began = self.epoch.elapsed();
         let (part, mut values, keys) = self.extract(targets, keep_on_device)?;
         if let Some(p) = part.nodes.iter().zip(&values).find(|(n, v)| n.op.kind() == OpKind::Source && v.is_none()) {
             return Err(BachError::invalid(p.0.op.name(), format!("#{} is a placeholder for planning: it has no data to compute with", p.0.id)));
         }
         let pending = part.nodes.iter().any(|n| n.materialized.is_none());
+        let mut recorded = None;
         if pending {
             let cfg = self.config();
             let plan = plan::plan(&part, &cfg.cost, &self.devices.profiles(), cfg.policy, cfg.memory_cap)?;
@@ -622,7 +636,7 @@ impl Session {
             let env = exec::Env { devices: &self.devices, epoch: self.epoch, interrupt: &self.interrupt, cost: &cfg.cost, cell: self.cell(), progress, began };
             let (result, mut record) = exec::execute(&env, eval, &Arc::new(plan), &part, &mut values);
             record.reason = crate::trace::current_reason();
-            self.trace().push(record);
+            recorded = Some(self.trace().push(record));
             for d in self.devices.all() {
                 d.evaluation_done();
             }
@@ -647,13 +661,14 @@ impl Session {
                 return Err(e);
             }
         }
-        targets
+        let values = targets
             .iter()
             .map(|t| {
                 let i = keys.iter().position(|(idx, id)| *idx == t.inner.node && *id == t.inner.id);
                 i.and_then(|i| values[i].clone()).ok_or_else(|| BachError::invalid("evaluate", "value is no longer in the session"))
             })
-            .collect()
+            .collect::<Result<_>>()?;
+        Ok((values, recorded))
     }
 }
 
@@ -719,7 +734,7 @@ impl Lazy {
     }
     /// Compute (or fetch the cached) value, on the CPU.
     pub fn eval(&self) -> Result<Value> {
-        let mut v = self.inner.session.evaluate(&[self])?;
+        let mut v = self.inner.session.evaluate(&[self])?.values;
         Ok(v.pop().expect("one target, one value"))
     }
     /// Compute the value and, when it is computed on an accelerator, keep it in that device's

@@ -293,7 +293,7 @@ impl EvalTrace {
 /// events), plus running totals over every evaluation since the session started.
 #[derive(Debug)]
 pub struct Trace {
-    evals: std::collections::VecDeque<EvalTrace>,
+    evals: std::collections::VecDeque<std::sync::Arc<EvalTrace>>,
     events: usize,
     keep: usize,
     totals: TraceTotals,
@@ -326,7 +326,9 @@ impl Default for Trace {
 }
 
 impl Trace {
-    pub fn push(&mut self, mut e: EvalTrace) {
+    /// Records an evaluation; returns it as the trace holds it (shared: the caller shows it,
+    /// the trace keeps it while it is among the last kept).
+    pub fn push(&mut self, mut e: EvalTrace) -> std::sync::Arc<EvalTrace> {
         // Its events are all in: no room for more (a vector grown by doubling holds up to
         // twice what it needs, 14 MB more for an interrupted evaluation of 65,000 events).
         e.events.shrink_to_fit();
@@ -335,8 +337,10 @@ impl Trace {
         self.totals.pieces += e.pieces as u64;
         self.totals.seconds += e.end.saturating_sub(e.start).as_secs_f64();
         self.events += e.events.len();
-        self.evals.push_back(e);
+        let e = std::sync::Arc::new(e);
+        self.evals.push_back(e.clone());
         self.trim();
+        e
     }
     fn trim(&mut self) {
         while self.evals.len() > 1 && (self.events > MAX_EVENTS || self.evals.len() > self.keep) {
@@ -361,10 +365,10 @@ impl Trace {
         self.events
     }
     pub fn evals(&self) -> impl DoubleEndedIterator<Item = &EvalTrace> {
-        self.evals.iter()
+        self.evals.iter().map(|e| &**e)
     }
     pub fn last(&self) -> Option<&EvalTrace> {
-        self.evals.back()
+        self.evals.back().map(|e| &**e)
     }
     pub fn clear(&mut self) {
         self.evals.clear();

@@ -99,7 +99,7 @@ fn values_cross_between_memories_before_the_stages_that_need_them() {
     let plan = s.plan(&[&w, &y]).unwrap();
     assert_eq!(plan.step_of(y.id()).unwrap().device, DeviceId(1), "{plan}");
     assert_eq!(plan.step_of(z.id()).unwrap().device, DeviceId(0), "{plan}");
-    let out = s.evaluate(&[&w, &y]).unwrap();
+    let out = s.evaluate(&[&w, &y]).unwrap().values;
     let (w_v, y_v) = (out[0].array::<f64>().unwrap(), out[1].array::<f64>().unwrap());
     for i in [0, 1, 777, n - 1] {
         assert_eq!(w_v[[i]], 23.0 * i as f64);
@@ -167,7 +167,7 @@ fn a_value_read_by_two_stages_on_the_device_is_copied_in_once() {
     assert!(plan.stages[0].split_len.is_some() && plan.stages[1].split_len.is_none(), "a split stage, then a whole one: {plan}");
     let ins: Vec<_> = plan.transfers.iter().filter(|t| t.to == DeviceId(1)).collect();
     assert!(ins.len() == 1 && !ins[0].streamed && ins[0].stage == Some(0), "x copied whole once, before stage 0: {plan}");
-    let got = s.evaluate(&[&d]).unwrap()[0].array::<f64>().unwrap().iter().copied().next().unwrap();
+    let got = s.evaluate(&[&d]).unwrap().values[0].array::<f64>().unwrap().iter().copied().next().unwrap();
     assert_eq!(got, (0..n).map(|i| 3.0 * (i * i) as f64).sum::<f64>());
     assert_eq!(dev.copies_in.load(Ordering::SeqCst), 1, "{plan}");
     let trace = s.trace();

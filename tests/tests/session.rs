@@ -127,6 +127,27 @@ fn dropped_handles_remove_nodes_but_pending_inputs_stay() {
 }
 
 #[test]
+fn evaluate_returns_the_record_of_the_evaluation_that_computed_the_values() {
+    let s = isolated();
+    with_session(&s, || {
+        let x = Array::from_vec(uniform_vec(3, N, 0.0, 1.0));
+        let y = (&x * 2.0).sin();
+        let first = s.evaluate(&[&y.lazy()]).unwrap();
+        let record = first.record.expect("something ran");
+        assert_eq!(Some(record.eval), s.trace().last().map(|e| e.eval), "the record is the one the trace keeps");
+        assert!(record.pieces > 0);
+        // Computed already: nothing runs, and there is no record.
+        let again = s.evaluate(&[&y.lazy()]).unwrap();
+        assert!(again.record.is_none());
+        assert_eq!(again.values[0].array::<f64>(), first.values[0].array::<f64>());
+        // A trial returns its record too.
+        let z = &y + 1.0;
+        let trial = s.trial(&[&z.lazy()]).unwrap().expect("ran");
+        assert_eq!(trial.eval, record.eval + 1);
+    });
+}
+
+#[test]
 fn evaluate_edge_cases() {
     let s = isolated();
     with_session(&s, || {
@@ -136,7 +157,7 @@ fn evaluate_edge_cases() {
         // The same target twice, and a target with its own input as a target.
         bach::evaluate(&[&y, &y, &x]).unwrap();
         assert_eq!(evals(&s), 1);
-        let vals = s.evaluate(&[&y.lazy(), &y.lazy()]).unwrap();
+        let vals = s.evaluate(&[&y.lazy(), &y.lazy()]).unwrap().values;
         assert_eq!(vals.len(), 2);
         // A handle of the wrong element type is refused.
         assert!(matches!(Array::<f32>::from_lazy(y.lazy().clone()), Err(E::DType { .. })));

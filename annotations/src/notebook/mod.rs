@@ -86,9 +86,7 @@ pub fn set_chart(how: &str) {
 
 /// Show the most recent evaluation, if it ran after `eval_before`: its timeline, or one line
 /// when it was short (see [`ChartWhen`]). Whether it ran.
-fn show_evaluation(s: &Session, eval_before: Option<u64>) -> bool {
-    let trace = s.trace();
-    let Some(last) = trace.last().filter(|l| Some(l.eval) != eval_before) else { return false };
+fn show_evaluation(s: &Session, last: &bach_runtime::trace::EvalTrace) {
     let secs = (last.end - last.start).as_secs_f64();
     let full = match *CHART_WHEN.lock().unwrap_or_else(|p| p.into_inner()) {
         ChartWhen::Full => true,
@@ -102,11 +100,6 @@ fn show_evaluation(s: &Session, eval_before: Option<u64>) -> bool {
         let line = bach_runtime::chart::compact_line(last, &devices, ASK_FOR_CHART);
         display(&[("text/plain", line.plain), ("text/html", line.html)]);
     }
-    true
-}
-
-fn last_eval(s: &Session) -> Option<u64> {
-    s.trace().last().map(|e| e.eval)
 }
 
 impl<A: Element, S: crate::array::Data<Elem = A>, D: ndarray::Dimension> crate::array::ArrayBase<S, D> {
@@ -122,14 +115,16 @@ impl<A: Element, S: crate::array::Data<Elem = A>, D: ndarray::Dimension> crate::
 /// notebook cell that ends with an array.
 fn show_lazy(lazy: &Lazy) {
     let s = lazy.session().clone();
-    let before = last_eval(&s);
     let started = std::time::Instant::now();
-    let value = match lazy.eval() {
-        Ok(v) => v,
+    let evaluated = match s.evaluate(&[lazy]) {
+        Ok(e) => e,
         Err(e) => panic!("{e}"),
     };
     let secs = started.elapsed().as_secs_f64();
-    let computed = show_evaluation(&s, before);
+    // The chart of the evaluation that computed this value, as `evaluate` returns it (none:
+    // it was computed already).
+    let computed = evaluated.record.as_deref().inspect(|record| show_evaluation(&s, record)).is_some();
+    let value = evaluated.values.into_iter().next().expect("one target, one value");
     let values = values_text(&value);
     let how = if computed { format!("computed in {}", bach_runtime::cost::seconds(secs)) } else { "cached".to_string() };
     let lives = match lazy.location() {

@@ -404,15 +404,13 @@ impl Panel {
         let ran = s.trial(&[lazy]);
         QUIET_PROGRESS.store(false, Ordering::SeqCst);
         match ran {
-            Ok(()) => {
-                let trace = s.trace();
-                let Some(eval) = trace.last() else { return };
+            Ok(None) => self.say(COMPUTED),
+            Ok(Some(eval)) => {
                 let svg = bach_runtime::chart::labelled_timeline_svg(
-                    eval,
+                    &eval,
                     &s.devices().profiles(),
                     &format!("Measured here (eval {}): {}", eval.eval, seconds((eval.end - eval.start).as_secs_f64())),
                 );
-                drop(trace);
                 let _ = self.measured.set_quietly(vec![("value", format!("{svg}{}", predicted.unwrap_or_default()).into())]);
                 self.say(&format!("ran in {:.0} ms on this machine: the measured timeline is under \"measured (Run)\"", t0.elapsed().as_secs_f64() * 1e3));
             }
