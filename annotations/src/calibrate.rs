@@ -369,7 +369,7 @@ const CHAIN_MATH_WEIGHTS_AVX2: [f64; 6] = [1.0, 0.88, 0.25, 0.52, 1.37, 0.67];
 /// The summed weight of the first `k` ops of a chain ([`chain`]).
 fn chain_weight(k: usize, math: bool) -> f64 {
     if math {
-        let weights = if crate::simd::avx2_kernels() { CHAIN_MATH_WEIGHTS_AVX2 } else { CHAIN_MATH_WEIGHTS };
+        let weights = if crate::ops::simd::avx2_kernels() { CHAIN_MATH_WEIGHTS_AVX2 } else { CHAIN_MATH_WEIGHTS };
         (0..k).map(|i| weights[i % 6]).sum()
     } else {
         k as f64

@@ -16,28 +16,16 @@
 //! Each op is an offload annotation: a CPU implementation, split types for its arguments and
 //! result, whether it runs in pieces; the accelerator slot is filled by the CUDA device.
 
-mod alloc;
 mod array;
 mod calibrate;
-mod csv;
-pub mod datasets;
-mod elementwise;
 mod host;
-mod host_ops;
-pub mod kernels;
-/// ndarray's `linalg` for the array family (`Dot`, `general_mat_mul`, `general_mat_vec_mul`,
-/// `kron`); shadows `ndarray::linalg` in the glob re-export below.
-#[allow(hidden_glob_reexports)]
-pub mod linalg;
+mod io;
 pub mod ml;
 pub mod notebook;
-mod npy;
 mod operators;
-pub mod ops;
-pub mod random;
+mod ops;
 mod real;
-mod reduce;
-mod simd;
+pub mod registry;
 pub mod sweep;
 mod whatif;
 
@@ -51,15 +39,21 @@ pub use array::{
 pub use bach_runtime as runtime;
 pub use bach_runtime::{BachError, Result};
 pub use calibrate::{calibrate, calibrate_session, Calibration, Fitted};
-pub use csv::{read_csv, ColumnKey, Table};
-pub use elementwise::where_;
-pub use host_ops::Integer;
+pub use io::csv::{read_csv, ColumnKey, Table};
+pub use io::{datasets, random};
 pub use linalg::Dot;
 #[doc(hidden)]
 pub use ndarray as nd;
 pub use notebook::{comm, widgets};
+pub use ops::elementwise::where_;
+pub use ops::host_ops::Integer;
+pub use ops::kernels;
+/// ndarray's `linalg` for the array family (`Dot`, `general_mat_mul`, `general_mat_vec_mul`,
+/// `kron`); shadows `ndarray::linalg` in the glob re-export below.
+#[allow(hidden_glob_reexports)]
+pub use ops::linalg;
+pub use ops::reduce::pairwise_sum;
 pub use real::Real;
-pub use reduce::pairwise_sum;
 pub use whatif::{whatif, whatif_profile, WhatIf};
 
 /// Everything a notebook needs: `use bach::prelude::*;`

@@ -45,7 +45,7 @@ fn in_float<F: Real, A: Clone, S: Data<Elem = A>, D: Dimension, R: Operand<A, D>
     if crate::array::type_id::<A>() != crate::array::type_id::<F>() {
         return None;
     }
-    let out: Array<F, R::Out> = crate::elementwise::real_arith(op, &*as_float::<F, A, S, D>(lhs), AsElem::<F, A, R>(rhs, std::marker::PhantomData));
+    let out: Array<F, R::Out> = crate::ops::elementwise::real_arith(op, &*as_float::<F, A, S, D>(lhs), AsElem::<F, A, R>(rhs, std::marker::PhantomData));
     Some(same_type(out))
 }
 
@@ -70,7 +70,7 @@ fn host_arith<A: Clone>(op: BinOp, x: ndarray::ArrayViewD<'_, A>, y: Host<'_, A>
     match y {
         Host::Scalar(s) => x.map(|v| f(v.clone(), s.clone())),
         Host::Array(y) => {
-            let shape = crate::elementwise::broadcast_shape(op.name(), &[x.shape(), y.shape()]).unwrap_or_else(|e| panic!("{e}"));
+            let shape = crate::ops::elementwise::broadcast_shape(op.name(), &[x.shape(), y.shape()]).unwrap_or_else(|e| panic!("{e}"));
             let (xb, yb) = (x.broadcast(IxDyn(&shape)).expect("checked"), y.broadcast(IxDyn(&shape)).expect("checked"));
             Zip::from(&xb).and(&yb).map_collect(|a, b| f(a.clone(), b.clone()))
         }
@@ -176,7 +176,7 @@ impl<A: Clone + Neg<Output = A>, S: Data<Elem = A>, D: Dimension> Neg for &Array
     #[track_caller]
     fn neg(self) -> Array<A, D> {
         fn float<F: Real, A, S: Data<Elem = A>, D: Dimension>(a: &ArrayBase<S, D>) -> Option<Array<A, D>> {
-            (crate::array::type_id::<A>() == crate::array::type_id::<F>()).then(|| same_type(crate::elementwise::real_negate(&*as_float::<F, A, S, D>(a))))
+            (crate::array::type_id::<A>() == crate::array::type_id::<F>()).then(|| same_type(crate::ops::elementwise::real_negate(&*as_float::<F, A, S, D>(a))))
         }
         if let Some(r) = float::<f64, _, _, _>(self).or_else(|| float::<f32, _, _, _>(self)) {
             return r;

@@ -305,7 +305,7 @@ int main(int argc, char** argv) {{
     );
     let dir = std::env::temp_dir().join(format!("bach-unary-on-host-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let exe = build(&cxx, &dir, &format!("#include <math.h>\n{}", bach::ops::unary_source()), &main);
+    let exe = build(&cxx, &dir, &format!("#include <math.h>\n{}", bach::registry::unary_source()), &main);
     let mut xs: Vec<f64> =
         vec![-0.0, 0.0, 0.5, -0.5, 1.5, -2.5, 2.5, 0.49999999999999994, f64::INFINITY, f64::NEG_INFINITY, f64::NAN, 1e300, -1e-300, 5e-324, 3.7, -3.7, 1e-3, 50.0, -1.0, 1.0];
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
@@ -343,7 +343,7 @@ fn function_of(source: &str, name: &str) -> String {
 fn the_cuda_lanes_reductions_give_the_cpu_results() {
     use bach::prelude::*;
     let Some(cxx) = cxx("the_cuda_lanes_reductions_give_the_cpu_results") else { return };
-    let src = bach::ops::reduce_source();
+    let src = bach::registry::reduce_source();
     let kernels: String = ["sum_lanes_f64", "min_lanes_f64", "max_lanes_f64"].iter().map(|k| function_of(src, k)).collect();
     let main = r#"
 int main(int argc, char** argv) {

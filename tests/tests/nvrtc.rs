@@ -1,5 +1,5 @@
 //! The CUDA kernels compile, on machines without a GPU: every kernel of the library
-//! (`bach::ops::all()`) is compiled with NVRTC for the H100/H200 (compute_90) and for the
+//! (`bach::registry::all()`) is compiled with NVRTC for the H100/H200 (compute_90) and for the
 //! oldest architecture NVRTC 13 supports (compute_75; it refuses compute_60), and the PTX
 //! must define the function the device launches. Only NVRTC is needed: CI installs it from
 //! PyPI (`nvidia-cuda-nvrtc`) and sets `BACH_REQUIRE_NVRTC=1`, so that a missing NVRTC fails
@@ -38,7 +38,7 @@ fn every_library_kernel_compiles_for_old_and_new_gpus() {
     if !have_nvrtc("every_library_kernel_compiles_for_old_and_new_gpus") {
         return;
     }
-    let kernels = bach::ops::all();
+    let kernels = bach::registry::all();
     assert!(kernels.len() > 20, "only {} kernels listed", kernels.len());
     // One compile per source and architecture; each function launched must be an entry.
     let mut by_source: BTreeMap<&str, Vec<&str>> = BTreeMap::new();

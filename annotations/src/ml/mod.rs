@@ -28,8 +28,8 @@ use bach_runtime::{oa, split, Annotation, BachError, DType, DeviceKind, Family, 
 use ndarray::Axis;
 
 use crate::array::Array;
-use crate::elementwise::where_;
-use crate::linalg::{as1, as2};
+use crate::ops::elementwise::where_;
+use crate::ops::linalg::{as1, as2};
 
 fn matrix(op: &str, x: &Array<f64>) -> Result<(usize, usize)> {
     match x.shape() {

@@ -278,7 +278,7 @@ impl Stash {
         let write = || -> std::result::Result<(), String> {
             let file = self.file_of(name)?;
             let value = A::to_value(a.eval().map_err(|e| format!("its evaluation failed: {e}"))?);
-            crate::npy::write_value(&file, &value).map_err(|e| e.to_string())
+            crate::io::npy::write_value(&file, &value).map_err(|e| e.to_string())
         };
         // A panic (a user's closure in the value's graph) loses this variable, not the rest.
         let outcome = match bach_runtime::device::catch_panics(write) {
@@ -382,7 +382,7 @@ fn one_line(s: &str) -> String {
 /// was not kept, or when its element type or number of axes is not `A`'s and `D`'s.
 pub fn restore<A: Stashable, D: Dimension>(dir: impl AsRef<Path>, name: &str) -> Result<Array<A, D>> {
     let file = dir.as_ref().join(file_name(name).map_err(|e| BachError::invalid("restore", e))?);
-    let value = crate::npy::read_value(&file, A::FILE_DTYPE)?;
+    let value = crate::io::npy::read_value(&file, A::FILE_DTYPE)?;
     let shape = value.meta().shape;
     if D::NDIM.is_some_and(|n| n != shape.len()) {
         return Err(BachError::shape("restore", format!("`{name}` was saved as a {}-d array (shape {shape:?}), not {}", shape.len(), crate::array::dim_name::<D>())));

@@ -10,11 +10,11 @@ use std::sync::Arc;
 
 use bach_runtime::{AcceleratorKernel, Annotation, DType, Launch};
 
-pub use crate::elementwise::{binary_source, mask_source, unary_source, where_source};
-pub use crate::kernels::{cast_source, fill_source, powi_source};
-use crate::kernels::{CAST_FROM, ELEMENTS, FLOATS};
-pub use crate::reduce::reduce_source;
-use crate::{alloc, elementwise, linalg, ml, reduce};
+pub use crate::ops::elementwise::{binary_source, mask_source, unary_source, where_source};
+pub use crate::ops::kernels::{cast_source, fill_source, powi_source};
+use crate::ops::kernels::{CAST_FROM, ELEMENTS, FLOATS};
+pub use crate::ops::reduce::reduce_source;
+use crate::{ml, ops::alloc, ops::elementwise, ops::linalg, ops::reduce};
 
 /// Every annotation of the library with an accelerator slot, and the dtypes it is launched
 /// with (of its first argument; of the result for allocations). Built by the constructors
@@ -69,7 +69,7 @@ pub fn all() -> Vec<(String, AcceleratorKernel)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kernels::{c_expr, c_type, table_source};
+    use crate::ops::kernels::{c_expr, c_type, table_source};
     use std::collections::{BTreeMap, BTreeSet};
     use std::sync::Mutex;
 
@@ -77,7 +77,7 @@ mod tests {
     use ndarray::Axis;
 
     use crate::array::Array;
-    use crate::elementwise::where_;
+    use crate::ops::elementwise::where_;
 
     /// The parameter types of `extern "C" __global__ void name(...)` in `src`, normalised
     /// (`const double*`, `unsigned long long`, `double`...); None when it is not defined.

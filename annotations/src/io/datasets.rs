@@ -31,7 +31,7 @@ pub fn wine_csv_file() -> Result<std::path::PathBuf> {
     }
     Ok(path)
 }
-use crate::random::RandomState;
+use crate::io::random::RandomState;
 
 /// `sklearn.datasets.make_blobs` parameters (its defaults, with 32-bit seeds).
 #[derive(Clone, Debug, PartialEq)]

@@ -10,9 +10,9 @@ use ndarray::{ArcArray as NdArc, ArrayD, ArrayViewD, Dimension, Ix1, IxDyn, Zip}
 
 use crate::array::BinOp;
 use crate::array::{or_panic, Array, ArrayBase, Data, Host, Operand};
-use crate::kernels::{self, elementwise_kernel, table_source, Row, ELEMENTS, FLOATS};
+use crate::ops::kernels::{self, elementwise_kernel, table_source, Row, ELEMENTS, FLOATS};
+use crate::ops::simd;
 use crate::real::{Numeric, Real, SliceOrScalar};
-use crate::simd;
 
 /// numpy's broadcasting: the result shape of `shapes`, or a shape error naming `op`.
 pub(crate) fn broadcast_shape(op: &str, shapes: &[&[usize]]) -> Result<Vec<usize>> {

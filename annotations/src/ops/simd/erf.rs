@@ -99,7 +99,7 @@ pub(crate) fn erf_slice(xs: &[f64], out: &mut [f64]) {
 #[cfg(target_arch = "x86_64")]
 mod vector {
     use super::*;
-    use crate::simd::avx2::*;
+    use crate::ops::simd::avx2::*;
     use std::arch::x86_64::*;
 
     /// Elements taken at a time: their tail lanes are gathered into groups of four.
@@ -239,7 +239,7 @@ mod tests {
     /// Whether this processor runs the vector kernels (else these tests compare the scalar
     /// function with itself, and say so).
     fn has_avx2() -> bool {
-        let yes = crate::simd::avx2_kernels();
+        let yes = crate::ops::simd::avx2_kernels();
         if !yes {
             eprintln!("no AVX2 and FMA on this processor: erf runs the scalar function, nothing vector to compare");
         }
@@ -258,7 +258,7 @@ mod tests {
     #[test]
     fn the_same_bits_as_libm_over_every_region() {
         has_avx2();
-        let mut rs = crate::random::RandomState::new(3);
+        let mut rs = crate::io::random::RandomState::new(3);
         for (lo, hi) in [(-8.0, 8.0), (-1.3, 1.3), (0.8, 1.3), (1.2, 3.0), (2.8, 6.1), (-1e-7, 1e-7), (-30.0, 30.0)] {
             // An odd length: blocks of 256, then a last group of three for the scalar function.
             let xs: Vec<f64> = (0..200_003).map(|_| rs.uniform(lo, hi)).collect();
@@ -295,7 +295,7 @@ mod tests {
         #[cfg(target_arch = "x86_64")]
         {
             use std::arch::x86_64::{_mm256_loadu_pd, _mm256_storeu_pd};
-            let mut rs = crate::random::RandomState::new(9);
+            let mut rs = crate::io::random::RandomState::new(9);
             for (lo, hi) in [(-37.0, -1.0), (-0.2, 0.0), (-0.4, 0.4), (-1.1, 1.1), (-1e-8, 1e-8)] {
                 for _ in 0..50_000 {
                     let v: [f64; 4] = std::array::from_fn(|_| rs.uniform(lo, hi));

@@ -9,14 +9,14 @@
 //!
 //! | family | source | entries | launch |
 //! |---|---|---|---|
-//! | unary math | [`unary_source`](crate::ops::unary_source) | `sqrt` ... `neg` (`elementwise.rs`, `unary_table!`) | `Elementwise` |
-//! | binary | [`binary_source`](crate::ops::binary_source) | `add` ... `not_equal` (`binary_table!`) | `Elementwise` |
-//! | masks | [`mask_source`](crate::ops::mask_source) | `and`, `or`, `not` (`mask_table!`) | `Elementwise` |
-//! | where | [`where_source`](crate::ops::where_source) | `where_f64`, `where_f32`, `where_bool` (value dtype), + `_bool` (mask) | `Elementwise` |
+//! | unary math | [`unary_source`](crate::registry::unary_source) | `sqrt` ... `neg` (`elementwise.rs`, `unary_table!`) | `Elementwise` |
+//! | binary | [`binary_source`](crate::registry::binary_source) | `add` ... `not_equal` (`binary_table!`) | `Elementwise` |
+//! | masks | [`mask_source`](crate::registry::mask_source) | `and`, `or`, `not` (`mask_table!`) | `Elementwise` |
+//! | where | [`where_source`](crate::registry::where_source) | `where_f64`, `where_f32`, `where_bool` (value dtype), + `_bool` (mask) | `Elementwise` |
 //! | casts | [`cast_source`] | `cast_to_f64`, `cast_to_f32` | `Elementwise` |
 //! | powi | [`powi_source`] | `powi` (exponent in `params`) | `Elementwise` |
 //! | fills | [`fill_source`] | `fill` (value), `sequence` (start, step) | `Fill` |
-//! | reductions | [`reduce_source`](crate::ops::reduce_source) | `sum`, `sum_axis0`, `sum_axis1`, `min`..., `max`... | `Reduce` |
+//! | reductions | [`reduce_source`](crate::registry::reduce_source) | `sum`, `sum_axis0`, `sum_axis1`, `min`..., `max`... | `Reduce` |
 //!
 //! `dot` is `Launch::Gemm` (the device's BLAS, no source). `mapv`, `random_*`, `t`,
 //! `slice_rows` and `insert_axis` have no accelerator slot.

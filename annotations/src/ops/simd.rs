@@ -129,7 +129,7 @@ mod tests {
     }
 
     fn uniform(n: usize, lo: f64, hi: f64, seed: u32) -> Vec<f64> {
-        let mut rs = crate::random::RandomState::new(seed);
+        let mut rs = crate::io::random::RandomState::new(seed);
         (0..n).map(|_| rs.uniform(lo, hi)).collect()
     }
 
@@ -218,7 +218,7 @@ mod speed {
             ("erf", libm::erf, 0.65, 0.93),
             ("asin", f64::asin, 0.64, 0.81),
         ];
-        let mut rs = crate::random::RandomState::new(3);
+        let mut rs = crate::io::random::RandomState::new(3);
         for (name, scalar, lo, hi) in cases {
             let xs = ArrayD::from_shape_vec(ndarray::IxDyn(&[8192]), (0..8192).map(|_| rs.uniform(lo, hi)).collect()).unwrap();
             let time = |f: &dyn Fn() -> ArrayD<f64>| {

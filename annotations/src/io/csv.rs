@@ -382,7 +382,7 @@ mod tests {
 
     #[test]
     fn the_fast_path_rounds_as_the_standard_parser() {
-        let mut rs = crate::random::RandomState::new(3);
+        let mut rs = crate::io::random::RandomState::new(3);
         for _ in 0..200_000 {
             let digits = 1 + (rs.next_u32() % 15) as usize;
             let int: String = (0..digits).map(|_| char::from(b'0' + (rs.next_u32() % 10) as u8)).collect();

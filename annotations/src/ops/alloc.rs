@@ -9,8 +9,8 @@ use ndarray::{ArrayD, Dimension, Ix1, Ix2, IxDyn};
 use num_traits::{One, Zero};
 
 use crate::array::{same_type, type_id, Array, Array1, ArrayBase, DataOwned, ShapeArg};
-use crate::kernels;
-use crate::random::RandomState;
+use crate::io::random::RandomState;
+use crate::ops::kernels;
 use crate::real::Real;
 
 /// An element of a graph element type as the `double` parameter of a fill kernel (bool: 0 or

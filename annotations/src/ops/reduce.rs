@@ -13,7 +13,7 @@ use crate::array::Array;
 use std::fmt::Write as _;
 use std::sync::LazyLock;
 
-use crate::kernels::{c_literal, c_type, FLOATS};
+use crate::ops::kernels::{c_literal, c_type, FLOATS};
 use crate::real::Real;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
