@@ -88,7 +88,7 @@ fn connect() -> std::result::Result<Arc<Link>, String> {
     let stream = UnixStream::connect(&path).map_err(|e| format!("cannot reach the kernel's comm socket {path}: {e}"))?;
     let reader = stream.try_clone().map_err(|e| e.to_string())?;
     let link = Arc::new(Link { writer: Mutex::new(stream), next: AtomicU64::new(1), acked: Mutex::new(0), ack: Condvar::new() });
-    let (to_callbacks, incoming) = mpsc::channel::<String>();
+    let (to_callbacks, incoming) = mpsc::channel::<Event>();
     let l = link.clone();
     std::thread::Builder::new().name("bach-comm-read".into()).spawn(move || read_kernel(reader, &l, to_callbacks)).map_err(|e| e.to_string())?;
     let l = link.clone();
@@ -96,9 +96,50 @@ fn connect() -> std::result::Result<Arc<Link>, String> {
     Ok(link)
 }
 
-/// Lines from the kernel: acknowledgements wake the senders; messages go to the callback
-/// thread (a callback may send, and so wait for an acknowledgement this thread reads).
-fn read_kernel(stream: UnixStream, link: &Link, to_callbacks: mpsc::Sender<String>) {
+/// What the callback thread receives: the kernel's lines, parsed once by the reader into a
+/// closed set of events (as rust-analyzer's event loop receives its `Event`s), each with the
+/// sequence number its `done` answers.
+enum Event {
+    /// `open <seq> <id> <target> <data>`: a front end opened a comm to a target.
+    Open { seq: String, comm: Comm, data: String },
+    /// `msg <seq> <id> <data> <buffers>`: a message to an open comm.
+    Msg { seq: String, id: String, data: String, buffers: Vec<Vec<u8>> },
+    /// `close <seq> <id> <data>`: the front end closed a comm.
+    Close { seq: String, id: String, data: String },
+    /// Any other line: answered with `done`, nothing else.
+    Other { seq: String, word: String },
+}
+
+impl Event {
+    fn of(f: &Parsed<'_>) -> Event {
+        let seq = f.seq.to_string();
+        match f.verb {
+            Ok(Verb::Open) => Event::Open { seq, comm: Comm { id: f.field(0).into(), target: f.field(1).into() }, data: f.field(2).into() },
+            Ok(Verb::Msg) => Event::Msg { seq, id: f.field(0).into(), data: f.field(1).into(), buffers: from_hex_list(f.field(2)) },
+            Ok(Verb::Close) => Event::Close { seq, id: f.field(0).into(), data: f.field(1).into() },
+            _ => Event::Other { seq, word: f.word().into() },
+        }
+    }
+    fn seq(&self) -> &str {
+        match self {
+            Event::Open { seq, .. } | Event::Msg { seq, .. } | Event::Close { seq, .. } | Event::Other { seq, .. } => seq,
+        }
+    }
+    /// The verb, for messages.
+    fn word(&self) -> &str {
+        match self {
+            Event::Open { .. } => Verb::Open.name(),
+            Event::Msg { .. } => Verb::Msg.name(),
+            Event::Close { .. } => Verb::Close.name(),
+            Event::Other { word, .. } => word,
+        }
+    }
+}
+
+/// Lines from the kernel: acknowledgements wake the senders; every other line goes to the
+/// callback thread as an [`Event`] (a callback may send, and so wait for an acknowledgement
+/// this thread reads).
+fn read_kernel(stream: UnixStream, link: &Link, to_callbacks: mpsc::Sender<Event>) {
     for line in BufReader::new(stream).lines() {
         let Ok(line) = line else { break };
         let parsed = Parsed::new(&line);
@@ -108,7 +149,7 @@ fn read_kernel(stream: UnixStream, link: &Link, to_callbacks: mpsc::Sender<Strin
                 *acked = (*acked).max(seq);
                 link.ack.notify_all();
             }
-        } else if to_callbacks.send(line).is_err() {
+        } else if to_callbacks.send(Event::of(&parsed)).is_err() {
             break;
         }
     }
@@ -117,46 +158,42 @@ fn read_kernel(stream: UnixStream, link: &Link, to_callbacks: mpsc::Sender<Strin
     link.ack.notify_all();
 }
 
-/// `open <seq> <id> <target> <data>`, `msg <seq> <id> <data>`, `close <seq> <id> <data>`:
-/// the callbacks, then `done <seq>` (the kernel's shell waits for it).
-fn run_callbacks(incoming: mpsc::Receiver<String>, link: &Link) {
-    for line in incoming {
-        let f = Parsed::new(&line);
+/// Each event's callbacks, in order, then `done <seq>` (the kernel's shell waits for it).
+fn run_callbacks(incoming: mpsc::Receiver<Event>, link: &Link) {
+    for event in incoming {
         // (Caught here: not reported as the running cell's panic.)
-        let run = bach_runtime::device::catch_panics(|| match f.verb {
-            Ok(Verb::Open) => {
-                let comm = Comm { id: f.field(0).into(), target: f.field(1).into() };
-                let on_open = lock(targets()).get(f.field(1)).cloned();
+        let run = bach_runtime::device::catch_panics(|| match &event {
+            Event::Open { comm, data, .. } => {
+                let on_open = lock(targets()).get(&*comm.target).cloned();
                 match on_open {
                     Some(on_open) => {
                         lock(comms()).entry(comm.id.to_string()).or_default();
-                        on_open(comm, f.field(2));
+                        on_open(comm.clone(), data);
                     }
                     None => {
                         let _ = comm.close();
                     }
                 }
             }
-            Ok(Verb::Msg) => {
-                let on_msg = lock(comms()).get(f.field(0)).map(|h| h.on_msg.clone()).unwrap_or_default();
-                let buffers = from_hex_list(f.field(2));
+            Event::Msg { id, data, buffers, .. } => {
+                let on_msg = lock(comms()).get(id).map(|h| h.on_msg.clone()).unwrap_or_default();
                 for on_msg in on_msg {
-                    on_msg(f.field(1), &buffers);
+                    on_msg(data, buffers);
                 }
             }
-            Ok(Verb::Close) => {
-                let closed = lock(comms()).remove(f.field(0));
+            Event::Close { id, data, .. } => {
+                let closed = lock(comms()).remove(id);
                 for on_close in closed.map(|h| h.on_close).unwrap_or_default() {
-                    on_close(f.field(1));
+                    on_close(data);
                 }
             }
-            _ => {}
+            Event::Other { .. } => {}
         });
         if let Err(panic) = run {
             let why = bach_runtime::device::panic_text(&*panic);
-            let _ = link.send(Verb::Log, &[&json::quote(&format!("a comm callback ({}) panicked: {why}", f.word()))]);
+            let _ = link.send(Verb::Log, &[&json::quote(&format!("a comm callback ({}) panicked: {why}", event.word()))]);
         }
-        let _ = link.write(&write_line(Verb::Done, f.seq, &[]));
+        let _ = link.write(&write_line(Verb::Done, event.seq(), &[]));
     }
 }
 
