@@ -145,7 +145,7 @@ pub(crate) fn elementwise_kernel(src: &mut String, name: &str, out: DType, args:
 
 /// One source for the rows of an elementwise table, each for every dtype in `dtypes`.
 pub(crate) fn table_source(family: &str, rows: &[Row], dtypes: &[DType]) -> String {
-    let mut src = format!("// bach: {family} kernels, generated from the op table in annotations/src/elementwise.rs\n\n");
+    let mut src = format!("// bach: {family} kernels, generated from the op table in annotations/src/ops/elementwise.rs\n\n");
     for row in rows {
         for &d in dtypes {
             let args: Vec<(&str, DType)> = row.vars.iter().map(|&v| (v, d)).collect();

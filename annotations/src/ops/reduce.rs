@@ -425,7 +425,7 @@ impl<A: Real, S: crate::array::Data<Elem = A>, D: Dimension> crate::array::Array
 /// CPU's pairwise sum); min and max propagate NaN with the CPU's `nan_min`/`nan_max`.
 pub fn reduce_source() -> &'static str {
     static SRC: LazyLock<String> = LazyLock::new(|| {
-        let mut src = String::from("// bach: reduction kernels, generated from annotations/src/reduce.rs (blocks of 256 threads)\n\n");
+        let mut src = String::from("// bach: reduction kernels, generated from annotations/src/ops/reduce.rs (blocks of 256 threads)\n\n");
         for r in Reducer::ALL {
             for layout in [Layout::Whole, Layout::Down, Layout::Across] {
                 for d in FLOATS {
