@@ -1,9 +1,9 @@
 //! Notebook support: what the `bach-kernel` runs inside its Rust process (evcxr's child).
 //!
-//! The kernel prefixes every cell with `bach::notebook::cell(n)`; the first call installs a
-//! panic hook (a panic that ends a cell is reported to the kernel, which shows it as an error)
+//! The kernel prefixes every cell with `bach::notebook::cell(n)` (`cell.rs`); the first call
+//! installs a panic hook (a panic that ends a cell is reported to the kernel, which shows it as an error)
 //! and an interrupt signal handler (SIGUSR1 stops a running evaluation at its next piece).
-//! Rich output reaches the kernel as one line on stdout: [`DISPLAY_MARKER`] followed by a JSON
+//! Rich output reaches the kernel as one line on stdout (written in `protocol.rs` only): [`DISPLAY_MARKER`] followed by a JSON
 //! object of mime type -> content; the kernel turns each into a `display_data` message.
 //! [`clear_output`] sends [`CLEAR_MARKER`], which becomes a `clear_output` message.
 
@@ -13,8 +13,8 @@ use bach_runtime::{session, BachError, Element, Lazy, Session, Value};
 
 use crate::array::Array;
 
-pub use bach_wire::line::{CLEAR as CLEAR_MARKER, DISPLAY as DISPLAY_MARKER, END as END_MARKER, INTERRUPTED, PANIC as PANIC_MARKER, RUN as RUN_MARKER};
 /// The marker lines, as the kernel reads them (`bach_wire::line`).
+pub use bach_wire::line::{CLEAR as CLEAR_MARKER, DISPLAY as DISPLAY_MARKER, END as END_MARKER, INTERRUPTED, PANIC as PANIC_MARKER, RUN as RUN_MARKER};
 pub use protocol::{cell_end, clear_output, display, display_as, reached_end, ShowDebug};
 use protocol::{html_escape, show_chart};
 
