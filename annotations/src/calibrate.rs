@@ -34,6 +34,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
+use bach_runtime::cost::{CopyField, OpField, Param};
 use bach_runtime::{CostModel, Device, DeviceKind, Direction, Family, MemoryKind, Policy, Session, Tag, Value, CPU};
 
 use crate::array::{Array, Array2};
@@ -160,9 +161,9 @@ impl Step<'_> {
             Some((a, b, e)) if b > 0.0 => (a, b, e),
             _ => (old.0, old.1, f64::NAN),
         };
-        let row = |param: &str| format!("{}.{}.{param}", what.name(), kind.name());
-        self.model.set(&row("per_call"), &format!("{a:e}")).expect("a known path");
-        self.model.set(&row(if what == Family::Product { "per_flop" } else { "per_element" }), &format!("{b:e}")).expect("a known path");
+        let per_work = if what == Family::Product { OpField::PerFlop } else { OpField::PerElement };
+        self.model.put(Param::op(what, kind, OpField::PerCall), a).expect("a fitted cost is finite and 0 or more");
+        self.model.put(Param::op(what, kind, per_work), b).expect("a fitted rate is finite and above 0");
         self.record(what.name(), old, (a, b), points.len(), max_error);
     }
 
@@ -229,7 +230,7 @@ impl Step<'_> {
         let kind = self.profile.kind;
         let old = self.model.op_rate(Family::Stage, kind);
         let per_call = median(stage.iter().filter(|p| p.calls > 0.0).map(|p| (p.seconds - old.per_element * p.work) / p.calls).collect()).max(0.0);
-        self.model.set(&format!("stage.{}.per_call", kind.name()), &format!("{per_call:e}")).expect("a known path");
+        self.model.put(Param::op(Family::Stage, kind, OpField::PerCall), per_call).expect("a median of finite times, at least 0");
         let max_error = stage.iter().map(|p| ((per_call * p.calls + old.per_element * p.work) / p.seconds).ln().abs()).fold(0.0, f64::max).exp() - 1.0;
         self.record("stage", (old.per_call, old.per_element), (per_call, old.per_element), stage.len(), max_error);
     }
@@ -307,18 +308,19 @@ impl Step<'_> {
             let (latency, per_byte, max_error) = fit_line(&points);
             let dir = if direction == Direction::H2d { "h2d" } else { "d2h" };
             let bandwidth = 1.0 / per_byte.max(1e-13);
-            self.model.set(&format!("transfer.{dir}.pageable.{}.latency", kind.name()), &format!("{latency:e}")).expect("a known path");
-            self.model.set(&format!("transfer.{dir}.pageable.{}.bandwidth", kind.name()), &format!("{bandwidth:e}")).expect("a known path");
             // The emulated device's "pinned" memory is host memory like the rest.
-            if kind == DeviceKind::Emulated {
-                self.model.set(&format!("transfer.{dir}.pinned.emulated.latency"), &format!("{latency:e}")).expect("a known path");
-                self.model.set(&format!("transfer.{dir}.pinned.emulated.bandwidth"), &format!("{bandwidth:e}")).expect("a known path");
+            let memories: &[MemoryKind] = if kind == DeviceKind::Emulated { &[MemoryKind::Pageable, MemoryKind::Pinned] } else { &[MemoryKind::Pageable] };
+            for &memory in memories {
+                // A fitted latency below 0 (noise) is none.
+                self.model.put(Param::copy(direction, memory, kind, CopyField::Latency), latency.max(0.0)).expect("a finite latency");
+                self.model.put(Param::copy(direction, memory, kind, CopyField::Bandwidth), bandwidth).expect("a finite bandwidth above 0");
             }
             self.record(&format!("copy {dir}"), (old.latency, 1.0 / old.bandwidth), (latency, 1.0 / bandwidth), points.len(), max_error);
         }
         if let Some((h2d, d2h)) = self.profile.measured_copies {
-            self.model.set("transfer.h2d.pinned.cuda.bandwidth", &format!("{h2d:e}")).expect("a known path");
-            self.model.set("transfer.d2h.pinned.cuda.bandwidth", &format!("{d2h:e}")).expect("a known path");
+            for (direction, bandwidth) in [(Direction::H2d, h2d), (Direction::D2h, d2h)] {
+                self.model.put(Param::copy(direction, MemoryKind::Pinned, DeviceKind::Cuda, CopyField::Bandwidth), bandwidth).expect("a measured bandwidth above 0");
+            }
         }
         Ok(())
     }
@@ -340,12 +342,11 @@ impl Step<'_> {
         let paged = paged?;
         let (one, many) = (whole.accelerator_pieces(), paged.accelerator_pieces());
         let kind = self.profile.kind;
-        let row = format!("stage.{}.per_call", kind.name());
         let old = self.model.op_rate(Family::Stage, kind);
         let per_piece = (paged.seconds - whole.seconds) / (many as f64 - one as f64);
         let measured = many > one && per_piece > 0.0;
         if measured {
-            self.model.set(&row, &format!("{per_piece:e}")).expect("a known path");
+            self.model.put(Param::op(Family::Stage, kind, OpField::PerCall), per_piece).expect("a positive time");
         }
         let after = self.model.op_rate(Family::Stage, kind);
         let (points, max_error) = if measured { (2, 0.0) } else { (0, f64::NAN) };

@@ -7,6 +7,8 @@
 
 use std::time::Instant;
 
+use bach_runtime::cost::{CopyField, Param};
+
 use crate::workloads::{Inputs, Workload};
 
 pub fn main(args: &[String]) -> Result<(), String> {
@@ -27,14 +29,16 @@ pub fn main(args: &[String]) -> Result<(), String> {
     let outputs = w.bach_graph(&inputs);
     let call = &outputs[0].1.lazy();
     let s = bach_runtime::session::global();
-    let bandwidth = s.config().cost.copy_rate(bach_runtime::DeviceKind::Cuda, bach_runtime::Direction::H2d, bach_runtime::MemoryKind::Pageable).bandwidth;
+    // The panel's h2d slider: the accelerator's pageable copy-in bandwidth.
+    let h2d = Param::copy(bach_runtime::Direction::H2d, bach_runtime::MemoryKind::Pageable, bach_runtime::DeviceKind::Cuda, CopyField::Bandwidth);
+    let bandwidth = s.config().cost.get(h2d);
     let mut times = Vec::with_capacity(repeat);
     let mut on_accel = std::collections::BTreeSet::new();
     for i in 0..repeat.max(1) {
         let t0 = Instant::now();
         let value = if i % 2 == 0 { bandwidth / 100.0 } else { bandwidth };
         let mut cost = s.config().cost;
-        cost.set("transfer.h2d.bandwidth", &format!("{value:e}"))?;
+        cost.put(h2d, value)?;
         s.update_config(|c| c.cost = cost);
         let (plan, table, chart, graph) = bach::notebook::panel_redraw(call).map_err(|e| e.to_string())?;
         times.push(t0.elapsed().as_secs_f64());

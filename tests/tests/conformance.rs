@@ -258,7 +258,7 @@ fn cpu_results_are_written_in_place_piece_by_piece() {
     let s = Session::with_devices(Devices::select(DeviceChoice::Cpu).unwrap());
     // Small arrays too go through the plan and its pieces here (not run at once).
     s.update_config(|c| {
-        c.cost.cpu_piece_bytes = 1000;
+        c.cost.planner.cpu_piece_bytes = 1000;
         c.eager_max_elements = 0;
     });
     with_session(&s, || {

@@ -147,7 +147,7 @@ fn a_device_list_must_start_with_the_cpu() {
 #[test]
 fn a_value_read_by_two_stages_on_the_device_is_copied_in_once() {
     let (s, dev) = session_with_second_memory();
-    s.update_config(|c| c.cost.accelerator_piece_bytes = 64 << 10);
+    s.update_config(|c| c.cost.planner.accelerator_piece_bytes = 64 << 10);
     let n = 100_000;
     let x = s.source(host(n, |i| i as f64), "x");
     let y = scale("dev_scale", 2.0, true).call(&[&x, &x]).unwrap(); // 3x, split by rows
@@ -181,7 +181,7 @@ fn a_value_read_by_two_stages_on_the_device_is_copied_in_once() {
 #[test]
 fn results_faulted_in_ahead_of_the_copies_back_land_exactly() {
     let (s, dev) = session_with(true);
-    s.update_config(|c| c.cost.accelerator_piece_bytes = 1 << 20);
+    s.update_config(|c| c.cost.planner.accelerator_piece_bytes = 1 << 20);
     let n = (3 << 20) + 7;
     let x = s.source(host(n, |i| i as f64), "x");
     let y = scale("dev_scale", 2.0, true).call(&[&x, &x]).unwrap();
@@ -256,7 +256,7 @@ fn a_failed_piece_waits_for_the_copies_already_under_way() {
     let s = Session::with_devices(Devices::new(vec![Arc::new(CpuDevice::new()), dev], vec![]).unwrap());
     s.update_config(|c| {
         c.policy = bach_runtime::Policy::Greedy;
-        c.cost.accelerator_piece_bytes = 64 << 10;
+        c.cost.planner.accelerator_piece_bytes = 64 << 10;
     });
     let n = 100_000;
     let x = s.source(host(n, |i| i as f64), "x");

@@ -37,7 +37,7 @@ const SHAPES_2D: [[usize; 2]; 6] = [[997, 101], [1, 1], [0, 5], [5, 0], [1, 7], 
 fn each_session(f: impl Fn(&str)) {
     f("global session");
     let s = Session::new();
-    s.update_config(|c| c.cost.cpu_piece_bytes = 3000);
+    s.update_config(|c| c.cost.planner.cpu_piece_bytes = 3000);
     with_session(&s, || f("isolated session, 3000-byte pieces"));
     for (name, s) in accelerator_sessions(64 << 20) {
         s.update_config(|c| c.memory_cap = Some(2 << 20));

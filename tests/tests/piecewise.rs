@@ -16,7 +16,7 @@ fn session_with_pieces(bytes: usize) -> Arc<Session> {
     let s = Session::new();
     // Every op through the plan and its pieces, small arrays too (not run at once).
     s.update_config(|c| {
-        c.cost.cpu_piece_bytes = bytes;
+        c.cost.planner.cpu_piece_bytes = bytes;
         c.eager_max_elements = 0;
     });
     s

@@ -231,7 +231,7 @@ fn a_stage_over_the_memory_cap_is_paged() {
         assert!(st.pieces > 1, "{plan}");
         assert!(st.piece_rows * st.pieces >= n);
         // Two pieces in flight (input and output rows) fit the budget.
-        let budget = ((1u64 << 20) as f64 * CostModel::default().accelerator_memory_fraction) as usize;
+        let budget = ((1u64 << 20) as f64 * CostModel::default().planner.accelerator_memory_fraction) as usize;
         assert!(2 * st.piece_rows * 16 <= budget, "{} rows of 16 bytes, twice, over {budget}:\n{plan}", st.piece_rows);
         assert!(plan.to_string().contains("(paged)"), "{plan}");
         assert!(plan.notes.iter().any(|n| n.contains("paged")), "{:?}", plan.notes);
@@ -492,7 +492,11 @@ fn a_hand_built_graph_part() {
             node(4, &sub, vec![2, 3], vec![split::rows(), split::broadcast()], &meta, true),
         ],
     };
-    let cost = CostModel { cpu_piece_bytes: 800, ..CostModel::default() };
+    let cost = {
+        let mut c = CostModel::default();
+        c.planner.cpu_piece_bytes = 800;
+        c
+    };
     let p = plan::plan(&part, &cost, &devices()[..1], Policy::Greedy, None).unwrap();
     assert_eq!(p.stages.len(), 2, "{p}");
     let ids = |s: usize| p.stages[s].steps.iter().map(|&k| p.steps[k].id).collect::<Vec<_>>();
@@ -733,7 +737,7 @@ proptest! {
     ) {
         let s = Session::new();
         s.update_config(|c| {
-            c.cost.cpu_piece_bytes = piece_bytes;
+            c.cost.planner.cpu_piece_bytes = piece_bytes;
             c.memory_cap = cap;
             c.policy = policy;
         });
@@ -795,7 +799,7 @@ fn a_fusing_device_is_paged_for_what_it_holds() {
         let n = 1 << 20;
         let x = Array::from_array(nd(&[n], uniform_vec(5, n, 0.0, 1.0)));
         let y = Array::from_array(nd(&[n], uniform_vec(6, n, 0.0, 1.0)));
-        let budget = ((1u64 << 20) as f64 * CostModel::default().accelerator_memory_fraction) as usize;
+        let budget = ((1u64 << 20) as f64 * CostModel::default().planner.accelerator_memory_fraction) as usize;
         let rows = |plan: &Plan, v: &Array<f64>| {
             let st = &plan.stages[plan.step_of(v.lazy().id()).unwrap().stage];
             assert!(st.paged && st.device == GPU, "{plan}");

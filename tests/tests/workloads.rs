@@ -83,7 +83,7 @@ fn each_piece_size(f: impl Fn(&str)) {
     f("global session");
     for bytes in [4096usize, usize::MAX / 2] {
         let s = Session::new();
-        s.update_config(|c| c.cost.cpu_piece_bytes = bytes);
+        s.update_config(|c| c.cost.planner.cpu_piece_bytes = bytes);
         with_session(&s, || f(&format!("{bytes}-byte pieces")));
     }
 }

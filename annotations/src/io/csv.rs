@@ -421,7 +421,7 @@ mod tests {
         let t = read_csv(&p).unwrap();
         assert_eq!((t.len(), t.columns().len()), (n, 1));
         let s = bach_runtime::Session::new();
-        s.update_config(|c| c.cost.cpu_piece_bytes = 4000);
+        s.update_config(|c| c.cost.planner.cpu_piece_bytes = 4000);
         let got = bach_runtime::with_session(&s, || read_csv(&p).unwrap().column(0).unwrap().to_array().unwrap());
         for (i, v) in got.iter().enumerate() {
             assert_eq!(*v, (i as f64) * 0.25 - 7.0, "row {i}");

@@ -58,7 +58,7 @@ pub fn show_cost() {
     let _ = writeln!(
         text,
         "change one with `:bach cost set <path> = <value>`; `:bach cost reset` restores the model the session started with; `:bach calibrate` measures this machine; paths:\n{}",
-        bach_runtime::cost::PATHS
+        bach_runtime::cost::paths()
     );
     let trace = s.trace();
     let evals: Vec<&bach_runtime::trace::EvalTrace> = trace.evals().filter(|e| !e.stages.is_empty()).collect();

@@ -21,7 +21,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use bach_runtime::cost::seconds;
+use bach_runtime::cost::{seconds, CopyField, OpField, Param, PlannerField};
 use bach_runtime::json::Value;
 use bach_runtime::trace::EvalTrace;
 use bach_runtime::{session, CostModel, DeviceKind, DeviceProfile, Direction, Element, Family, Lazy, MemoryKind, Plan, Policy, Session};
@@ -37,39 +37,22 @@ const DEVICES: [&str; 3] = ["auto", "cpu", "gpu"];
 /// A computed value has no plan left: the panel plans pending ones.
 const COMPUTED: &str = "this value is computed already, so nothing is left to plan (`:bach trace last` shows how it ran): open the panel on a value before it is displayed or used";
 
-/// One slider: a cost-model figure, read from the model, set through its path.
+/// One slider: a cost-model parameter, its value, unit and range from its declaration.
 struct Knob {
     label: String,
-    path: String,
-    read: Box<dyn Fn(&CostModel) -> f64 + Send + Sync>,
-    /// Powers of ten the log slider spans.
-    exps: (f64, f64),
+    param: Param,
 }
 
 fn knobs(accel: DeviceKind) -> Vec<Knob> {
-    let copy = |label: &str, path: &str, dir: Direction| Knob {
-        label: label.into(),
-        path: path.into(),
-        read: Box::new(move |c: &CostModel| c.copy_rate(accel, dir, MemoryKind::Pageable).bandwidth),
-        exps: (7.0, 12.0),
-    };
-    let mut k = vec![copy("copy in, B/s (h2d)", "transfer.h2d.bandwidth", Direction::H2d), copy("copy out, B/s (d2h)", "transfer.d2h.bandwidth", Direction::D2h)];
-    for (who, kind, dev) in [("GPU", accel, "accelerator"), ("CPU", DeviceKind::Cpu, "cpu")] {
+    let knob = |label: String, param: Param| Knob { label, param };
+    let bandwidth = |direction| Param::copy(direction, MemoryKind::Pageable, accel, CopyField::Bandwidth);
+    let mut k = vec![knob("copy in, B/s (h2d)".into(), bandwidth(Direction::H2d)), knob("copy out, B/s (d2h)".into(), bandwidth(Direction::D2h))];
+    for (who, kind) in [("GPU", accel), ("CPU", DeviceKind::Cpu)] {
         for f in [Family::Elementwise, Family::Math, Family::Reduce] {
-            k.push(Knob {
-                label: format!("{who} {}, s/element", f.name()),
-                path: format!("{}.{dev}.per_element", f.name()),
-                read: Box::new(move |c: &CostModel| c.op_rate(f, kind).per_element),
-                exps: (-14.0, -6.0),
-            });
+            k.push(knob(format!("{who} {}, s/element", f.name()), Param::op(f, kind, OpField::PerElement)));
         }
     }
-    k.push(Knob {
-        label: "GPU piece, bytes".into(),
-        path: "planner.accelerator_piece_bytes".into(),
-        read: Box::new(|c: &CostModel| c.accelerator_piece_bytes as f64),
-        exps: (4.0, 11.0),
-    });
+    k.push(knob("GPU piece, bytes".into(), Param::Planner(PlannerField::AcceleratorPieceBytes)));
     k
 }
 
@@ -158,7 +141,8 @@ fn build(lazy: Option<Lazy>, s: &Session) -> bach_runtime::Result<(Arc<Panel>, W
     };
     let mut sliders = Vec::new();
     for k in knobs(accel) {
-        let w = Widget::float_log_slider(&k.label, (k.read)(&cfg.cost), k.exps.0, k.exps.1, 0.05)?;
+        let (lo, hi) = k.param.slider();
+        let w = Widget::float_log_slider(&k.label, cfg.cost.get(k.param), lo, hi, 0.05)?;
         wide(&w, 190);
         sliders.push((k, w));
     }
@@ -262,7 +246,7 @@ impl Panel {
         let cfg = s.config();
         self.quiet.store(true, Ordering::SeqCst);
         for (k, w) in &self.knobs {
-            let _ = w.set_quietly(vec![("value", (k.read)(&cfg.cost).into())]);
+            let _ = w.set_quietly(vec![("value", cfg.cost.get(k.param).into())]);
         }
         if let Some(cap) = cfg.memory_cap {
             let _ = self.cap.set_quietly(vec![("value", (cap as f64).into())]);
@@ -270,10 +254,11 @@ impl Panel {
         self.quiet.store(false, Ordering::SeqCst);
     }
 
-    fn set_cost(&self, what: &str, path: &str, value: &str) {
+    /// Change the session's cost model (`what` in words), re-plan; or refuse, the model as it was.
+    fn change_cost(&self, what: &str, change: impl FnOnce(&mut CostModel) -> Result<(), String>) {
         let s = session::global();
         let mut cost = s.config().cost;
-        match cost.set(path, value) {
+        match change(&mut cost) {
             Ok(()) => {
                 s.update_config(|c| c.cost = cost);
                 self.replan(what);
@@ -283,10 +268,10 @@ impl Panel {
     }
 
     fn knob_moved(&self, i: usize, v: &Value) {
-        let (k, _) = &self.knobs[i];
+        let param = self.knobs[i].0.param;
         match v.as_f64() {
-            Some(x) if x.is_finite() && x > 0.0 => self.set_cost(&format!("{} = {x:.3e}", k.path), &k.path, &format!("{x:e}")),
-            _ => self.refuse(&k.path, &format!("{v} is not a positive number")),
+            Some(x) => self.change_cost(&format!("{param} = {x:.3e}"), |c| c.put(param, x)),
+            None => self.refuse(&param.to_string(), &format!("{v} is not a number")),
         }
     }
 
@@ -334,7 +319,7 @@ impl Panel {
         }
         match text.split_once('=') {
             Some((path, value)) => {
-                self.set_cost(text, path.trim(), value.trim());
+                self.change_cost(text, |c| c.set(path.trim(), value.trim()));
                 self.sync_controls();
             }
             None => self.refuse(text, "type `<path> = <value>`, e.g. transfer.h2d.bandwidth = 5GB/s"),

@@ -1,5 +1,5 @@
 //! A cost model as a profile file: JSON, one object holding where the figures come from and
-//! every parameter by its settable path (the paths of `:bach cost set`):
+//! every parameter by its settable path (the paths of `:bach cost set`, declared in `param.rs`):
 //!
 //! ```json
 //! { "format": "bach cost profile 1",
@@ -18,7 +18,7 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use super::{CostModel, Direction, MemoryKind};
+use super::{CostModel, Param};
 use crate::json;
 use crate::knobs::ProfileDir;
 use crate::profile::DeviceProfile;
@@ -26,28 +26,6 @@ use crate::profile::DeviceProfile;
 const FORMAT: &str = "bach cost profile 1";
 
 impl CostModel {
-    /// Every parameter as (path, value), in table order: what a profile file holds.
-    pub fn parameters(&self) -> Vec<(String, f64)> {
-        let mut out = Vec::new();
-        for r in &self.ops {
-            let base = format!("{}.{}", r.family.name(), r.device.name());
-            out.push((format!("{base}.per_call"), r.rate.per_call));
-            out.push((format!("{base}.per_element"), r.rate.per_element));
-            out.push((format!("{base}.per_flop"), r.rate.per_flop));
-        }
-        for r in &self.copies {
-            let dir = if r.direction == Direction::H2d { "h2d" } else { "d2h" };
-            let mem = if r.memory == MemoryKind::Pinned { "pinned" } else { "pageable" };
-            let base = format!("transfer.{dir}.{mem}.{}", r.device.name());
-            out.push((format!("{base}.latency"), r.rate.latency));
-            out.push((format!("{base}.bandwidth"), r.rate.bandwidth));
-        }
-        out.push(("planner.cpu_piece_bytes".into(), self.cpu_piece_bytes as f64));
-        out.push(("planner.accelerator_piece_bytes".into(), self.accelerator_piece_bytes as f64));
-        out.push(("planner.accelerator_memory_fraction".into(), self.accelerator_memory_fraction));
-        out
-    }
-
     /// The model as a profile file's text.
     pub fn to_json(&self) -> String {
         let mut out = String::new();
@@ -62,7 +40,7 @@ impl CostModel {
         let params = self.parameters();
         for (i, (path, v)) in params.iter().enumerate() {
             let sep = if i + 1 < params.len() { "," } else { "" };
-            let _ = writeln!(out, "    {}: {}{sep}", json::quote(path), number(*v));
+            let _ = writeln!(out, "    {}: {}{sep}", json::quote(&path.to_string()), number(*v));
         }
         out.push_str("  }\n}\n");
         out
@@ -90,8 +68,9 @@ impl CostModel {
         let Some(json::Value::Object(params)) = get("parameters") else { return Err("a cost profile needs a \"parameters\" object".into()) };
         for (path, v) in params {
             let json::Value::Number(n) = v else { return Err(format!("parameter `{path}` is not a number")) };
-            let text = if path.starts_with("planner.") && path.ends_with("_bytes") { format!("{}", n.round() as u64) } else { format!("{n:e}") };
-            model.set(path, &text).map_err(|e| format!("parameter `{path}`: {}", e.lines().next().unwrap_or_default()))?;
+            let first_line = |e: String| format!("parameter `{path}`: {}", e.lines().next().unwrap_or_default());
+            let param: Param = path.parse().map_err(first_line)?;
+            model.put(param, *n).map_err(first_line)?;
         }
         Ok(model)
     }
@@ -166,6 +145,7 @@ fn number(v: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cost::{Direction, MemoryKind};
     use crate::profile::DeviceKind;
 
     #[test]

@@ -10,10 +10,12 @@
 
 mod file;
 mod h100;
+mod param;
 mod table;
 
 pub use file::{host_name, profile_dir, profile_key, saved_profile_path};
-pub use table::{parse_seconds, seconds, PATHS};
+pub use param::{paths, CopyField, CopyRate, Devices, Field, OpField, OpRate, Param, Planner, PlannerField, Unit};
+pub use table::{parse_seconds, seconds};
 
 use std::fmt;
 use std::str::FromStr;
@@ -123,16 +125,6 @@ impl Work {
     }
 }
 
-/// The parameters of one family on one kind of device.
-#[derive(Clone, Copy, Debug, PartialEq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
-pub struct OpRate {
-    /// Seconds per run whatever its size (launch, dispatch to threads).
-    pub per_call: f64,
-    pub per_element: f64,
-    pub per_flop: f64,
-}
-
 impl OpRate {
     pub fn seconds(&self, work: Work) -> f64 {
         self.per_call + self.per_element * work.elements + self.per_flop * work.flops
@@ -157,16 +149,6 @@ pub enum MemoryKind {
     Pageable,
     /// Page-locked memory the copy engine reads directly.
     Pinned,
-}
-
-/// The parameters of copies one way between the host and one kind of device.
-#[derive(Clone, Copy, Debug, PartialEq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
-pub struct CopyRate {
-    /// Seconds per copy whatever its size.
-    pub latency: f64,
-    /// Bytes per second.
-    pub bandwidth: f64,
 }
 
 impl CopyRate {
@@ -207,14 +189,8 @@ pub struct CostModel {
     pub measured_on: Option<String>,
     pub ops: Vec<OpRow>,
     pub copies: Vec<CopyRow>,
-    /// Bytes of the widest value of a CPU stage per piece: small enough that a piece's live
-    /// values stay in the core's cache while every op of the stage runs over it.
-    pub cpu_piece_bytes: usize,
-    /// Fraction of an accelerator's memory the planner fills (the rest is headroom).
-    pub accelerator_memory_fraction: f64,
-    /// Bytes per row times rows of one accelerator piece when the stage fits: pieces this big
-    /// keep launches few while copies of one piece overlap compute of another.
-    pub accelerator_piece_bytes: usize,
+    #[cfg_attr(feature = "serde", serde(flatten))]
+    pub planner: Planner,
 }
 
 impl Default for CostModel {
@@ -270,9 +246,7 @@ impl CostModel {
             measured_on: None,
             ops,
             copies,
-            cpu_piece_bytes: 64 * 1024,
-            accelerator_memory_fraction: 0.9,
-            accelerator_piece_bytes: 256 << 20,
+            planner: Planner::default(),
         }
     }
 

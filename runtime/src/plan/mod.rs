@@ -363,7 +363,7 @@ impl Budget<'_> {
     pub(crate) fn of(&self, d: &DeviceProfile) -> Option<u64> {
         d.memory_bytes.map(|m| {
             let m = self.memory_cap.map_or(m, |c| c.min(m));
-            (m as f64 * self.cost.accelerator_memory_fraction) as u64
+            (m as f64 * self.cost.planner.accelerator_memory_fraction) as u64
         })
     }
 }

@@ -158,14 +158,14 @@ pub(super) fn size(
     let dev = &devices[stage.device.0 as usize];
     let rb = row_bytes(part, steps, stage, s, stage_of, dev.fuses_elementwise);
     stage.piece_rows = match budget.of(dev) {
-        None => (cost.cpu_piece_bytes / rb.widest.max(1)).max(1),
+        None => (cost.planner.cpu_piece_bytes / rb.widest.max(1)).max(1),
         Some(b) => {
             let per_row: usize = rb.peak.max(1);
             let need = rb.fixed as u64 + (len as u64) * per_row as u64;
             if need <= b {
                 // Fits: still cut into pieces of about `accelerator_piece_bytes`, so the
                 // copies of one piece overlap the compute of another.
-                len.min(cost.accelerator_piece_bytes / per_row).max(1)
+                len.min(cost.planner.accelerator_piece_bytes / per_row).max(1)
             } else {
                 stage.paged = true;
                 // Two pieces in flight: one computing while the next one is copied in.
@@ -186,5 +186,5 @@ pub(crate) fn cpu_piece_rows(part: &GraphPart, plan: &super::Plan, stage: &Stage
         stage_of[st.node] = Some(st.stage);
     }
     let rb = row_bytes(part, &plan.steps, stage, s, &stage_of, false);
-    (cost.cpu_piece_bytes / rb.widest.max(1)).clamp(1, stage.split_len.unwrap_or(1).max(1))
+    (cost.planner.cpu_piece_bytes / rb.widest.max(1)).clamp(1, stage.split_len.unwrap_or(1).max(1))
 }
