@@ -648,7 +648,7 @@ mod tests {
                         assert!(src.contains(&format!(".entry {k}")), "{k} missing from PTX for {arch:?}");
                     }
                 }
-                Err(e) if e.contains("not on this machine") && std::env::var("BACH_REQUIRE_NVRTC").as_deref() != Ok("1") => {
+                Err(e) if e.contains("not on this machine") && !bach_runtime::knobs::Knobs::from_env().require_nvrtc => {
                     eprintln!("skipped: {e}");
                     return;
                 }

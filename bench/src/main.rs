@@ -258,10 +258,7 @@ fn parse(argv: &[String]) -> Result<Args, String> {
 fn device_choice(device: Option<DeviceChoice>, memory: Option<u64>) -> Result<DeviceChoice, String> {
     let choice = match device {
         Some(c) => c,
-        None => match std::env::var("BACH_DEVICE") {
-            Ok(v) => v.parse::<DeviceChoice>().map_err(|e| format!("BACH_DEVICE: {e}"))?,
-            Err(_) => DeviceChoice::Auto,
-        },
+        None => bach_runtime::knobs::Knobs::from_env().device.parse::<DeviceChoice>().map_err(|e| format!("BACH_DEVICE: {e}"))?,
     };
     Ok(match choice {
         DeviceChoice::Emulated(None) => DeviceChoice::Emulated(memory),

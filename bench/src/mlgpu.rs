@@ -622,7 +622,7 @@ mod tests {
     fn ml_kernels_compile_with_nvrtc() {
         // SAFETY: only probes whether the shared library loads.
         if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
-            assert!(std::env::var_os("BACH_REQUIRE_NVRTC").is_none(), "BACH_REQUIRE_NVRTC is set but NVRTC is missing");
+            assert!(!bach_runtime::knobs::Knobs::from_env().require_nvrtc, "BACH_REQUIRE_NVRTC is set but NVRTC is missing");
             return;
         }
         let ptx = compile_source(ML_KERNELS, "bach_bench_ml.cu", Some("compute_90")).unwrap();
