@@ -16,8 +16,8 @@ use evcxr::{CommandContext, EvalContextOutputs};
 
 use crate::engine::{Bundle, Completions, Engine, ExecError, Interrupter, Output, StreamName};
 use crate::home::{restore_lock_line, Home};
-use crate::magics;
 use crate::question_mark;
+use bach_wire::magics;
 
 /// How long an interrupted cell may take to reach a piece boundary before the kernel
 /// restarts the Rust process (user code stuck outside Bach).

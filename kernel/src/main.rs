@@ -19,7 +19,6 @@ mod install;
 mod interruptible;
 mod is_complete;
 mod log;
-mod magics;
 mod question_mark;
 mod rustc_wrapper;
 mod server;

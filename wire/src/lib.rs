@@ -8,7 +8,8 @@
 //! - [`comm`]: the Unix socket of Jupyter comms (one tab-separated line per message, both ways,
 //!   with the socket's path in [`comm::SOCKET_ENV`]);
 //! - [`calls`]: the `bach::notebook` calls the kernel writes into a cell (the cell's number,
-//!   interrupt ticks, the `:bach` magics, saving and restoring a session over a rebuild).
+//!   interrupt ticks, saving and restoring a session over a rebuild);
+//! - [`magics`]: the `:bach` magics, each parsed and turned into its `bach::notebook` call.
 //!
 //! Dependency-free on purpose: the crate sits in every notebook's dependency graph.
 
@@ -17,3 +18,4 @@
 pub mod calls;
 pub mod comm;
 pub mod line;
+pub mod magics;

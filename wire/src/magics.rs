@@ -1,6 +1,9 @@
-//! `:bach` magics. Each line `:bach <command> [args]` becomes one line of Rust calling
-//! `bach::notebook` in the Rust process (so line numbers of errors stay right), or text the
-//! kernel prints itself. The table is open: the cost-model magics add rows here.
+//! The `:bach` magics: the language a notebook writes after `:bach`, and the Rust each
+//! line becomes. Each line `:bach <command> [args]` becomes one line of Rust calling
+//! `bach::notebook` in the cells' process (so line numbers of errors stay right). One row of
+//! [`COMMANDS`] parses a command, [`magic`] builds its call, [`examples`] gives the `bach`
+//! crate's compile test one of each, and [`HELP`] lists it: a new magic is a row, a builder
+//! and a help line here, and its function in `bach::notebook`.
 
 pub const HELP: &str = "\
 :bach help                      this list
@@ -31,8 +34,6 @@ pub const HELP: &str = "\
 In Rust: value.explain(), value.on(Device::Cpu | Device::Gpu | Device::Auto).
 evcxr's own commands (:dep, :vars, :help ...) work as usual.
 ";
-
-use bach_wire::calls::magic;
 
 /// Where `:bach vars` puts the session's variables, filled in by [`expand_with`].
 const VARS: &str = "\u{1e}BACH_VARS\u{1e}";
@@ -225,6 +226,115 @@ pub fn complete(code: &str, cursor: usize) -> Option<(Vec<String>, usize)> {
     }
     let matches = COMMANDS.iter().filter(|c| c.name.starts_with(word)).map(|c| c.name.to_string()).collect();
     Some((matches, cursor - word.len()))
+}
+
+/// The `:bach` magics' calls, one each.
+pub mod magic {
+    pub const SHOW_DEVICES: &str = "bach::notebook::show_devices();";
+    pub const SHOW_CONFIG: &str = "bach::notebook::show_config();";
+    pub fn show_plan(expr: &str) -> String {
+        format!("bach::notebook::show_plan(&({expr}));")
+    }
+    pub fn show_explain(expr: &str) -> String {
+        format!("bach::notebook::show_explain(&({expr}));")
+    }
+    pub fn show_graph(expr: &str) -> String {
+        format!("bach::notebook::show_graph(&({expr}));")
+    }
+    /// `which`: `""` (the session's) or `"last"` (the latest evaluation's).
+    pub fn show_trace(which: &str) -> String {
+        format!("bach::notebook::show_trace({which:?});")
+    }
+    /// `which` as in [`show_trace`].
+    pub fn export_trace(which: &str, file: &str) -> String {
+        format!("bach::notebook::export_trace({which:?}, {file:?});")
+    }
+    pub fn set_trace_keep(n: usize) -> String {
+        format!("bach::notebook::set_trace_keep({n});")
+    }
+    /// `how`: `full`, `compact`, `auto` or `auto <time>`.
+    pub fn set_chart(how: &str) -> String {
+        format!("bach::notebook::set_chart({how:?});")
+    }
+    pub const SHOW_MEMORY: &str = "bach::notebook::show_memory();";
+    /// `cap`: a size (`64MiB`) or `none`.
+    pub fn set_memory(cap: &str) -> String {
+        format!("bach::notebook::set_memory({cap:?});")
+    }
+    pub fn set_policy(name: &str) -> String {
+        format!("bach::notebook::set_policy({name:?});")
+    }
+    /// `device`: `cpu`, `gpu` or `auto`.
+    pub fn force_cell(device: &str) -> String {
+        format!("bach::notebook::force_cell({device:?});")
+    }
+    pub const SHOW_COST: &str = "bach::notebook::show_cost();";
+    /// `setting`: `path = value`.
+    pub fn set_cost(setting: &str) -> String {
+        format!("bach::notebook::set_cost({setting:?});")
+    }
+    pub const RESET_COST: &str = "bach::notebook::reset_cost();";
+    /// `profile`: `h100`, `default` or a file.
+    pub fn use_cost_profile(profile: &str) -> String {
+        format!("bach::notebook::use_cost_profile({profile:?});")
+    }
+    pub const CALIBRATE: &str = "bach::notebook::calibrate();";
+    /// The plan of `expr` with `settings` (`(path, value)`) beside the current one.
+    pub fn whatif(settings: &[(&str, &str)], expr: &str) -> String {
+        let pairs: Vec<String> = settings.iter().map(|(p, v)| format!("({p:?}, {v:?})")).collect();
+        format!("bach::notebook::whatif(&[{}], &({expr}));", pairs.join(", "))
+    }
+    pub fn whatif_profile(profile: &str, expr: &str) -> String {
+        format!("bach::notebook::whatif_profile({profile:?}, &({expr}));")
+    }
+    pub const SHOW_BREAKDOWN: &str = "bach::notebook::show_breakdown();";
+    pub const MODEL_PANEL: &str = "bach::notebook::model_panel();";
+    pub fn panel(expr: &str) -> String {
+        format!("bach::notebook::panel(&({expr}));")
+    }
+    /// The session's values: `named` variables (Bach arrays, listed by name) and the names of
+    /// those `left_out` (moved before the line; listed unnamed if alive); `live`: a table
+    /// redrawn before each cell.
+    pub fn show_vars(named: &[&str], left_out: &[&str], live: bool) -> String {
+        let list: Vec<String> = named.iter().map(|n| format!("({n:?}, &{n}.lazy())")).collect();
+        let left: Vec<String> = left_out.iter().map(|n| format!("{n:?}")).collect();
+        let f = if live { "show_vars_live" } else { "show_vars" };
+        format!("bach::notebook::{f}(&[{}], &[{}]);", list.join(", "), left.join(", "))
+    }
+}
+
+/// Every magic's call with example arguments, as `(what, Rust)`, for [`crate::calls::examples`].
+pub fn examples() -> Vec<(&'static str, String)> {
+    use magic::*;
+    vec![
+        ("devices", SHOW_DEVICES.to_string()),
+        ("config", SHOW_CONFIG.to_string()),
+        ("plan", show_plan("&x * 2.0")),
+        ("explain", show_explain("&x * 2.0")),
+        ("graph", show_graph("&x * 2.0")),
+        ("trace", show_trace("")),
+        ("trace last", show_trace("last")),
+        ("trace export", export_trace("", "trace.json")),
+        ("trace export last", export_trace("last", "trace.json")),
+        ("trace keep", set_trace_keep(20)),
+        ("chart", set_chart("auto 20ms")),
+        ("memory", SHOW_MEMORY.to_string()),
+        ("memory cap", set_memory("64MiB")),
+        ("policy", set_policy("greedy")),
+        ("cell device", force_cell("cpu")),
+        ("cost", SHOW_COST.to_string()),
+        ("cost set", set_cost("elementwise.cuda.per_element = 2e-11")),
+        ("cost reset", RESET_COST.to_string()),
+        ("cost profile", use_cost_profile("h100")),
+        ("calibrate", CALIBRATE.to_string()),
+        ("whatif", whatif(&[("transfer.bandwidth", "5GB/s")], "&x * 2.0")),
+        ("whatif profile", whatif_profile("h100", "&x * 2.0")),
+        ("breakdown", SHOW_BREAKDOWN.to_string()),
+        ("panel", MODEL_PANEL.to_string()),
+        ("panel of", panel("&x * 2.0")),
+        ("vars", show_vars(&["x"], &["gone"], false)),
+        ("vars live", show_vars(&["x"], &[], true)),
+    ]
 }
 
 #[cfg(test)]
