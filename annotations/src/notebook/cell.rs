@@ -13,16 +13,21 @@ use super::magics;
 use super::protocol::{json_object, progress_line};
 use super::INTERRUPTED;
 
-/// Set by the interrupt signal, cleared when a cell starts; [`tick`] stops the cell on it.
-static INTERRUPT: AtomicBool = AtomicBool::new(false);
+/// A cell's life's state, one per process.
+struct Life {
+    /// Set by the interrupt signal, cleared when a cell starts; [`tick`] stops the cell on it.
+    interrupt: AtomicBool,
+    /// The process set up (hooks, the signal handler) by the first cell.
+    set_up: Once,
+}
+
+static LIFE: Life = Life { interrupt: AtomicBool::new(false), set_up: Once::new() };
 
 thread_local! {
     /// Whether this thread runs the cells (evcxr's runtime thread): only it stops on an
     /// interrupt, so a thread a cell started (a background loop) keeps running.
     static CELL_THREAD: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
-
-static INIT: Once = Once::new();
 
 // signal(2), declared here rather than through the `libc` crate: notebooks compile against
 // this crate, and evcxr's rust-analyzer analyses every crate in their dependency graph at
@@ -34,7 +39,7 @@ unsafe extern "C" {
 
 extern "C" fn on_interrupt(_signal: c_int) {
     // Only atomic operations here: a signal handler may run between any two instructions.
-    INTERRUPT.store(true, Ordering::SeqCst);
+    LIFE.interrupt.store(true, Ordering::SeqCst);
     if let Some(s) = session::global_if_made() {
         s.interrupt();
     }
@@ -43,7 +48,7 @@ extern "C" fn on_interrupt(_signal: c_int) {
 /// Called by the kernel before each cell: records the cell number on the session's new
 /// nodes, and sets up the process on first use.
 pub fn cell(n: u64) {
-    INIT.call_once(|| {
+    LIFE.set_up.call_once(|| {
         bach_runtime::progress::set_progress_hook(Some(Arc::new(progress_line)));
         // SAFETY: installing a handler that only performs atomic stores.
         unsafe {
@@ -65,7 +70,7 @@ pub fn cell(n: u64) {
         bach_runtime::fresh::trim_worker_arenas();
         magics::refresh_live_vars();
     }
-    INTERRUPT.store(false, Ordering::SeqCst);
+    LIFE.interrupt.store(false, Ordering::SeqCst);
     CELL_THREAD.with(|c| c.set(true));
     // Not for the prelude (cell 0): evcxr waits for a cell's output to be read, and the kernel
     // reads the prelude's output from no one.
@@ -81,7 +86,7 @@ pub fn cell(n: u64) {
 #[inline]
 #[track_caller]
 pub fn tick() {
-    if INTERRUPT.load(Ordering::Relaxed) {
+    if LIFE.interrupt.load(Ordering::Relaxed) {
         interrupted();
     }
 }
@@ -90,7 +95,7 @@ pub fn tick() {
 #[inline(never)]
 #[track_caller]
 fn interrupted() {
-    if CELL_THREAD.with(|c| c.get()) && INTERRUPT.swap(false, Ordering::SeqCst) {
+    if CELL_THREAD.with(|c| c.get()) && LIFE.interrupt.swap(false, Ordering::SeqCst) {
         panic!("{INTERRUPTED}");
     }
 }

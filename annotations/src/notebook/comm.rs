@@ -61,15 +61,29 @@ struct Link {
     ack: Condvar,
 }
 
-static LINK: OnceLock<std::result::Result<Arc<Link>, String>> = OnceLock::new();
-static TARGETS: OnceLock<Mutex<HashMap<String, OnOpen>>> = OnceLock::new();
-static COMMS: OnceLock<Mutex<HashMap<String, Handlers>>> = OnceLock::new();
+/// The comm layer's state, one per process, reached from the cells' thread and the
+/// callback thread.
+#[derive(Default)]
+struct State {
+    /// The link to the kernel, made on first use (or why it cannot be).
+    link: OnceLock<std::result::Result<Arc<Link>, String>>,
+    /// What to call when the front end opens a comm, by target.
+    targets: Mutex<HashMap<String, OnOpen>>,
+    /// Each open comm's handlers, by id.
+    comms: Mutex<HashMap<String, Handlers>>,
+    /// Comm ids made so far.
+    ids: AtomicU64,
+}
 
+fn state() -> &'static State {
+    static STATE: OnceLock<State> = OnceLock::new();
+    STATE.get_or_init(State::default)
+}
 fn targets() -> &'static Mutex<HashMap<String, OnOpen>> {
-    TARGETS.get_or_init(Default::default)
+    &state().targets
 }
 fn comms() -> &'static Mutex<HashMap<String, Handlers>> {
-    COMMS.get_or_init(Default::default)
+    &state().comms
 }
 /// A callback that panicked while holding a lock leaves the data as it was: go on with it.
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -80,7 +94,7 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 const ACK_WAIT: Duration = Duration::from_secs(10);
 
 fn link() -> Result<&'static Arc<Link>> {
-    LINK.get_or_init(connect).as_ref().map_err(|e| BachError::invalid("comm", e.clone()))
+    state().link.get_or_init(connect).as_ref().map_err(|e| BachError::invalid("comm", e.clone()))
 }
 
 fn connect() -> std::result::Result<Arc<Link>, String> {
@@ -226,9 +240,8 @@ fn check_name(what: &str, name: &str) -> Result<()> {
 
 /// A fresh comm id (32 hex digits, as the front ends make them).
 fn new_id() -> String {
-    static COUNT: AtomicU64 = AtomicU64::new(0);
     let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
-    let n = COUNT.fetch_add(1, Ordering::Relaxed);
+    let n = state().ids.fetch_add(1, Ordering::Relaxed);
     format!("{:016x}{:08x}{:08x}", nanos, std::process::id(), n as u32)
 }
 

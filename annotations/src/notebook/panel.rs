@@ -26,7 +26,7 @@ use bach_runtime::json::Value;
 use bach_runtime::trace::EvalTrace;
 use bach_runtime::{session, CostModel, DeviceKind, DeviceProfile, Direction, Element, Family, Lazy, MemoryKind, Plan, Policy, Session};
 
-use super::protocol::{display, html_escape, pre, show_text, QUIET_PROGRESS};
+use super::protocol::{display, html_escape, pre, show_text, without_progress};
 use super::widgets::Widget;
 use crate::array::Array;
 
@@ -385,9 +385,7 @@ impl Panel {
             bach_runtime::chart::labelled_timeline_svg(&trace, &plan.devices, &format!("Predicted for these devices: {}", seconds(plan.predicted.seconds())))
         });
         let t0 = Instant::now();
-        QUIET_PROGRESS.store(true, Ordering::SeqCst);
-        let ran = s.trial(&[lazy]);
-        QUIET_PROGRESS.store(false, Ordering::SeqCst);
+        let ran = without_progress(|| s.trial(&[lazy]));
         match ran {
             Ok(None) => self.say(COMPUTED),
             Ok(Some(eval)) => {

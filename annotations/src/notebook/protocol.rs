@@ -28,21 +28,34 @@ impl<T: std::fmt::Debug + ?Sized> ShowDebug for T {
 const PROGRESS_AFTER: std::time::Duration = std::time::Duration::from_secs(1);
 /// The progress line is rewritten at most this often.
 const PROGRESS_EVERY: std::time::Duration = std::time::Duration::from_millis(500);
-/// The evaluation whose progress line is shown, and when it was last written.
-static PROGRESS: std::sync::Mutex<(u64, Option<std::time::Instant>)> = std::sync::Mutex::new((0, None));
+/// This floor's state, one per process (the cells' thread and the panel's callbacks write
+/// through it).
+struct Output {
+    /// The evaluation whose progress line is shown, and when it was last written.
+    progress: std::sync::Mutex<(u64, Option<std::time::Instant>)>,
+    /// Set while an evaluation runs outside a cell (the panel's Run): no progress line, which
+    /// would land in the next cell's output.
+    quiet: AtomicBool,
+}
 
-/// Set while an evaluation runs outside a cell (the panel's Run): no progress line, which
-/// would land in the next cell's output.
-pub(crate) static QUIET_PROGRESS: AtomicBool = AtomicBool::new(false);
+static OUTPUT: Output = Output { progress: std::sync::Mutex::new((0, None)), quiet: AtomicBool::new(false) };
+
+/// Run `f` (an evaluation outside a cell) without progress lines.
+pub(crate) fn without_progress<T>(f: impl FnOnce() -> T) -> T {
+    OUTPUT.quiet.store(true, Ordering::SeqCst);
+    let out = f();
+    OUTPUT.quiet.store(false, Ordering::SeqCst);
+    out
+}
 
 /// The progress hook: an evaluation running longer than [`PROGRESS_AFTER`] gets a line in its
 /// cell (pieces done of the total, time so far, time left at that rate), updated in place,
 /// and a final line when it ends.
 pub(super) fn progress_line(p: &bach_runtime::progress::Progress) {
-    if QUIET_PROGRESS.load(Ordering::SeqCst) {
+    if OUTPUT.quiet.load(Ordering::SeqCst) {
         return;
     }
-    let mut shown = PROGRESS.lock().unwrap_or_else(|e| e.into_inner());
+    let mut shown = OUTPUT.progress.lock().unwrap_or_else(|e| e.into_inner());
     let here = shown.0 == p.eval;
     let text = if p.finished {
         if !here {

@@ -73,11 +73,21 @@ impl std::fmt::Debug for Widget {
     }
 }
 
-/// Every live model by comm id: the control target's answer, and where messages find theirs.
-static MODELS: OnceLock<Mutex<HashMap<String, Widget>>> = OnceLock::new();
+/// The widget layer's state, one per process.
+#[derive(Default)]
+struct State {
+    /// Every live model by comm id: the control target's answer, and where messages find theirs.
+    models: Mutex<HashMap<String, Widget>>,
+    /// The control target, registered with the first widget (or why it could not be).
+    control_target: OnceLock<std::result::Result<(), String>>,
+}
 
+fn state() -> &'static State {
+    static STATE: OnceLock<State> = OnceLock::new();
+    STATE.get_or_init(State::default)
+}
 fn models() -> &'static Mutex<HashMap<String, Widget>> {
-    MODELS.get_or_init(Default::default)
+    &state().models
 }
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
@@ -119,42 +129,43 @@ fn model_keys(model: &str, module: &str, view: &str, view_module: &str) -> Vec<(
 /// The control target, registered with the first widget: a front end that reloads asks it
 /// for every model's state.
 fn register_control_target() -> Result<()> {
-    static DONE: OnceLock<std::result::Result<(), String>> = OnceLock::new();
-    DONE.get_or_init(|| {
-        super::comm::register_target(CONTROL_TARGET, |comm, _| {
-            let reply = comm.clone();
-            comm.on_msg(move |data| {
-                let asked = json::parse(data).ok().and_then(|m| m.get("method").and_then(Value::as_str).map(str::to_string));
-                if asked.as_deref() == Some("request_states") {
-                    let all: Vec<Widget> = lock(models()).values().cloned().collect();
-                    // As ipywidgets answers: each model's name and module beside its state.
-                    let entry = |w: &Widget| {
-                        let key = |k: &str| w.get(k).unwrap_or(Value::Null);
-                        obj(vec![
-                            ("model_name", key("_model_name")),
-                            ("model_module", key("_model_module")),
-                            ("model_module_version", key("_model_module_version")),
-                            ("state", w.state()),
-                        ])
-                    };
-                    let states = Value::Object(all.iter().map(|w| (w.id().to_string(), entry(w))).collect());
-                    // Bytes at [model id, "state", key] of the whole message's states.
-                    let (mut at, mut buffers) = (Vec::new(), Vec::new());
-                    for w in &all {
-                        for (key, b) in lock(&w.0.bytes).iter() {
-                            at.push(Value::Array(vec![s(w.id()), s("state"), s(key)]));
-                            buffers.push(b.clone());
+    state()
+        .control_target
+        .get_or_init(|| {
+            super::comm::register_target(CONTROL_TARGET, |comm, _| {
+                let reply = comm.clone();
+                comm.on_msg(move |data| {
+                    let asked = json::parse(data).ok().and_then(|m| m.get("method").and_then(Value::as_str).map(str::to_string));
+                    if asked.as_deref() == Some("request_states") {
+                        let all: Vec<Widget> = lock(models()).values().cloned().collect();
+                        // As ipywidgets answers: each model's name and module beside its state.
+                        let entry = |w: &Widget| {
+                            let key = |k: &str| w.get(k).unwrap_or(Value::Null);
+                            obj(vec![
+                                ("model_name", key("_model_name")),
+                                ("model_module", key("_model_module")),
+                                ("model_module_version", key("_model_module_version")),
+                                ("state", w.state()),
+                            ])
+                        };
+                        let states = Value::Object(all.iter().map(|w| (w.id().to_string(), entry(w))).collect());
+                        // Bytes at [model id, "state", key] of the whole message's states.
+                        let (mut at, mut buffers) = (Vec::new(), Vec::new());
+                        for w in &all {
+                            for (key, b) in lock(&w.0.bytes).iter() {
+                                at.push(Value::Array(vec![s(w.id()), s("state"), s(key)]));
+                                buffers.push(b.clone());
+                            }
                         }
+                        let data = obj(vec![("method", s("update_states")), ("states", states), ("buffer_paths", Value::Array(at))]);
+                        let _ = reply.send_buffers(&data.to_string(), &buffers.iter().map(Vec::as_slice).collect::<Vec<_>>());
                     }
-                    let data = obj(vec![("method", s("update_states")), ("states", states), ("buffer_paths", Value::Array(at))]);
-                    let _ = reply.send_buffers(&data.to_string(), &buffers.iter().map(Vec::as_slice).collect::<Vec<_>>());
-                }
-            });
+                });
+            })
+            .map_err(|e| e.to_string())
         })
-        .map_err(|e| e.to_string())
-    })
-    .clone()
-    .map_err(|e| BachError::invalid("widgets", e))
+        .clone()
+        .map_err(|e| BachError::invalid("widgets", e))
 }
 
 impl Widget {
