@@ -31,6 +31,13 @@ pub mod field {
     pub const LOCATION: &str = "location";
 }
 
+/// evcxr's own display of a cell's final value: `content` as `mime`, between the markers
+/// evcxr's `evcxr_runtime` writes. An `evcxr_display` method prints it; evcxr reads it, not
+/// the kernel (which sees the bundle evcxr makes of it).
+pub fn evcxr_content(mime: &str, content: &str) -> String {
+    format!("EVCXR_BEGIN_CONTENT {mime}\n{content}\nEVCXR_END_CONTENT")
+}
+
 /// One stdout line of the cells' process, as the kernel reads it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Line<'a> {
@@ -101,5 +108,10 @@ mod tests {
             assert_eq!(Line::parse(&l.to_string()), l, "{l:?}");
         }
         assert!(lines[..6].iter().all(|l| l.to_string().starts_with('\u{1e}')));
+    }
+
+    #[test]
+    fn evcxr_content_is_framed_as_evcxr_runtime_frames_it() {
+        assert_eq!(evcxr_content("text/html", "<b>x</b>\ny"), "EVCXR_BEGIN_CONTENT text/html\n<b>x</b>\ny\nEVCXR_END_CONTENT");
     }
 }

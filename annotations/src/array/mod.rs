@@ -275,7 +275,7 @@ impl std::fmt::Display for Explanation {
 impl Explanation {
     /// How evcxr shows it when it ends a cell.
     pub fn evcxr_display(&self) {
-        println!("EVCXR_BEGIN_CONTENT text/plain\n{}\nEVCXR_END_CONTENT", self.0.trim_end());
+        println!("{}", bach_wire::line::evcxr_content("text/plain", self.0.trim_end()));
     }
 }
 

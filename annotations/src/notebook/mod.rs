@@ -141,8 +141,8 @@ fn show_lazy(lazy: &Lazy) {
         html_escape(&head),
         html_escape(&values)
     );
-    println!("EVCXR_BEGIN_CONTENT text/plain\n{plain}\nEVCXR_END_CONTENT");
-    println!("EVCXR_BEGIN_CONTENT text/html\n{html}\nEVCXR_END_CONTENT");
+    println!("{}", bach_wire::line::evcxr_content("text/plain", &plain));
+    println!("{}", bach_wire::line::evcxr_content("text/html", &html));
 }
 
 /// A value's elements laid out as ndarray's `Display` lays them out, so as a user's

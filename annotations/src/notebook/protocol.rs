@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use bach_runtime::json;
-use bach_wire::line::{field, Line};
+use bach_wire::line::{evcxr_content, field, Line};
 
 /// Gives every `Debug` value the `evcxr_display` method evcxr calls on a cell's final
 /// expression, printing it as evcxr's own fallback does (`{:?}` as text/plain). The kernel's
@@ -20,7 +20,7 @@ pub trait ShowDebug {
 
 impl<T: std::fmt::Debug + ?Sized> ShowDebug for T {
     fn evcxr_display(&self) {
-        println!("EVCXR_BEGIN_CONTENT text/plain\n{self:?}\nEVCXR_END_CONTENT");
+        println!("{}", evcxr_content("text/plain", &format!("{self:?}")));
     }
 }
 
