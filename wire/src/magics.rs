@@ -31,7 +31,7 @@ pub const HELP: &str = "\
 :bach panel [expr]              sliders for the cost model and policy; a value's plan, timeline and graph redrawn as they move
 :bach vars [live]               the session's values: shape, dtype, bytes, computed or pending, where each lives, its cell (live: a table redrawn before each cell)
 :bach rebuild                   in a `:dep` cell: add the crate even if it rebuilds loaded crates (the session restarts)
-In Rust: value.explain(), value.on(Device::Cpu | Device::Gpu | Device::Auto).
+In Rust: value.explain()?, value.on(Device::Cpu | Device::Gpu | Device::Auto).
 evcxr's own commands (:dep, :vars, :help ...) work as usual.
 ";
 

@@ -263,8 +263,16 @@ pub enum Device {
 }
 
 /// A plan's explanation ([`Array::explain`]): shown as text in a notebook.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, PartialEq)]
 pub struct Explanation(pub String);
+
+/// The text itself, as `Display`: a cell ending in `y.explain()` shows `Ok(` and the table,
+/// not an escaped string.
+impl std::fmt::Debug for Explanation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.0.trim_end())
+    }
+}
 
 impl std::fmt::Display for Explanation {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
