@@ -260,31 +260,34 @@ impl Param {
         Param::Copy { direction, memory, devices: Devices::One(kind), field }
     }
 
-    pub fn unit(self) -> Unit {
-        match self {
-            Param::Op { field, .. } => field.unit(),
-            Param::Copy { field, .. } => field.unit(),
-            Param::Planner(field) => field.unit(),
+    /// The declaration's doc, unit and slider range, whichever struct declares the field.
+    fn declared(self) -> (&'static str, Unit, (f64, f64)) {
+        fn of<F: Field>(f: F) -> (&'static str, Unit, (f64, f64)) {
+            (f.doc(), f.unit(), f.slider())
         }
+        match self {
+            Param::Op { field, .. } => of(field),
+            Param::Copy { field, .. } => of(field),
+            Param::Planner(field) => of(field),
+        }
+    }
+
+    pub fn unit(self) -> Unit {
+        self.declared().1
     }
 
     /// Powers of ten a log slider for it spans.
     pub fn slider(self) -> (f64, f64) {
-        match self {
-            Param::Op { field, .. } => field.slider(),
-            Param::Copy { field, .. } => field.slider(),
-            Param::Planner(field) => field.slider(),
-        }
+        self.declared().2
     }
 
     pub fn doc(self) -> &'static str {
-        match self {
-            Param::Op { field, .. } => field.doc(),
-            Param::Copy { field, .. } => field.doc(),
-            Param::Planner(field) => field.doc(),
-        }
+        self.declared().0
     }
 }
+
+/// Every device kind, in the order a parameter reaching several is read.
+const KINDS: [DeviceKind; 3] = [DeviceKind::Cpu, DeviceKind::Cuda, DeviceKind::Emulated];
 
 fn kind(name: &str) -> Option<DeviceKind> {
     match name {
@@ -365,26 +368,25 @@ impl fmt::Display for Param {
 
 /// The settable paths and what each parameter is, for help texts and errors.
 pub fn paths() -> String {
-    let names = |it: &mut dyn Iterator<Item = &'static str>| it.collect::<Vec<_>>().join("|");
-    let docs = |out: &mut String, fields: &mut dyn Iterator<Item = (&'static str, &'static str, Unit)>| {
-        for (name, doc, unit) in fields {
-            out.push_str(&format!("      {name}: {} (e.g. {})\n", doc.split_whitespace().collect::<Vec<_>>().join(" "), unit.examples()));
+    fn names<F: Field>() -> String {
+        F::ALL.iter().map(|f| f.name()).collect::<Vec<_>>().join("|")
+    }
+    fn docs<F: Field>(out: &mut String) {
+        for f in F::ALL {
+            out.push_str(&format!("\n      {}: {} (e.g. {})", f.name(), f.doc().split_whitespace().collect::<Vec<_>>().join(" "), f.unit().examples()));
         }
-    };
+    }
+    let families: Vec<&str> = Family::ALL.iter().filter(|f| **f != Family::Stage).map(|f| f.name()).collect();
     let mut out = format!(
-        "  <family>.<device>.<{}>   family: {},\n    or stage (what a stage adds: per stage, per element it reads in or writes out)\n    device: cpu, cuda, emulated, accelerator (= cuda and emulated)\n",
-        names(&mut OpField::ALL.iter().map(|f| f.name())),
-        Family::ALL.iter().filter(|f| **f != Family::Stage).map(|f| f.name()).collect::<Vec<_>>().join(", ")
+        "  <family>.<device>.<{}>   family: {},\n    or stage (what a stage adds: per stage, per element it reads in or writes out)\n    device: cpu, cuda, emulated, accelerator (= cuda and emulated)",
+        names::<OpField>(),
+        families.join(", ")
     );
-    docs(&mut out, &mut OpField::ALL.iter().map(|f| (f.name(), f.doc(), f.unit())));
-    out.push_str(&format!(
-        "  transfer.<h2d|d2h>[.<pageable|pinned>][.<cuda|emulated>].<{}>   (default: pageable, every accelerator)\n",
-        names(&mut CopyField::ALL.iter().map(|f| f.name()))
-    ));
-    docs(&mut out, &mut CopyField::ALL.iter().map(|f| (f.name(), f.doc(), f.unit())));
-    out.push_str(&format!("  planner.<{}>\n", names(&mut PlannerField::ALL.iter().map(|f| f.name()))));
-    docs(&mut out, &mut PlannerField::ALL.iter().map(|f| (f.name(), f.doc(), f.unit())));
-    out.pop();
+    docs::<OpField>(&mut out);
+    out.push_str(&format!("\n  transfer.<h2d|d2h>[.<pageable|pinned>][.<cuda|emulated>].<{}>   (default: pageable, every accelerator)", names::<CopyField>()));
+    docs::<CopyField>(&mut out);
+    out.push_str(&format!("\n  planner.<{}>", names::<PlannerField>()));
+    docs::<PlannerField>(&mut out);
     out
 }
 
@@ -394,7 +396,7 @@ impl CostModel {
     pub fn get(&self, param: Param) -> f64 {
         match param {
             Param::Op { family, devices, field } => {
-                let kind = [DeviceKind::Cpu, DeviceKind::Cuda, DeviceKind::Emulated].into_iter().find(|k| devices.reaches(*k)).unwrap_or(DeviceKind::Cpu);
+                let kind = KINDS.into_iter().find(|k| devices.reaches(*k)).unwrap_or(DeviceKind::Cpu);
                 field.get(&self.op_rate(family, kind))
             }
             Param::Copy { direction, memory, devices, field } => {
@@ -412,7 +414,7 @@ impl CostModel {
         let value = if param.unit() == Unit::Bytes { value.round() } else { value };
         match param {
             Param::Op { family, devices, field } => {
-                for k in [DeviceKind::Cpu, DeviceKind::Cuda, DeviceKind::Emulated].into_iter().filter(|k| devices.reaches(*k)) {
+                for k in KINDS.into_iter().filter(|k| devices.reaches(*k)) {
                     let i = match self.ops.iter().position(|r| r.family == family && r.device == k) {
                         Some(i) => i,
                         None => {
