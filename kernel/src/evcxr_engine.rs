@@ -153,6 +153,10 @@ pub struct EvcxrEngine {
     /// not compile, with that cell's number: until a `use` of them compiles, a cell naming
     /// them gets Bach's prelude names, and is told so.
     failed_uses: Vec<(String, u32)>,
+    /// evcxr's `:timing` is on: each cell ends with a line of where its time went.
+    timing_footer: bool,
+    /// The last cell's time by stage (timing on), for its footer.
+    breakdown: Option<crate::stages::Breakdown>,
 }
 
 fn rustc_version() -> String {
@@ -234,6 +238,8 @@ impl EvcxrEngine {
             next_cell_prefix: String::new(),
             evcxr_displays: false,
             failed_uses: vec![],
+            timing_footer: false,
+            breakdown: None,
             began: std::time::Instant::now(),
         })
     }
@@ -691,11 +697,11 @@ impl EvcxrEngine {
                 }
                 // `:timing` on: the cell's time, shown as evcxr_jupyter shows it.
                 if let Some(took) = outputs.timing {
-                    let ms = took.as_millis();
-                    let mut b = Bundle::new();
-                    b.insert("text/plain".into(), format!("Took {ms}ms").into());
-                    b.insert("text/html".into(), format!("<span style=\"color: rgba(0,0,0,0.4);\">Took {ms}ms</span>").into());
-                    out.display(b);
+                    out.display(footer(&format!("Took {}ms", took.as_millis())));
+                }
+                // `:bach timing` on: where the cell's time went (stages.rs).
+                if let (true, Some(b)) = (self.timing_footer, self.breakdown.take()) {
+                    out.display(footer(&b.line()));
                 }
                 // (A `!` line the kernel added leaves an empty text/plain: not a result.)
                 let bundle: Bundle = outputs.content_by_mime_type.into_iter().filter(|(_, v)| !v.is_empty()).map(|(k, v)| (k, serde_json::Value::String(v))).collect();
@@ -713,6 +719,22 @@ impl EvcxrEngine {
             }
             Err(e) => Err(build_failure(&e.to_string(), execution_count).unwrap_or_else(|| cell_error("Error", execution_count, &e.to_string(), vec![]))),
         }
+    }
+
+    /// The cell's time by stage, when timing is on: on stderr with `BACH_KERNEL_TIMING`,
+    /// and kept for the footer.
+    fn time_by_stage(&self, result: &Result<evcxr::EvalOutputs, evcxr::Error>, began: std::time::Instant, execution_count: u32) -> Option<crate::stages::Breakdown> {
+        let file = crate::stages::file()?;
+        let stamps = crate::stages::take(&file);
+        let o = result.as_ref().ok()?;
+        let phases: Vec<(String, std::time::Duration)> = o.phases.iter().map(|p| (p.name.clone(), p.duration)).collect();
+        let b = crate::stages::Breakdown::of(began.elapsed(), &phases, &stamps);
+        if crate::settings::settings().timing() {
+            let phases: Vec<String> = phases.iter().map(|(n, d)| format!("{n} {:.0} ms", d.as_secs_f64() * 1e3)).collect();
+            eprintln!("bach-kernel: cell [{execution_count}] evcxr phases: {}", phases.join(", "));
+            eprintln!("bach-kernel: cell [{execution_count}] {}", b.line());
+        }
+        Some(b)
     }
 
     fn variables(started: &Started) -> Vec<String> {
@@ -825,6 +847,14 @@ fn write_evcxr_toml(config_dir: &Path, build_dir: &Path) -> Result<(), String> {
         build_dir.display().to_string()
     );
     std::fs::write(config_dir.join("evcxr.toml"), toml).map_err(|e| format!("cannot write evcxr.toml: {e}"))
+}
+
+/// A grey line under a cell's output (`:timing`'s and `:bach timing`'s).
+fn footer(text: &str) -> Bundle {
+    let mut b = Bundle::new();
+    b.insert("text/plain".into(), text.into());
+    b.insert("text/html".into(), format!("<span style=\"color: rgba(0,0,0,0.4);\">{text}</span>").into());
+    b
 }
 
 /// The dependency lines a cell adds (`:dep`, or `extern crate` of a crate not in `known`), for
@@ -1254,7 +1284,15 @@ impl Engine for EvcxrEngine {
     }
 
     fn execute(&mut self, code: &str, execution_count: u32, out: &mut dyn Output) -> Result<Option<Bundle>, ExecError> {
+        let began = std::time::Instant::now();
         let rebuild = code.lines().any(|l| l.trim() == ":bach rebuild");
+        // `:bach timing` turns the footer of where each cell's time went on or off.
+        if code.lines().any(|l| l.trim() == ":bach timing") {
+            self.timing_footer = !self.timing_footer;
+            if let Some(file) = crate::stages::file() {
+                crate::stages::set_stamping(&file, self.timing_footer || crate::settings::settings().timing());
+            }
+        }
         let Some(rust) = self.cell_as_rust(code, out)? else { return Ok(None) };
         // The next kernel's standby waits until no cell has run for a while.
         let _running = crate::standby::CellRunning::new();
@@ -1371,12 +1409,7 @@ impl Engine for EvcxrEngine {
         if let Some(e) = self.interruption(&running, &before, execution_count) {
             return Err(e);
         }
-        if crate::settings::settings().timing() {
-            if let Ok(o) = &result {
-                let phases: Vec<String> = o.phases.iter().map(|p| format!("{} {:.0} ms", p.name, p.duration.as_secs_f64() * 1e3)).collect();
-                eprintln!("bach-kernel: cell [{execution_count}] evcxr phases: {}", phases.join(", "));
-            }
-        }
+        self.breakdown = self.time_by_stage(&result, began, execution_count);
         self.session_back(session_rebuilt, &rebuilding, &before, execution_count, out);
         self.settle_uses(&rust, &result, &running, execution_count, out);
         let early = early_return.then(|| last_stderr.unwrap_or_else(|| "an error (see above)".into()));

@@ -23,6 +23,7 @@ mod question_mark;
 mod rustc_wrapper;
 mod server;
 mod settings;
+mod stages;
 mod standby;
 mod toolchain;
 mod wire;
@@ -118,6 +119,20 @@ fn fresh_build_dir() -> Result<PathBuf, String> {
     // The Rust process (started next, by the engine) reaches the kernel's comms there.
     // SAFETY: set before the engine's threads start; nothing else reads the environment now.
     unsafe { std::env::set_var(comms::SOCKET_ENV, comms::socket_path(&scratch)) };
+    // Where cargo's processes stamp a cell's stages (stages.rs); the file exists while timing
+    // is on.
+    let stamps = scratch.join("stages");
+    // SAFETY: as above.
+    unsafe { std::env::set_var(stages::STAGES_ENV, &stamps) };
+    stages::set_stamping(&stamps, settings::settings().timing());
+    // An installed kernel's crates never change: a cell's build may run rustc without cargo
+    // while nothing else changed (evcxr, patched: `third_party/evcxr/src/module/replay.rs`).
+    // A checkout's may (a developer edits them), so cargo checks them every cell.
+    let home = Home::locate();
+    if home.installed {
+        // SAFETY: as above.
+        unsafe { std::env::set_var("EVCXR_REPLAY_FIXED_PATHS", home.dir.join("crates")) };
+    }
     Ok(build)
 }
 

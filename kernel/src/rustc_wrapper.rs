@@ -16,6 +16,8 @@ use std::ffi::OsString;
 use std::os::unix::process::CommandExt;
 use std::process::Command;
 
+use crate::stages::{self, Stamp};
+
 /// Set by evcxr when this binary runs as cargo's rustc wrapper.
 const EVCXR_WRAPPER: &str = "EVCXR_RUSTC_WRAPPER";
 /// The real rustc (stage 2 and 3).
@@ -25,8 +27,15 @@ const STAGE: &str = "BACH_RUSTC_STAGE";
 /// evcxr's variable naming the `core` extern it adds.
 const CORE_EXTERN: &str = "EVCXR_CORE_EXTERN";
 
-/// Handles stages 1 and 3 (never returns from them); returns for stage 2 and normal runs.
+/// Set by stage 3 for rustc's linker: the linker this binary stands in for (timing on).
+const LINK_WITH: &str = "BACH_LINK_WITH";
+
+/// Handles stages 1 and 3 and the linker's stand-in (never returns from them); returns for
+/// stage 2 and normal runs.
 pub fn intercept() {
+    if let Some(linker) = std::env::var_os(LINK_WITH) {
+        link(&linker);
+    }
     if std::env::var_os(EVCXR_WRAPPER).is_none() {
         return;
     }
@@ -36,6 +45,10 @@ pub fn intercept() {
         Err(_) => {
             // Stage 1.
             let Some(rustc) = args.get(1) else { return };
+            stages::stamp(Stamp::Wrapper);
+            if is_cells_crate(&args[2..]) {
+                record_for_replay(&args[1..]);
+            }
             let err = Command::new(&me).arg(&me).args(&args[2..]).env(REAL_RUSTC, rustc).env(STAGE, "2").exec();
             eprintln!("bach-kernel: cannot re-run itself as rustc wrapper: {err}");
             std::process::exit(1);
@@ -52,14 +65,85 @@ pub fn intercept() {
                 std::process::exit(1);
             };
             let mut cmd = Command::new(rustc);
-            cmd.args(cell_crate_args(&args[1..]));
+            let mut rest = cell_crate_args(&args[1..]);
+            let is_ctx = is_cells_crate(&args[1..]);
+            if is_ctx && stages::stamping() {
+                // Timing on: this binary stands in for the linker, to stamp the link.
+                let linker = take_linker(&mut rest);
+                rest.push("-C".into());
+                let mut arg = OsString::from("linker=");
+                arg.push(&me);
+                rest.push(arg);
+                cmd.env(LINK_WITH, linker);
+            }
+            cmd.args(rest);
             if args.iter().any(|a| a == "--crate-name") {
                 if let Some(rmeta) = core_rmeta() {
                     cmd.arg("--extern").arg(rmeta);
                 }
             }
+            if is_ctx {
+                stages::stamp(Stamp::Rustc);
+            }
             let err = cmd.exec();
             eprintln!("bach-kernel: cannot run rustc: {err}");
+            std::process::exit(1);
+        }
+    }
+}
+
+/// Whether these are rustc's arguments for the cells' crate (`ctx`).
+fn is_cells_crate(args: &[OsString]) -> bool {
+    args.windows(2).any(|w| w[0] == "--crate-name" && w[1] == "ctx")
+}
+
+/// Set by evcxr (patched, `third_party/evcxr/src/module/replay.rs`) on the cargo command of
+/// a cell's build: where this wrapper writes down how cargo ran it for the cells' crate, so
+/// that the next cell's build can run the same command without cargo.
+const REPLAY_RECORD: &str = "EVCXR_REPLAY_RECORD";
+
+/// This run as cargo started it (program, arguments, directory, environment), as JSON to
+/// the file evcxr named.
+fn record_for_replay(args: &[OsString]) {
+    let Some(file) = std::env::var_os(REPLAY_RECORD) else { return };
+    let Ok(program) = std::env::current_exe() else { return };
+    let env: Vec<[String; 2]> = std::env::vars().filter(|(k, _)| k != REPLAY_RECORD).map(|(k, v)| [k, v]).collect();
+    let args: Vec<String> = args.iter().map(|a| a.to_string_lossy().into_owned()).collect();
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let json = serde_json::json!({ "program": program, "args": args, "cwd": cwd, "env": env });
+    if let Err(e) = std::fs::write(&file, json.to_string()) {
+        eprintln!("bach-kernel: cannot record the cell's rustc command in {}: {e}", file.to_string_lossy());
+    }
+}
+
+/// The linker the arguments name (`-C linker=..`, taken out of them), or rustc's default.
+fn take_linker(args: &mut Vec<OsString>) -> OsString {
+    let mut linker = OsString::from("cc");
+    let mut i = 0;
+    while i < args.len() {
+        let s = args[i].to_string_lossy().into_owned();
+        if let Some(l) = s.strip_prefix("-Clinker=") {
+            linker = l.into();
+            args.remove(i);
+        } else if s == "-C" && args.get(i + 1).is_some_and(|a| a.to_string_lossy().starts_with("linker=")) {
+            linker = args[i + 1].to_string_lossy().trim_start_matches("linker=").into();
+            args.drain(i..i + 2);
+        } else {
+            i += 1;
+        }
+    }
+    linker
+}
+
+/// The linker's stand-in: stamp, run `linker` with these arguments, stamp, exit as it did.
+fn link(linker: &std::ffi::OsStr) -> ! {
+    stages::stamp(Stamp::Link);
+    let status = Command::new(linker).args(std::env::args_os().skip(1)).env_remove(LINK_WITH).status();
+    stages::stamp(Stamp::Linked);
+    match status {
+        Ok(s) => std::process::exit(s.code().unwrap_or(1)),
+        Err(e) => {
+            eprintln!("bach-kernel: cannot run the linker {}: {e}", linker.to_string_lossy());
             std::process::exit(1);
         }
     }
@@ -81,7 +165,7 @@ pub fn intercept() {
 /// - its segments starting on a page (`-z separate-loadable-segments`, rust-lld's; GNU ld
 ///   ignores it with a warning): 2 KB of data then takes one page, not two.
 fn cell_crate_args(args: &[OsString]) -> Vec<OsString> {
-    let is_ctx = args.windows(2).any(|w| w[0] == "--crate-name" && w[1] == "ctx");
+    let is_ctx = is_cells_crate(args);
     let mut out: Vec<OsString> = args.to_vec();
     if is_ctx {
         for a in &mut out {

@@ -30,6 +30,7 @@ pub const HELP: &str = "\
 :bach graph <expr>              the placement graph of a value: ops coloured by device, transfers with bytes
 :bach panel [expr]              sliders for the cost model and policy; a value's plan, timeline and graph redrawn as they move
 :bach vars [live]               the session's values: shape, dtype, bytes, computed or pending, where each lives, its cell (live: a table redrawn before each cell)
+:bach timing                    under each cell, where its time went: compile (cargo, rustc, link), types, run, kernel (again: off)
 :bach rebuild                   in a `:dep` cell: add the crate even if it rebuilds loaded crates (the session restarts)
 In Rust: value.explain()?, value.on(Device::Cpu | Device::Gpu | Device::Auto).
 evcxr's own commands (:dep, :vars, :help ...) work as usual.
@@ -85,6 +86,8 @@ const COMMANDS: &[Command] = &[
     Command { name: "explain", args: "<expr>", rust: |a| (!a.is_empty()).then(|| magic::show_explain(a)) },
     Command { name: "policy", args: "<optimal|greedy|threshold|cpu>", rust: |a| matches!(a, "optimal" | "greedy" | "threshold" | "cpu").then(|| magic::set_policy(a)) },
     Command { name: "rebuild", args: "", rust: |a| a.is_empty().then(String::new) },
+    // The kernel's own toggle (kernel/src/stages.rs): nothing for the cells' process to run.
+    Command { name: "timing", args: "", rust: |a| a.is_empty().then(String::new) },
     Command { name: "cell", args: "<cpu|gpu|auto>", rust: |a| matches!(a, "cpu" | "gpu" | "auto").then(|| magic::force_cell(a)) },
     Command { name: "cost", args: "[set <path> = <value> | reset | profile <h100|default|FILE>]", rust: cost },
     Command { name: "calibrate", args: "", rust: |a| a.is_empty().then(|| magic::CALIBRATE.into()) },
@@ -371,6 +374,7 @@ mod tests {
         assert!(expand(":bach trace keep many").is_err());
         assert_eq!(expand(":bach memory").unwrap(), "bach::notebook::show_memory();\n");
         assert_eq!(expand(":bach rebuild").unwrap(), "\n");
+        assert_eq!(expand(":bach timing").unwrap(), "\n");
         assert_eq!(expand(":bach chart full").unwrap(), "bach::notebook::set_chart(\"full\");\n");
         assert_eq!(expand(":bach chart auto 20ms").unwrap(), "bach::notebook::set_chart(\"auto 20ms\");\n");
         for bad in [":bach chart", ":bach chart always", ":bach chart auto soon", ":bach chart auto -1ms", ":bach chart full 2ms"] {

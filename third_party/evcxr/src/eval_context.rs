@@ -726,6 +726,9 @@ impl EvalContext {
             }
             return Err(errors);
         }
+        // Patched (bach-kernel): rust-analyzer's part (the variables' types) as a phase of its
+        // own, so that "Final compile" is cargo and rustc alone (the kernel's per-cell breakdown).
+        phases.phase_complete("Variable types");
         // In some circumstances we may need a few tries before we get the code right. Note that
         // we'll generally give up sooner than this if there's nothing left that we think we can
         // fix. The limit is really to prevent retrying indefinitely in case our "fixing" of things

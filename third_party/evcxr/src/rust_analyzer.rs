@@ -161,6 +161,12 @@ impl RustAnalyzer {
                     let Some(body) = function.body() else {
                         continue;
                     };
+                    // Patched (bach-kernel): a cell without a `let` at its top defines no
+                    // variable, and asks rust-analyzer nothing (finding the function's module
+                    // alone took ~35 ms a cell).
+                    if !body.statements().any(|s| matches!(s, ast::Stmt::LetStmt(_))) {
+                        continue;
+                    }
                     let module = sema
                         .scope(function.syntax())
                         .map(|scope| scope.module())
@@ -419,12 +425,14 @@ fn add_variable_for_pattern(
     if let ast::Pat::IdentPat(ident_pat) = pat
         && let Some(name) = ident_pat.name()
     {
-        let type_name = get_type_name(
-            explicit_type,
-            sema.type_of_pat(pat).map(|info| info.original()),
-            sema,
-            module,
-        );
+        // Patched (bach-kernel): a valid explicit type is the type; rust-analyzer infers
+        // only where there is none (an inference costs 50-150 ms with Bach's operators).
+        let explicit_type = explicit_type.filter(|t| is_type_valid(&t.syntax().text().to_string()));
+        let inferred_type = match explicit_type {
+            Some(_) => None,
+            None => sema.type_of_pat(pat).map(|info| info.original()),
+        };
+        let type_name = get_type_name(explicit_type, inferred_type, sema, module);
         result.insert(
             name.text().to_string(),
             VariableInfo {
