@@ -4,7 +4,8 @@ Sends a fixed list of cells (issue #48's: a one-line `let`, three lines of Bach,
 function over `Array2<f64>` with its call, two functions in 25 lines, and a 40-line cell with
 a 10^6-iteration numeric loop) to one fresh kernel, each `--reps` times with fresh names, and
 prints each one's median wall time (from `execute_request` to idle) and the median of each
-stage of the kernel's breakdown (`:bach timing`: compile = cargo + rustc + link, types =
+stage of the kernel's breakdown (`:bach timing`: compile = cargo (or, for a build without
+cargo, other: the wrapper's and evcxr's steps) + rustc + link, types =
 rust-analyzer's types of new variables, ran = loading and running the cell, kernel = the
 kernel's own steps). The loop cell's "ran" is the speed of the code a cell compiles.
 
@@ -111,8 +112,9 @@ total{i}""",
     }
 
 
-FOOTER = re.compile(r"compiled in (\d+) ms(?: \(cargo (\d+), rustc (\d+), link (\d+)\))?.*? · types (\d+) ms · ran in (\d+) ms · kernel (\d+) ms")
-STAGES = ["compile", "cargo", "rustc", "link", "types", "ran", "kernel"]
+FOOTER = re.compile(r"compiled in (\d+) ms.*? · types (\d+) ms · ran in (\d+) ms · kernel (\d+) ms")
+PARTS = re.compile(r"(cargo|rustc|link|other) (\d+)")
+STAGES = ["compile", "cargo", "other", "rustc", "link", "types", "ran", "kernel"]
 
 
 def main():
@@ -159,9 +161,10 @@ def main():
                 walls.append(wall)
                 m = FOOTER.search(footer)
                 if m:
-                    for s, v in zip(STAGES, m.groups()):
-                        if v is not None:
-                            stages[s].append(float(v))
+                    for s, v in zip(["compile", "types", "ran", "kernel"], m.groups()):
+                        stages[s].append(float(v))
+                    for s, v in PARTS.findall(footer.split(" · ")[0]):
+                        stages[s].append(float(v))
             med = lambda xs: f"{statistics.median(xs):7.0f}" if xs else f"{'-':>7s}"
             print(f"{name:28s} {statistics.median(walls):8.3f}  " + " ".join(med(stages[s]) for s in STAGES) + "   " + " ".join(f"{w:.2f}" for w in walls), flush=True)
     finally:

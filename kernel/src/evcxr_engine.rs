@@ -728,7 +728,8 @@ impl EvcxrEngine {
         let stamps = crate::stages::take(&file);
         let o = result.as_ref().ok()?;
         let phases: Vec<(String, std::time::Duration)> = o.phases.iter().map(|p| (p.name.clone(), p.duration)).collect();
-        let b = crate::stages::Breakdown::of(began.elapsed(), &phases, &stamps);
+        let since = std::time::SystemTime::now() - began.elapsed();
+        let b = crate::stages::Breakdown::of(began.elapsed(), &phases, &stamps, crate::stages::built_without_cargo(&self.build_dir, since));
         if crate::settings::settings().timing() {
             let phases: Vec<String> = phases.iter().map(|(n, d)| format!("{n} {:.0} ms", d.as_secs_f64() * 1e3)).collect();
             eprintln!("bach-kernel: cell [{execution_count}] evcxr phases: {}", phases.join(", "));

@@ -92,6 +92,14 @@ pub fn take(path: &std::path::Path) -> Vec<(Stamp, u64)> {
     parse(&text)
 }
 
+/// Whether the cell's last build (begun after `since`) ran without cargo: evcxr (patched,
+/// `module/replay.rs`) writes the replay key after every cargo build, and leaves it when it
+/// replays.
+pub fn built_without_cargo(build_dir: &std::path::Path, since: SystemTime) -> bool {
+    let key = build_dir.join("target").join("evcxr-replay.key");
+    std::fs::metadata(key).and_then(|m| m.modified()).is_ok_and(|t| t < since)
+}
+
 /// One cell's time by stage, in milliseconds.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Breakdown {
@@ -113,12 +121,15 @@ pub struct Breakdown {
     pub run: f64,
     /// How many times evcxr compiled the cell (more than one when it fixed its code).
     pub compiles: usize,
+    /// The last build ran rustc without cargo (evcxr's replay, patched), so `cargo` is the
+    /// wrapper's and evcxr's own steps.
+    pub without_cargo: bool,
 }
 
 impl Breakdown {
     /// The breakdown from the cell's wall time `total`, evcxr's phases and the stamps of
     /// the last compile.
-    pub fn of(total: Duration, phases: &[(String, Duration)], stamps: &[(Stamp, u64)]) -> Breakdown {
+    pub fn of(total: Duration, phases: &[(String, Duration)], stamps: &[(Stamp, u64)], without_cargo: bool) -> Breakdown {
         let ms = |d: Duration| d.as_secs_f64() * 1e3;
         let phase = |name: &str| phases.iter().filter(|(n, _)| n == name).map(|(_, d)| ms(*d)).sum::<f64>();
         let (types, run) = (phase("Variable types"), phase("Execution"));
@@ -133,14 +144,17 @@ impl Breakdown {
         };
         let cargo = rustc.zip(link).map(|(r, l)| (compile - r - l).max(0.0));
         let total = ms(total);
-        Breakdown { total, kernel: (total - types - compile - run).max(0.0), types, compile, cargo, rustc, link, run, compiles }
+        Breakdown { total, kernel: (total - types - compile - run).max(0.0), types, compile, cargo, rustc, link, run, compiles, without_cargo }
     }
 
     /// One line: "compiled in 231 ms (cargo 95, rustc 110, link 26) · types 60 ms · ran in 4 ms
-    /// · kernel 21 ms · 402 ms in all".
+    /// · kernel 21 ms · 402 ms in all"; a build without cargo says so, and calls the wrapper's
+    /// and evcxr's steps "other".
     pub fn line(&self) -> String {
-        let parts = match (self.cargo, self.rustc, self.link) {
-            (Some(c), Some(r), Some(l)) => format!(" (cargo {c:.0}, rustc {r:.0}, link {l:.0})"),
+        let parts = match (self.cargo, self.rustc, self.link, self.without_cargo) {
+            (Some(c), Some(r), Some(l), false) => format!(" (cargo {c:.0}, rustc {r:.0}, link {l:.0})"),
+            (Some(c), Some(r), Some(l), true) => format!(" (rustc {r:.0}, link {l:.0}, other {c:.0}; without cargo)"),
+            (_, _, _, true) => " (without cargo)".into(),
             _ => String::new(),
         };
         let times = match self.compiles {
@@ -168,14 +182,16 @@ mod tests {
         // An earlier compile's stamps, then the last one's: wrapper, rustc at +10 ms, link at
         // +120 ms, linked at +150 ms.
         let text = "wrapper 1000\nrustc 2000\nlink 3000\nlinked 4000\nwrapper 100000\nrustc 110000\nlink 220000\nlinked 250000\nbogus 1\n";
-        let b = Breakdown::of(Duration::from_millis(330), &phases, &parse(text));
+        let b = Breakdown::of(Duration::from_millis(330), &phases, &parse(text), false);
         assert_eq!((b.types, b.compile, b.run, b.compiles), (60.0, 240.0, 4.0, 1));
         assert_eq!((b.rustc, b.link), (Some(110.0), Some(30.0)));
         assert_eq!(b.cargo, Some(100.0));
         assert!((b.kernel - 26.0).abs() < 1e-9);
         assert_eq!(b.line(), "compiled in 240 ms (cargo 100, rustc 110, link 30) · types 60 ms · ran in 4 ms · kernel 26 ms · 330 ms in all");
+        let b = Breakdown::of(Duration::from_millis(330), &phases, &parse(text), true);
+        assert!(b.line().starts_with("compiled in 240 ms (rustc 110, link 30, other 100; without cargo) · types 60 ms"), "{}", b.line());
         // Without stamps (timing off while it compiled): the phases alone.
-        let b = Breakdown::of(Duration::from_millis(330), &phases, &[]);
+        let b = Breakdown::of(Duration::from_millis(330), &phases, &[], false);
         assert_eq!((b.cargo, b.rustc, b.link), (None, None, None));
         assert!(b.line().starts_with("compiled in 240 ms · types 60 ms"));
     }
