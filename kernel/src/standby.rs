@@ -48,10 +48,14 @@ fn idle_limit_from(v: Option<&str>) -> Option<Duration> {
 
 /// The environment that decides whether a standby can serve a kernel: everything but the
 /// variables Jupyter sets per kernel, evcxr's (the kernel sets `EVCXR_CONFIG_DIR` for itself),
-/// the comm socket's (each kernel sets its own) and the shell's own bookkeeping.
+/// the comm socket's and the stamps file's (each kernel sets its own) and the shell's own
+/// bookkeeping.
 fn relevant_env(vars: impl Iterator<Item = (String, String)>) -> Vec<(String, String)> {
-    let mut v: Vec<(String, String)> =
-        vars.filter(|(k, _)| !(k.starts_with("JPY_") || k.starts_with("EVCXR_") || [crate::comms::SOCKET_ENV, "PWD", "OLDPWD", "SHLVL", "_"].contains(&k.as_str()))).collect();
+    let mut v: Vec<(String, String)> = vars
+        .filter(|(k, _)| {
+            !(k.starts_with("JPY_") || k.starts_with("EVCXR_") || [crate::comms::SOCKET_ENV, crate::stages::STAGES_ENV, "PWD", "OLDPWD", "SHLVL", "_"].contains(&k.as_str()))
+        })
+        .collect();
     v.sort();
     v
 }
@@ -144,6 +148,8 @@ pub fn spawn() {
     cmd.arg("standby").stdin(std::process::Stdio::null()).stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null());
     // Not this kernel's comm socket: the standby makes its own.
     cmd.env_remove(crate::comms::SOCKET_ENV);
+    // Nor its stamps file (stages.rs): the standby names its own.
+    cmd.env_remove(crate::stages::STAGES_ENV);
     // SAFETY: setsid is async-signal-safe; the standby leaves Jupyter's process group, so
     // ending this kernel does not end it.
     unsafe {
@@ -385,6 +391,8 @@ mod tests {
         assert_ne!(a, c, "another kernelspec's environment is another standby");
         let with_socket = relevant_env([("BACH_DEVICE", "emulated"), ("BACH_COMM_SOCKET", "/tmp/k/comm.sock")].into_iter().map(|(k, v)| (k.to_string(), v.to_string())));
         assert_eq!(with_socket, c, "a kernel's comm socket is its own, not its environment's");
+        let with_stamps = relevant_env([("BACH_DEVICE", "emulated"), ("BACH_CELL_STAGES", "/tmp/k/stages")].into_iter().map(|(k, v)| (k.to_string(), v.to_string())));
+        assert_eq!(with_stamps, c, "a kernel's stamps file (stages.rs) is its own, not its environment's");
     }
 
     #[test]
