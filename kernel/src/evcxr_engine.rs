@@ -87,8 +87,10 @@ impl Running {
     }
 }
 
-/// Kill each `cargo` process below `root` (not below `keep`, the Rust process) with all it
-/// started. Read from /proc; elsewhere nothing happens and the compile runs to its end.
+/// Kill each build below `root` (not below `keep`, the Rust process) with all it started: a
+/// `cargo`, or a cell's build run without cargo (evcxr's replay: the rustc wrapper, a child
+/// of the kernel with rustc's `--crate-name` among its arguments). Read from /proc; elsewhere
+/// nothing happens and the compile runs to its end.
 fn kill_builds(root: u32, keep: u32) {
     let Ok(dir) = std::fs::read_dir("/proc") else { return };
     // (pid, parent, command name)
@@ -114,7 +116,8 @@ fn kill_builds(root: u32, keep: u32) {
         }
         false
     };
-    let cargos: Vec<u32> = procs.iter().filter(|p| p.2 == "cargo" && below(p.0, root) && (keep == 0 || !below(p.0, keep))).map(|p| p.0).collect();
+    let replayed = |p: &(u32, u32, String)| p.1 == root && std::fs::read(format!("/proc/{}/cmdline", p.0)).is_ok_and(|c| c.split(|&b| b == 0).any(|a| a == b"--crate-name"));
+    let cargos: Vec<u32> = procs.iter().filter(|p| (p.2 == "cargo" || replayed(p)) && below(p.0, root) && (keep == 0 || !below(p.0, keep))).map(|p| p.0).collect();
     for (pid, _, _) in &procs {
         if cargos.iter().any(|&c| below(*pid, c)) {
             // SAFETY: a plain kill(2) of a build process this kernel started.

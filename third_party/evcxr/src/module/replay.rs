@@ -46,6 +46,9 @@ pub(crate) fn key(config: &Config, cargo: &Command) -> Option<String> {
         }
     }
     let mut h = DefaultHasher::new();
+    // The command names the crate's directory (its output, its incremental cache): a copy of
+    // a build directory (the warm template) never replays the original's command.
+    dir.hash(&mut h);
     manifest.hash(&mut h);
     for file in [dir.join("Cargo.lock"), dir.join(".cargo/config.toml")].into_iter().chain(dir.parent().map(|p| p.join(".cargo/config.toml"))) {
         std::fs::read(&file).ok().hash(&mut h);
