@@ -54,7 +54,7 @@ fn in_float<F: Real, A: Clone, S: Data<Elem = A>, D: Dimension, R: Operand<A, D>
 /// panics at the operator's line, as in ndarray.
 #[track_caller]
 pub(crate) fn arith<A: Clone, S: Data<Elem = A>, D: Dimension, R: Operand<A, D>>(op: BinOp, lhs: &ArrayBase<S, D>, rhs: R, f: impl Fn(A, A) -> A) -> Array<A, R::Out> {
-    if let Some(r) = in_float::<f64, _, _, _, _>(op, lhs, &rhs).or_else(|| in_float::<f32, _, _, _, _>(op, lhs, &rhs)) {
+    if let Some(r) = crate::array::f64_or_f32::<A, _>(|| in_float::<f64, _, _, _, _>(op, lhs, &rhs), || in_float::<f32, _, _, _, _>(op, lhs, &rhs)) {
         return r;
     }
     let out = host_arith(op, lhs.evaluated().view().into_dyn(), rhs.evaluated_host(), &f);
@@ -178,7 +178,7 @@ impl<A: Clone + Neg<Output = A>, S: Data<Elem = A>, D: Dimension> Neg for &Array
         fn float<F: Real, A, S: Data<Elem = A>, D: Dimension>(a: &ArrayBase<S, D>) -> Option<Array<A, D>> {
             (crate::array::type_id::<A>() == crate::array::type_id::<F>()).then(|| same_type(crate::ops::elementwise::real_negate(&*as_float::<F, A, S, D>(a))))
         }
-        if let Some(r) = float::<f64, _, _, _>(self).or_else(|| float::<f32, _, _, _>(self)) {
+        if let Some(r) = crate::array::f64_or_f32::<A, _>(|| float::<f64, _, _, _>(self), || float::<f32, _, _, _>(self)) {
             return r;
         }
         Array::from_host_in(self.evaluated().map(|x| -x.clone()).into_shared(), self.home())

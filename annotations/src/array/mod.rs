@@ -157,6 +157,22 @@ pub(crate) fn read_node<A: Element>(lazy: &Lazy) -> Result<NdArc<A, IxDyn>> {
     v.array::<A>().cloned().ok_or_else(|| BachError::dtype("eval", A::DTYPE, v.meta().dtype))
 }
 
+/// `f64()` when `A` may be f64, `f32()` when it may be f32, else `None`: each still checks
+/// `A`'s type when it runs, as before. Which one may be is decided by `A`'s size when the
+/// code is compiled (`if const`), so a cell working in f64 compiles only the f64 path, not
+/// an f32 twin of every Bach function it reaches (the twin was about a third of what a
+/// 3-line f64 cell compiled).
+#[inline(always)]
+pub(crate) fn f64_or_f32<A, T>(f64: impl FnOnce() -> Option<T>, f32: impl FnOnce() -> Option<T>) -> Option<T> {
+    if const { std::mem::size_of::<A>() == 8 } {
+        f64()
+    } else if const { std::mem::size_of::<A>() == 4 } {
+        f32()
+    } else {
+        None
+    }
+}
+
 /// `A`'s dtype and node reader when it is one of the graph's element types (f64, f32, i64,
 /// bool): what code generic over any element type (`Array::zeros`) asks before it makes a
 /// node.

@@ -245,13 +245,8 @@ impl<A: num_traits::Float, S: DataOwned<Elem = A>> ArrayBase<S, Ix1> {
 
 /// `f64()` when `A` is f64, `f32()` when it is f32, else `host()` as a host array.
 fn real_or_host<A: Clone>(f64: impl FnOnce() -> Array1<f64>, f32: impl FnOnce() -> Array1<f32>, host: impl FnOnce() -> ndarray::Array1<A>) -> Array1<A> {
-    if type_id::<A>() == type_id::<f64>() {
-        same_type(f64())
-    } else if type_id::<A>() == type_id::<f32>() {
-        same_type(f32())
-    } else {
-        Array1::from_host(host().into_shared())
-    }
+    crate::array::f64_or_f32::<A, _>(|| (type_id::<A>() == type_id::<f64>()).then(|| same_type(f64())), || (type_id::<A>() == type_id::<f32>()).then(|| same_type(f32())))
+        .unwrap_or_else(|| Array1::from_host(host().into_shared()))
 }
 
 impl<A: Real> Array<A, Ix1> {

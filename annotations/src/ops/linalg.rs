@@ -219,7 +219,7 @@ fn any_product<A: ndarray::LinalgScalar, S: Data<Elem = A>, S2: Data<Elem = A>, 
     l: &ArrayBase<S, L>,
     r: &ArrayBase<S2, R>,
 ) -> Result<Array<A, O>> {
-    float_product::<f64, _, _, _, _, _, _>(l, r).or_else(|| float_product::<f32, _, _, _, _, _, _>(l, r)).unwrap_or_else(|| host_product(l, r))
+    crate::array::f64_or_f32::<A, _>(|| float_product::<f64, _, _, _, _, _, _>(l, r), || float_product::<f32, _, _, _, _, _, _>(l, r)).unwrap_or_else(|| host_product(l, r))
 }
 
 macro_rules! dot_dims {

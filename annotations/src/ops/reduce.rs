@@ -517,7 +517,7 @@ impl<A: Clone + num_traits::Zero + std::ops::Add<Output = A>, S: crate::array::D
         fn real<F: Real, A, S: crate::array::Data<Elem = A>, D: Dimension>(x: &crate::array::ArrayBase<S, D>) -> Option<A> {
             crate::array::as_real::<F, A, S, D>(x).map(|x| crate::array::same_type(or_panic(x.sum_lazy().number_for("sum"))))
         }
-        real::<f64, _, _, _>(self).or_else(|| real::<f32, _, _, _>(self)).unwrap_or_else(|| self.evaluated().sum())
+        crate::array::f64_or_f32::<A, _>(|| real::<f64, _, _, _>(self), || real::<f32, _, _, _>(self)).unwrap_or_else(|| self.evaluated().sum())
     }
     /// Sums along `axis` (ndarray's `sum_axis`): panics at this line when the array has no
     /// such axis; [`Array::try_sum_axis`] returns it as an error.
@@ -529,8 +529,7 @@ impl<A: Clone + num_traits::Zero + std::ops::Add<Output = A>, S: crate::array::D
         fn real<F: Real, A, S: crate::array::Data<Elem = A>, D: RemoveAxis>(x: &crate::array::ArrayBase<S, D>, axis: Axis) -> Option<Array<A, D::Smaller>> {
             crate::array::as_real::<F, A, S, D>(x).map(|x| crate::array::same_type(or_panic(x.try_sum_axis(axis))))
         }
-        real::<f64, _, _, _>(self, axis)
-            .or_else(|| real::<f32, _, _, _>(self, axis))
+        crate::array::f64_or_f32::<A, _>(|| real::<f64, _, _, _>(self, axis), || real::<f32, _, _, _>(self, axis))
             .unwrap_or_else(|| Array::from_host_in(self.evaluated().sum_axis(axis).into_shared(), self.home()))
     }
     /// Mean of all elements, as ndarray's `mean`: `None` for an empty array (evaluates).
@@ -542,7 +541,7 @@ impl<A: Clone + num_traits::Zero + std::ops::Add<Output = A>, S: crate::array::D
         fn real<F: Real, A, S: crate::array::Data<Elem = A>, D: Dimension>(x: &crate::array::ArrayBase<S, D>) -> Option<Option<A>> {
             crate::array::as_real::<F, A, S, D>(x).map(|x| x.mean_lazy().ok().map(|m| crate::array::same_type(or_panic(m.number_for("mean")))))
         }
-        real::<f64, _, _, _>(self).or_else(|| real::<f32, _, _, _>(self)).unwrap_or_else(|| self.evaluated().mean())
+        crate::array::f64_or_f32::<A, _>(|| real::<f64, _, _, _>(self), || real::<f32, _, _, _>(self)).unwrap_or_else(|| self.evaluated().mean())
     }
     /// Means along `axis` (lazy for f64 and f32), as ndarray's `mean_axis`: `None` for an
     /// empty axis.
@@ -555,8 +554,7 @@ impl<A: Clone + num_traits::Zero + std::ops::Add<Output = A>, S: crate::array::D
         fn real<F: Real, A, S: crate::array::Data<Elem = A>, D: RemoveAxis>(x: &crate::array::ArrayBase<S, D>, axis: Axis) -> Option<Option<Array<A, D::Smaller>>> {
             crate::array::as_real::<F, A, S, D>(x).map(|x| x.try_mean_axis(axis).ok().map(crate::array::same_type))
         }
-        real::<f64, _, _, _>(self, axis)
-            .or_else(|| real::<f32, _, _, _>(self, axis))
+        crate::array::f64_or_f32::<A, _>(|| real::<f64, _, _, _>(self, axis), || real::<f32, _, _, _>(self, axis))
             .unwrap_or_else(|| self.evaluated().mean_axis(axis).map(|m| Array::from_host_in(m.into_shared(), self.home())))
     }
 }
