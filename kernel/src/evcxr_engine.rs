@@ -156,7 +156,7 @@ pub struct EvcxrEngine {
     /// not compile, with that cell's number: until a `use` of them compiles, a cell naming
     /// them gets Bach's prelude names, and is told so.
     failed_uses: Vec<(String, u32)>,
-    /// evcxr's `:timing` is on: each cell ends with a line of where its time went.
+    /// `:bach timing` is on: each cell ends with a line of where its time went.
     timing_footer: bool,
     /// The last cell's time by stage (timing on), for its footer.
     breakdown: Option<crate::stages::Breakdown>,
@@ -731,8 +731,8 @@ impl EvcxrEngine {
         let stamps = crate::stages::take(&file);
         let o = result.as_ref().ok()?;
         let phases: Vec<(String, std::time::Duration)> = o.phases.iter().map(|p| (p.name.clone(), p.duration)).collect();
-        let since = std::time::SystemTime::now() - began.elapsed();
-        let b = crate::stages::Breakdown::of(began.elapsed(), &phases, &stamps, crate::stages::built_without_cargo(&self.build_dir, since));
+        let took = began.elapsed();
+        let b = crate::stages::Breakdown::of(took, &phases, &stamps, crate::stages::built_without_cargo(&self.build_dir, std::time::SystemTime::now() - took));
         if crate::settings::settings().timing() {
             let phases: Vec<String> = phases.iter().map(|(n, d)| format!("{n} {:.0} ms", d.as_secs_f64() * 1e3)).collect();
             eprintln!("bach-kernel: cell [{execution_count}] evcxr phases: {}", phases.join(", "));

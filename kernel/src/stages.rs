@@ -94,7 +94,7 @@ pub fn take(path: &std::path::Path) -> Vec<(Stamp, u64)> {
 
 /// Whether the cell's last build (begun after `since`) ran without cargo: evcxr (patched,
 /// `module/replay.rs`) writes the replay key after every cargo build, and leaves it when it
-/// replays.
+/// replays (the key's file name is `module/replay.rs`'s `key_file`).
 pub fn built_without_cargo(build_dir: &std::path::Path, since: SystemTime) -> bool {
     let key = build_dir.join("target").join("evcxr-replay.key");
     std::fs::metadata(key).and_then(|m| m.modified()).is_ok_and(|t| t < since)
