@@ -220,8 +220,28 @@ impl RustAnalyzer {
             ..CargoConfig::default()
         };
         let workspace = ProjectWorkspace::load(manifest, &config, &|_| {})?;
-        let load = workspace
-            .to_roots()
+        let roots = workspace.to_roots();
+        // Patched (bach-kernel): each package root is a file set of its own, and only the cells'
+        // crate (the one directory whose text changes every cell) is local. Every other root
+        // (the sysroot, registry crates, path dependencies such as the kernel's own library) is
+        // a library: its text is read once here, never edited, and rust-analyzer gives it a high
+        // durability, so a cell's change no longer makes salsa re-verify every query that reads
+        // a dependency (one source root for all files made the types of one `let` ~70 ms).
+        let mut file_sets = ra_vfs::file_set::FileSetConfig::builder();
+        let mut local_sets = Vec::new();
+        for root in &roots {
+            if root
+                .include
+                .iter()
+                .any(|path| path.starts_with(&self.root_directory))
+            {
+                local_sets.push(file_sets.len());
+            }
+            file_sets.add_file_set(root.include.iter().cloned().map(Into::into).collect());
+        }
+        let unclaimed = file_sets.len();
+        let file_sets = file_sets.build();
+        let load = roots
             .iter()
             .map(|root| {
                 ra_vfs::loader::Entry::Directories(ra_vfs::loader::Directories {
@@ -270,10 +290,18 @@ impl RustAnalyzer {
             change.change_file(file_id, new_contents);
         }
         change.set_roots(
-            ra_vfs::file_set::FileSetConfig::default()
+            file_sets
                 .partition(&self.vfs)
                 .into_iter()
-                .map(SourceRoot::new_local)
+                .enumerate()
+                .map(|(set, files)| {
+                    // Files under no package root (the last set) stay local, as before.
+                    if local_sets.contains(&set) || set == unclaimed {
+                        SourceRoot::new_local(files)
+                    } else {
+                        SourceRoot::new_library(files)
+                    }
+                })
                 .collect(),
         );
         let (crate_graph, _) = workspace.to_crate_graph(
