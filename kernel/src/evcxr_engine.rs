@@ -835,7 +835,10 @@ fn back_to_good_build(build: &Path) {
 /// debug assertions or overflow checks, whatever level the cells' own code uses. evcxr
 /// rewrites the build directory's Cargo.toml and `.cargo/config.toml`, so this goes in the
 /// parent directory's `.cargo/config.toml`, which cargo also reads.
-const DEPENDENCY_PROFILE: &str = "# Written by bach-kernel.\n[profile.dev.package.\"*\"]\nopt-level = 2\ndebug-assertions = false\noverflow-checks = false\n";
+/// `bach-instances` builds at opt-level 1: rustc exports a crate's generic instances for other
+/// crates to reuse at opt-level 0 and 1 only, and the cells (at 0) reuse its copies of Bach's
+/// common f64 code instead of compiling their own (its crate doc; issue #48).
+const DEPENDENCY_PROFILE: &str = "# Written by bach-kernel.\n[profile.dev.package.\"*\"]\nopt-level = 2\ndebug-assertions = false\noverflow-checks = false\n\n[profile.dev.package.bach-instances]\nopt-level = 1\n";
 
 fn write_evcxr_toml(config_dir: &Path, build_dir: &Path) -> Result<(), String> {
     std::fs::create_dir_all(config_dir).map_err(|e| format!("cannot create {}: {e}", config_dir.display()))?;

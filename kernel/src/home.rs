@@ -4,7 +4,9 @@
 use std::path::{Path, PathBuf};
 
 /// The crates the prelude loads, as installed: `<home>/crates/<name>`.
-pub const CRATES: &[(&str, &str)] = &[("bach-wire", "wire"), ("bach-runtime", "runtime"), ("bach", "annotations")];
+/// `bach-instances` holds Bach's common f64 code compiled once for the cells to share (its
+/// crate doc; built at opt-level 1, [`crate::evcxr_engine`]'s dependency profile).
+pub const CRATES: &[(&str, &str)] = &[("bach-wire", "wire"), ("bach-runtime", "runtime"), ("bach", "annotations"), ("bach-instances", "instances")];
 
 #[derive(Clone, Debug)]
 pub struct Home {
@@ -44,6 +46,15 @@ impl Home {
         }
     }
 
+    /// Path of the `bach-instances` crate the prelude loads beside `bach`.
+    pub fn instances_crate(&self) -> PathBuf {
+        if self.installed {
+            self.dir.join("crates/bach-instances")
+        } else {
+            self.dir.join("instances")
+        }
+    }
+
     /// The warmed evcxr build directory template (installed kernels only).
     pub fn warm_dir(&self) -> Option<PathBuf> {
         let w = self.dir.join("warm");
@@ -60,7 +71,8 @@ impl Home {
     /// The crates the notebook depends on, as `(name, Cargo.toml value)`: the prelude's `:dep`
     /// lines and the manifest `install` fetches them with.
     pub fn notebook_deps(&self) -> Vec<(&'static str, String)> {
-        vec![("bach", format!("{{ path = {:?} }}", self.bach_crate().display().to_string())), ("ndarray", "\"0.16\"".into())]
+        let path = |p: PathBuf| format!("{{ path = {:?} }}", p.display().to_string());
+        vec![("bach", path(self.bach_crate())), ("bach-instances", path(self.instances_crate())), ("ndarray", "\"0.16\"".into())]
     }
 
     /// Code run once per Rust process in `build` (evcxr's build directory): the runtime and
@@ -80,7 +92,7 @@ impl Home {
     pub fn prelude(&self, build: &Path) -> String {
         let restore = self.tested_lock().map(|l| restore_lock_line(&l, build)).unwrap_or_default();
         let deps: String = self.notebook_deps().iter().map(|(n, v)| format!(":dep {n} = {v}\n")).collect();
-        format!("{restore}{deps}{restore}{PRELUDE_NAMES}")
+        format!("{restore}{deps}{restore}{USE_INSTANCES}{PRELUDE_NAMES}")
     }
 
     /// The prelude for a Rust process that starts again in a session that already has its
@@ -89,9 +101,14 @@ impl Home {
     /// the first prelude's `:dep ndarray = "0.16"` would replace a notebook's own
     /// `ndarray = "0.17"`.
     pub fn prelude_again(&self) -> String {
-        PRELUDE_NAMES.to_string()
+        format!("{USE_INSTANCES}{PRELUDE_NAMES}")
     }
 }
+
+/// Loads `bach-instances` into every cell (evcxr keeps a `use` for the cells after it): rustc
+/// reuses the generic instances of a crate the cell loaded, and a crate named by no path is
+/// never loaded.
+const USE_INSTANCES: &str = "use bach_instances as _;\n";
 
 // The prelude's names in scope and the notebook's `bach_session` (see [`Home::prelude`]).
 use bach_wire::calls::PRELUDE_NAMES;
@@ -121,6 +138,9 @@ mod tests {
         "approx",
         "autocfg",
         "bach",
+        // Bach's common f64 instances, shared by the cells (its crate doc): no dependency of
+        // its own beyond `bach` and ndarray.
+        "bach-instances",
         "bach-runtime",
         // The kernel link (no dependencies).
         "bach-wire",

@@ -1,7 +1,7 @@
 //! The house's invariants that ARCHITECTURE.md states about its crates and the kernel link,
 //! held against the manifests and the sources:
-//! - the crates stand in layers (`bach-wire`; `bach-runtime`; `bach`; then the kernel, the
-//!   bench and these tests), each depending only on layers below it: no crate cycle;
+//! - the crates stand in layers (`bach-wire`; `bach-runtime`; `bach`; then `bach-instances`,
+//!   the kernel, the bench and these tests), each depending only on layers below it: no crate cycle;
 //! - `bach-wire` has no dependencies (it sits in every notebook's graph);
 //! - only the kernel speaks zeromq, and only the kernel and `bach` speak the kernel link;
 //! - the link's markers, its socket variable and evcxr's content marker are spelt in
@@ -10,8 +10,15 @@
 use std::path::{Path, PathBuf};
 
 /// The workspace's crates: (folder, package name, layer).
-const CRATES: [(&str, &str, usize); 6] =
-    [("wire", "bach-wire", 0), ("runtime", "bach-runtime", 1), ("annotations", "bach", 2), ("kernel", "bach-kernel", 3), ("bench", "bach-bench", 3), ("tests", "bach-tests", 3)];
+const CRATES: [(&str, &str, usize); 7] = [
+    ("wire", "bach-wire", 0),
+    ("runtime", "bach-runtime", 1),
+    ("annotations", "bach", 2),
+    ("instances", "bach-instances", 3),
+    ("kernel", "bach-kernel", 3),
+    ("bench", "bach-bench", 3),
+    ("tests", "bach-tests", 3),
+];
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("tests/ sits in the workspace").to_path_buf()
@@ -79,7 +86,7 @@ fn sources(dir: &Path, out: &mut Vec<(PathBuf, String)>) {
 fn the_link_is_spelt_in_bach_wire_alone() {
     let spellings = [r"\u{1e}BACH_", "BACH_COMM_SOCKET", "EVCXR_BEGIN_CONTENT", "EVCXR_END_CONTENT"];
     let mut files = Vec::new();
-    for folder in ["wire", "runtime", "annotations", "kernel", "bench"] {
+    for folder in ["wire", "runtime", "annotations", "instances", "kernel", "bench"] {
         sources(&root().join(folder).join("src"), &mut files);
     }
     assert!(files.len() > 50, "the sources were not read");
