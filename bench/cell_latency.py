@@ -10,7 +10,11 @@ rust-analyzer's types of new variables, ran = loading and running the cell, kern
 kernel's own steps). The loop cell's "ran" is the speed of the code a cell compiles.
 
     JUPYTER_PATH=<prefix>/share/jupyter BACH_KERNEL_STANDBY=0 \\
-        .venv/bin/python bench/cell_latency.py [--reps 5]
+        .venv/bin/python bench/cell_latency.py [--reps 5] [--interleave]
+
+`--interleave` runs one cell of each kind in turn (as a notebook mixes them) instead of each
+kind `--reps` times in a row: a cell then finds rustc's incremental cache holding the previous
+kind's code, not its own.
 
 (`BACH_KERNEL_STANDBY=0`: a standby starting beside the kernel takes a core for about 10 s.)
 """
@@ -121,6 +125,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--kernel", default="bach")
+    ap.add_argument("--interleave", action="store_true", help="one cell of each kind in turn, as a notebook mixes them (rustc's incremental cache then holds the previous kind's code, not this one's)")
     args = ap.parse_args()
     km = jupyter_client.KernelManager(kernel_name=args.kernel)
     km.start_kernel()
@@ -154,19 +159,35 @@ def main():
         except RuntimeError:
             print("(this kernel has no `:bach timing`: wall times only)")
         print(f"{'cell':28s} {'median s':>8s}  " + " ".join(f"{s:>7s}" for s in STAGES) + "   (ms, medians)")
-        for name, make in cells().items():
-            walls, stages = [], {s: [] for s in STAGES}
-            for i in range(args.reps):
-                wall, footer = run(make(i))
-                walls.append(wall)
-                m = FOOTER.search(footer)
-                if m:
-                    for s, v in zip(["compile", "types", "ran", "kernel"], m.groups()):
-                        stages[s].append(float(v))
-                    for s, v in PARTS.findall(footer.split(" · ")[0]):
-                        stages[s].append(float(v))
+        kinds = cells()
+        walls = {name: [] for name in kinds}
+        stages = {name: {s: [] for s in STAGES} for name in kinds}
+
+        def one(name, i):
+            wall, footer = run(kinds[name](i))
+            walls[name].append(wall)
+            m = FOOTER.search(footer)
+            if m:
+                for s, v in zip(["compile", "types", "ran", "kernel"], m.groups()):
+                    stages[name][s].append(float(v))
+                for s, v in PARTS.findall(footer.split(" · ")[0]):
+                    stages[name][s].append(float(v))
+
+        def report(name):
             med = lambda xs: f"{statistics.median(xs):7.0f}" if xs else f"{'-':>7s}"
-            print(f"{name:28s} {statistics.median(walls):8.3f}  " + " ".join(med(stages[s]) for s in STAGES) + "   " + " ".join(f"{w:.2f}" for w in walls), flush=True)
+            print(f"{name:28s} {statistics.median(walls[name]):8.3f}  " + " ".join(med(stages[name][s]) for s in STAGES) + "   " + " ".join(f"{w:.2f}" for w in walls[name]), flush=True)
+
+        if args.interleave:
+            for i in range(args.reps):
+                for name in kinds:
+                    one(name, i)
+            for name in kinds:
+                report(name)
+        else:
+            for name in kinds:
+                for i in range(args.reps):
+                    one(name, i)
+                report(name)
     finally:
         kc.stop_channels()
         km.shutdown_kernel(now=True)
