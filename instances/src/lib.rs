@@ -22,6 +22,10 @@
 //! build (once, at install) and a few symbols each cell's link sees; README, "Where a cell's
 //! time goes", measures both.
 
+// Written as cells write it (`&view + &array`, `&row - &row`, `x.rows().into_iter()`): those
+// are the instances shared.
+#![allow(clippy::op_ref, clippy::eq_op, clippy::useless_conversion)]
+
 use std::hint::black_box;
 
 use bach::prelude_without_macros::*;
