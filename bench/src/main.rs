@@ -262,6 +262,7 @@ fn device_choice(device: Option<DeviceChoice>, memory: Option<u64>) -> Result<De
     };
     Ok(match choice {
         DeviceChoice::Emulated(None) => DeviceChoice::Emulated(memory),
+        DeviceChoice::EmulatedSet { count, memory: None } => DeviceChoice::EmulatedSet { count, memory },
         c => c,
     })
 }
@@ -269,7 +270,7 @@ fn device_choice(device: Option<DeviceChoice>, memory: Option<u64>) -> Result<De
 /// A bach session on the chosen devices, with the memory cap; an error says why the devices
 /// cannot be had (`--device cuda` without a GPU).
 fn bach_session(choice: DeviceChoice, args: &Args) -> Result<Arc<Session>, String> {
-    let devices = Devices::select(choice).map_err(|why| format!("--device {}: {why}", choice_name(choice)))?;
+    let devices = Devices::select(choice.clone()).map_err(|why| format!("--device {}: {why}", choice_name(choice)))?;
     let session = Session::with_devices(devices);
     let cost = match args.profile.as_deref() {
         None => None,
@@ -294,6 +295,9 @@ fn choice_name(c: DeviceChoice) -> String {
         DeviceChoice::Cuda => "cuda".into(),
         DeviceChoice::Emulated(None) => "emulated".into(),
         DeviceChoice::Emulated(Some(b)) => format!("emulated:{b}B"),
+        DeviceChoice::EmulatedSet { count, memory: None } => format!("emulated:{count}"),
+        DeviceChoice::EmulatedSet { count, memory: Some(b) } => format!("emulated:{count}:{b}B"),
+        DeviceChoice::CudaSet(list) => list.iter().map(|o| format!("cuda:{o}")).collect::<Vec<_>>().join(","),
     }
 }
 
@@ -565,7 +569,7 @@ fn run_ml(args: &Args) -> Result<(), String> {
         (Command::Run, Mode::Gpu) => vec!["gpu"],
         _ => return Err(format!("`plan` takes black-scholes or haversine, not {}", w.name())),
     };
-    let session = if modes.contains(&"bach") { Some(bach_session(device_choice(args.device, args.memory)?, args)?) } else { None };
+    let session = if modes.contains(&"bach") { Some(bach_session(device_choice(args.device.clone(), args.memory)?, args)?) } else { None };
     if args.command == Command::Compare && session.as_ref().is_some_and(|s| s.devices().profiles().iter().any(|p| p.kind == DeviceKind::Cuda)) {
         modes.push("gpu");
     }
@@ -579,7 +583,7 @@ fn run_sweep(args: &Args) -> Result<(), String> {
         Some(w) => sweep::Target::Ml(w),
         None => sweep::Target::Elementwise(args.workload),
     };
-    let session = bach_session(device_choice(args.device, args.memory)?, args)?;
+    let session = bach_session(device_choice(args.device.clone(), args.memory)?, args)?;
     let out = args.dump.clone().unwrap_or_else(|| PathBuf::from("."));
     sweep::run(args, target, Some(session), &out).map(|_| ())
 }
@@ -594,7 +598,7 @@ fn run(args: &Args) -> Result<(), String> {
     let mut modes: Vec<Mode> = if args.command == Command::Compare { vec![Mode::Cpu, Mode::Bach] } else { vec![args.mode] };
 
     // Devices first: a missing GPU is reported before inputs are made.
-    let session = if modes.contains(&Mode::Bach) { Some(bach_session(device_choice(args.device, args.memory)?, args)?) } else { None };
+    let session = if modes.contains(&Mode::Bach) { Some(bach_session(device_choice(args.device.clone(), args.memory)?, args)?) } else { None };
     let has_cuda = session.as_ref().is_some_and(|s| s.devices().profiles().iter().any(|p| p.kind == DeviceKind::Cuda));
     if args.command == Command::Compare && has_cuda {
         modes.push(Mode::Gpu);
@@ -790,7 +794,7 @@ struct PlanRecord {
 /// `cost`: the session's cost model as a profile file (JSON; `--profile FILE` reads it back,
 /// and so do `:bach cost profile FILE` and `:bach whatif profile FILE`).
 fn cost(args: &Args) -> Result<(), String> {
-    let session = bach_session(device_choice(args.device, args.memory)?, args)?;
+    let session = bach_session(device_choice(args.device.clone(), args.memory)?, args)?;
     print!("{}", session.config().cost.to_json());
     Ok(())
 }
@@ -798,7 +802,7 @@ fn cost(args: &Args) -> Result<(), String> {
 /// `calibrate`: measure this machine's devices (`bach::calibrate`), print what was fitted,
 /// save the profile where sessions on this host and these devices load it (and to `--out`).
 fn calibrate(args: &Args) -> Result<(), String> {
-    let session = bach_session(device_choice(args.device, args.memory)?, args)?;
+    let session = bach_session(device_choice(args.device.clone(), args.memory)?, args)?;
     let path = bach_runtime::cost::saved_profile_path(&session.devices().profiles());
     let c = bach::calibrate_session(&session, path.as_deref()).map_err(|e| e.to_string())?;
     print!("{c}");
@@ -821,7 +825,7 @@ fn plan(args: &Args) -> Result<(), String> {
     }
     let n = 1usize << args.log2;
     let w = args.workload;
-    let session = bach_session(device_choice(args.device, args.memory)?, args)?;
+    let session = bach_session(device_choice(args.device.clone(), args.memory)?, args)?;
     let mut devices = session.devices().profiles();
     if devices.len() == 1 {
         devices.push(DeviceProfile::hypothetical_gpu("NVIDIA H100 80GB HBM3", 80 << 30));
@@ -885,10 +889,10 @@ mod tests {
         let a = args("run black-scholes --log2 20 --device emulated --memory 16MiB").unwrap();
         assert_eq!(a.device, Some(DeviceChoice::Emulated(None)));
         assert_eq!(a.memory, Some(16 << 20));
-        assert_eq!(device_choice(a.device, a.memory).unwrap(), DeviceChoice::Emulated(Some(16 << 20)));
+        assert_eq!(device_choice(a.device.clone(), a.memory).unwrap(), DeviceChoice::Emulated(Some(16 << 20)));
 
         let a = args("compare haversine --device emulated:1GiB --memory 64MiB").unwrap();
-        assert_eq!(device_choice(a.device, a.memory).unwrap(), DeviceChoice::Emulated(Some(1 << 30)), "an explicit size wins");
+        assert_eq!(device_choice(a.device.clone(), a.memory).unwrap(), DeviceChoice::Emulated(Some(1 << 30)), "an explicit size wins");
         assert_eq!(a.memory, Some(64 << 20));
 
         for (flag, want) in [("auto", DeviceChoice::Auto), ("cpu", DeviceChoice::Cpu), ("cuda", DeviceChoice::Cuda)] {
@@ -998,7 +1002,7 @@ mod tests {
         let a = args("sweep black-scholes --from 12 --to 15 --device emulated --memory 1MiB --policy greedy --limit 30").unwrap();
         assert_eq!((a.sweep.from, a.sweep.to, a.repeat, a.sweep.limit), (12, 15, 1, 30.0));
         let out = std::env::temp_dir().join(format!("bach-bench-sweep-test-{}", std::process::id()));
-        let s = bach_session(device_choice(a.device, a.memory).unwrap(), &a).unwrap();
+        let s = bach_session(device_choice(a.device.clone(), a.memory).unwrap(), &a).unwrap();
         let r = sweep::run(&a, sweep::Target::Elementwise(Workload::BlackScholes), Some(s), &out).unwrap();
         assert_eq!((r.ran("cpu").len(), r.ran("bach").len()), (4, 4));
         assert!(r.paging_from().is_some(), "2^15 x 5 inputs do not fit 1 MiB: {r}");

@@ -158,6 +158,10 @@ fn whole_on(env: &Env<'_>, eval: u64, part: &GraphPart, store: &mut Store<'_>, u
         let ((_, from), v) =
             store.device.iter().find(|((n, _), _)| *n == u).ok_or_else(|| BachError::invalid("execute", format!("#{} was not computed before it was needed", node.id)))?;
         (*from, device_of(env, *from)?.copy_out(v.view(), tag)?.finish()?)
+    } else if let (None, Some(((_, from), v))) = (&store.host[u], store.device.iter().find(|((n, _), _)| *n == u)) {
+        // On another accelerator only: from device to device, staged through host memory.
+        let host = device_of(env, *from)?.copy_out(v.view(), tag)?.finish()?;
+        (*from, device_of(env, dev)?.copy_in(host.view(), tag)?)
     } else {
         let v = store.host[u].as_ref().ok_or_else(|| BachError::invalid("execute", format!("#{} is on no device it can be copied from", node.id)))?;
         let device = device_of(env, dev)?;
@@ -231,6 +235,7 @@ fn run_stage_with_retries(
                 } else {
                     let note = format!("stage {s}: {device} ran out of memory ({detail}); running the stage on the CPU");
                     attempt.device = CPU;
+                    attempt.shards.clear();
                     if len.is_some() {
                         attempt.piece_rows = crate::plan::pieces::cpu_piece_rows(part, plan, &attempt, s, env.cost);
                     }
@@ -256,6 +261,9 @@ struct PieceOut {
     pending: Vec<Option<PendingCopy>>,
     writes: Vec<PendingWrite>,
     events: Vec<Event>,
+    /// How many events it made (its events are taken out and handed back when its device's
+    /// own times correct them).
+    event_count: usize,
 }
 
 impl PieceOut {
@@ -318,6 +326,10 @@ struct StageRun<'a> {
     dev_id: DeviceId,
     device: Arc<dyn Device>,
     accel: bool,
+    /// The devices its pieces run on (its one device, or its shards, the first being
+    /// `device`), and which of them runs each piece.
+    shards: Vec<(DeviceId, Arc<dyn Device>)>,
+    owner: Vec<usize>,
     /// The stage's part nodes, in the order they run.
     nodes: Vec<usize>,
     /// Position of each part node within the stage.
@@ -333,8 +345,9 @@ struct StageRun<'a> {
     epoch: Instant,
     /// Split host values that stream in piece by piece.
     streamed_in: HashMap<usize, Value>,
-    /// The other arguments from outside the stage, whole on its device.
-    whole: HashMap<usize, Value>,
+    /// The other arguments from outside the stage, whole on each of its devices (by node and
+    /// index in `shards`).
+    whole: HashMap<(usize, usize), Value>,
     /// The outputs an accelerator copies to the host.
     to_host: HashSet<usize>,
     /// Per output, the host array every piece's rows land in, for those written in place.
@@ -347,6 +360,7 @@ impl<'a> StageRun<'a> {
     fn new(env: &'a Env<'a>, eval: u64, plan: &'a Plan, s: usize, stage: &'a Stage, part: &'a GraphPart) -> Result<Self> {
         let dev_id = stage.device;
         let device = device_of(env, dev_id)?.clone();
+        let shards = stage.devices().into_iter().map(|d| Ok((d, device_of(env, d)?.clone()))).collect::<Result<Vec<_>>>()?;
         let nodes: Vec<usize> = stage.steps.iter().map(|&st| plan.steps[st].node).collect();
         let mut pos: Vec<Option<usize>> = vec![None; part.nodes.len()];
         for (j, &i) in nodes.iter().enumerate() {
@@ -368,6 +382,7 @@ impl<'a> StageRun<'a> {
             None => vec![0..part.nodes[nodes[0]].meta.rows()],
         };
         let names: Vec<Arc<str>> = nodes.iter().map(|&i| Arc::from(part.nodes[i].op.name())).collect();
+        let owner = (0..ranges.len()).map(|p| crate::plan::shard_of_piece(p, ranges.len(), shards.len())).collect();
         Ok(StageRun {
             env,
             eval,
@@ -378,6 +393,8 @@ impl<'a> StageRun<'a> {
             dev_id,
             device,
             accel: dev_id != CPU,
+            shards,
+            owner,
             nodes,
             pos,
             last_use,
@@ -398,24 +415,43 @@ impl<'a> StageRun<'a> {
         let (plan, s, part, dev_id) = (self.plan, self.s, self.part, self.dev_id);
         // A value the plan copies whole here (a later stage on this device reads it too).
         let copied_whole = |u: usize| plan.transfers.iter().any(|t| t.node == u && t.stage == Some(s) && t.to == dev_id && !t.streamed);
+        let spread = self.shards.len() > 1;
         for &i in &self.nodes {
             for (k, &u) in part.nodes[i].inputs.iter().enumerate() {
-                if self.pos[u].is_some() || self.whole.contains_key(&u) || self.streamed_in.contains_key(&u) {
+                if self.pos[u].is_some() || self.whole.contains_key(&(u, 0)) || self.streamed_in.contains_key(&u) {
+                    continue;
+                }
+                let split_arg = self.accel && self.split && part.nodes[i].arg_splits[k].splittable();
+                // Spread over several accelerators, a split host value streams to each piece's
+                // device, wherever else it is; anything else is had whole on each of them.
+                if spread && split_arg && store.host[u].is_some() {
+                    let v = store.host[u].clone().expect("checked");
+                    for (_, d) in &self.shards {
+                        d.keep_host(&v);
+                    }
+                    self.streamed_in.insert(u, v);
+                    continue;
+                }
+                if spread {
+                    for (x, (d, _)) in self.shards.iter().enumerate() {
+                        let v = whole_on(self.env, self.eval, part, store, u, *d, events)?;
+                        self.whole.insert((u, x), v);
+                    }
                     continue;
                 }
                 let resident = if self.accel { store.device.get(&(u, dev_id)).cloned() } else { store.host[u].clone() };
                 match resident {
                     Some(v) => {
-                        self.whole.insert(u, v);
+                        self.whole.insert((u, 0), v);
                     }
-                    None if self.accel && self.split && part.nodes[i].arg_splits[k].splittable() && store.host[u].is_some() && !copied_whole(u) => {
+                    None if split_arg && store.host[u].is_some() && !copied_whole(u) => {
                         let v = store.host[u].clone().expect("checked");
                         self.device.keep_host(&v);
                         self.streamed_in.insert(u, v);
                     }
                     None => {
                         let v = whole_on(self.env, self.eval, part, store, u, dev_id, events)?;
-                        self.whole.insert(u, v);
+                        self.whole.insert((u, 0), v);
                     }
                 }
             }
@@ -469,6 +505,26 @@ impl<'a> StageRun<'a> {
     fn run_pieces(&self, events: &mut Vec<Event>) -> Result<StageOut> {
         let n_out = self.stage.outputs.len();
         let mut out = StageOut { kept: vec![Vec::with_capacity(self.ranges.len()); n_out], host: vec![Vec::with_capacity(self.ranges.len()); n_out] };
+        if self.shards.len() > 1 {
+            // One worker thread per device, each running its block of pieces as it would
+            // alone; their outputs are taken in piece order (merges are by piece).
+            let done: Vec<Result<Vec<(usize, PieceOut, Vec<Option<Value>>)>>> = std::thread::scope(|scope| {
+                let workers: Vec<_> = (0..self.shards.len()).map(|x| scope.spawn(move || self.run_shard(x))).collect();
+                workers
+                    .into_iter()
+                    .map(|w| w.join().unwrap_or_else(|p| Err(BachError::invalid("execute", format!("a device's worker panicked: {}", crate::device::panic_text(&*p))))))
+                    .collect()
+            });
+            let mut pieces = Vec::with_capacity(self.ranges.len());
+            for d in done {
+                pieces.extend(d?);
+            }
+            pieces.sort_by_key(|(p, _, _)| *p);
+            for (_, piece, h) in pieces {
+                out.collect(piece, h, events);
+            }
+            return Ok(out);
+        }
         if self.device.parallel_pieces() {
             let results: Vec<Result<(PieceOut, Vec<Option<Value>>)>> = {
                 let go = |(p, range): (usize, &Range<usize>)| -> Result<(PieceOut, Vec<Option<Value>>)> {
@@ -511,13 +567,64 @@ impl<'a> StageRun<'a> {
         Ok(out)
     }
 
+    /// Device `x` of the shards runs its block of pieces: in parallel where it takes them from
+    /// several threads, otherwise in order with the copy-out of piece k waited for after
+    /// piece k+1 is queued; then its own times correct its events.
+    fn run_shard(&self, x: usize) -> Result<Vec<(usize, PieceOut, Vec<Option<Value>>)>> {
+        let device = &self.shards[x].1;
+        let mine: Vec<usize> = (0..self.ranges.len()).filter(|&p| self.owner[p] == x).collect();
+        let mut done = Vec::with_capacity(mine.len());
+        if device.parallel_pieces() {
+            let go = |&p: &usize| -> Result<(usize, PieceOut, Vec<Option<Value>>)> {
+                let mut piece = self.run_piece(p, &self.ranges[p])?;
+                let h = piece.finish()?;
+                Ok((p, piece, h))
+            };
+            for r in mine.par_iter().map(go).collect::<Vec<_>>() {
+                done.push(r?);
+            }
+            return Ok(done);
+        }
+        let mut previous: Option<(usize, PieceOut)> = None;
+        for &p in &mine {
+            let piece = match self.run_piece(p, &self.ranges[p]) {
+                Ok(o) => o,
+                Err(e) => {
+                    let _ = device.synchronize();
+                    return Err(e);
+                }
+            };
+            if let Some((q, mut prev)) = previous.take() {
+                let h = prev.finish()?;
+                done.push((q, prev, h));
+            }
+            previous = Some((p, piece));
+        }
+        if let Some((q, mut prev)) = previous.take() {
+            let h = prev.finish()?;
+            done.push((q, prev, h));
+        }
+        let spans = device.synchronize()?;
+        let mut events: Vec<Event> = done.iter_mut().flat_map(|(_, piece, _)| std::mem::take(&mut piece.events)).collect();
+        correct_times(self.env, spans, &mut events);
+        // Hand the corrected events back to their pieces, in the order they were taken.
+        let mut it = events.into_iter();
+        for (_, piece, _) in done.iter_mut() {
+            let n = piece.event_count;
+            piece.events = it.by_ref().take(n).collect();
+        }
+        Ok(done)
+    }
+
     /// Run piece `p` (rows `range`) through every op of the stage: its streamed arguments are
     /// copied in as an op first reads them, and each value is dropped after its last reader.
     fn run_piece(&self, p: usize, range: &Range<usize>) -> Result<PieceOut> {
         if self.env.interrupted() {
             return Err(BachError::Interrupted);
         }
-        let (part, device, epoch) = (self.part, &self.device, self.epoch);
+        let x = self.owner[p];
+        let (dev_id, device) = (self.shards[x].0, &self.shards[x].1);
+        let (part, epoch) = (self.part, self.epoch);
         let mut local: Vec<Option<Value>> = vec![None; self.nodes.len()];
         let mut copied_in: HashMap<usize, Value> = HashMap::new();
         let mut piece_events = Vec::with_capacity(self.nodes.len() + 2);
@@ -528,7 +635,7 @@ impl<'a> StageRun<'a> {
                     let t0 = epoch.elapsed();
                     let piece = node.arg_splits[a].split(host.view(), range.clone())?;
                     let v = device.copy_in(piece, Tag { node: part.nodes[u].id, piece: p as u32 })?;
-                    piece_events.push(Event::transfer(self.eval, &part.nodes[u], CPU, self.dev_id, p as u32, t0..epoch.elapsed(), v.bytes() as u64));
+                    piece_events.push(Event::transfer(self.eval, &part.nodes[u], CPU, dev_id, p as u32, t0..epoch.elapsed(), v.bytes() as u64));
                     copied_in.insert(u, v);
                 }
             }
@@ -539,7 +646,7 @@ impl<'a> StageRun<'a> {
                 } else if let Some(v) = copied_in.get(&u) {
                     v.view()
                 } else {
-                    let w = self.whole[&u].view();
+                    let w = self.whole[&(u, x)].view();
                     if self.split {
                         node.arg_splits[a].split(w, range.clone())?
                     } else {
@@ -550,7 +657,7 @@ impl<'a> StageRun<'a> {
             let t0 = epoch.elapsed();
             let ctx = OpCtx { meta: &node.meta, rows: range.clone(), piece: p, node: node.id };
             let out = device.run(&node.op, &ctx, &args)?;
-            piece_events.push(Event::op(self.eval, self.names[j].clone(), node, self.dev_id, p as u32, t0..epoch.elapsed(), out.bytes() as u64));
+            piece_events.push(Event::op(self.eval, self.names[j].clone(), node, dev_id, p as u32, t0..epoch.elapsed(), out.bytes() as u64));
             drop(args);
             local[j] = Some(out);
             for &u in &node.inputs {
@@ -573,6 +680,7 @@ impl<'a> StageRun<'a> {
     /// each output's rows written in place, or copied to the host, or kept where it ran.
     fn hand_back(&self, p: usize, range: &Range<usize>, local: &mut [Option<Value>], mut events: Vec<Event>) -> Result<PieceOut> {
         let (stage, epoch) = (self.stage, self.epoch);
+        let (dev_id, device) = (self.shards[self.owner[p]].0, &self.shards[self.owner[p]].1);
         let mut kept = Vec::with_capacity(stage.outputs.len());
         let mut pending = Vec::with_capacity(stage.outputs.len());
         let mut writes = Vec::new();
@@ -583,8 +691,8 @@ impl<'a> StageRun<'a> {
                 if self.accel {
                     let t0 = epoch.elapsed();
                     let node = &self.part.nodes[o];
-                    writes.push(self.device.copy_out_into(v.view(), rows, Tag { node: node.id, piece: p as u32 })?);
-                    events.push(Event::transfer(self.eval, node, self.dev_id, CPU, p as u32, t0..epoch.elapsed(), v.bytes() as u64));
+                    writes.push(device.copy_out_into(v.view(), rows, Tag { node: node.id, piece: p as u32 })?);
+                    events.push(Event::transfer(self.eval, node, dev_id, CPU, p as u32, t0..epoch.elapsed(), v.bytes() as u64));
                 } else {
                     // Still in cache: this copy replaces a merge pass over cold memory.
                     rows.write(v.view())?;
@@ -594,15 +702,15 @@ impl<'a> StageRun<'a> {
             } else if self.to_host.contains(&o) {
                 let t0 = epoch.elapsed();
                 let node = &self.part.nodes[o];
-                pending.push(Some(self.device.copy_out(v.view(), Tag { node: node.id, piece: p as u32 })?));
-                events.push(Event::transfer(self.eval, node, self.dev_id, CPU, p as u32, t0..epoch.elapsed(), v.bytes() as u64));
+                pending.push(Some(device.copy_out(v.view(), Tag { node: node.id, piece: p as u32 })?));
+                events.push(Event::transfer(self.eval, node, dev_id, CPU, p as u32, t0..epoch.elapsed(), v.bytes() as u64));
                 kept.push(stage.kept_on_device.contains(&o).then_some(v));
             } else {
                 pending.push(None);
                 kept.push(Some(v));
             }
         }
-        Ok(PieceOut { kept, pending, writes, events })
+        Ok(PieceOut { kept, pending, writes, event_count: events.len(), events })
     }
 
     /// Land the stage's outputs in `store`: results written in place as they are, pieces

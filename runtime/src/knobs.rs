@@ -13,7 +13,7 @@
 //!   allocation, copy or launch), and a policy such as the allocator's must not change
 //!   halfway through a process.
 //! - **At each use**, through a fresh [`Knobs::from_env`]: `BACH_DEVICE` and
-//!   `BACH_CUDA_DEVICE` (each time a session's devices are detected), `BACH_CUDA_REGISTER`
+//!   `BACH_CUDA_DEVICE`, `BACH_CUDA_DEVICES` (each time a session's devices are detected), `BACH_CUDA_REGISTER`
 //!   (each time a GPU is opened), `BACH_EAGER_MAX` (each time a session is made),
 //!   `BACH_PROFILE_DIR` (each time the profile file is looked for), `BACH_CHART_OUT` and
 //!   `BACH_REQUIRE_NVRTC` (tests). These are read where a session or device is set up, not
@@ -64,14 +64,19 @@ pub enum ProfileDir {
 pub struct Knobs {
     // Read at each use (through `Knobs::from_env()`).
     /// `BACH_DEVICE`: the devices a session runs on ([`crate::devices::Devices::detect`]):
-    /// `auto` (the default, also when unset: a GPU if there is one), `cpu`, `cuda`,
-    /// `emulated` or `emulated:SIZE`. Kept as written; parsed ([`crate::devices::DeviceChoice`]) where
+    /// `auto` (the default, also when unset: a GPU if there is one), `cpu`, `cuda`, a list
+    /// `cuda:0,cuda:1` (or `cuda:all`), `emulated`, `emulated:SIZE`, or `emulated:N[:SIZE]`
+    /// (N emulated accelerators). Kept as written; parsed ([`crate::devices::DeviceChoice`]) where
     /// the devices are detected, whose notes say why a bad value falls back to the CPU.
     pub device: String,
     /// `BACH_CUDA_DEVICE`: the number of the CUDA GPU to use (unset or empty: 0). Kept as
     /// written; parsed where the GPU is looked for (`cuda::detect`), which fails with
     /// "BACH_CUDA_DEVICE=... is not a GPU number" on a bad one.
     pub cuda_device: Option<String>,
+    /// `BACH_CUDA_DEVICES`: the CUDA GPUs a session uses, one device each (`0,1`, or `all`);
+    /// it wins over `BACH_CUDA_DEVICE`. Kept as written; parsed by
+    /// [`crate::devices::cuda_ordinals_from_env`].
+    pub cuda_devices: Option<String>,
     /// `BACH_CUDA_REGISTER`: page-locks (registers) large host arrays so that copies go
     /// straight from them instead of through staging buffers, and keeps results' memory
     /// page-locked as landings. On by default; `0` turns it off. Read each time a GPU is opened.
@@ -151,6 +156,7 @@ impl Knobs {
         Knobs {
             device: var("BACH_DEVICE").unwrap_or_else(|| "auto".into()),
             cuda_device: var("BACH_CUDA_DEVICE"),
+            cuda_devices: var("BACH_CUDA_DEVICES"),
             cuda_register: on_unless_0("BACH_CUDA_REGISTER"),
             eager_max: var("BACH_EAGER_MAX").and_then(|v| v.trim().parse().ok()).unwrap_or(4096),
             profile_dir: match std::env::var_os("BACH_PROFILE_DIR") {
@@ -190,9 +196,10 @@ impl fmt::Display for Knobs {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let on = |b: bool| if b { "1" } else { "0" }.to_string();
         let size = |b: Option<usize>| b.map_or_else(|| "default".to_string(), crate::units::bytes);
-        let lines: [(&str, String, &str, &str); 17] = [
-            ("BACH_DEVICE", self.device.clone(), "each use", "devices a session runs on: auto, cpu, cuda, emulated[:SIZE]"),
+        let lines: [(&str, String, &str, &str); 18] = [
+            ("BACH_DEVICE", self.device.clone(), "each use", "devices a session runs on: auto, cpu, cuda, cuda:0,cuda:1, emulated[:SIZE], emulated:N[:SIZE]"),
             ("BACH_CUDA_DEVICE", self.cuda_device.clone().unwrap_or_else(|| "0 (unset)".into()), "each use", "number of the CUDA GPU to use"),
+            ("BACH_CUDA_DEVICES", self.cuda_devices.clone().unwrap_or_else(|| "unset".into()), "each use", "the CUDA GPUs to use, one device each (0,1 or all)"),
             ("BACH_CUDA_REGISTER", on(self.cuda_register), "each use", "page-lock large host arrays (0: off)"),
             ("BACH_EAGER_MAX", self.eager_max.to_string(), "each use", "ops over at most this many elements run at once on the CPU (0: off)"),
             (

@@ -227,9 +227,10 @@ pub fn haversine_eager(lat2: &Array1<f64>, lon2: &Array1<f64>) -> Array1<f64> {
     })
 }
 
-/// The accelerators the device conformance suite runs on: always the emulated accelerator
-/// (with `emulated_capacity` bytes, small enough to make stages page), and a CUDA GPU when
-/// this machine has one. With `BACH_REQUIRE_CUDA=1` a missing GPU fails instead of being
+/// The accelerators the device conformance suite runs on: always the emulated accelerator,
+/// and two and four of them (each with `emulated_capacity` bytes, small enough to make stages
+/// page), and a CUDA GPU, alone and as two logical devices (`cuda:0,cuda:0`), when this
+/// machine has one. With `BACH_REQUIRE_CUDA=1` a missing GPU fails instead of being
 /// skipped (for runs on a GPU host). Each comes as a fresh session on (CPU, accelerator)
 /// with the `greedy` policy: the suite tests what the device does with the ops it is given.
 pub fn accelerator_sessions(emulated_capacity: u64) -> Vec<(String, std::sync::Arc<bach_runtime::Session>)> {
@@ -239,10 +240,21 @@ pub fn accelerator_sessions(emulated_capacity: u64) -> Vec<(String, std::sync::A
         s.update_config(|c| c.policy = Policy::Greedy);
         s
     };
-    let mut out =
-        vec![("emulated accelerator".to_string(), greedy(Devices::select(DeviceChoice::Emulated(Some(emulated_capacity))).expect("the emulated accelerator is always there")))];
+    let emulated = |count: usize| Devices::select(DeviceChoice::EmulatedSet { count, memory: Some(emulated_capacity) }).expect("emulated accelerators are always there");
+    let mut out = vec![
+        ("emulated accelerator".to_string(), greedy(Devices::select(DeviceChoice::Emulated(Some(emulated_capacity))).expect("the emulated accelerator is always there"))),
+        ("2 emulated accelerators".to_string(), greedy(emulated(2))),
+        ("4 emulated accelerators".to_string(), greedy(emulated(4))),
+    ];
     match Devices::select(DeviceChoice::Cuda) {
-        Ok(d) => out.push(("cuda".to_string(), greedy(d))),
+        Ok(d) => {
+            out.push(("cuda".to_string(), greedy(d)));
+            // Two logical devices on GPU 0: the data-parallel path, checkable on a one-GPU host.
+            match Devices::select(DeviceChoice::CudaSet(vec![0, 0])) {
+                Ok(d) => out.push(("cuda:0,cuda:0".to_string(), greedy(d))),
+                Err(why) => panic!("one GPU opened but not as two logical devices: {why}"),
+            }
+        }
         Err(why) if std::env::var("BACH_REQUIRE_CUDA").as_deref() == Ok("1") => panic!("BACH_REQUIRE_CUDA=1 but there is no GPU: {why}"),
         Err(why) => eprintln!("device conformance: CUDA skipped (no GPU: {why})"),
     }

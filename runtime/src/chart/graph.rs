@@ -356,6 +356,7 @@ mod tests {
         let stages = vec![
             Stage {
                 device: DeviceId(1),
+                shards: vec![],
                 split_len: Some(1 << 20),
                 piece_rows: 1 << 18,
                 pieces: 4,
@@ -367,6 +368,7 @@ mod tests {
             },
             Stage {
                 device: CPU,
+                shards: vec![],
                 split_len: Some(1 << 20),
                 piece_rows: 8192,
                 pieces: 128,

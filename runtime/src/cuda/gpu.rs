@@ -194,6 +194,11 @@ pub(super) fn open(ordinal: usize) -> Result<Arc<Gpu>, String> {
     r
 }
 
+/// How many GPUs the machine has (the driver's count), or why none can be used.
+pub(super) fn count() -> Result<usize, String> {
+    probe_driver().map(|(_, gpus)| gpus.len())
+}
+
 /// The driver library, started, with its version and GPUs.
 fn probe_driver() -> Result<(i32, Vec<GpuInfo>), String> {
     if !crate::device::catch_panics(|| unsafe { sys::is_culib_present() }).unwrap_or(false) {

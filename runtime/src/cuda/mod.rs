@@ -53,6 +53,50 @@ pub fn detect(id: DeviceId) -> Result<Found, String> {
     .unwrap_or_else(|p| Err(format!("the CUDA libraries panicked: {}", panic_text(&*p))))
 }
 
+/// GPUs found by [`detect_all`], one device each, and notes for the user.
+pub struct FoundSet {
+    pub devices: Vec<Arc<dyn Device>>,
+    pub notes: Vec<String>,
+}
+
+/// The CUDA GPUs `ordinals` names (`None`: every GPU of the machine), as devices numbered
+/// from `first` in that order. The same ordinal twice is two logical devices on one GPU:
+/// each its own [`CudaDevice`] on the GPU's one context, streams and pool. Never panics.
+pub fn detect_all(ordinals: Option<&[usize]>, first: DeviceId) -> Result<FoundSet, String> {
+    let ordinals: Vec<usize> = match ordinals {
+        Some(list) if !list.is_empty() => list.to_vec(),
+        Some(_) => return Err("no GPU asked for".into()),
+        None => (0..gpu::count()?).collect(),
+    };
+    if ordinals.len() > crate::devices::MAX_ACCELERATORS {
+        return Err(format!("{} GPUs asked for; at most {}", ordinals.len(), crate::devices::MAX_ACCELERATORS));
+    }
+    crate::device::catch_panics(|| {
+        let mut devices: Vec<Arc<dyn Device>> = Vec::new();
+        let mut notes: Vec<String> = Vec::new();
+        for (k, &ordinal) in ordinals.iter().enumerate() {
+            let gpu = gpu::open(ordinal)?;
+            if k == 0 {
+                notes.extend(gpu.notes.iter().cloned());
+            }
+            devices.push(Arc::new(CudaDevice::new(DeviceId(first.0 + k as u8), gpu)));
+        }
+        if devices.len() > 1 {
+            let mut seen = ordinals.clone();
+            seen.sort_unstable();
+            seen.dedup();
+            notes.push(format!(
+                "{} accelerators on {} GPU(s): {}",
+                devices.len(),
+                seen.len(),
+                ordinals.iter().enumerate().map(|(k, o)| format!("device {} = cuda:{o}", first.0 as usize + k)).collect::<Vec<_>>().join(", ")
+            ));
+        }
+        Ok(FoundSet { devices, notes })
+    })
+    .unwrap_or_else(|p| Err(format!("the CUDA libraries panicked: {}", panic_text(&*p))))
+}
+
 /// The GPU number `BACH_CUDA_DEVICE` asks for (0 when unset).
 fn ordinal(var: Option<&str>) -> Result<usize, String> {
     match var.map(str::trim) {

@@ -6,6 +6,7 @@ mod explain;
 pub(crate) mod pieces;
 mod placement;
 mod reason;
+mod shards;
 mod stages;
 mod transfers;
 
@@ -144,7 +145,12 @@ pub struct PlanInput {
 /// the next piece starts; without, the single op runs once over whole values.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Stage {
+    /// Where it runs: its one device, or the first of [`Stage::shards`].
     pub device: DeviceId,
+    /// The accelerators its pieces are spread over, data-parallel, when there are several:
+    /// block by block in piece order ([`shard_of_piece`]), `device` first. Empty: every
+    /// piece on `device`.
+    pub shards: Vec<DeviceId>,
     pub split_len: Option<usize>,
     pub piece_rows: usize,
     pub pieces: usize,
@@ -162,6 +168,42 @@ pub struct Stage {
     /// a stage of whole values (no pieces are cut or written back: its op reads what it needs,
     /// a slice of two rows two rows, and its own cost prices that).
     pub streamed_elements: usize,
+}
+
+impl Stage {
+    /// The devices its pieces run on: its shards, or its one device.
+    pub fn devices(&self) -> Vec<DeviceId> {
+        if self.shards.is_empty() {
+            vec![self.device]
+        } else {
+            self.shards.clone()
+        }
+    }
+}
+
+/// Which of `shards` devices runs piece `p` of `pieces`: contiguous blocks, as even as they
+/// can be (piece rows are equal, so each device gets the same share of rows, to one piece).
+pub fn shard_of_piece(p: usize, pieces: usize, shards: usize) -> usize {
+    if shards <= 1 || pieces == 0 {
+        0
+    } else {
+        (p * shards / pieces).min(shards - 1)
+    }
+}
+
+/// How many of `ids`' devices compute at once, so that a stage spread over them takes this
+/// share of one's time: distinct GPUs (two logical devices on one GPU share it: their names
+/// name the same `cuda:N`), and one for emulated accelerators (they share the host's cores,
+/// whose parallelism [`Plan::stage_parallel_pieces`] counts already).
+pub fn parallel_width(devices: &[DeviceProfile], ids: &[DeviceId]) -> usize {
+    let profiles: Vec<&DeviceProfile> = ids.iter().filter_map(|d| devices.get(d.0 as usize)).collect();
+    if profiles.iter().any(|d| d.kind != DeviceKind::Cuda) {
+        return 1;
+    }
+    let mut names: Vec<&str> = profiles.iter().map(|d| d.name.as_str()).collect();
+    names.sort_unstable();
+    names.dedup();
+    names.len().max(1)
 }
 
 /// A copy of a value between devices.
@@ -219,9 +261,24 @@ impl Plan {
         self.steps.iter().find(|s| s.id == id)
     }
     /// The cost model's seconds for transfer `t` (from or to its kind of host memory, on the plan's devices).
+    /// A transfer streamed in a stage spread over several accelerators moves each one's share
+    /// of rows on that one's link, at once: its seconds are divided by the stage's width.
     pub fn transfer_seconds(&self, t: &Transfer, cost: &CostModel) -> f64 {
+        let width = match t.stage {
+            Some(s) if t.streamed => self.stage_width(s),
+            _ => 1,
+        };
+        self.link_seconds(t, cost) / width as f64
+    }
+    /// The seconds of transfer `t` over one link, whole.
+    fn link_seconds(&self, t: &Transfer, cost: &CostModel) -> f64 {
         let (direction, other) = if t.to == crate::profile::CPU { (crate::cost::Direction::D2h, t.from) } else { (crate::cost::Direction::H2d, t.to) };
         self.devices.get(other.0 as usize).map_or(0.0, |d| cost.copy_seconds_of(t.bytes, direction, t.memory, d))
+    }
+    /// How many devices compute stage `s` at once ([`parallel_width`] of its shards; 1 for a
+    /// stage on one device).
+    pub fn stage_width(&self, s: usize) -> usize {
+        self.stages.get(s).map_or(1, |stage| if stage.shards.len() > 1 { parallel_width(&self.devices, &stage.shards) } else { 1 })
     }
     pub fn total_pieces(&self) -> usize {
         self.stages.iter().map(|s| s.pieces).sum()
@@ -233,7 +290,8 @@ impl Plan {
     /// divides by the share of threads it keeps busy (below 1: slower than the rates say),
     /// unless an op of its own spreads over the threads (`Family::Other`: the ML kernels).
     /// Measured on a 16-thread host: Black-Scholes and Haversine at 2^16 (8 pieces) ran 2.5x
-    /// and 1.7x their all-thread prediction. A GPU's kernels run one after another.
+    /// and 1.7x their all-thread prediction. A GPU's kernels run one after another; a stage
+    /// spread over several GPUs runs on each at once ([`Plan::stage_width`]).
     pub fn stage_parallel_pieces(&self, s: usize) -> f64 {
         match self.stages.get(s).and_then(|stage| self.devices.get(stage.device.0 as usize).map(|d| (stage, d))) {
             Some((stage, d)) if d.kind == DeviceKind::Emulated => stage.pieces.min(d.threads).max(1) as f64,
@@ -245,7 +303,7 @@ impl Plan {
             {
                 stage.pieces.max(1) as f64 / d.threads as f64
             }
-            _ => 1.0,
+            _ => self.stage_width(s) as f64,
         }
     }
     /// The cost model's seconds for stage `s` beyond its ops (the `stage` row of its device):
@@ -263,7 +321,7 @@ impl Plan {
     /// beyond its ops and copies).
     pub fn stage_calls(&self, s: usize) -> f64 {
         match self.stages.get(s) {
-            Some(stage) if stage.device != CPU => stage.pieces.max(1) as f64,
+            Some(stage) if stage.device != CPU => stage.pieces.max(1) as f64 / self.stage_width(s) as f64,
             Some(_) => 1.0,
             None => 0.0,
         }
@@ -335,6 +393,7 @@ fn plan_with_policy(part: &GraphPart, cost: &CostModel, devices: &[DeviceProfile
     let predicted = placed.problem.total(&placed.device);
     let grouped = stages::group(part, &consumers, &placed);
     let stages::Grouped { steps, mut stages, stage_of } = grouped;
+    shards::spread(part, &consumers, &placed.device, &mut stages, &stage_of, devices, &mut notes);
     for (s, stage) in stages.iter_mut().enumerate() {
         pieces::size(part, &steps, stage, s, &stage_of, devices, cost, &budget, &mut notes);
     }
@@ -346,9 +405,18 @@ fn plan_with_policy(part: &GraphPart, cost: &CostModel, devices: &[DeviceProfile
         part.nodes.iter().filter_map(|n| n.materialized.map(|device| PlanInput { id: n.id, op: n.op.name().to_string(), meta: n.meta.clone(), cell: n.cell, device })).collect();
     let mut plan = Plan { steps, inputs, stages, transfers, allocations: placed.allocations, devices: devices.to_vec(), policy, notes, predicted, predicted_for };
     // Placement weighs ops and copies; what each stage adds comes once stages are known.
+    // A stage spread over several accelerators takes its share of their time: its ops and
+    // streamed copies were priced on one.
     for s in 0..plan.stages.len() {
         plan.stages[s].streamed_elements = plan.count_streamed_elements(s);
         plan.predicted.compute_s += plan.stage_overhead_seconds(s, cost);
+        let width = plan.stage_width(s) as f64;
+        if width > 1.0 {
+            let ops: f64 = plan.stages[s].steps.iter().map(|&st| plan.steps[st].accelerator_s).filter(|t| t.is_finite()).sum();
+            let copies: f64 = plan.transfers.iter().filter(|t| t.stage == Some(s) && t.streamed).map(|t| plan.link_seconds(t, cost)).sum();
+            plan.predicted.compute_s -= ops * (1.0 - 1.0 / width);
+            plan.predicted.copies_s -= copies * (1.0 - 1.0 / width);
+        }
     }
     Ok(plan)
 }

@@ -157,15 +157,20 @@ pub(super) fn size(
     };
     let dev = &devices[stage.device.0 as usize];
     let rb = row_bytes(part, steps, stage, s, stage_of, dev.fuses_elementwise);
-    stage.piece_rows = match budget.of(dev) {
+    // Spread over several accelerators, each holds its share of the rows (and every whole
+    // input) in its own memory, and gets at least one piece.
+    let shards = stage.shards.len().max(1);
+    let share = len.div_ceil(shards).max(1);
+    let smallest = stage.shards.iter().filter_map(|d| devices.get(d.0 as usize)).filter_map(|d| budget.of(d)).min();
+    stage.piece_rows = match smallest.or_else(|| budget.of(dev)) {
         None => (cost.planner.cpu_piece_bytes / rb.widest.max(1)).max(1),
         Some(b) => {
             let per_row: usize = rb.peak.max(1);
-            let need = rb.fixed as u64 + (len as u64) * per_row as u64;
+            let need = rb.fixed as u64 + (share as u64) * per_row as u64;
             if need <= b {
                 // Fits: still cut into pieces of about `accelerator_piece_bytes`, so the
                 // copies of one piece overlap the compute of another.
-                len.min(cost.planner.accelerator_piece_bytes / per_row).max(1)
+                share.min(cost.planner.accelerator_piece_bytes / per_row).max(1)
             } else {
                 stage.paged = true;
                 // Two pieces in flight: one computing while the next one is copied in.

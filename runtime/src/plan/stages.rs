@@ -45,6 +45,7 @@ pub(super) fn group(part: &GraphPart, consumers: &[Vec<usize>], placed: &Placeme
                 lv,
                 Stage {
                     device: device[i],
+                    shards: vec![],
                     split_len: split_len[i],
                     piece_rows: 0,
                     pieces: 1,

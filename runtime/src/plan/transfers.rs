@@ -54,6 +54,40 @@ pub(super) fn insert(
                             memory: MemoryKind::Pageable,
                         });
                     }
+                } else if stage.shards.len() > 1 {
+                    // Spread over several accelerators: split host values stream to each
+                    // piece's device; anything else is had whole on every one of them.
+                    let streamed = split && (on_host[u] || on_dev[u].is_none());
+                    if streamed {
+                        if !transfers.iter().any(|t| t.node == u && t.stage == Some(s) && t.streamed) {
+                            transfers.push(Transfer {
+                                node: u,
+                                id: part.nodes[u].id,
+                                from: CPU,
+                                to: stage.device,
+                                bytes: part.nodes[u].meta.bytes(),
+                                stage: Some(s),
+                                streamed: true,
+                                memory: part.nodes[u].host_memory,
+                            });
+                        }
+                    } else {
+                        let from = if on_host[u] { CPU } else { on_dev[u].unwrap_or(device[u]) };
+                        for &d in &stage.shards {
+                            if d != from && !transfers.iter().any(|t| t.node == u && t.to == d && !t.streamed) {
+                                transfers.push(Transfer {
+                                    node: u,
+                                    id: part.nodes[u].id,
+                                    from,
+                                    to: d,
+                                    bytes: part.nodes[u].meta.bytes(),
+                                    stage: Some(s),
+                                    streamed: false,
+                                    memory: part.nodes[u].host_memory,
+                                });
+                            }
+                        }
+                    }
                 } else if on_dev[u] != Some(stage.device) {
                     // A value a later stage here reads too is copied whole once (and stays), not
                     // streamed now and copied again then; unless this stage is paged (it does
@@ -88,7 +122,7 @@ pub(super) fn insert(
             let later_here = consumers[o].iter().any(|&c| stage_node[c] != Some(s) && device[c] == stage.device);
             let keep = part.nodes[o].target && part.nodes[o].keep_on_device;
             let to_host_reader = consumers[o].iter().any(|&c| device[c] != stage.device) || (part.nodes[o].target && !keep);
-            let device_whole = (later_here || keep) && !stage.paged && mergeable_on_device;
+            let device_whole = (later_here || keep) && !stage.paged && mergeable_on_device && stage.shards.len() < 2;
             if keep && !device_whole {
                 notes.push(format!(
                     "#{} cannot stay on {}: {}; it comes back to the host",
