@@ -456,6 +456,21 @@ pub fn bandwidth(sizes: &[u64], repeat: usize, launches: usize, emit: &mut dyn F
             let note = note.then(|| format!("asked for {want} bytes; capped by free GPU memory / 2 and host memory / 4"));
             emit(BandwidthRecord::rate(test, &gpu.name, memory, bytes, median(times), repeat, note));
         }
+        // Device to device: one buffer into another on this GPU, the copy two logical devices
+        // on one GPU (`cuda:0,cuda:0`) would make between them if it went peer to peer.
+        let other = DevBuf::new(bytes)?;
+        let mut times = Vec::with_capacity(repeat);
+        for round in 0..=repeat {
+            let t0 = Instant::now();
+            // SAFETY: two device buffers of `bytes` bytes each; synchronised before the next use.
+            unsafe { result::memcpy_dtod_async(other.ptr, dev.ptr, bytes, cu) }.map_err(driver("copy"))?;
+            stream.synchronize().map_err(driver("synchronize"))?;
+            if round > 0 {
+                times.push(t0.elapsed().as_secs_f64());
+            }
+        }
+        emit(BandwidthRecord::rate("d2d", &gpu.name, "device", bytes, median(times), repeat, Some("one device buffer into another on the same GPU (cuMemcpyDtoDAsync)".into())));
+        drop(other);
         host_side(&gpu, &stream, &dev, &mut pageable, repeat, emit)?;
     }
     // Launch latency: an empty kernel, launch then wait, one at a time; then back to back.
