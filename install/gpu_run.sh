@@ -6,7 +6,7 @@
 #
 #   bash run.sh [RESULTS_DIR]       # default: results-<date>/ beside run.sh
 #
-# PARTS=tests,bench,large,ml,calibrate (the default: all; `profile`, not in the default, runs
+# PARTS=tests,bench,large,ml,calibrate,multi (the default: all; `profile`, not in the default, runs
 # Black-Scholes 2^22 at 8 MiB under Nsight Systems where `nsys` is installed) runs some of it, e.g. one part per
 # call where a command may run 10 minutes at most. Measured on the H100 and H200 hosts (stop
 # 32): tests,bench,large,calibrate together 112-134 s (tests about 17 s, bench about 75 s,
@@ -19,13 +19,13 @@
 # libnvrtc.so.13 and libcublas.so.13 when it is not found. BENCH=0 runs the tests only.
 set -uo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-parts="${PARTS:-tests,bench,large,ml,calibrate}"
+parts="${PARTS:-tests,bench,large,ml,calibrate,multi}"
 [ "${BENCH:-1}" = 0 ] && parts=tests
 for p in ${parts//,/ }; do
     case "$p" in
-    tests | bench | large | ml | calibrate | profile) ;;
+    tests | bench | large | ml | calibrate | multi | profile) ;;
     *)
-        echo "run.sh: PARTS=$parts: unknown part $p (known: tests, bench, large, ml, calibrate, profile)" >&2
+        echo "run.sh: PARTS=$parts: unknown part $p (known: tests, bench, large, ml, calibrate, multi, profile)" >&2
         exit 2
         ;;
     esac
@@ -204,6 +204,19 @@ if part calibrate; then
             step "residuals $w 2^$k on the GPU" to_file "$results/residuals-$w-$k-gpu.out" "$b" run "$w" --log2 "$k" --mode bach --device cuda --policy greedy --repeat 5 --json --timeline "$results/timeline-residuals-$w-$k-gpu.svg"
         done
     done
+fi
+
+if part multi; then
+    # Several accelerators (#49) on a one-GPU host: GPU 0 as two logical devices
+    # (cuda:0,cuda:0), each a device of its own on the GPU's one context, streams and pool.
+    # Black-Scholes 2^27 and Haversine 2^27 on one device, then spread over the two (the same
+    # pieces: results equal, checksums printed); the target is at most 1.1x one device's time.
+    # Then device-to-device copy bandwidth on the GPU (the `d2d` record).
+    for w in black-scholes haversine; do
+        step "multi $w 2^27 on cuda" to_file "$results/multi-$w-27-one.out" "$b" run "$w" --log2 27 --inputs reference --mode bach --device cuda --repeat 3 --json --timeline "$results/timeline-multi-$w-27-one.svg"
+        step "multi $w 2^27 on cuda:0,cuda:0" to_file "$results/multi-$w-27-two.out" "$b" run "$w" --log2 27 --inputs reference --mode bach --device cuda:0,cuda:0 --repeat 3 --json --timeline "$results/timeline-multi-$w-27-two.svg"
+    done
+    step "multi bandwidth 512MiB (d2d)" to_file "$results/multi-bandwidth.out" "$b" bandwidth --sizes 512MiB --repeat 5
 fi
 
 if part profile; then

@@ -36,7 +36,13 @@ pub fn whatif<A: bach_runtime::Element, D: ndarray::Dimension>(a: &Array<A, D>, 
 /// A what-if for `a` under a profile: `h100` (the one measured on an H100 host), `default`
 /// (this machine's uncalibrated defaults) or a profile file (`bach-bench calibrate --out`,
 /// `bach-bench cost`): `:bach whatif profile <h100|default|FILE> <expr>`.
+///
+/// `h100:4` (a profile, a colon, a count): the plan on one GPU of that profile against the
+/// plan on that many, each with its own memory and link, split stages spread over them.
 pub fn whatif_profile<A: bach_runtime::Element, D: ndarray::Dimension>(a: &Array<A, D>, profile: &str) -> bach_runtime::Result<WhatIf> {
+    if let Some((name, count)) = profile.trim().rsplit_once(':').and_then(|(p, n)| n.parse::<usize>().ok().map(|n| (p, n))) {
+        return whatif_count(&a.lazy(), name, count);
+    }
     let model = load_profile(profile, &a.lazy().session().devices().profiles())?;
     // The machine the profile describes: this one for `default`.
     let gpu = match profile.trim() {
@@ -57,6 +63,33 @@ pub(crate) fn load_profile(name: &str, devices: &[DeviceProfile]) -> bach_runtim
             bach_runtime::BachError::invalid("cost profile", format!("{e} (known profiles: h100, default, or a file written by `bach-bench calibrate --out FILE`)"))
         })?,
     })
+}
+
+/// One GPU of `profile` against `count` of them: both plans for that machine's GPU.
+fn whatif_count(lazy: &Lazy, profile: &str, count: usize) -> bach_runtime::Result<WhatIf> {
+    if count == 0 || count > bach_runtime::devices::MAX_ACCELERATORS {
+        return Err(bach_runtime::BachError::invalid("whatif", format!("{count} GPUs: between 1 and {}", bach_runtime::devices::MAX_ACCELERATORS)));
+    }
+    let s = lazy.session();
+    let model = load_profile(profile, &s.devices().profiles())?;
+    let gpu = match profile.trim() {
+        "h100" | "default" => "NVIDIA H100 80GB HBM3".to_string(),
+        _ => model.measured_on.clone().map_or_else(|| "the profile's GPU".to_string(), |m| format!("GPU of {m}")),
+    };
+    let cpu = s.devices().profiles()[0].clone();
+    let gpus = |n: usize| -> Vec<DeviceProfile> {
+        std::iter::once(cpu.clone())
+            .chain((1..=n).map(|k| {
+                let mut d = DeviceProfile::hypothetical_gpu(&if n == 1 { gpu.clone() } else { format!("{gpu} #{k}") }, 80 << 30);
+                d.id = bach_runtime::DeviceId(k as u8);
+                d
+            }))
+            .collect()
+    };
+    let current = s.plan_with(&[lazy], &model, &gpus(1))?;
+    let changed = s.plan_with(&[lazy], &model, &gpus(count))?;
+    let change = format!("{count} x {gpu} instead of one (profile {profile})");
+    Ok(WhatIf { change, current, changed, current_model: model.clone(), changed_model: model, cell: s.cell() })
 }
 
 fn whatif_settings(lazy: &Lazy, settings: &[(&str, &str)]) -> bach_runtime::Result<WhatIf> {

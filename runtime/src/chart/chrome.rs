@@ -11,7 +11,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
-use super::model::{lane_of, DeviceNames};
+use super::model::{copy_lanes, lane_of, DeviceNames};
 use crate::json::quote;
 use crate::profile::DeviceProfile;
 use crate::profile::CPU;
@@ -46,8 +46,8 @@ pub fn chrome_trace(evals: &[&EvalTrace], devices: &[DeviceProfile]) -> String {
             ids.insert(e.device);
         }
     }
-    // Lanes as the chart has them: compute per device, then the two copy lanes (lane 0 is
-    // the evaluations' track).
+    // Lanes as the chart has them: compute per device, then the copy lanes (lane 0 is the
+    // evaluations' track).
     let mut compute = BTreeMap::new();
     let mut lane_names = vec!["evaluations".to_string()];
     for id in ids {
@@ -55,9 +55,11 @@ pub fn chrome_trace(evals: &[&EvalTrace], devices: &[DeviceProfile]) -> String {
         let n = names.name(id);
         lane_names.push(if id == CPU { n } else { format!("{n} compute") });
     }
-    let (h2d, d2h) = (lane_names.len(), lane_names.len() + 1);
-    lane_names.push("host→device".into());
-    lane_names.push("device→host".into());
+    let mut copies = BTreeMap::new();
+    for (key, label, _) in copy_lanes(devices, evals.iter().flat_map(|e| e.events.iter()), &names) {
+        copies.insert(key, lane_names.len());
+        lane_names.push(label);
+    }
 
     let mut events: Vec<&Event> = evals.iter().flat_map(|e| e.events.iter()).collect();
     events.sort_by_key(|e| (e.start, e.end));
@@ -67,7 +69,7 @@ pub fn chrome_trace(evals: &[&EvalTrace], devices: &[DeviceProfile]) -> String {
     let _ = write!(out, "{{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":{PID},\"args\":{{\"name\":\"Bach session\"}}}}");
     let mut body = String::new();
     for e in &events {
-        let lane = lane_of(e, &compute, h2d, d2h);
+        let lane = lane_of(e, &compute, &copies);
         let ends = &mut track_ends[lane];
         let track = match ends.iter().position(|&end| end <= e.start) {
             Some(t) => t,

@@ -136,18 +136,49 @@ pub(super) fn ms(d: std::time::Duration, origin: std::time::Duration) -> f64 {
     d.saturating_sub(origin).as_secs_f64() * 1e3
 }
 
-pub(super) fn lane_of(e: &Event, compute: &BTreeMap<DeviceId, usize>, h2d: usize, d2h: usize) -> usize {
+/// Which copy lane a link's copies go on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) enum CopyLane {
+    /// With one accelerator: every copy to a device, and every copy to the host.
+    ToDevice,
+    ToHost,
+    /// With several: each link (from, to) has its own lane.
+    Link(DeviceId, DeviceId),
+}
+
+/// The copy lanes and their labels: with at most one accelerator, host→device and
+/// device→host; with several, host→each and each→host, then every link between two
+/// accelerators that moved something.
+pub(super) fn copy_lanes<'e>(devices: &[DeviceProfile], events: impl Iterator<Item = &'e Event>, names: &DeviceNames) -> Vec<(CopyLane, String, &'static str)> {
+    let events: Vec<&Event> = events.filter(|e| e.kind == EventKind::Transfer).collect();
+    let mut accelerators: BTreeSet<DeviceId> = devices.iter().map(|d| d.id).filter(|&d| d != CPU).collect();
+    for e in &events {
+        accelerators.extend([Some(e.device), e.to].into_iter().flatten().filter(|&d| d != CPU));
+    }
+    if accelerators.len() <= 1 {
+        return vec![(CopyLane::ToDevice, "host→device".into(), "nothing moved to a device"), (CopyLane::ToHost, "device→host".into(), "nothing moved back to the host")];
+    }
+    let mut lanes: Vec<(CopyLane, String, &'static str)> = Vec::new();
+    for &a in &accelerators {
+        lanes.push((CopyLane::Link(CPU, a), format!("host→{}", names.name(a)), "nothing moved there"));
+        lanes.push((CopyLane::Link(a, CPU), format!("{}→host", names.name(a)), "nothing moved back"));
+    }
+    let between: BTreeSet<(DeviceId, DeviceId)> = events.iter().filter_map(|e| e.to.map(|to| (e.device, to))).filter(|&(a, b)| a != CPU && b != CPU && a != b).collect();
+    for (a, b) in between {
+        lanes.push((CopyLane::Link(a, b), format!("{}→{}", names.name(a), names.name(b)), "nothing moved"));
+    }
+    lanes
+}
+
+pub(super) fn lane_of(e: &Event, compute: &BTreeMap<DeviceId, usize>, copies: &BTreeMap<CopyLane, usize>) -> usize {
     match e.kind {
         EventKind::Transfer => {
-            let to_host = match e.to {
-                Some(to) => to == CPU,
-                None => e.device != CPU,
-            };
-            if to_host {
-                d2h
-            } else {
-                h2d
+            let to = e.to.unwrap_or(if e.device == CPU { DeviceId(1) } else { CPU });
+            if let Some(&l) = copies.get(&CopyLane::Link(e.device, to)) {
+                return l;
             }
+            let lane = if to == CPU { CopyLane::ToHost } else { CopyLane::ToDevice };
+            copies.get(&lane).or_else(|| copies.values().next()).copied().unwrap_or(0)
         }
         _ => compute[&e.device],
     }
@@ -211,10 +242,11 @@ impl<'a> Model<'a> {
             compute.insert(id, lanes.len());
             lanes.push(Lane { label, sub, empty: "idle", tracks: 0, top: 0.0, height: 0.0 });
         }
-        let h2d = lanes.len();
-        lanes.push(Lane { label: "host→device".into(), sub: Vec::new(), empty: "nothing moved to a device", tracks: 0, top: 0.0, height: 0.0 });
-        let d2h = lanes.len();
-        lanes.push(Lane { label: "device→host".into(), sub: Vec::new(), empty: "nothing moved back to the host", tracks: 0, top: 0.0, height: 0.0 });
+        let mut copies: BTreeMap<CopyLane, usize> = BTreeMap::new();
+        for (key, label, empty) in copy_lanes(devices, events.iter().copied(), &names) {
+            copies.insert(key, lanes.len());
+            lanes.push(Lane { label, sub: Vec::new(), empty, tracks: 0, top: 0.0, height: 0.0 });
+        }
 
         // Ops, in order of first appearance; colours keyed by name.
         let mut op_index: HashMap<&str, usize> = HashMap::new();
@@ -256,7 +288,7 @@ impl<'a> Model<'a> {
                 let t0 = ms(e.start, origin);
                 let t1 = ms(e.end, origin).max(t0);
                 Bar {
-                    lane: lane_of(e, &compute, h2d, d2h),
+                    lane: lane_of(e, &compute, &copies),
                     op: remap[op_index[&*e.op]],
                     kind: e.kind,
                     eval: e.eval,

@@ -438,7 +438,12 @@ impl Budget<'_> {
 
 impl fmt::Display for Plan {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let dev = |d: DeviceId| self.devices.get(d.0 as usize).map_or_else(|| format!("device {}", d.0), |p| p.name.clone());
+        let several = self.devices.iter().filter(|d| d.kind != DeviceKind::Cpu).count() > 1;
+        let dev = |d: DeviceId| match self.devices.get(d.0 as usize) {
+            Some(p) if several && d != CPU => format!("{} [{}]", p.name, d.0),
+            Some(p) => p.name.clone(),
+            None => format!("device {}", d.0),
+        };
         writeln!(
             f,
             "plan: {} ops in {} stages, policy {}, devices: {}",
@@ -451,11 +456,16 @@ impl fmt::Display for Plan {
             match stage.split_len {
                 Some(len) => writeln!(
                     f,
-                    "stage {s} on {}: {len} rows in {} piece(s) of {} rows{}",
+                    "stage {s} on {}: {len} rows in {} piece(s) of {} rows{}{}",
                     dev(stage.device),
                     stage.pieces,
                     stage.piece_rows,
-                    if stage.paged { " (paged)" } else { "" }
+                    if stage.paged { " (paged)" } else { "" },
+                    if stage.shards.len() > 1 {
+                        format!(", spread over devices {}", stage.shards.iter().map(|d| d.0.to_string()).collect::<Vec<_>>().join(", "))
+                    } else {
+                        String::new()
+                    }
                 )?,
                 None => writeln!(f, "stage {s} on {}: whole values", dev(stage.device))?,
             }

@@ -1,0 +1,180 @@
+//! Several accelerators in one session (#49): a set of devices from `BACH_DEVICE`, split
+//! stages spread data-parallel over them with results equal to one device's, a timeline lane
+//! per device, and the planner's prediction for four GPUs against one. The device
+//! conformance suite and every op against ndarray run on 1, 2 and 4 emulated accelerators
+//! too (`accelerator_sessions`).
+
+use bach::prelude::*;
+use bach_runtime::trace::EventKind;
+use bach_runtime::{with_session, DeviceChoice, DeviceId, Devices, Policy, Session, CPU};
+use bach_tests::*;
+use std::collections::BTreeSet;
+
+#[test]
+fn device_lists_are_read_from_bach_device() {
+    let parse = |s: &str| s.parse::<DeviceChoice>();
+    assert_eq!(parse("emulated:4"), Ok(DeviceChoice::EmulatedSet { count: 4, memory: None }));
+    assert_eq!(parse("emulated:2:64MiB"), Ok(DeviceChoice::EmulatedSet { count: 2, memory: Some(64 << 20) }));
+    assert_eq!(parse("emulated:64MiB"), Ok(DeviceChoice::Emulated(Some(64 << 20))), "a size alone is one accelerator's memory");
+    assert_eq!(parse("cuda:0,cuda:0"), Ok(DeviceChoice::CudaSet(vec![0, 0])));
+    assert_eq!(parse("cuda:1"), Ok(DeviceChoice::CudaSet(vec![1])));
+    assert_eq!(parse("cuda:all"), Ok(DeviceChoice::Cuda));
+    for bad in ["emulated:0", "emulated:99", "cuda:x", "cuda:0,tpu", "emulated:2:lots"] {
+        assert!(parse(bad).is_err(), "{bad} was accepted");
+    }
+    let d = Devices::select(DeviceChoice::EmulatedSet { count: 4, memory: Some(1 << 20) }).unwrap();
+    let ids: Vec<u8> = d.profiles().iter().map(|p| p.id.0).collect();
+    assert_eq!(ids, [0, 1, 2, 3, 4], "the CPU, then each accelerator numbered in turn");
+    assert_eq!(d.accelerators().count(), 4);
+    assert!(d.report().contains("4 accelerators are emulated") && d.report().contains("not GPUs"), "{}", d.report());
+    for a in d.accelerators() {
+        assert_eq!(a.memory().unwrap().capacity, 1 << 20, "each has a memory of its own");
+    }
+}
+
+fn session(count: usize) -> std::sync::Arc<Session> {
+    let s = Session::with_devices(Devices::select(DeviceChoice::EmulatedSet { count, memory: Some(256 << 20) }).unwrap());
+    s.update_config(|c| c.policy = Policy::Greedy);
+    s
+}
+
+fn black_scholes(price: &Array1<f64>, strike: &Array1<f64>, t: &Array1<f64>, rate: &Array1<f64>, vol: &Array1<f64>) -> (Array1<f64>, Array1<f64>) {
+    let invsqrt2 = 1.0 / 2f64.sqrt();
+    let rsig = &(vol * vol) * BS_C05 + rate;
+    let vol_sqrt = &t.sqrt() * vol;
+    let d1 = (&(price / strike).log2() + &(&rsig * t)) / &vol_sqrt;
+    let d2 = &d1 - &vol_sqrt;
+    let big_d1 = BS_C05 + BS_C05 * (&d1 * invsqrt2).erf();
+    let big_d2 = BS_C05 + BS_C05 * (&d2 * invsqrt2).erf();
+    let e_rt = (&(-rate) * t).exp();
+    let call = &(price * &big_d1) - &(&(&e_rt * strike) * &big_d2);
+    let put = &(&(&e_rt * strike) * &(BS_C10 - &big_d2)) - &(price * &(BS_C10 - &big_d1));
+    (call, put)
+}
+
+fn haversine(lat2: &Array1<f64>, lon2: &Array1<f64>) -> Array1<f64> {
+    let lat1_cos = HAV_LAT1.cos();
+    let dlat = ((lat2 - HAV_LAT1) / 2.0).sin().powi(2);
+    let dlon = ((lon2 - HAV_LON1) / 2.0).sin().powi(2);
+    let a = &dlat + &(&(&lat2.cos() * lat1_cos) * &dlon);
+    &(2.0 * a.sqrt().asin()) * HAV_MILES
+}
+
+fn col(seed: u64, n: usize, lo: f64, hi: f64) -> ndarray::Array1<f64> {
+    ndarray::Array1::from(uniform_vec(seed, n, lo, hi))
+}
+
+/// Black-Scholes and Haversine on `count` emulated accelerators: the values, and the devices
+/// each computing event ran on.
+fn workloads_on(count: usize, n: usize) -> (Vec<ndarray::ArrayD<f64>>, BTreeSet<DeviceId>, String) {
+    let s = session(count);
+    with_session(&s, || {
+        let cols: Vec<Array1<f64>> =
+            [(1, 10.0, 50.0), (2, 10.0, 50.0), (3, 1.0, 2.0), (4, 0.01, 0.05), (5, 0.1, 0.5)].iter().map(|&(seed, lo, hi)| Array1::from_array(col(seed, n, lo, hi))).collect();
+        let (call, put) = black_scholes(&cols[0], &cols[1], &cols[2], &cols[3], &cols[4]);
+        let (lat, lon) = (Array1::from_array(col(6, n, 0.4, 0.9)), Array1::from_array(col(7, n, 1.0, 1.5)));
+        let dist = haversine(&lat, &lon);
+        let plan = call.plan().unwrap().to_string();
+        bach::evaluate(&[&call, &put]).unwrap();
+        let mut ran: BTreeSet<DeviceId> = s.trace().last().unwrap().events.iter().filter(|e| e.kind == EventKind::Compute).map(|e| e.device).collect();
+        dist.eval().unwrap();
+        ran.extend(s.trace().last().unwrap().events.iter().filter(|e| e.kind == EventKind::Compute).map(|e| e.device));
+        let values = vec![call.to_array().unwrap().into_dyn(), put.to_array().unwrap().into_dyn(), dist.to_array().unwrap().into_dyn()];
+        (values, ran, plan)
+    })
+}
+
+#[test]
+fn black_scholes_and_haversine_spread_over_four_accelerators_equal_one_devices_results() {
+    let n = (1 << 18) + 7; // a last piece shorter than the others
+    let (one, ran1, _) = workloads_on(1, n);
+    assert_eq!(ran1, BTreeSet::from([DeviceId(1)]), "one accelerator computes everything");
+    for count in [2usize, 4] {
+        let (many, ran, plan) = workloads_on(count, n);
+        let want: BTreeSet<DeviceId> = (1..=count as u8).map(DeviceId).collect();
+        assert_eq!(ran, want, "every one of {count} accelerators computed:\n{plan}");
+        assert!(plan.contains(&format!("spread over devices {}", (1..=count).map(|d| d.to_string()).collect::<Vec<_>>().join(", "))), "{plan}");
+        for (what, (a, b)) in ["call", "put", "haversine"].iter().zip(one.iter().zip(&many)) {
+            assert_exact(&format!("{what} on {count} accelerators against one"), b, a);
+        }
+    }
+    // And against plain Rust over ndarray.
+    let (call, put) = black_scholes_eager(&col(1, n, 10.0, 50.0), &col(2, n, 10.0, 50.0), &col(3, n, 1.0, 2.0), &col(4, n, 0.01, 0.05), &col(5, n, 0.1, 0.5));
+    assert_close("call", &one[0], &call.into_dyn(), 1e-12);
+    assert_close("put", &one[1], &put.into_dyn(), 1e-12);
+    assert_close("haversine", &one[2], &haversine_eager(&col(6, n, 0.4, 0.9), &col(7, n, 1.0, 1.5)).into_dyn(), 1e-12);
+}
+
+#[test]
+fn a_reduction_spread_over_accelerators_merges_its_partials_on_the_host() {
+    let n = 300_001;
+    let xs = col(8, n, -1.0, 1.0);
+    let sums: Vec<f64> = [1usize, 4]
+        .iter()
+        .map(|&count| {
+            let s = session(count);
+            s.update_config(|c| c.cost.planner.accelerator_piece_bytes = 64 << 10);
+            with_session(&s, || {
+                let x = Array1::from_array(xs.clone());
+                let total = (&x * 2.0).sum_lazy();
+                let v = total.to_array().unwrap().into_iter().next().unwrap();
+                let ran: BTreeSet<DeviceId> = s.trace().last().unwrap().events.iter().filter(|e| e.kind == EventKind::Compute && e.device != CPU).map(|e| e.device).collect();
+                assert_eq!(ran.len(), count, "{count} accelerator(s) computed partial sums");
+                v
+            })
+        })
+        .collect();
+    assert_eq!(sums[0].to_bits(), sums[1].to_bits(), "the same pieces, merged in the same order");
+    assert!(close(sums[0], 2.0 * exact_sum(xs.iter().copied()), 1e-12, 2.0 * abs_sum(xs.iter().copied())));
+}
+
+#[test]
+fn a_value_kept_on_one_accelerator_is_read_there_not_spread() {
+    let s = session(4);
+    with_session(&s, || {
+        let n = 100_000;
+        let x = Array1::from_array(col(9, n, 0.0, 1.0));
+        let y = &x * 3.0;
+        assert_eq!(y.eval_on_device().unwrap(), DeviceId(1));
+        let z = (&y + 1.0).sqrt();
+        let plan = z.plan().unwrap();
+        assert!(plan.stages.iter().all(|st| st.shards.is_empty()), "owner computes:\n{plan}");
+        assert!(plan.notes.iter().any(|n| n.contains("owner computes")), "{plan}");
+        assert_close("z", &z.to_array().unwrap().into_dyn(), &col(9, n, 0.0, 1.0).mapv(|v| (v * 3.0 + 1.0).sqrt()).into_dyn(), 1e-15);
+    });
+}
+
+#[test]
+fn the_timeline_has_a_lane_per_accelerator_and_per_copy_link() {
+    let s = session(4);
+    with_session(&s, || {
+        let n = 1 << 16;
+        let x = Array1::from_array(col(10, n, 0.0, 1.0));
+        (&x.exp() + 1.0).ln().eval().unwrap();
+        let svg = bach_runtime::chart::timeline_svg(s.trace().last().unwrap(), &s.devices().profiles());
+        for d in 1..=4 {
+            assert!(svg.contains(&format!("emulated {d} compute")), "no lane for accelerator {d}");
+            assert!(svg.contains(&format!("host→emulated {d}")), "no lane for the copies into accelerator {d}");
+            assert!(svg.contains(&format!("emulated {d}→host")), "no lane for the copies out of accelerator {d}");
+        }
+    });
+}
+
+#[test]
+fn four_h100s_are_predicted_at_most_0_3x_one_for_black_scholes_and_haversine() {
+    let s = session(1);
+    with_session(&s, || {
+        let n = 1 << 24;
+        // Lazy inputs (nothing is made: only planned).
+        let cols: Vec<Array1<f64>> = (0..5).map(|k| Array1::<f64>::linspace(1.0 + k as f64, 2.0 + k as f64, n)).collect();
+        let (call, _put) = black_scholes(&cols[0], &cols[1], &cols[2], &cols[3], &cols[4]);
+        let dist = haversine(&cols[0], &cols[1]);
+        for (what, v) in [("black-scholes", &call), ("haversine", &dist)] {
+            let w = bach::whatif_profile(v, "h100:4").unwrap();
+            let (one, four) = (w.current.predicted.seconds(), w.changed.predicted.seconds());
+            assert_eq!(w.changed.devices.len(), 5, "{w}");
+            eprintln!("{what} 2^24 on the H100 profile: one GPU {one:.5} s, four {four:.5} s ({:.2}x)", four / one);
+            assert!(four <= 0.3 * one, "{what}: four H100s {four} s against one {one} s:\n{w}");
+        }
+    });
+}
