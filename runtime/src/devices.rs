@@ -171,6 +171,15 @@ impl Devices {
     pub fn all(&self) -> impl Iterator<Item = &Arc<dyn Device>> {
         self.devices.iter()
     }
+    /// How reports name device `id`: its name, with its number after it (`[2]`) when the
+    /// session has several accelerators (they may share a name: `emulated:4`, `cuda:0,cuda:0`).
+    pub fn label(&self, id: DeviceId) -> String {
+        match self.get(id) {
+            Some(d) if id != crate::profile::CPU && self.devices.len() > 2 => format!("{} [{}]", d.profile().name, id.0),
+            Some(d) => d.profile().name.clone(),
+            None => format!("device {}", id.0),
+        }
+    }
     pub fn get(&self, id: DeviceId) -> Option<&Arc<dyn Device>> {
         self.devices.get(id.0 as usize)
     }

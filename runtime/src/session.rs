@@ -129,7 +129,7 @@ pub struct MemoryReport {
     /// Bytes of the values cached on nodes in host memory (arrays shared with a handle
     /// counted here too).
     pub host_bytes: usize,
-    /// Bytes of values cached on each accelerator (by device name).
+    /// Bytes of values cached on each accelerator (by its [`crate::devices::Devices::label`]).
     pub device_bytes: Vec<(String, usize)>,
     /// Evaluations the trace keeps, their events, and how many it keeps at most.
     pub trace_kept: usize,
@@ -372,7 +372,7 @@ impl Session {
                 match &n.value {
                     None => r.pending += 1,
                     Some(Value::Device(d)) => {
-                        let name = self.devices.get(d.device).map_or_else(|| format!("device {}", d.device.0), |x| x.profile().name.clone());
+                        let name = self.devices.label(d.device);
                         match r.device_bytes.iter_mut().find(|(n, _)| *n == name) {
                             Some(e) => e.1 += d.meta.bytes(),
                             None => r.device_bytes.push((name, d.meta.bytes())),

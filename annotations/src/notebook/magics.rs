@@ -449,7 +449,7 @@ fn vars_text(s: &Session, named: &[(String, u64)]) -> String {
     let place = |n: &bach_runtime::NodeInfo| match n.location {
         None => "-".to_string(),
         Some(bach_runtime::CPU) => "host".to_string(),
-        Some(d) => s.devices().get(d).map_or_else(|| format!("device {}", d.0), |x| x.profile().name.clone()),
+        Some(d) => s.devices().label(d),
     };
     let mut out = format!("{:<14} {:<6} {:<14} {:<22} {:>10} {:<8} {:<22} {:>5}\n", "variable", "node", "op", "dtype[shape]", "bytes", "state", "lives on", "cell");
     let mut listed = std::collections::HashSet::new();
@@ -492,9 +492,10 @@ fn vars_text(s: &Session, named: &[(String, u64)]) -> String {
     let _ = writeln!(out, "{} variable(s), {} other computed value(s), {pending} pending op(s) they need; {} nodes in the graph", named.len(), others.len(), m.nodes);
     let _ = writeln!(out, "host memory held by values: {}", bytes(m.host_bytes));
     for d in s.devices().profiles().iter().filter(|d| d.kind != bach_runtime::DeviceKind::Cpu) {
-        let held = m.device_bytes.iter().find(|(n, _)| *n == d.name).map_or(0, |(_, b)| *b);
+        let label = s.devices().label(d.id);
+        let held = m.device_bytes.iter().find(|(n, _)| *n == label).map_or(0, |(_, b)| *b);
         let total = d.memory_bytes.map(|t| format!(" (its memory: {})", bytes(t as usize))).unwrap_or_default();
-        let _ = writeln!(out, "values held on {}: {}{total}", d.name, bytes(held));
+        let _ = writeln!(out, "values held on {label}: {}{total}", bytes(held));
     }
     if s.devices().profiles().iter().all(|d| d.kind == bach_runtime::DeviceKind::Cpu) {
         out.push_str("no accelerator in this session: every value lives in host memory\n");

@@ -18,10 +18,15 @@ impl Plan {
             let _ = writeln!(w, "the cost model was measured on {m}: these are predictions for that machine");
         }
         let _ = writeln!(w, "{:<7} {:<14} {:<11} {:>10} {:>11} {:>10} {:>11}  why", "op", "", "runs on", "cpu", "accelerator", "copies", "margin");
-        for stage in &self.stages {
+        for (s, stage) in self.stages.iter().enumerate() {
             for &i in &stage.steps {
                 let st = &self.steps[i];
-                let on = if st.device == CPU { "cpu".to_string() } else { "accelerator".to_string() };
+                let on = match stage.shards.len() {
+                    _ if st.device == CPU => "cpu".to_string(),
+                    0 | 1 if self.devices.len() > 2 => format!("device {}", st.device.0),
+                    0 | 1 => "accelerator".to_string(),
+                    _ => format!("devices {}-{}", stage.shards[0].0, stage.shards[stage.shards.len() - 1].0),
+                };
                 let margin = match st.margin_s {
                     Some(m) if m >= 0.0 => format!("+{}", seconds(m)),
                     Some(m) => format!("-{}", seconds(-m)),
@@ -32,6 +37,9 @@ impl Plan {
                     let _ = write!(why, "; paged in {} pieces", stage.pieces);
                 } else if stage.pieces > 1 {
                     let _ = write!(why, "; in {} pieces", stage.pieces);
+                }
+                if stage.shards.len() > 1 {
+                    let _ = write!(why, "; its pieces spread over {} accelerators, {} at once", stage.shards.len(), self.stage_width(s));
                 }
                 if let Some(m) = st.margin_s.filter(|m| *m < 0.0) {
                     let _ = write!(why, " (moving it would save {})", seconds(-m));
