@@ -475,6 +475,54 @@ def test_placement_changes_with_the_cost_model_and_explain_says_why(jupyter_path
         km.shutdown_kernel(now=True)
 
 
+def test_four_emulated_accelerators_in_a_notebook(jupyter_path):
+    """As a user with `BACH_DEVICE=emulated:4` (#49): `:bach devices` lists four accelerators,
+    a cell's chain is spread over them (explain says so), its timeline has a lane per device
+    and per copy link, `:bach vars` says how many bytes each holds, and the values equal the
+    CPU's."""
+    import os
+
+    env = dict(os.environ, BACH_DEVICE="emulated:4:256MiB")
+    km, kc = jupyter_client.manager.start_new_kernel(kernel_name="bach", startup_timeout=TIMEOUT, env=env)
+    try:
+        r, msgs = run(kc, ":bach devices")
+        assert r["status"] == "ok", (r, text(msgs))
+        out = text(msgs)
+        assert "[4]" in out and "4 accelerators are emulated" in out, out
+
+        r, msgs = run(kc, ":bach cell gpu\nlet x = Array1::<f64>::linspace(0.0, 1.0, 1 << 18);\nlet y = (&x * 3.0).exp() + 1.0;\n:bach explain y")
+        assert r["status"] == "ok", (r, text(msgs))
+        assert "devices 1-4" in text(msgs) and "spread over 4 accelerators" in text(msgs), text(msgs)
+
+        r, msgs = run(kc, "y")
+        assert r["status"] == "ok", r
+        shown = "".join(m["content"]["data"].get("text/html", "") + m["content"]["data"].get("image/svg+xml", "") for m in of_type(msgs, "display_data") + of_type(msgs, "execute_result"))
+        for d in range(1, 5):
+            assert f"emulated {d} compute" in shown, f"no lane for accelerator {d}"
+            assert f"host→emulated {d}" in shown and f"emulated {d}→host" in shown, f"no copy lanes for accelerator {d}"
+
+        r, msgs = run(kc, ":bach cell gpu\nlet k = (&x * 2.0).sqrt();\nk.eval_on_device().unwrap();\n:bach vars")
+        assert r["status"] == "ok", (r, text(msgs))
+        out = text(msgs)
+        assert "values held on emulated accelerator (host memory, CPU kernels; not a GPU), 256.0 MiB [1]: 2.0 MiB" in out, out
+        assert "[4]: 0 B" in out, out
+
+        check = (
+            "let xs = ndarray::Array1::<f64>::linspace(0.0, 1.0, 1 << 18);\n"
+            "let want = xs.mapv(|v| (v * 3.0).exp() + 1.0);\n"
+            "let got = y.to_array().unwrap();\n"
+            "let worst = got.iter().zip(want.iter()).map(|(a, b)| ((a - b) / b).abs()).fold(0.0f64, f64::max);\n"
+            'println!("worst relative difference {worst:e}");\n'
+            "assert!(worst < 1e-14);"
+        )
+        r, msgs = run(kc, check)
+        assert r["status"] == "ok", (r, text(msgs))
+        assert "worst relative difference" in text(msgs), text(msgs)
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
+
+
 def readme_snippets():
     return re.findall(r"```rust\n(.*?)```", (ROOT / "README.md").read_text(), re.S)
 
