@@ -250,7 +250,7 @@ mod tests {
     #[test]
     fn description_lists_every_switch() {
         let names = names_read();
-        assert_eq!(names.len(), 17, "{names:?}");
+        assert_eq!(names.len(), 18, "{names:?}");
         let text = Knobs::from_env().describe();
         assert_eq!(text.lines().count(), names.len(), "one line per switch:\n{text}");
         for name in &names {

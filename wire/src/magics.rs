@@ -26,6 +26,7 @@ pub const HELP: &str = "\
 :bach calibrate                 measure this machine (under 30 s), plan with it, save it for later sessions
 :bach whatif <path> = <value> ... <expr>   the plan with those parameters beside the current one (nothing runs)
 :bach whatif profile <h100|default|FILE> <expr>   the plan under another machine's profile beside the current one
+:bach whatif profile h100:4 <expr>   the plan on four GPUs of that profile beside the plan on one
 :bach breakdown                 where the time of the last evaluations went: compute, copies, allocation, overhead
 :bach graph <expr>              the placement graph of a value: ops coloured by device, transfers with bytes
 :bach panel [expr]              sliders for the cost model and policy; a value's plan, timeline and graph redrawn as they move
@@ -91,7 +92,7 @@ const COMMANDS: &[Command] = &[
     Command { name: "cell", args: "<cpu|gpu|auto>", rust: |a| matches!(a, "cpu" | "gpu" | "auto").then(|| magic::force_cell(a)) },
     Command { name: "cost", args: "[set <path> = <value> | reset | profile <h100|default|FILE>]", rust: cost },
     Command { name: "calibrate", args: "", rust: |a| a.is_empty().then(|| magic::CALIBRATE.into()) },
-    Command { name: "whatif", args: "<path> = <value> ... <expr> | profile <h100|default|FILE> <expr>", rust: whatif },
+    Command { name: "whatif", args: "<path> = <value> ... <expr> | profile <h100|default|FILE>[:N] <expr>", rust: whatif },
     Command { name: "breakdown", args: "", rust: |a| a.is_empty().then(|| magic::SHOW_BREAKDOWN.into()) },
     Command { name: "graph", args: "<expr>", rust: |a| (!a.is_empty()).then(|| magic::show_graph(a)) },
     Command { name: "panel", args: "[expr]", rust: |a| Some(if a.is_empty() { magic::MODEL_PANEL.into() } else { magic::panel(a) }) },
