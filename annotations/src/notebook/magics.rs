@@ -449,6 +449,8 @@ fn vars_text(s: &Session, named: &[(String, u64)]) -> String {
     let place = |n: &bach_runtime::NodeInfo| match n.location {
         None => "-".to_string(),
         Some(bach_runtime::CPU) => "host".to_string(),
+        // With several accelerators the number comes first: the column is narrow.
+        Some(d) if s.devices().accelerators().count() > 1 => format!("[{}] {}", d.0, s.devices().get(d).map_or_else(String::new, |x| x.profile().name.clone())),
         Some(d) => s.devices().label(d),
     };
     let mut out = format!("{:<14} {:<6} {:<14} {:<22} {:>10} {:<8} {:<22} {:>5}\n", "variable", "node", "op", "dtype[shape]", "bytes", "state", "lives on", "cell");

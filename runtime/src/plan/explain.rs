@@ -63,7 +63,7 @@ impl Plan {
             "{} transfers, {} in all; devices: {}",
             self.transfers.len(),
             crate::units::bytes(copies),
-            self.devices.iter().map(|d| d.name.as_str()).collect::<Vec<_>>().join(", ")
+            self.devices.iter().map(|d| if self.devices.len() > 2 && d.id != CPU { format!("[{}] {}", d.id.0, d.name) } else { d.name.clone() }).collect::<Vec<_>>().join(", ")
         );
         let _ = writeln!(w, "margin: what moving the op alone to the other device would add to the total (copies included)");
         out
