@@ -276,6 +276,10 @@ impl PieceOut {
     }
 }
 
+/// A piece run by one of a spread stage's devices: its number, what it handed back, and the
+/// values its finished copies to the host made.
+type PieceDone = (usize, PieceOut, Vec<Option<Value>>);
+
 /// A stage's outputs as its pieces handed them back, per output: the pieces kept where they
 /// ran and those copied to the host, each to be merged where it is.
 struct StageOut {
@@ -508,7 +512,7 @@ impl<'a> StageRun<'a> {
         if self.shards.len() > 1 {
             // One worker thread per device, each running its block of pieces as it would
             // alone; their outputs are taken in piece order (merges are by piece).
-            let done: Vec<Result<Vec<(usize, PieceOut, Vec<Option<Value>>)>>> = std::thread::scope(|scope| {
+            let done: Vec<Result<Vec<PieceDone>>> = std::thread::scope(|scope| {
                 let workers: Vec<_> = (0..self.shards.len()).map(|x| scope.spawn(move || self.run_shard(x))).collect();
                 workers
                     .into_iter()
@@ -570,12 +574,12 @@ impl<'a> StageRun<'a> {
     /// Device `x` of the shards runs its block of pieces: in parallel where it takes them from
     /// several threads, otherwise in order with the copy-out of piece k waited for after
     /// piece k+1 is queued; then its own times correct its events.
-    fn run_shard(&self, x: usize) -> Result<Vec<(usize, PieceOut, Vec<Option<Value>>)>> {
+    fn run_shard(&self, x: usize) -> Result<Vec<PieceDone>> {
         let device = &self.shards[x].1;
         let mine: Vec<usize> = (0..self.ranges.len()).filter(|&p| self.owner[p] == x).collect();
         let mut done = Vec::with_capacity(mine.len());
         if device.parallel_pieces() {
-            let go = |&p: &usize| -> Result<(usize, PieceOut, Vec<Option<Value>>)> {
+            let go = |&p: &usize| -> Result<PieceDone> {
                 let mut piece = self.run_piece(p, &self.ranges[p])?;
                 let h = piece.finish()?;
                 Ok((p, piece, h))
