@@ -315,7 +315,15 @@ impl Session {
     /// Ops the current cell creates from now on run on the accelerator (`Some(true)`), the
     /// CPU (`Some(false)`), or where the policy puts them (`None`); the next cell resets it.
     pub fn force_cell(&self, accelerator: Option<bool>) {
-        *lock(&self.cell_forced) = accelerator.map(|accelerator| Forced { accelerator, by_cell: true });
+        *lock(&self.cell_forced) = accelerator.map(|accelerator| Forced { accelerator, device: None, by_cell: true });
+        self.update_eager_max();
+    }
+
+    /// Ops the current cell creates from now on run on accelerator `device` (a number
+    /// `:bach devices` lists), not spread over the others; the next cell resets it. A number
+    /// that is not one of the session's accelerators leaves them on the CPU, and plans say why.
+    pub fn force_cell_device(&self, device: crate::profile::DeviceId) {
+        *lock(&self.cell_forced) = Some(Forced { accelerator: true, device: Some(device), by_cell: true });
         self.update_eager_max();
     }
 
@@ -763,7 +771,15 @@ impl Lazy {
     pub fn force(&self, accelerator: Option<bool>) {
         let mut g = lock(&self.inner.session.graph);
         if let Some(n) = g.g.node_weight_mut(self.inner.node).filter(|n| n.id == self.inner.id && n.value.is_none() && n.op.kind() == OpKind::Compute) {
-            n.forced = accelerator.map(|accelerator| Forced { accelerator, by_cell: false });
+            n.forced = accelerator.map(|accelerator| Forced { accelerator, device: None, by_cell: false });
+        }
+    }
+    /// Ask for the op computing this value to run on accelerator `device`, not spread over
+    /// the others ([`Lazy::force`] otherwise).
+    pub fn force_device(&self, device: crate::profile::DeviceId) {
+        let mut g = lock(&self.inner.session.graph);
+        if let Some(n) = g.g.node_weight_mut(self.inner.node).filter(|n| n.id == self.inner.id && n.value.is_none() && n.op.kind() == OpKind::Compute) {
+            n.forced = Some(Forced { accelerator: true, device: Some(device), by_cell: false });
         }
     }
 }

@@ -507,6 +507,10 @@ def test_four_emulated_accelerators_in_a_notebook(jupyter_path):
         assert "values held on emulated accelerator (host memory, CPU kernels; not a GPU), 256.0 MiB [1]: 2.0 MiB" in out, out
         assert "[4]: 0 B" in out, out
 
+        r, msgs = run(kc, ":bach cell gpu:2\nlet q = (&x + 5.0).ln();\n:bach explain q")
+        assert r["status"] == "ok", (r, text(msgs))
+        assert "forced to device 2 by the cell" in text(msgs) and "device 2" in text(msgs), text(msgs)
+
         check = (
             "let xs = ndarray::Array1::<f64>::linspace(0.0, 1.0, 1 << 18);\n"
             "let want = xs.mapv(|v| (v * 3.0).exp() + 1.0);\n"

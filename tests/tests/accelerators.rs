@@ -178,3 +178,33 @@ fn four_h100s_are_predicted_at_most_0_3x_one_for_black_scholes_and_haversine() {
         }
     });
 }
+
+#[test]
+fn a_value_asked_for_one_accelerator_runs_there_alone() {
+    let s = session(4);
+    with_session(&s, || {
+        let n = 200_000;
+        let xs = col(11, n, 0.0, 1.0);
+        let y = (&Array1::from_array(xs.clone()) * 2.0).exp().on(Device::gpu(3));
+        let plan = y.plan().unwrap();
+        let stage = &plan.stages[plan.step_of(y.lazy().id()).unwrap().stage];
+        assert_eq!((stage.device, stage.shards.len()), (DeviceId(3), 0), "{plan}");
+        assert!(y.explain().unwrap().0.contains("forced to device 3 by .on(...)"), "{}", y.explain().unwrap());
+        assert_close("y", &y.to_array().unwrap().into_dyn(), &xs.mapv(|v| (v * 2.0).exp()).into_dyn(), 1e-15);
+        let ran: BTreeSet<DeviceId> = s.trace().last().unwrap().events.iter().filter(|e| e.kind == EventKind::Compute && e.op.as_ref() == "exp").map(|e| e.device).collect();
+        assert_eq!(ran, BTreeSet::from([DeviceId(3)]));
+
+        // A number the session does not have: the CPU, and the plan says why.
+        let z = (&Array1::from_array(xs.clone()) * 4.0).exp().on(Device::gpu(9));
+        let plan = z.plan().unwrap();
+        assert_eq!(plan.step_of(z.lazy().id()).unwrap().device, CPU, "{plan}");
+        assert!(z.explain().unwrap().0.contains("forced to device 9 by .on(...), but it cannot run there"), "{}", z.explain().unwrap());
+        assert_close("z", &z.to_array().unwrap().into_dyn(), &xs.mapv(|v| (v * 4.0).exp()).into_dyn(), 1e-15);
+
+        // A cell asking for accelerator 2.
+        s.force_cell_device(DeviceId(2));
+        let w = (&Array1::from_array(xs.clone()) + 1.0).sqrt();
+        assert_eq!(w.plan().unwrap().step_of(w.lazy().id()).unwrap().device, DeviceId(2));
+        s.force_cell(None);
+    });
+}

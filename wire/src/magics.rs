@@ -18,7 +18,7 @@ pub const HELP: &str = "\
 :bach memory                    what the session holds: graph nodes, cached values (host, device), trace
 :bach memory <size|none>        cap the accelerator memory the planner may use (e.g. 64MiB)
 :bach policy <name>             placement policy: optimal (default), greedy, threshold or cpu
-:bach cell <cpu|gpu|auto>       where the ops this cell creates from here on run
+:bach cell <cpu|gpu|auto|gpu:K> where the ops this cell creates from here on run (gpu:K: accelerator K alone)
 :bach cost                      the cost model the planner uses
 :bach cost set <path> = <value> change one parameter (e.g. elementwise.cuda.per_element = 2e-11)
 :bach cost reset                the defaults for this machine
@@ -33,7 +33,7 @@ pub const HELP: &str = "\
 :bach vars [live]               the session's values: shape, dtype, bytes, computed or pending, where each lives, its cell (live: a table redrawn before each cell)
 :bach timing                    under each cell, where its time went: compile (cargo, rustc, link), types, run, kernel (again: off)
 :bach rebuild                   in a `:dep` cell: add the crate even if it rebuilds loaded crates (the session restarts)
-In Rust: value.explain()?, value.on(Device::Cpu | Device::Gpu | Device::Auto).
+In Rust: value.explain()?, value.on(Device::Cpu | Device::Gpu | Device::Auto | Device::gpu(K)).
 evcxr's own commands (:dep, :vars, :help ...) work as usual.
 ";
 
@@ -89,7 +89,14 @@ const COMMANDS: &[Command] = &[
     Command { name: "rebuild", args: "", rust: |a| a.is_empty().then(String::new) },
     // The kernel's own toggle (kernel/src/stages.rs): nothing for the cells' process to run.
     Command { name: "timing", args: "", rust: |a| a.is_empty().then(String::new) },
-    Command { name: "cell", args: "<cpu|gpu|auto>", rust: |a| matches!(a, "cpu" | "gpu" | "auto").then(|| magic::force_cell(a)) },
+    Command {
+        name: "cell",
+        args: "<cpu|gpu|auto|gpu:K>",
+        rust: |a| {
+            let numbered = |p: &str| a.strip_prefix(p).is_some_and(|k| !k.is_empty() && k.bytes().all(|b| b.is_ascii_digit()));
+            (matches!(a, "cpu" | "gpu" | "auto") || numbered("gpu:") || numbered("device:")).then(|| magic::force_cell(a))
+        },
+    },
     Command { name: "cost", args: "[set <path> = <value> | reset | profile <h100|default|FILE>]", rust: cost },
     Command { name: "calibrate", args: "", rust: |a| a.is_empty().then(|| magic::CALIBRATE.into()) },
     Command { name: "whatif", args: "<path> = <value> ... <expr> | profile <h100|default|FILE>[:N] <expr>", rust: whatif },
@@ -359,7 +366,9 @@ mod tests {
         assert_eq!(expand(":bach cost reset").unwrap(), "bach::notebook::reset_cost();\n");
         assert!(expand(":bach cost set x").unwrap_err().contains("usage: :bach cost [set <path> = <value>"));
         assert_eq!(expand(":bach cell gpu").unwrap(), "bach::notebook::force_cell(\"gpu\");\n");
-        assert!(expand(":bach cell tpu").unwrap_err().contains("usage: :bach cell <cpu|gpu|auto>"));
+        assert!(expand(":bach cell tpu").unwrap_err().contains("usage: :bach cell <cpu|gpu|auto|gpu:K>"));
+        assert_eq!(expand(":bach cell gpu:2").unwrap(), "bach::notebook::force_cell(\"gpu:2\");\n");
+        assert!(expand(":bach cell gpu:two").is_err());
         assert_eq!(expand(":bach explain &a * 2.0").unwrap(), "bach::notebook::show_explain(&(&a * 2.0));\n");
         assert_eq!(expand(":bach calibrate").unwrap(), "bach::notebook::calibrate();\n");
         assert_eq!(expand(":bach breakdown").unwrap(), "bach::notebook::show_breakdown();\n");

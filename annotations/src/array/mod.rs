@@ -272,10 +272,21 @@ pub type CowArray2<'a, A> = CowArray<'a, A, Ix2>;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Device {
     Cpu,
-    /// The session's accelerator (a CUDA GPU, or the emulated one).
+    /// The session's accelerator (a CUDA GPU, or the emulated one); with several, the first,
+    /// its pieces spread over the others as the plan decides.
     Gpu,
     /// Where the placement policy puts it.
     Auto,
+    /// Accelerator number `k` as `:bach devices` lists it (`[k]`, from 1), alone: its ops are
+    /// not spread over the others ([`Device::gpu`]).
+    Accelerator(u8),
+}
+
+impl Device {
+    /// Accelerator number `k` (`Device::gpu(2)`: the second), as `:bach devices` numbers them.
+    pub const fn gpu(k: u8) -> Device {
+        Device::Accelerator(k)
+    }
 }
 
 /// A plan's explanation ([`Array::explain`]): shown as text in a notebook.
@@ -750,11 +761,12 @@ impl<A: Element, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
     /// policy puts it). Plans respect it and say so; an op with no accelerator version stays
     /// on the CPU and its plan says why. An array already computed keeps its value.
     pub fn on(self, device: Device) -> Self {
-        self.lazy().force(match device {
-            Device::Cpu => Some(false),
-            Device::Gpu => Some(true),
-            Device::Auto => None,
-        });
+        match device {
+            Device::Cpu => self.lazy().force(Some(false)),
+            Device::Gpu => self.lazy().force(Some(true)),
+            Device::Auto => self.lazy().force(None),
+            Device::Accelerator(k) => self.lazy().force_device(bach_runtime::DeviceId(k)),
+        }
         self
     }
 

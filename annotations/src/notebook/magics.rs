@@ -230,14 +230,27 @@ pub fn use_cost_profile(name: &str) {
     s.update_config(|c| c.cost = cost);
 }
 
-/// `:bach cell <cpu|gpu|auto>`: where the ops this cell creates from here on run.
+/// `:bach cell <cpu|gpu|auto|gpu:K>`: where the ops this cell creates from here on run
+/// (`gpu:K`, also `device:K`: accelerator number K as `:bach devices` lists it, alone).
 pub fn force_cell(device: &str) {
     let s = session::global();
+    let named = device.trim().strip_prefix("gpu:").or_else(|| device.trim().strip_prefix("device:"));
+    if let Some(k) = named {
+        let k: u8 = k.parse().unwrap_or_else(|_| panic!("`{device}`: gpu:K takes an accelerator's number as `:bach devices` lists it (1, 2, ...)"));
+        let known = s.devices().accelerators().any(|d| d.profile().id.0 == k);
+        s.force_cell_device(bach_runtime::DeviceId(k));
+        if known {
+            println!("this cell's ops: on {} where they can run there", s.devices().label(bach_runtime::DeviceId(k)));
+        } else {
+            println!("this cell's ops: asked for accelerator {k}, which this session does not have (`:bach devices`): they run on the CPU");
+        }
+        return;
+    }
     let forced = match device.trim() {
         "cpu" => Some(false),
         "gpu" | "accelerator" => Some(true),
         "auto" => None,
-        other => panic!("unknown device `{other}` for `:bach cell` (cpu, gpu or auto)"),
+        other => panic!("unknown device `{other}` for `:bach cell` (cpu, gpu, auto or gpu:K)"),
     };
     s.force_cell(forced);
     println!(

@@ -34,6 +34,14 @@ use crate::array::Array;
 const HYPOTHETICAL: (&str, u64) = ("NVIDIA H100 80GB HBM3", 80 << 30);
 const POLICIES: [&str; 4] = ["optimal", "greedy", "threshold", "cpu"];
 const DEVICES: [&str; 3] = ["auto", "cpu", "gpu"];
+
+/// The "this value on" choices for `devices`: auto, cpu, gpu, and with several accelerators
+/// each by its number (`gpu:2`: that one alone).
+fn device_options(devices: &[DeviceProfile]) -> Vec<String> {
+    let accelerators: Vec<&DeviceProfile> = devices.iter().filter(|d| d.kind != DeviceKind::Cpu && !d.is_hypothetical()).collect();
+    let numbered = if accelerators.len() > 1 { accelerators.iter().map(|d| format!("gpu:{}", d.id.0)).collect() } else { Vec::new() };
+    DEVICES.iter().map(|d| d.to_string()).chain(numbered).collect()
+}
 /// A computed value has no plan left: the panel plans pending ones.
 const COMPUTED: &str = "this value is computed already, so nothing is left to plan (`:bach trace last` shows how it ran): open the panel on a value before it is displayed or used";
 
@@ -68,6 +76,8 @@ struct Panel {
     cap: Widget,
     policy: Widget,
     device: Widget,
+    /// Its choices ([`device_options`]).
+    device_choices: Vec<String>,
     setter: Widget,
     profile: Widget,
     status: Widget,
@@ -151,7 +161,8 @@ fn build(lazy: Option<Lazy>, s: &Session) -> bach_runtime::Result<(Arc<Panel>, W
     wide(&cap, 190);
     let policy_index = POLICIES.iter().position(|p| *p == cfg.policy.to_string()).unwrap_or(0);
     let policy = Widget::toggle_buttons("policy", &POLICIES, policy_index)?;
-    let device = Widget::toggle_buttons("this value on", &DEVICES, 0)?;
+    let device_choices = device_options(&devices);
+    let device = Widget::toggle_buttons("this value on", &device_choices.iter().map(String::as_str).collect::<Vec<_>>(), 0)?;
     let setter = Widget::text("set", "")?;
     for w in [&policy, &device, &setter] {
         wide(w, 190);
@@ -177,6 +188,7 @@ fn build(lazy: Option<Lazy>, s: &Session) -> bach_runtime::Result<(Arc<Panel>, W
         cap,
         policy,
         device,
+        device_choices,
         setter,
         profile,
         status,
@@ -298,13 +310,16 @@ impl Panel {
 
     fn device_picked(&self, v: &Value) {
         let Some(lazy) = &self.lazy else { return self.say("no value here: `:bach panel <expr>` places one") };
-        match v.as_f64().and_then(|i| DEVICES.get(i as usize)).copied() {
+        match v.as_f64().and_then(|i| self.device_choices.get(i as usize)) {
             Some(d) => {
-                lazy.force(match d {
-                    "cpu" => Some(false),
-                    "gpu" => Some(true),
-                    _ => None,
-                });
+                match d.strip_prefix("gpu:").and_then(|k| k.parse::<u8>().ok()) {
+                    Some(k) => lazy.force_device(bach_runtime::DeviceId(k)),
+                    None => lazy.force(match d.as_str() {
+                        "cpu" => Some(false),
+                        "gpu" => Some(true),
+                        _ => None,
+                    }),
+                }
                 self.replan(&format!("this value on {d}"));
             }
             None => self.refuse("device", &format!("no device number {v}")),
@@ -445,4 +460,16 @@ fn drawn(plan: &Plan, cost: &CostModel, cell: u64) -> (String, String, String) {
 fn summary(plan: &Plan) -> String {
     let on_accel = plan.steps.iter().filter(|s| s.device != bach_runtime::CPU).count();
     format!("{on_accel} of {} ops on the accelerator, predicted {}", plan.steps.len(), seconds(plan.predicted.seconds()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn this_value_on_lists_each_of_several_accelerators() {
+        let of = |choice| bach_runtime::Devices::select(choice).unwrap().profiles();
+        assert_eq!(device_options(&of(bach_runtime::DeviceChoice::Emulated(Some(1 << 20)))), ["auto", "cpu", "gpu"]);
+        assert_eq!(device_options(&of(bach_runtime::DeviceChoice::EmulatedSet { count: 3, memory: Some(1 << 20) })), ["auto", "cpu", "gpu", "gpu:1", "gpu:2", "gpu:3"]);
+    }
 }

@@ -34,6 +34,10 @@ pub(super) fn spread(
             let node = &part.nodes[o];
             (node.target && node.keep_on_device) || consumers[o].iter().any(|&c| stage_of[c].is_some_and(|t| t != s) && device[c] != CPU)
         });
+        if let Some(i) = stage_nodes(part, stage_of, s).into_iter().find(|&i| part.nodes[i].forced.is_some_and(|f| f.device.is_some())) {
+            notes.push(format!("stage {s} stays on {}: #{} was asked to run there", lead.name, part.nodes[i].id));
+            continue;
+        }
         if let Some(&o) = stays {
             notes.push(format!("stage {s} stays on {}: #{} is read there next (owner computes)", lead.name, part.nodes[o].id));
             continue;

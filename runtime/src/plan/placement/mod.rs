@@ -77,13 +77,20 @@ impl FromStr for Policy {
 pub struct Forced {
     /// The accelerator (else the CPU).
     pub accelerator: bool,
+    /// Which accelerator, when one was named (`Device::Accelerator(2)`, `:bach cell device:2`):
+    /// its ops are not spread over the others. `None`: the first, spread as the plan decides.
+    pub device: Option<DeviceId>,
     /// By the cell (`:bach cell gpu`), else by the value (`.on(...)`).
     pub by_cell: bool,
 }
 
 impl fmt::Display for Forced {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let to = if self.accelerator { "the accelerator" } else { "the CPU" };
+        let to = match (self.accelerator, self.device) {
+            (true, Some(d)) => format!("device {}", d.0),
+            (true, None) => "the accelerator".to_string(),
+            (false, _) => "the CPU".to_string(),
+        };
         let by = if self.by_cell { "by the cell" } else { "by .on(...)" };
         write!(f, "forced to {to} {by}")
     }
@@ -230,7 +237,11 @@ pub(crate) fn problem(part: &GraphPart, consumers: &[Vec<usize>], devices: &[Dev
                         (At::Fixed(CPU), Reason::DoesNotFit)
                     }
                     (None, Some(a), true) => match forced {
-                        Some(f) => (At::Fixed(if f.accelerator { a.id } else { CPU }), Reason::Forced(f)),
+                        // A named accelerator must be one of the session's, of the first one's kind.
+                        Some(f) if f.accelerator && f.device.is_some_and(|d| !devices.iter().any(|x| x.id == d && x.kind == a.kind)) => {
+                            (At::Fixed(CPU), Reason::ForcedUnavailable(f))
+                        }
+                        Some(f) => (At::Fixed(if f.accelerator { f.device.unwrap_or(a.id) } else { CPU }), Reason::Forced(f)),
                         None => (At::Free, Reason::Evaluated),
                     },
                 };
