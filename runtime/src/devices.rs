@@ -32,8 +32,7 @@ pub enum DeviceChoice {
     },
 }
 
-/// The most accelerators a session takes (emulated or CUDA).
-pub const MAX_ACCELERATORS: usize = 16;
+pub use crate::profile::MAX_ACCELERATORS;
 
 /// `cuda:N` (N a GPU number) or `cuda:all`, as in `BACH_DEVICE=cuda:0,cuda:1`.
 fn cuda_ordinals(list: &str) -> std::result::Result<Option<Vec<usize>>, String> {

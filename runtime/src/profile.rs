@@ -12,6 +12,9 @@ pub struct DeviceId(pub u8);
 
 pub const CPU: DeviceId = DeviceId(0);
 
+/// The most accelerators a session takes (emulated or CUDA).
+pub const MAX_ACCELERATORS: usize = 16;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize), serde(rename_all = "lowercase"))]
 pub enum DeviceKind {

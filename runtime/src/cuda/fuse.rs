@@ -178,7 +178,7 @@ mod tests {
         let sum = op("add", &["x", "y"], "x + y", d, d, vec![e, xs.clone()], &[1000, 2]);
         let r = op("erf", &["x"], &format!("erf{f}(x)"), d, d, vec![sum], &[1000, 2]);
         let gt = op("gt", &["x", "y"], "x > y", d, DType::Bool, vec![r, x], &[1000, 2]);
-        let g = generate(gt.buffer::<Expr>().unwrap(), &crate::cuda::device::is_constant);
+        let g = generate(gt.buffer::<Expr>().unwrap(), &crate::cuda::buffers::is_constant);
         (gt, g)
     }
 
@@ -195,8 +195,8 @@ mod tests {
         let z = leaf(DType::F64, &[9]);
         let w = op("neg", &["x"], "-x", DType::F64, DType::F64, vec![z], &[9]);
         assert_eq!(
-            generate(y.buffer::<Expr>().unwrap(), &crate::cuda::device::is_constant).source,
-            generate(w.buffer::<Expr>().unwrap(), &crate::cuda::device::is_constant).source
+            generate(y.buffer::<Expr>().unwrap(), &crate::cuda::buffers::is_constant).source,
+            generate(w.buffer::<Expr>().unwrap(), &crate::cuda::buffers::is_constant).source
         );
     }
 
@@ -206,10 +206,10 @@ mod tests {
     fn constants_are_parameters_by_value() {
         for (d, f, bits) in [(DType::F64, "", 2.5f64.to_bits()), (DType::F32, "f", 2.5f32.to_bits() as u64)] {
             let x = leaf(d, &[1000]);
-            let c = super::super::device::constant_for_tests(Meta::new(d, []), bits);
+            let c = super::super::buffers::constant_for_tests(Meta::new(d, []), bits);
             let xc = op("mul", &["x", "y"], "x * y", d, d, vec![x, c], &[1000]);
             let e = op("exp", &["x"], &format!("exp{f}(x)"), d, d, vec![xc], &[1000]);
-            let g = generate(e.buffer::<Expr>().unwrap(), &crate::cuda::device::is_constant);
+            let g = generate(e.buffer::<Expr>().unwrap(), &crate::cuda::buffers::is_constant);
             let t = c_type(d);
             assert!(g.source.contains(&format!("const {t} c1")) && g.source.contains("const") && g.source.contains(&format!("const {t} l1 = c1;")), "{}", g.source);
             assert!(!g.source.contains("a1["), "the constant is not read from memory:\n{}", g.source);

@@ -23,15 +23,20 @@ use cudarc::driver::result::DriverError;
 use crate::device::{panic_text, Device, DeviceId};
 use crate::error::BachError;
 
+mod blas;
+mod buffers;
 mod device;
 mod fuse;
 mod gpu;
+mod launch;
 mod memory;
 mod nvrtc;
 mod readahead;
 mod shapes;
+mod transfers;
 
-pub use device::{CudaDevice, EIGEN_SOURCE};
+pub use blas::EIGEN_SOURCE;
+pub use device::CudaDevice;
 
 /// A GPU found by [`detect`], and notes for the user (every GPU listed, which one is used).
 pub struct Found {
@@ -68,8 +73,8 @@ pub fn detect_all(ordinals: Option<&[usize]>, first: DeviceId) -> Result<FoundSe
         Some(_) => return Err("no GPU asked for".into()),
         None => (0..gpu::count()?).collect(),
     };
-    if ordinals.len() > crate::devices::MAX_ACCELERATORS {
-        return Err(format!("{} GPUs asked for; at most {}", ordinals.len(), crate::devices::MAX_ACCELERATORS));
+    if ordinals.len() > crate::profile::MAX_ACCELERATORS {
+        return Err(format!("{} GPUs asked for; at most {}", ordinals.len(), crate::profile::MAX_ACCELERATORS));
     }
     crate::device::catch_panics(|| {
         let mut devices: Vec<Arc<dyn Device>> = Vec::new();
