@@ -124,7 +124,7 @@ struct Args {
 }
 
 const USAGE: &str = "usage:
-  bach-bench run <black-scholes|haversine|crime-index|dbscan|pca-knn|tsvd> --log2 N --mode cpu|bach|gpu [--device auto|cpu|cuda|emulated[:SIZE]] [--memory SIZE]
+  bach-bench run <black-scholes|haversine|crime-index|dbscan|pca-knn|tsvd> --log2 N --mode cpu|bach|gpu [--device auto|cpu|cuda|cuda:0,cuda:1|emulated[:SIZE]|emulated:N[:SIZE]] [--memory SIZE]
                  [--inputs random|reference|lazy] [--seed S] [--repeat R] [--json] [--dump DIR] [--timeline FILE]
   bach-bench compare <black-scholes|haversine|crime-index|dbscan|pca-knn|tsvd> --log2 N [--device D] [--memory SIZE] [--inputs random|reference|lazy] [--seed S] [--repeat R] [--timeline FILE]
              (--timeline FILE: bach's last run as a timeline chart, SVG)
