@@ -191,9 +191,10 @@ impl Devices {
         for d in &self.devices {
             s += &format!("{}\n", d.profile());
         }
+        let several = self.devices.len() > 2;
         for d in &self.devices {
             if let Some(n) = d.state_note() {
-                s += &format!("{n}\n");
+                s += &if several { format!("[{}] {n}\n", d.profile().id.0) } else { format!("{n}\n") };
             }
         }
         for n in &self.notes {

@@ -270,10 +270,16 @@ impl Plan {
         };
         self.link_seconds(t, cost) / width as f64
     }
-    /// The seconds of transfer `t` over one link, whole.
+    /// The seconds of transfer `t` over one link, whole. Between two accelerators the copy is
+    /// staged through host memory: out of one, then into the other.
     fn link_seconds(&self, t: &Transfer, cost: &CostModel) -> f64 {
-        let (direction, other) = if t.to == crate::profile::CPU { (crate::cost::Direction::D2h, t.from) } else { (crate::cost::Direction::H2d, t.to) };
-        self.devices.get(other.0 as usize).map_or(0.0, |d| cost.copy_seconds_of(t.bytes, direction, t.memory, d))
+        use crate::cost::Direction;
+        let copy = |direction: Direction, d: DeviceId, memory: MemoryKind| self.devices.get(d.0 as usize).map_or(0.0, |p| cost.copy_seconds_of(t.bytes, direction, memory, p));
+        match (t.from, t.to) {
+            (_, CPU) => copy(Direction::D2h, t.from, t.memory),
+            (CPU, to) => copy(Direction::H2d, to, t.memory),
+            (from, to) => copy(Direction::D2h, from, MemoryKind::Pageable) + copy(Direction::H2d, to, MemoryKind::Pageable),
+        }
     }
     /// How many devices compute stage `s` at once ([`parallel_width`] of its shards; 1 for a
     /// stage on one device).
