@@ -34,7 +34,8 @@ pub(super) fn spread(
             let node = &part.nodes[o];
             (node.target && node.keep_on_device) || consumers[o].iter().any(|&c| stage_of[c].is_some_and(|t| t != s) && device[c] != CPU)
         });
-        if let Some(i) = stage_nodes(part, stage_of, s).into_iter().find(|&i| part.nodes[i].forced.is_some_and(|f| f.device.is_some())) {
+        let nodes = stage_nodes(part, stage_of, s);
+        if let Some(&i) = nodes.iter().find(|&&i| part.nodes[i].forced.is_some_and(|f| f.device.is_some())) {
             notes.push(format!("stage {s} stays on {}: #{} was asked to run there", lead.name, part.nodes[i].id));
             continue;
         }
@@ -43,7 +44,7 @@ pub(super) fn spread(
             continue;
         }
         // A stage that reads a value held whole on an accelerator runs where it is.
-        let held = stage_nodes(part, stage_of, s)
+        let held = nodes
             .into_iter()
             .flat_map(|i| part.nodes[i].inputs.iter().copied())
             .find(|&u| stage_of[u] != Some(s) && (part.nodes[u].materialized.is_some_and(|d| d != CPU) || (part.nodes[u].materialized.is_none() && device[u] != CPU)));

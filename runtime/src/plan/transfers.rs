@@ -8,6 +8,11 @@ use super::{GraphPart, Stage, Step, Transfer};
 use crate::cost::MemoryKind;
 use crate::profile::{DeviceId, DeviceProfile, CPU};
 
+/// A copy of node `u`'s whole value (its bytes) from one device to another.
+fn copy(part: &GraphPart, u: usize, from: DeviceId, to: DeviceId, stage: Option<usize>, streamed: bool, memory: MemoryKind) -> Transfer {
+    Transfer { node: u, id: part.nodes[u].id, from, to, bytes: part.nodes[u].meta.bytes(), stage, streamed, memory }
+}
+
 #[allow(clippy::too_many_arguments)]
 pub(super) fn insert(
     part: &GraphPart,
@@ -43,16 +48,7 @@ pub(super) fn insert(
                 if !accel {
                     if !on_host[u] && !transfers.iter().any(|t| t.node == u && t.to == CPU) {
                         let from = on_dev[u].unwrap_or(device[u]);
-                        transfers.push(Transfer {
-                            node: u,
-                            id: part.nodes[u].id,
-                            from,
-                            to: CPU,
-                            bytes: part.nodes[u].meta.bytes(),
-                            stage: Some(s),
-                            streamed: false,
-                            memory: MemoryKind::Pageable,
-                        });
+                        transfers.push(copy(part, u, from, CPU, Some(s), false, MemoryKind::Pageable));
                     }
                 } else if stage.shards.len() > 1 {
                     // Spread over several accelerators: split host values stream to each
@@ -60,31 +56,13 @@ pub(super) fn insert(
                     let streamed = split && (on_host[u] || on_dev[u].is_none());
                     if streamed {
                         if !transfers.iter().any(|t| t.node == u && t.stage == Some(s) && t.streamed) {
-                            transfers.push(Transfer {
-                                node: u,
-                                id: part.nodes[u].id,
-                                from: CPU,
-                                to: stage.device,
-                                bytes: part.nodes[u].meta.bytes(),
-                                stage: Some(s),
-                                streamed: true,
-                                memory: part.nodes[u].host_memory,
-                            });
+                            transfers.push(copy(part, u, CPU, stage.device, Some(s), true, part.nodes[u].host_memory));
                         }
                     } else {
                         let from = if on_host[u] { CPU } else { on_dev[u].unwrap_or(device[u]) };
                         for &d in &stage.shards {
                             if d != from && !transfers.iter().any(|t| t.node == u && t.to == d && !t.streamed) {
-                                transfers.push(Transfer {
-                                    node: u,
-                                    id: part.nodes[u].id,
-                                    from,
-                                    to: d,
-                                    bytes: part.nodes[u].meta.bytes(),
-                                    stage: Some(s),
-                                    streamed: false,
-                                    memory: part.nodes[u].host_memory,
-                                });
+                                transfers.push(copy(part, u, from, d, Some(s), false, part.nodes[u].host_memory));
                             }
                         }
                     }
@@ -96,16 +74,7 @@ pub(super) fn insert(
                     let streamed = split && (stage.paged || !read_later_here);
                     let exists = transfers.iter().any(|t| t.node == u && t.to == stage.device && (if streamed { t.stage == Some(s) } else { !t.streamed }));
                     if !exists {
-                        transfers.push(Transfer {
-                            node: u,
-                            id: part.nodes[u].id,
-                            from: CPU,
-                            to: stage.device,
-                            bytes: part.nodes[u].meta.bytes(),
-                            stage: Some(s),
-                            streamed,
-                            memory: part.nodes[u].host_memory,
-                        });
+                        transfers.push(copy(part, u, CPU, stage.device, Some(s), streamed, part.nodes[u].host_memory));
                     }
                     if !streamed {
                         on_dev[u] = Some(stage.device);
@@ -141,16 +110,7 @@ pub(super) fn insert(
                 // the accelerator may keep page-locked; others land in fresh memory.
                 let node = &part.nodes[o];
                 let in_place = node.merges_by_rows(stage.split_len) && !device_whole;
-                transfers.push(Transfer {
-                    node: o,
-                    id: node.id,
-                    from: stage.device,
-                    to: CPU,
-                    bytes: node.meta.bytes(),
-                    stage: Some(s),
-                    streamed: true,
-                    memory: if in_place { node.lands_in } else { MemoryKind::Pageable },
-                });
+                transfers.push(copy(part, o, stage.device, CPU, Some(s), true, if in_place { node.lands_in } else { MemoryKind::Pageable }));
             }
         }
         // An output kept whole on the device is computed in one piece (it fits): merging
@@ -162,16 +122,7 @@ pub(super) fn insert(
     }
     for (i, node) in part.nodes.iter().enumerate() {
         if node.target && !node.keep_on_device && !on_host[i] && !transfers.iter().any(|t| t.node == i && t.to == CPU) {
-            transfers.push(Transfer {
-                node: i,
-                id: node.id,
-                from: on_dev[i].unwrap_or(device[i]),
-                to: CPU,
-                bytes: node.meta.bytes(),
-                stage: None,
-                streamed: false,
-                memory: MemoryKind::Pageable,
-            });
+            transfers.push(copy(part, i, on_dev[i].unwrap_or(device[i]), CPU, None, false, MemoryKind::Pageable));
         }
     }
     transfers.sort_by_key(|t| t.stage.unwrap_or(usize::MAX));
