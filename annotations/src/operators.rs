@@ -14,7 +14,7 @@ use std::ops::{Add, Div, Mul, Neg, Rem, Sub};
 
 use ndarray::{Dimension, IxDyn, Zip};
 
-use crate::array::{as_float, same_type, Array, ArrayBase, AssignOperand, BinOp, Data, DataMut, Host, Operand};
+use crate::array::{float_parts, same_type, FloatParts, Array, ArrayBase, AssignOperand, BinOp, Data, DataMut, Host, Operand};
 use crate::real::Real;
 
 /// An operand of `A`s seen as an operand of `F`s, where `A` is `F` (checked by the caller).
@@ -45,7 +45,12 @@ fn in_float<F: Real, A: Clone, S: Data<Elem = A>, D: Dimension, R: Operand<A, D>
     if crate::array::type_id::<A>() != crate::array::type_id::<F>() {
         return None;
     }
-    let out: Array<F, R::Out> = crate::ops::elementwise::real_arith(op, &*as_float::<F, A, S, D>(lhs), AsElem::<F, A, R>(rhs, std::marker::PhantomData));
+    let rhs = AsElem::<F, A, R>(rhs, std::marker::PhantomData);
+    // A view computes from its elements where they are (no copy into an array first).
+    let out: Array<F, R::Out> = match float_parts::<F, A, S, D>(lhs) {
+        FloatParts::Array(a) => crate::ops::elementwise::real_arith(op, a, rhs),
+        FloatParts::View(v) => crate::ops::elementwise::real_arith(op, &v, rhs),
+    };
     Some(same_type(out))
 }
 
@@ -176,7 +181,12 @@ impl<A: Clone + Neg<Output = A>, S: Data<Elem = A>, D: Dimension> Neg for &Array
     #[track_caller]
     fn neg(self) -> Array<A, D> {
         fn float<F: Real, A, S: Data<Elem = A>, D: Dimension>(a: &ArrayBase<S, D>) -> Option<Array<A, D>> {
-            (crate::array::type_id::<A>() == crate::array::type_id::<F>()).then(|| same_type(crate::ops::elementwise::real_negate(&*as_float::<F, A, S, D>(a))))
+            (crate::array::type_id::<A>() == crate::array::type_id::<F>()).then(|| {
+                same_type(match float_parts::<F, A, S, D>(a) {
+                    FloatParts::Array(a) => crate::ops::elementwise::real_negate(a),
+                    FloatParts::View(v) => crate::ops::elementwise::real_negate(&v),
+                })
+            })
         }
         if let Some(r) = crate::array::f64_or_f32::<A, _>(|| float::<f64, _, _, _>(self), || float::<f32, _, _, _>(self)) {
             return r;

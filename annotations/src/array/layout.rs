@@ -179,7 +179,9 @@ fn walk_slice(shape: &[usize], elems: &[SliceInfoElem], out: &mut dyn FnMut(usiz
                 if step == 0 {
                     return Err("a slice's step must not be zero".into());
                 }
-                out((to - from).div_ceil(step.unsigned_abs()));
+                // (A unit step, the common case, needs no division: a slice of a small array
+                // is checked on every call of a loop.)
+                out(if step == 1 { to - from } else { (to - from).div_ceil(step.unsigned_abs()) });
                 axis += 1;
             }
         }

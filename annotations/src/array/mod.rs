@@ -146,6 +146,22 @@ pub(crate) fn as_float<F: Clone, A, S: Data<Elem = A>, D: Dimension>(a: &ArrayBa
     }
 }
 
+/// `a`, an array of `A`s of any storage kind, read as `F`s where `A` is `F` (checked by the
+/// caller) with no copy: an array's own handle, or a view's elements on the host as a view
+/// of the family (the operators' fast path takes either; [`as_float`] copies a view).
+pub(crate) enum FloatParts<'r, F, D> {
+    Array(&'r Array<F, D>),
+    View(ArrayView<'r, F, D>),
+}
+pub(crate) fn float_parts<F, A, S: Data<Elem = A>, D: Dimension>(a: &ArrayBase<S, D>) -> FloatParts<'_, F, D> {
+    assert!(crate::array::type_id::<A>() == crate::array::type_id::<F>());
+    match a.parts() {
+        // SAFETY: `A` is `F`, and an `Array<F, D>` is its `Handle<F, D>` (`repr(transparent)`).
+        Parts::Handle(h) => FloatParts::Array(unsafe { &*(h as *const Handle<A, D>).cast::<Array<F, D>>() }),
+        Parts::Host(v) => FloatParts::View(ArrayView::detached(same_type::<ndarray::ArrayView<'_, A, D>, ndarray::ArrayView<'_, F, D>>(v))),
+    }
+}
+
 /// `a` as an array of `F`s (one of Bach's element types), when its elements are `F`s.
 pub(crate) fn as_real<F: Clone, A, S: Data<Elem = A>, D: Dimension>(a: &ArrayBase<S, D>) -> Option<std::borrow::Cow<'_, Array<F, D>>> {
     (crate::array::type_id::<A>() == crate::array::type_id::<F>()).then(|| as_float::<F, A, S, D>(a))

@@ -362,7 +362,13 @@ impl<A, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
     pub fn try_slice<I: SliceArg<D>>(&self, info: I) -> Result<ArrayView<'_, A, I::OutDim>> {
         let elems = info.as_ref();
         fits_slice(self.shape(), elems).map_err(|why| BachError::invalid("slice", format!("{} of shape {:?}: {why}", describe(elems), self.shape())))?;
-        if let Parts::Host(v) = self.parts() {
+        // Elements on the host (a view's, or an array's value that views see): ndarray's
+        // slice of them, with no cut recorded.
+        let host = match self.parts() {
+            Parts::Host(v) => Some(v),
+            Parts::Handle(h) => h.host_for_views().map(|v| v.view()),
+        };
+        if let Some(v) = host {
             return Ok(ArrayBase { repr: View::Host(v.slice_move(info)) });
         }
         let cut = Cut::Elems(Elems::of(elems));
@@ -719,7 +725,7 @@ impl<'a, A, D: Dimension> ArrayView<'a, A, D> {
     }
     /// A view of elements on the host (`aview1(&v)`, `ArrayView::from(&v[..])`, an ndarray
     /// view): no copy.
-    fn detached(v: ndarray::ArrayView<'a, A, D>) -> Self {
+    pub(crate) fn detached(v: ndarray::ArrayView<'a, A, D>) -> Self {
         ArrayBase { repr: View::Host(v) }
     }
     /// A view of `xs` in `shape` (ndarray's `ArrayView::from_shape`).
