@@ -14,7 +14,7 @@ use std::ops::{Add, Div, Mul, Neg, Rem, Sub};
 
 use ndarray::{Dimension, IxDyn, Zip};
 
-use crate::array::{float_parts, same_type, FloatParts, Array, ArrayBase, AssignOperand, BinOp, Data, DataMut, Host, Operand};
+use crate::array::{float_parts, same_type, Array, ArrayBase, AssignOperand, BinOp, Data, DataMut, FloatParts, Host, Operand};
 use crate::real::Real;
 
 /// An operand of `A`s seen as an operand of `F`s, where `A` is `F` (checked by the caller).
