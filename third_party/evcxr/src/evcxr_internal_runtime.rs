@@ -12,23 +12,57 @@
 pub const VARIABLE_CHANGED_TYPE: &str = "EVCXR_VARIABLE_CHANGED_TYPE:";
 pub const USER_ERROR_OCCURRED: &str = "EVCXR_ERROR_OCCURRED";
 
+// Patched (bach-kernel): the variables live in a `Vec` sorted by name, found by binary search,
+// and every operation on it is a non-generic function. This module is part of every cell's
+// crate, and `HashMap<String, Box<dyn Any>>`'s code (about a hundred generic instances:
+// hashing, probing, rehashing) was compiled again with each cell's generic calls: about 30 ms
+// of a trivial cell's rustc time on a 2-core machine. Only the downcasts stay generic now.
 pub struct VariableStore {
-    variables: std::collections::HashMap<String, Box<dyn std::any::Any + 'static>>,
+    variables: Vec<(String, Box<dyn std::any::Any + 'static>)>,
 }
 
 impl VariableStore {
     pub fn new() -> VariableStore {
         VariableStore {
-            variables: std::collections::HashMap::new(),
+            variables: Vec::new(),
         }
     }
 
+    /// Where `name` is, or where it would go.
+    #[inline(never)]
+    fn find(&self, name: &str) -> Result<usize, usize> {
+        self.variables.binary_search_by(|(n, _)| n.as_str().cmp(name))
+    }
+
+    #[inline(never)]
+    fn get(&self, name: &str) -> Option<&dyn std::any::Any> {
+        self.find(name).ok().map(|i| &*self.variables[i].1)
+    }
+
+    #[inline(never)]
+    fn get_mut(&mut self, name: &str) -> Option<&mut dyn std::any::Any> {
+        self.find(name).ok().map(|i| &mut *self.variables[i].1)
+    }
+
+    #[inline(never)]
+    fn insert(&mut self, name: &str, value: Box<dyn std::any::Any>) {
+        match self.find(name) {
+            Ok(i) => self.variables[i].1 = value,
+            Err(i) => self.variables.insert(i, (name.to_owned(), value)),
+        }
+    }
+
+    #[inline(never)]
+    fn remove(&mut self, name: &str) -> Option<Box<dyn std::any::Any>> {
+        self.find(name).ok().map(|i| self.variables.remove(i).1)
+    }
+
     pub fn put_variable<T: 'static>(&mut self, name: &str, value: T) {
-        self.variables.insert(name.to_owned(), Box::new(value));
+        self.insert(name, Box::new(value));
     }
 
     pub fn check_variable<T: 'static>(&mut self, name: &str) -> bool {
-        if let Some(v) = self.variables.get(name)
+        if let Some(v) = self.get(name)
             && v.downcast_ref::<T>().is_none()
         {
             eprintln!("The type of the variable {name} was redefined, so was lost.",);
@@ -39,7 +73,7 @@ impl VariableStore {
     }
 
     pub fn take_variable<T: 'static>(&mut self, name: &str) -> T {
-        match self.variables.remove(name) {
+        match self.remove(name) {
             Some(v) => {
                 if let Ok(value) = v.downcast() {
                     *value
@@ -57,20 +91,21 @@ impl VariableStore {
         name: &str,
         create: F,
     ) -> std::sync::Arc<T> {
-        if let Some(value) = self
-            .variables
-            .entry(name.to_owned())
-            .or_insert_with(|| Box::new(std::sync::Arc::new(create())))
-            .downcast_mut()
-        {
+        if self.get(name).is_none() {
+            self.insert(name, Box::new(std::sync::Arc::new(create())));
+        }
+        if let Some(value) = self.get_mut(name).and_then(|v| v.downcast_mut::<std::sync::Arc<T>>()) {
             std::sync::Arc::clone(value)
         } else {
             panic!("lazy_arc {name} changed type");
         }
     }
 
+    #[inline(never)]
     pub fn merge(&mut self, mut other: VariableStore) {
-        self.variables.extend(other.variables.drain());
+        for (name, value) in other.variables.drain(..) {
+            self.insert(&name, value);
+        }
     }
 }
 
