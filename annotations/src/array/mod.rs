@@ -137,12 +137,10 @@ pub(crate) fn or_panic<T>(r: Result<T>) -> T {
 /// (checked by the caller): an array's own handle (no handle is cloned on the operators' fast
 /// path); a view's elements on the host as an array of them.
 pub(crate) fn as_float<F: Clone, A, S: Data<Elem = A>, D: Dimension>(a: &ArrayBase<S, D>) -> std::borrow::Cow<'_, Array<F, D>> {
-    assert!(crate::array::type_id::<A>() == crate::array::type_id::<F>());
-    match a.parts() {
-        // SAFETY: `A` is `F`, and an `Array<F, D>` is its `Handle<F, D>` (`repr(transparent)`).
-        Parts::Handle(h) => std::borrow::Cow::Borrowed(unsafe { &*(h as *const Handle<A, D>).cast::<Array<F, D>>() }),
+    match float_parts::<F, A, S, D>(a) {
+        FloatParts::Array(a) => std::borrow::Cow::Borrowed(a),
         // A view's elements on the host: an array of them (copied).
-        Parts::Host(v) => std::borrow::Cow::Owned(Array::from_nd_view(&same_type::<ndarray::ArrayView<'_, A, D>, ndarray::ArrayView<'_, F, D>>(v.view()))),
+        FloatParts::View(v) => std::borrow::Cow::Owned(Array::from_nd_view(&v.nd())),
     }
 }
 

@@ -40,11 +40,6 @@ impl VariableStore {
     }
 
     #[inline(never)]
-    fn get_mut(&mut self, name: &str) -> Option<&mut dyn std::any::Any> {
-        self.find(name).ok().map(|i| &mut *self.variables[i].1)
-    }
-
-    #[inline(never)]
     fn insert(&mut self, name: &str, value: Box<dyn std::any::Any>) {
         match self.find(name) {
             Ok(i) => self.variables[i].1 = value,
@@ -91,10 +86,14 @@ impl VariableStore {
         name: &str,
         create: F,
     ) -> std::sync::Arc<T> {
-        if self.get(name).is_none() {
-            self.insert(name, Box::new(std::sync::Arc::new(create())));
-        }
-        if let Some(value) = self.get_mut(name).and_then(|v| v.downcast_mut::<std::sync::Arc<T>>()) {
+        let i = match self.find(name) {
+            Ok(i) => i,
+            Err(i) => {
+                self.variables.insert(i, (name.to_owned(), Box::new(std::sync::Arc::new(create()))));
+                i
+            }
+        };
+        if let Some(value) = self.variables[i].1.downcast_mut::<std::sync::Arc<T>>() {
             std::sync::Arc::clone(value)
         } else {
             panic!("lazy_arc {name} changed type");
