@@ -181,6 +181,32 @@ def test_evcxr_tour_features_work_as_in_evcxr(session):
     assert r["status"] == "ok" and result(msgs) == "([1, 2], true, 2)", (r, text(msgs))
 
 
+def test_a_cell_takes_out_only_the_variables_it_names_and_the_others_stay(session):
+    """A cell loads from the variable store only the variables its text names (strings too:
+    inline format arguments), and puts back only those; the others stay where they are through
+    cells that name none of them, a panic and a move."""
+    _, kc = session
+    r, _ = run(kc, 'let keep_v = vec![1, 2, 3];\nlet mut keep_n = 0u32;\nlet keep_s = String::from("hi");\nstruct KeepP { x: i32 }\nlet keep_p = KeepP { x: 5 };')
+    assert r["status"] == "ok", r
+    for code in ["let keep_z = 1;", "keep_n += 1;", 'panic!("boom")', "keep_n += 1;"]:
+        r, msgs = run(kc, code)
+        assert (r["status"] == "ok") == ("panic" not in code), (code, r)
+        assert "was lost" not in text(msgs), (code, text(msgs))
+    r, msgs = run(kc, 'format!("{keep_s}-{}-{keep_n}-{}", keep_v.len(), keep_p.x + keep_z)')
+    assert r["status"] == "ok" and result(msgs) == '"hi-3-2-6"', (r, text(msgs))
+    # A variable moved into another: the new one holds it, the old name is gone.
+    r, _ = run(kc, "let keep_w = keep_v;")
+    assert r["status"] == "ok", r
+    r, msgs = run(kc, "keep_w.len()")
+    assert r["status"] == "ok" and result(msgs) == "3", (r, text(msgs))
+    r, _ = run(kc, "keep_v.len()")
+    assert r["status"] == "error", r
+    r, _ = run(kc, "let keep_q = 2;")
+    assert r["status"] == "ok", r
+    r, msgs = run(kc, "(keep_s.len(), keep_n, keep_q)")
+    assert r["status"] == "ok" and result(msgs) == "(2, 2, 2)", (r, text(msgs))
+
+
 def test_a_rebuild_loses_nothing(jupyter_path):
     """A `:dep` that rebuilds the crates under Bach (here num-complex with its `serde`
     feature, which no notebook default turns on) saves the session first and brings it back:
