@@ -9,6 +9,7 @@
 //! The same binary is also evcxr's child process (it runs the cells) and its rustc wrapper:
 //! `rustc_wrapper::intercept` and `evcxr::runtime_hook` come first and do not return then.
 
+mod cell_link;
 mod comms;
 mod connection;
 mod deps;

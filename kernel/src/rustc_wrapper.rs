@@ -67,8 +67,9 @@ pub fn intercept() {
             let mut cmd = Command::new(rustc);
             let mut rest = cell_crate_args(&args[1..]);
             let is_ctx = is_cells_crate(&args[1..]);
-            if is_ctx && stages::stamping() {
-                // Timing on: this binary stands in for the linker, to stamp the link.
+            if is_ctx {
+                // This binary stands in for the linker: it links without the C driver
+                // (`cell_link.rs`) and, when timing is on, stamps the link.
                 let linker = take_linker(&mut rest);
                 rest.push("-C".into());
                 let mut arg = OsString::from("linker=");
@@ -135,10 +136,20 @@ fn take_linker(args: &mut Vec<OsString>) -> OsString {
     linker
 }
 
-/// The linker's stand-in: stamp, run `linker` with these arguments, stamp, exit as it did.
+/// The linker's stand-in: stamp, link (`rust-lld` with `cc`'s frame, `cell_link.rs`, or else
+/// `linker` with these arguments), stamp, exit as it did. A direct link that fails is run again
+/// through `linker`, which says why (or links: a frame gone stale).
 fn link(linker: &std::ffi::OsStr) -> ! {
     stages::stamp(Stamp::Link);
-    let status = Command::new(linker).args(std::env::args_os().skip(1)).env_remove(LINK_WITH).status();
+    let args: Vec<OsString> = std::env::args_os().skip(1).collect();
+    let direct = crate::cell_link::direct_command(linker, &args).map(|mut c| c.env_remove(LINK_WITH).status());
+    let status = match direct {
+        Some(Ok(s)) if s.success() => Ok(s),
+        _ => {
+            crate::cell_link::forget_frame(&args);
+            Command::new(linker).args(&args).env_remove(LINK_WITH).status()
+        }
+    };
     stages::stamp(Stamp::Linked);
     match status {
         Ok(s) => std::process::exit(s.code().unwrap_or(1)),

@@ -51,11 +51,6 @@ pub fn file() -> Option<std::path::PathBuf> {
     std::env::var_os(STAGES_ENV).map(Into::into)
 }
 
-/// Whether the kernel keeps the stamps file now (timing is on).
-pub fn stamping() -> bool {
-    std::env::var_os(STAGES_ENV).is_some_and(|p| std::path::Path::new(&p).exists())
-}
-
 /// `<name> <unix µs>` appended to the stamps file, when timing is on (the file is never
 /// created here: an absent file is timing off).
 pub fn stamp(s: Stamp) {
