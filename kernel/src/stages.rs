@@ -5,10 +5,10 @@
 //! patch, `third_party/evcxr/PATCHED.md`). Inside the compile, the processes cargo starts
 //! stamp the moments evcxr cannot see into a file the kernel names (`BACH_CELL_STAGES`): the
 //! rustc wrapper when cargo starts it, rustc when the wrapper hands over, and the linker
-//! before and after it runs (the wrapper puts itself in as the cell's linker). No `-Z` flag:
+//! before and after it runs (the wrapper is the cell's linker, `cell_link.rs`). No `-Z` flag:
 //! a stable toolchain gives all of it. The file exists only while timing is on
 //! (`BACH_KERNEL_TIMING`, or `:bach timing` in a notebook, which shows the line under each
-//! cell): without it nothing is stamped and the linker is rustc's own.
+//! cell): without it nothing is stamped.
 
 use std::io::Write;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
