@@ -565,7 +565,7 @@ impl EvalContext {
         // but those errors don't effect the analysis needed for completions.
         state.config.expand_use_statements = false;
         let user_code = state.apply(user_code, nodes)?;
-        let code = state.analysis_code(user_code);
+        let code = state.analysis_code_of_every_variable(user_code);
         let wrapped_offset = code.user_offset_to_output_offset(offset)?;
 
         if state.config.debug_mode {
@@ -600,7 +600,7 @@ impl EvalContext {
         };
         let (user_code, code_info) = CodeBlock::from_original_user_code(&modified_code);
         let user_code = state.apply(user_code, &code_info.nodes)?;
-        let pad_code = state.analysis_code(user_code);
+        let pad_code = state.analysis_code_of_every_variable(user_code);
         self.analyzer.set_source(pad_code.code_string())?;
         let wrapped_offset = pad_code.user_offset_to_output_offset(hover_offset)? as u32;
         let text_range = TextRange::new(wrapped_offset.into(), wrapped_offset.into());
@@ -1527,6 +1527,16 @@ impl ContextState {
 
     /// Returns code suitable for analysis purposes. Doesn't attempt to preserve runtime behaviour.
     fn analysis_code(&self, user_code: CodeBlock) -> CodeBlock {
+        self.analysis_code_with(user_code, false)
+    }
+
+    /// Patched (bach-kernel): [`Self::analysis_code`] with every stored variable in scope,
+    /// for completion and hover, whose code names only what has been typed so far.
+    fn analysis_code_of_every_variable(&self, user_code: CodeBlock) -> CodeBlock {
+        self.analysis_code_with(user_code, true)
+    }
+
+    fn analysis_code_with(&self, user_code: CodeBlock, every_variable: bool) -> CodeBlock {
         let mut code = CodeBlock::new()
             .generated("#![allow(unused_imports, unused_mut, dead_code)]")
             .add_all(self.attributes_code())
@@ -1537,8 +1547,9 @@ impl ContextState {
             .generated("async fn evcxr_analysis_wrapper(");
         // Patched (bach-kernel): only the variables the cell mentions, as it loads them.
         let mentioned = mentioned_words(&user_code);
+        let in_scope = |name: &String| every_variable || mentioned.contains(name);
         for (var_name, state) in &self.stored_variable_states {
-            if !mentioned.contains(var_name) {
+            if !in_scope(var_name) {
                 continue;
             }
             code = code.generated(format!(
@@ -1556,7 +1567,7 @@ impl ContextState {
         // just call a function that enforces that the variable doesn't contain any non-static
         // lifetimes.
         for (var_name, state) in &self.variable_states {
-            if state.move_state != VariableMoveState::New && !mentioned.contains(var_name) {
+            if state.move_state != VariableMoveState::New && !in_scope(var_name) {
                 continue;
             }
             code.pack_variable(
