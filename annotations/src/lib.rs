@@ -90,7 +90,10 @@ pub use ndarray::*;
 /// `array![[1., 2.], [3., 4.]]` an `Array2<f64>` (made on the host, evaluated already).
 #[macro_export]
 macro_rules! array {
-    ($($t:tt)*) => {
-        $crate::Array::from_array($crate::nd::array![$($t)*])
+    ($([$($t:tt)*]),+ $(,)?) => {
+        $crate::Array::from_array($crate::nd::array![$([$($t)*]),+])
+    };
+    ($($x:expr),* $(,)?) => {
+        $crate::Array1::from_elems([$($x),*])
     };
 }

@@ -14,8 +14,8 @@ use std::ops::{Add, Div, Mul, Neg, Rem, Sub};
 
 use ndarray::{Dimension, IxDyn, Zip};
 
-use crate::array::{float_parts, same_type, Array, ArrayBase, AssignOperand, BinOp, Data, DataMut, FloatParts, Host, Operand};
-use crate::real::Real;
+use crate::array::{float_parts, same_type, Array, ArrayBase, AssignOperand, BinOp, Data, DataMut, FloatParts, Handle, Host, Operand};
+use crate::real::{Real, SliceOrScalar};
 
 /// An operand of `A`s seen as an operand of `F`s, where `A` is `F` (checked by the caller).
 struct AsElem<'r, F, A, R>(&'r R, std::marker::PhantomData<(F, A)>);
@@ -52,6 +52,42 @@ fn in_float<F: Real, A: Clone, S: Data<Elem = A>, D: Dimension, R: Operand<A, D>
         FloatParts::View(v) => crate::ops::elementwise::real_arith(op, &v, rhs),
     };
     Some(same_type(out))
+}
+
+/// `lhs op= rhs` computed in `lhs`'s own buffer, as ndarray's operators compute on an owned
+/// operand (`a * 2.0`, `(&a + &b) + &c`, `a += &b`): when `A` is f64 or f32, `lhs` is an
+/// array that alone holds its small value on the host ([`Handle::small_unique_mut`]), and
+/// `rhs` is a scalar or a host value of `lhs`'s shape in row-major order. Whether it did (else
+/// nothing changed: the caller computes a new value). The same arithmetic as a new value's,
+/// so the same bits.
+fn in_place<A, S: Data<Elem = A>, D: Dimension, R: Operand<A, D>>(op: BinOp, lhs: &mut ArrayBase<S, D>, rhs: &R) -> bool {
+    // (As `f64_or_f32`: a cell working in f64 compiles only the f64 path.)
+    let done = if const { std::mem::size_of::<A>() == 8 } {
+        in_place_float::<f64, _, _, _, _>(op, lhs, rhs)
+    } else if const { std::mem::size_of::<A>() == 4 } {
+        in_place_float::<f32, _, _, _, _>(op, lhs, rhs)
+    } else {
+        None
+    };
+    done.unwrap_or(false)
+}
+fn in_place_float<F: Real, A, S: Data<Elem = A>, D: Dimension, R: Operand<A, D>>(op: BinOp, lhs: &mut ArrayBase<S, D>, rhs: &R) -> Option<bool> {
+    if crate::array::type_id::<A>() != crate::array::type_id::<F>() {
+        return None;
+    }
+    let rhs = AsElem::<F, A, R>(rhs, std::marker::PhantomData);
+    let same = rhs.host_as::<D>();
+    let y = match &same {
+        Some(y) if y.shape() == lhs.shape() => SliceOrScalar::Slice(y.as_slice()?),
+        Some(_) => return None,
+        None => match rhs.host()? {
+            Host::Scalar(s) => SliceOrScalar::Scalar(s),
+            Host::Array(_) => return None,
+        },
+    };
+    let h: &mut Handle<F, D> = same_type(lhs.handle_mut()?);
+    F::arith_in_place(op, h.small_unique_mut()?, y, false);
+    Some(true)
 }
 
 /// `lhs op rhs`: lazy (or at once when small) for f64 and f32, at once on the host through
@@ -94,7 +130,10 @@ macro_rules! operators {
         impl<A: Clone + $Trait<Output = A>, S: Data<Elem = A>, D: Dimension, R: Operand<A, D>> std::ops::$Trait<R> for ArrayBase<S, D> {
             type Output = Array<A, R::Out>;
             #[track_caller]
-            fn $method(self, rhs: R) -> Self::Output {
+            fn $method(mut self, rhs: R) -> Self::Output {
+                if in_place(BinOp::$Op, &mut self, &rhs) {
+                    return self.into_array_as();
+                }
                 arith(BinOp::$Op, &self, rhs, |x, y| x $op y)
             }
         }
@@ -116,7 +155,11 @@ macro_rules! operators {
         impl<A: Clone + $Trait<Output = A>, S: DataMut<Elem = A>, D: Dimension, R: AssignOperand<A, D>> std::ops::$Assign<R> for ArrayBase<S, D> {
             #[track_caller]
             fn $assign(&mut self, rhs: R) {
-                let r = arith(BinOp::$Op, &*self, rhs.as_operand(), |x, y| x $op y);
+                let rhs = rhs.as_operand();
+                if in_place(BinOp::$Op, self, &rhs) {
+                    return;
+                }
+                let r = arith(BinOp::$Op, &*self, rhs, |x, y| x $op y);
                 self.assign_result(stringify!($assign), r);
             }
         }

@@ -21,6 +21,12 @@ pub trait Real: Element + Numeric + crate::array::Scalar + crate::array::pool::P
     /// it and compiles none of it.
     #[doc(hidden)]
     fn arith_slices(op: crate::array::BinOp, x: &[Self], y: SliceOrScalar<'_, Self>) -> ndarray::ArcArray<Self, ndarray::Ix1>;
+    /// `x = x op y` (`x = y op x` when `swapped`) in place, over a row-major slice and a
+    /// slice of its length or a scalar: the operators' path for an owned operand whose small
+    /// value no one else holds (ndarray's operators reuse such an operand's buffer too). The
+    /// same arithmetic as [`Real::arith_slices`], so the same bits.
+    #[doc(hidden)]
+    fn arith_in_place(op: crate::array::BinOp, x: &mut [Self], y: SliceOrScalar<'_, Self>, swapped: bool);
     /// [`Real::arith_slices`]'s general case.
     #[doc(hidden)]
     fn arith_at_once(op: crate::array::BinOp, x: ndarray::ArrayViewD<'_, Self>, y: crate::array::Host<'_, Self>, max: usize) -> Option<ndarray::ArrayD<Self>>;

@@ -556,3 +556,53 @@ impl PushColumnOf for Array2<f64> {
         self
     }
 }
+
+/// An owned operand's small value is computed in its own buffer, as ndarray's operators
+/// compute on an owned operand (`a * 2.0`, `(&a + &b) + &c`, `2.0 * a`, `a += &b`): no new
+/// value, and the same bits as a new value; a value another handle shares is never written.
+#[test]
+fn an_owned_operand_computes_in_its_own_buffer_and_no_other_handle_sees_it() {
+    let fresh = || array![0.1, -2.5, 3.0e-300, 7.0];
+    let y = array![0.3, 1.0 / 3.0, -1.0e10, 2.0];
+    let nd = |v: &Array1<f64>| ndarray::arr1(&v.to_vec());
+    let (nx, ny) = (nd(&fresh()), nd(&y));
+    // Each operator, each side: in place, and the bits ndarray's give.
+    let a = fresh();
+    let p = a.as_ptr();
+    let b = a * 2.0;
+    assert_eq!(b.as_ptr(), p, "computed in its own buffer");
+    assert_eq!(b.to_vec(), (&nx * 2.0).to_vec());
+    for (r, want) in [
+        (fresh() + &y, &nx + &ny),
+        (fresh() - &y, &nx - &ny),
+        (fresh() * &y, &nx * &ny),
+        (fresh() / &y, &nx / &ny),
+        (fresh() % &y, &nx % &ny),
+        (fresh() - 1.5, &nx - 1.5),
+        (1.5 - fresh(), 1.5 - &nx),
+        (1.5 / fresh(), 1.5 / &nx),
+        (1.5 + fresh(), 1.5 + &nx),
+        (1.5 * fresh(), 1.5 * &nx),
+    ] {
+        assert_eq!(r.to_vec().iter().map(|v| v.to_bits()).collect::<Vec<_>>(), want.iter().map(|v| v.to_bits()).collect::<Vec<_>>());
+    }
+    let mut c = fresh();
+    let p = c.as_ptr();
+    c -= &y;
+    c /= 4.0;
+    assert_eq!(c.as_ptr(), p);
+    assert_eq!(c.to_vec(), ((&nx - &ny) / 4.0).to_vec());
+    // Shared: a new value, and the other handle keeps its values.
+    let d = fresh();
+    let shared = d.clone();
+    let e = d + 1.0;
+    assert_ne!(e.as_ptr(), shared.as_ptr());
+    assert_eq!(shared.to_vec(), fresh().to_vec());
+    let mut f = shared.clone();
+    f *= &y;
+    assert_eq!(shared.to_vec(), fresh().to_vec());
+    assert_eq!(f.to_vec(), (&nx * &ny).to_vec());
+    // A shape that broadcasts to a larger one is a new value of that shape.
+    let g = array![[1.0], [2.0]] + &array![[10.0, 20.0]];
+    assert_eq!(g.iter().copied().collect::<Vec<_>>(), vec![11.0, 21.0, 12.0, 22.0]);
+}

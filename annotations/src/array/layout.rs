@@ -138,7 +138,41 @@ pub(crate) fn sliced_shape(shape: &[usize], elems: &[SliceInfoElem]) -> std::res
 
 /// [`sliced_shape`]'s check alone (nothing allocated: the small-array path slices in loops).
 pub(crate) fn fits_slice(shape: &[usize], elems: &[SliceInfoElem]) -> std::result::Result<(), String> {
+    if fits(shape, elems) {
+        return Ok(());
+    }
     walk_slice(shape, elems, &mut |_| {})
+}
+
+/// Whether `elems` fit `shape` by [`walk_slice`]'s rules, with no reason: the common case,
+/// checked on every slice of a loop (a slice of a 3-vector is a few nanoseconds in ndarray),
+/// so no closure is called and no message is made.
+#[inline]
+fn fits(shape: &[usize], elems: &[SliceInfoElem]) -> bool {
+    // ndarray's abs_index, refusing what would go past the start.
+    let absolute = |len: usize, i: isize| if i >= 0 { Some(i as usize) } else { len.checked_sub(i.unsigned_abs()) };
+    let mut axis = 0;
+    for e in elems {
+        match *e {
+            SliceInfoElem::NewAxis => {}
+            SliceInfoElem::Index(i) => {
+                let Some(&len) = shape.get(axis) else { return false };
+                if absolute(len, i).is_none_or(|at| at >= len) {
+                    return false;
+                }
+                axis += 1;
+            }
+            SliceInfoElem::Slice { start, end, step } => {
+                let Some(&len) = shape.get(axis) else { return false };
+                let (Some(from), Some(to)) = (absolute(len, start), absolute(len, end.unwrap_or(len as isize))) else { return false };
+                if from > len || to.max(from) > len || step == 0 {
+                    return false;
+                }
+                axis += 1;
+            }
+        }
+    }
+    axis == shape.len()
 }
 
 /// Each axis length of the cut, to `out`, or why the cut does not fit (see [`sliced_shape`]).
@@ -205,4 +239,44 @@ pub(crate) fn slice_op(elems: Vec<SliceInfoElem>, shape: Vec<usize>) -> Arc<Anno
             })
         })
         .build()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The quick check says what the check with reasons says, for every element kind,
+    /// negative and past-the-end indices and ends, zero and negative steps, and `NewAxis`.
+    #[test]
+    fn the_quick_check_agrees_with_the_reasons() {
+        let at: [isize; 8] = [-5, -4, -3, -1, 0, 1, 3, 5];
+        let mut kinds = vec![SliceInfoElem::NewAxis];
+        kinds.extend(at.iter().map(|&i| SliceInfoElem::Index(i)));
+        for &start in &at {
+            for end in [None, Some(-4), Some(-1), Some(0), Some(2), Some(4), Some(6)] {
+                for step in [1, 2, -1, 0] {
+                    kinds.push(SliceInfoElem::Slice { start, end, step });
+                }
+            }
+        }
+        let (mut fit, mut all) = (0, 0);
+        for shape in [vec![], vec![0], vec![3], vec![4], vec![2, 3], vec![3, 1], vec![4, 4]] {
+            let mut check = |elems: &[SliceInfoElem]| {
+                let ok = walk_slice(&shape, elems, &mut |_| {}).is_ok();
+                assert_eq!(fits(&shape, elems), ok, "{shape:?} {elems:?}");
+                assert_eq!(fits_slice(&shape, elems).is_ok(), ok);
+                fit += ok as usize;
+                all += 1;
+            };
+            check(&[]);
+            for a in &kinds {
+                check(&[*a]);
+                for b in &kinds {
+                    check(&[*a, *b]);
+                }
+            }
+        }
+        // Both answers occur, many times each.
+        assert!(fit > 1000 && all - fit > 1000, "{fit} of {all}");
+    }
 }

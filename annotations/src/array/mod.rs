@@ -83,8 +83,10 @@ pub struct Handle<A, D> {
     lazy: OnceLock<Lazy>,
     /// The value when the handle was made with it or wrote it (a host value).
     held: Option<NdArc<A, D>>,
-    /// The evaluated value, kept by the handle so indexing can hand out references.
-    value: OnceLock<NdArc<A, D>>,
+    /// The evaluated value, kept by the handle so indexing can hand out references (boxed:
+    /// only a lazy array has one, and a handle of at most 128 bytes is moved without a call
+    /// to `memmove`: the small-array path makes and drops one for every op).
+    value: OnceLock<Box<NdArc<A, D>>>,
     /// The session a node made later from `value` goes to (set when `lazy` is empty).
     home: Option<Home>,
     /// How `lazy`'s value becomes an `A` array (set by the graph element types' constructors;
@@ -979,9 +981,27 @@ impl<A, D: Dimension> Handle<A, D> {
         };
         (v.len() <= max).then_some((v, max))
     }
+    /// The held value's elements in row-major order, to write in place, when this handle
+    /// alone holds a small value on the host: no node, no kept view, and no other handle,
+    /// node or ndarray clone sharing its buffer (what ndarray's operators on an owned operand
+    /// reuse; `operators.rs`). Small as [`Handle::small_host`] says, so a session that turns
+    /// the at-once path off (`eager_max_elements` 0) never gets here.
+    pub(crate) fn small_unique_mut(&mut self) -> Option<&mut [A]> {
+        if self.lazy.get().is_some() || self.value.get().is_some() || self.views.any() || self.small_host().is_none() {
+            return None;
+        }
+        let v = self.held.as_mut()?;
+        if !v.is_unique() || !v.is_standard_layout() {
+            return None;
+        }
+        // SAFETY: no one else holds the buffer (`is_unique`: this handle holds the only
+        // reference to it, by `&mut`), its elements are contiguous from `as_ptr` in row-major
+        // order (standard layout), and it is ndarray's own (writable) allocation.
+        Some(unsafe { std::slice::from_raw_parts_mut(v.as_ptr() as *mut A, v.len()) })
+    }
     /// The value, when this handle holds it (made with it, wrote it, or evaluated it).
     pub(crate) fn value_ref(&self) -> Option<&NdArc<A, D>> {
-        self.held.as_ref().or_else(|| self.value.get())
+        self.held.as_ref().or_else(|| self.value.get().map(|v| &**v))
     }
     pub(crate) fn node(&self) -> Option<&Lazy> {
         self.lazy.get()
@@ -999,7 +1019,7 @@ impl<A, D: Dimension> Handle<A, D> {
         let mut this = self;
         let (lazy, held, home) = (std::mem::take(&mut this.lazy), this.held.take(), this.home.take());
         let value = match this.value.take() {
-            Some(v) => OnceLock::from(cast(v)?),
+            Some(v) => OnceLock::from(Box::new(cast(*v)?)),
             None => OnceLock::new(),
         };
         Ok(Handle { lazy, held: held.map(cast).transpose()?, value, home, read: this.read, views: views::Kept::default(), give_back: None })
@@ -1035,7 +1055,7 @@ impl<A, D: Dimension> Handle<A, D> {
         let lazy = self.lazy.get().expect("an array holds a node or a value");
         let a = (self.read)(lazy)?;
         let a = a.into_dimensionality::<D>().map_err(|e| BachError::shape("eval", format!("{e}: shape {:?} is not {}", lazy.meta().shape, dim_name::<D>())))?;
-        Ok(self.value.get_or_init(|| a))
+        Ok(self.value.get_or_init(|| Box::new(a)))
     }
     fn is_evaluated(&self) -> bool {
         self.value_ref().is_some() || self.lazy.get().is_some_and(|l| l.is_evaluated())
@@ -1071,7 +1091,7 @@ impl<A, D: Dimension> Handle<A, D> {
             self.home = Some(Home::of(l.session()));
         }
         if self.held.is_none() {
-            self.held = self.value.take();
+            self.held = self.value.take().map(|v| *v);
         }
         // ArcArray copies on its first write while another handle or a node shares it.
         self.held.as_mut().expect("just evaluated")
@@ -1098,7 +1118,7 @@ impl<A, D: Dimension> Handle<A, D> {
         self.evaluated();
         self.views = views::Kept::default();
         drop(self.lazy.take());
-        let v = self.held.take().or_else(|| self.value.take()).expect("just evaluated");
+        let v = self.held.take().or_else(|| self.value.take().map(|v| *v)).expect("just evaluated");
         match v.try_into_owned_nocopy() {
             Ok(a) => a,
             Err(v) => match graph_element::<A>() {
@@ -1125,6 +1145,22 @@ impl<S: Data, D: Dimension> ArrayBase<S, D> {
             Parts::Handle(h) => Some(h),
             Parts::Host(_) => None,
         }
+    }
+    /// The handle, to write, when this is an owned array (`None` for views).
+    pub(crate) fn handle_mut(&mut self) -> Option<&mut Handle<S::Elem, D>> {
+        S::handle_mut(&mut self.repr)
+    }
+    /// This array as an owned array of dimension type `E` (the same axes: checked by the
+    /// caller), sharing its handle: nothing is copied.
+    pub(crate) fn into_array_as<E: Dimension>(self) -> Array<S::Elem, E>
+    where
+        S::Elem: Clone,
+    {
+        let h = S::into_handle(self.repr);
+        if type_id::<D>() == type_id::<E>() {
+            return Array::of_handle(same_type(h));
+        }
+        Array::of_handle(or_panic(h.into_dimensionality()))
     }
     /// The session this array's node is (or will be) in.
     pub(crate) fn home(&self) -> Home {
@@ -1434,6 +1470,42 @@ impl<A: Clone, S: DataOwned<Elem = A>> ArrayBase<S, Ix1> {
     /// A 1-D array of `v` (ndarray's `from_vec`).
     pub fn from_vec(v: Vec<A>) -> Self {
         S::of_array(Array::from_array(ndarray::Array1::from_vec(v)))
+    }
+}
+
+impl<A: Clone> Array<A, Ix1> {
+    /// `array![a, b, c]`: a 1-d array of the elements. A small one of f64 or f32 is written
+    /// into a spent value of its length when this thread keeps one, and goes back to them when
+    /// dropped (`pool.rs`: ndarray code makes a 3-vector a step, `array![..]` in a function
+    /// called in a loop), as the operators' small results do.
+    #[doc(hidden)]
+    pub fn from_elems<const N: usize>(elems: [A; N]) -> Self {
+        fn kept<F: pool::Pooled, A, const N: usize>(elems: &[A; N]) -> Option<Array<A, Ix1>> {
+            if type_id::<A>() != type_id::<F>() || N == 0 || N > pool::MAX_LEN {
+                return None;
+            }
+            let home = Home::current();
+            if N > home.session().eager_max_elements() {
+                return None;
+            }
+            let elems: &[F; N] = same_type(elems);
+            let value = match pool::take::<F>(N) {
+                Some(mut v) => {
+                    pool::elements(&mut v).copy_from_slice(elems);
+                    v
+                }
+                None => NdArc::from_vec(elems.to_vec()),
+            };
+            Some(same_type(Array::<F, Ix1>::from_kept(value, home)))
+        }
+        let small = if const { std::mem::size_of::<A>() == 8 } {
+            kept::<f64, A, N>(&elems)
+        } else if const { std::mem::size_of::<A>() == 4 } {
+            kept::<f32, A, N>(&elems)
+        } else {
+            None
+        };
+        small.unwrap_or_else(|| Array::from_array(ndarray::Array1::from(Vec::from(elems))))
     }
 }
 

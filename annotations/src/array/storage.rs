@@ -48,6 +48,9 @@ pub trait Data: RawData<Nd: ndarray::Data> {
     /// The representation's handle, or its elements on the host.
     #[doc(hidden)]
     fn parts<D: Dimension>(r: &Self::Repr<D>) -> Parts<'_, Self::Elem, D>;
+    /// The representation's handle, to write, when it is one (the owned kinds).
+    #[doc(hidden)]
+    fn handle_mut<D: Dimension>(r: &mut Self::Repr<D>) -> Option<&mut Handle<Self::Elem, D>>;
     /// The shape.
     #[doc(hidden)]
     fn shape<D: Dimension>(r: &Self::Repr<D>) -> &[usize];
@@ -145,6 +148,9 @@ macro_rules! handle_kinds {
         impl<$($g)*> Data for $T {
             fn parts<D: Dimension>(r: &Handle<A, D>) -> Parts<'_, A, D> {
                 Parts::Handle(r)
+            }
+            fn handle_mut<D: Dimension>(r: &mut Handle<A, D>) -> Option<&mut Handle<A, D>> {
+                Some(r)
             }
             fn shape<D: Dimension>(r: &Handle<A, D>) -> &[usize] {
                 r.shape()
@@ -257,6 +263,9 @@ impl<'a, A> Data for ViewRepr<&'a A> {
     fn parts<'r, D: Dimension>(r: &'r View<'a, A, D>) -> Parts<'r, A, D> {
         r.parts()
     }
+    fn handle_mut<'r, D: Dimension>(_: &'r mut View<'a, A, D>) -> Option<&'r mut Handle<A, D>> {
+        None
+    }
     fn shape<'r, D: Dimension>(r: &'r View<'a, A, D>) -> &'r [usize] {
         r.shape()
     }
@@ -303,6 +312,9 @@ impl<'a, A> RawData for ViewRepr<&'a mut A> {
 impl<'a, A> Data for ViewRepr<&'a mut A> {
     fn parts<'r, D: Dimension>(r: &'r ndarray::ArrayViewMut<'a, A, D>) -> Parts<'r, A, D> {
         Parts::Host(r.view())
+    }
+    fn handle_mut<'r, D: Dimension>(_: &'r mut ndarray::ArrayViewMut<'a, A, D>) -> Option<&'r mut Handle<A, D>> {
+        None
     }
     fn shape<'r, D: Dimension>(r: &'r ndarray::ArrayViewMut<'a, A, D>) -> &'r [usize] {
         r.shape()

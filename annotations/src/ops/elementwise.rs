@@ -613,6 +613,27 @@ pub(crate) fn arith_slices<A: Real>(op: BinOp, x: &[A], y: SliceOrScalar<'_, A>)
         BinOp::Rem => into_value(out, x, y, |x, y| x % y),
     }
 }
+/// `x = x op y` in place (`x = y op x` when `swapped`; see [`Real::arith_in_place`]).
+pub(crate) fn arith_in_place<A: Real>(op: BinOp, x: &mut [A], y: SliceOrScalar<'_, A>, swapped: bool) {
+    match (op, swapped) {
+        (BinOp::Add, false) => over_in_place(x, y, |x, y| x + y),
+        (BinOp::Add, true) => over_in_place(x, y, |x, y| y + x),
+        (BinOp::Mul, false) => over_in_place(x, y, |x, y| x * y),
+        (BinOp::Mul, true) => over_in_place(x, y, |x, y| y * x),
+        (BinOp::Sub, false) => over_in_place(x, y, |x, y| x - y),
+        (BinOp::Sub, true) => over_in_place(x, y, |x, y| y - x),
+        (BinOp::Div, false) => over_in_place(x, y, |x, y| x / y),
+        (BinOp::Div, true) => over_in_place(x, y, |x, y| y / x),
+        (BinOp::Rem, false) => over_in_place(x, y, |x, y| x % y),
+        (BinOp::Rem, true) => over_in_place(x, y, |x, y| y % x),
+    }
+}
+fn over_in_place<A: Copy>(x: &mut [A], y: SliceOrScalar<'_, A>, f: impl Fn(A, A) -> A) {
+    match y {
+        SliceOrScalar::Slice(y) => x.iter_mut().zip(y).for_each(|(x, &v)| *x = f(*x, v)),
+        SliceOrScalar::Scalar(s) => x.iter_mut().for_each(|x| *x = f(*x, s)),
+    }
+}
 /// `f(x, y)` written into `out` (of `x`'s length, held by no one else), or into a new value.
 fn into_value<A: Copy>(out: Option<NdArc<A, Ix1>>, x: &[A], y: SliceOrScalar<'_, A>, f: impl Fn(A, A) -> A) -> NdArc<A, Ix1> {
     let Some(mut out) = out else { return NdArc::from_vec(over_slices(x, y, f)) };
@@ -751,7 +772,12 @@ macro_rules! operator {
         impl<S: Data<Elem = $t>, D: Dimension> std::ops::$Trait<ArrayBase<S, D>> for $t {
             type Output = Array<$t, D>;
             #[track_caller]
-            fn $method(self, rhs: ArrayBase<S, D>) -> Array<$t, D> {
+            fn $method(self, mut rhs: ArrayBase<S, D>) -> Array<$t, D> {
+                // In `rhs`'s own buffer when it alone holds a small value (as ndarray's).
+                if let Some(xs) = rhs.handle_mut().and_then(|h| h.small_unique_mut()) {
+                    <$t as Real>::arith_in_place(BinOp::$Trait, xs, SliceOrScalar::Scalar(self), true);
+                    return rhs.into_array_as();
+                }
                 self.$method(&rhs)
             }
         }
@@ -847,6 +873,9 @@ macro_rules! real {
             }
             fn arith_at_once(op: BinOp, x: ArrayViewD<'_, Self>, y: Host<'_, Self>, max: usize) -> Option<ArrayD<Self>> {
                 arith_at_once(op, x, y, max)
+            }
+            fn arith_in_place(op: BinOp, x: &mut [Self], y: SliceOrScalar<'_, Self>, swapped: bool) {
+                arith_in_place(op, x, y, swapped)
             }
             fn erf(self) -> Self {
                 $erf(self)
