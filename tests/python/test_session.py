@@ -207,6 +207,32 @@ def test_a_cell_takes_out_only_the_variables_it_names_and_the_others_stay(sessio
     assert r["status"] == "ok" and result(msgs) == "(2, 2, 2)", (r, text(msgs))
 
 
+def test_a_redefined_type_loses_its_variables_and_nothing_reads_the_old_layout(session):
+    """A cell that redefines a struct (`x: i32` made `x: i64`) loses the stored variables of
+    that type, of types built on it (a struct with a field of it, a `Vec` of it), and says
+    so; the other variables stay; a cell that defines the same type again loses nothing. (The
+    type's id in the store did not change with its fields: `p.x` read 8 bytes of a 4-byte
+    value.)"""
+    _, kc = session
+    r, _ = run(kc, "struct RedefP { x: i32 }\nstruct RedefW { p: RedefP, k: u8 }\nlet redef_p = RedefP { x: 5 };\nlet redef_v = vec![RedefP { x: 6 }];\nlet redef_w = RedefW { p: RedefP { x: 7 }, k: 1 };\nlet redef_n = 9i32;")
+    assert r["status"] == "ok", r
+    # The same text again: nothing is lost.
+    r, msgs = run(kc, "struct RedefP { x: i32 }")
+    assert r["status"] == "ok" and "was lost" not in text(msgs), (r, text(msgs))
+    r, msgs = run(kc, "(redef_p.x, redef_v[0].x, redef_w.p.x)")
+    assert r["status"] == "ok" and result(msgs) == "(5, 6, 7)", (r, text(msgs))
+    r, msgs = run(kc, "struct RedefP { x: i64 }")
+    assert r["status"] == "ok", r
+    said = text(msgs)
+    for name in ["redef_p", "redef_v", "redef_w"]:
+        assert f"The type of the variable {name} was redefined, so was lost." in said, said
+    assert "redef_n" not in said, said
+    r, msgs = run(kc, "redef_p.x")
+    assert r["status"] == "error" and "redef_p" in r["evalue"], r
+    r, msgs = run(kc, "let redef_q = RedefP { x: 1 << 40 };\n(redef_n, redef_q.x)")
+    assert r["status"] == "ok" and result(msgs) == "(9, 1099511627776)", (r, text(msgs))
+
+
 def test_a_rebuild_loses_nothing(jupyter_path):
     """A `:dep` that rebuilds the crates under Bach (here num-complex with its `serde`
     feature, which no notebook default turns on) saves the session first and brings it back:

@@ -1225,6 +1225,12 @@ pub struct ContextState {
     /// execution completes.
     stored_variable_states: HashMap<String, VariableState>,
     attributes: HashMap<String, CodeBlock>,
+    /// Patched (bach-kernel): the text of each type item (struct, enum, union, trait, type
+    /// alias) as last defined, by name, to tell when a cell redefines one.
+    type_items: HashMap<String, String>,
+    /// Patched (bach-kernel): the stored variables this cell's redefinitions lose (see
+    /// `lose_variables_of_redefined_types`); the cell's code drops them from the store first.
+    lost_to_redefinition: Vec<String>,
     async_mode: bool,
     allow_question_mark: bool,
     build_num: i32,
@@ -1241,6 +1247,8 @@ impl ContextState {
             variable_states: HashMap::new(),
             stored_variable_states: HashMap::new(),
             attributes: HashMap::new(),
+            type_items: HashMap::new(),
+            lost_to_redefinition: Vec::new(),
             async_mode: false,
             allow_question_mark: false,
             build_num: 0,
@@ -1759,7 +1767,11 @@ impl ContextState {
     }
 
     fn check_variable_statements(&self) -> CodeBlock {
-        let mut statements = CodeBlock::new().generated("{let mut vars_ok = true;");
+        let mut statements = CodeBlock::new();
+        for var_name in &self.lost_to_redefinition {
+            statements = statements.generated(format!("evcxr_variable_store.lose_variable(stringify!({var_name}));"));
+        }
+        let mut statements = statements.generated("{let mut vars_ok = true;");
         for (var_name, var_state) in &self.stored_variable_states {
             statements = statements.generated(format!(
                 "vars_ok &= evcxr_variable_store.check_variable::<{}>(stringify!({var_name}));",
@@ -1831,6 +1843,8 @@ impl ContextState {
 
         let mut code_out = CodeBlock::new();
         let mut previous_item_name = None;
+        let mut redefined_types = Vec::new();
+        self.lost_to_redefinition.clear();
         let num_statements = user_code.segments.len();
         for (statement_index, segment) in user_code.segments.into_iter().enumerate() {
             let node = if let CodeKind::OriginalUserCode(meta) = &segment.kind {
@@ -1966,6 +1980,15 @@ impl ContextState {
                     }
                     item => {
                         let item_block = CodeBlock::new().with_segment(segment);
+                        if let (Some(name), true) = (
+                            item::item_name(&item),
+                            matches!(item, ast::Item::Struct(_) | ast::Item::Enum(_) | ast::Item::Union(_) | ast::Item::Trait(_) | ast::Item::TypeAlias(_)),
+                        ) {
+                            let text = node.text().to_string();
+                            if self.type_items.insert(name.clone(), text.clone()).is_some_and(|old| old != text) {
+                                redefined_types.push(name);
+                            }
+                        }
                         if let Some(item_name) = item::item_name(&item) {
                             *self.items_by_name.entry(item_name.to_owned()).or_default() =
                                 item_block;
@@ -1988,7 +2011,39 @@ impl ContextState {
                 code_out = code_out.with_segment(segment);
             }
         }
+        self.lose_variables_of_redefined_types(&redefined_types);
         Ok(code_out)
+    }
+
+    /// Patched (bach-kernel): the stored variables whose type names a redefined type, or a
+    /// type item that uses one (a struct with a field of it: its layout changed too), are
+    /// lost: taken out of the state, and dropped from the store by the cell's code first
+    /// (their values are of the old layout). A type's `TypeId` does not always change when its
+    /// definition does (the crate keeps its name: `struct P { x: i32 }` made `{ x: i64 }` kept
+    /// its id, and `p.x` read 8 bytes of a 4-byte value), so evcxr's check in the store
+    /// (`check_variable`) cannot be the only guard. A redefinition with the same text loses
+    /// nothing: re-running a cell keeps its variables.
+    fn lose_variables_of_redefined_types(&mut self, redefined: &[String]) {
+        if redefined.is_empty() {
+            return;
+        }
+        let words = |text: &str| -> HashSet<String> { text.split(|c: char| !(c.is_alphanumeric() || c == '_')).filter(|w| !w.is_empty()).map(str::to_owned).collect() };
+        // The redefined types and every type item that names one, to a fixed point.
+        let mut changed: HashSet<String> = redefined.iter().cloned().collect();
+        loop {
+            let more: Vec<String> = self.type_items.iter().filter(|(name, text)| !changed.contains(*name) && !words(text).is_disjoint(&changed)).map(|(name, _)| name.clone()).collect();
+            if more.is_empty() {
+                break;
+            }
+            changed.extend(more);
+        }
+        let mut lost: Vec<String> = self.stored_variable_states.iter().filter(|(_, v)| !words(&v.type_name).is_disjoint(&changed)).map(|(name, _)| name.clone()).collect();
+        lost.sort();
+        for name in &lost {
+            self.stored_variable_states.remove(name);
+            self.variable_states.remove(name);
+        }
+        self.lost_to_redefinition = lost;
     }
 
     fn dependency_lib_names(&self) -> Result<Vec<String>> {

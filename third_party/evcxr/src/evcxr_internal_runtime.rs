@@ -67,6 +67,14 @@ impl VariableStore {
         true
     }
 
+    /// Patched (bach-kernel): drops a variable whose type the cell redefined (the parent
+    /// decided: see `lose_variables_of_redefined_types`), saying so as `check_variable` does.
+    pub fn lose_variable(&mut self, name: &str) {
+        if self.remove(name).is_some() {
+            eprintln!("The type of the variable {name} was redefined, so was lost.");
+        }
+    }
+
     pub fn take_variable<T: 'static>(&mut self, name: &str) -> T {
         match self.remove(name) {
             Some(v) => {
