@@ -96,15 +96,15 @@ pub struct Handle<A, D> {
     views: views::Kept,
     /// Where `held` goes when the handle is dropped: back to the thread's spent small values
     /// (`pool.rs`; set for the operators' small results), or `None`: freed.
-    give_back: Option<fn(NdArc<A, D>)>,
+    give_back: Option<fn(&mut Option<NdArc<A, D>>)>,
 }
 
 impl<A, D> Drop for Handle<A, D> {
     fn drop(&mut self) {
         if let (Some(give_back), false) = (self.give_back, self.views.any()) {
-            if let Some(v) = self.held.take() {
-                give_back(v);
-            }
+            // (By reference: the pool takes the value only when it keeps it, and moves it
+            // once.)
+            give_back(&mut self.held);
         }
     }
 }

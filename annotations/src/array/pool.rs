@@ -27,8 +27,9 @@ pub(crate) const KEEP: usize = 8;
 pub trait Pooled: Copy + 'static {
     /// This thread's spent small values of this type.
     fn buffers() -> &'static std::thread::LocalKey<std::cell::RefCell<Pool<Self>>>;
-    /// A spent value back to [`Pooled::buffers`] when no one else holds it.
-    fn give_back(v: ArcArray<Self, Ix1>);
+    /// A spent value back to [`Pooled::buffers`] when no one else holds it (taken from
+    /// `slot` then; else left there, to be dropped).
+    fn give_back(slot: &mut Option<ArcArray<Self, Ix1>>);
 }
 macro_rules! pooled {
     ($($t:ty),*) => {$(
@@ -37,8 +38,8 @@ macro_rules! pooled {
                 thread_local!(static BUFFERS: std::cell::RefCell<Pool<$t>> = const { std::cell::RefCell::new(Pool::new()) });
                 &BUFFERS
             }
-            fn give_back(v: ArcArray<$t, Ix1>) {
-                keep(v)
+            fn give_back(slot: &mut Option<ArcArray<$t, Ix1>>) {
+                keep(slot)
             }
         }
     )*};
@@ -75,26 +76,32 @@ pub(crate) fn elements<A>(v: &mut ArcArray<A, Ix1>) -> &mut [A] {
     unsafe { std::slice::from_raw_parts_mut(v.as_ptr() as *mut A, v.len()) }
 }
 
-/// `v` back to this thread's values when it is 1-d, small and contiguous and no one else
-/// holds it; else it is dropped. The generic part is this shell only.
-pub(crate) fn give_back<A: Pooled, D: Dimension>(v: ArcArray<A, D>) {
-    if let Ok(v) = v.into_dimensionality::<Ix1>() {
-        A::give_back(v);
+/// The value in `slot` back to this thread's values when it is 1-d, small and contiguous
+/// and no one else holds it; else it is left in `slot`, to be dropped. The generic part is
+/// this shell only, and the value is not moved until it is kept (moving it through two
+/// calls cost more than the pool saved).
+pub(crate) fn give_back<A: Pooled, D: Dimension>(slot: &mut Option<ArcArray<A, D>>) {
+    if crate::array::type_id::<D>() == crate::array::type_id::<Ix1>() {
+        A::give_back(crate::array::same_type::<&mut Option<ArcArray<A, D>>, &mut Option<ArcArray<A, Ix1>>>(slot));
+    } else if slot.as_ref().is_some_and(|v| v.ndim() == 1) {
+        // A 1-d value of dynamic dimensions (Bach's own `Array<f64>`).
+        A::give_back(&mut slot.take().and_then(|v| v.into_dimensionality::<Ix1>().ok()));
     }
 }
 
 /// [`give_back`]'s work (compiled once per float type: `Pooled::give_back`).
-pub(crate) fn keep<A: Pooled>(v: ArcArray<A, Ix1>) {
+pub(crate) fn keep<A: Pooled>(slot: &mut Option<ArcArray<A, Ix1>>) {
+    let Some(v) = slot.as_ref() else { return };
     let len = v.len();
     if len == 0 || len > MAX_LEN || (len > 1 && v.strides()[0] != 1) || !v.is_unique() {
         return;
     }
-    // Dropped when the length's values are full (freeing runs no code of the pool's), or
-    // when the thread's values are gone (the thread is ending).
-    let _ = A::buffers().try_with(move |p| {
+    // Left in `slot` (dropped by its owner) when the length's values are full, or when the
+    // thread's values are gone (the thread is ending).
+    let _ = A::buffers().try_with(|p| {
         let kept = &mut p.borrow_mut().by_len[len];
         if kept.len() < KEEP {
-            kept.push(v);
+            kept.extend(slot.take());
         }
     });
 }
@@ -108,10 +115,10 @@ mod tests {
         let a: ArcArray<f64, Ix1> = ndarray::ArcArray::from_vec(vec![1.0; 6]);
         let ptr = a.as_ptr();
         let shared = a.clone();
-        keep(a);
+        keep(&mut Some(a));
         // Shared: not kept.
         assert!(take::<f64>(6).is_none_or(|t| t.as_ptr() != ptr));
-        keep(shared);
+        keep(&mut Some(shared));
         let t = take::<f64>(6).expect("kept");
         assert_eq!(t.as_ptr(), ptr);
         assert_eq!(t.shape(), &[6]);
@@ -121,15 +128,15 @@ mod tests {
         assert_eq!(t[5], 2.0);
         assert!(take::<f64>(6).is_none());
         // Too long, 2-d, or strided: not kept.
-        keep::<f64>(ndarray::ArcArray::zeros(MAX_LEN + 1));
+        keep::<f64>(&mut Some(ndarray::ArcArray::zeros(MAX_LEN + 1)));
         assert!(take::<f64>(MAX_LEN + 1).is_none());
-        give_back(ndarray::ArcArray::<f64, _>::zeros((3, 2)));
+        give_back(&mut Some(ndarray::ArcArray::<f64, _>::zeros((3, 2))));
         assert!(take::<f64>(6).is_none());
-        keep(ndarray::ArcArray::<f64, _>::zeros(12).slice_move(ndarray::s![..;2]));
+        keep(&mut Some(ndarray::ArcArray::<f64, _>::zeros(12).slice_move(ndarray::s![..;2])));
         assert!(take::<f64>(6).is_none());
         // At most KEEP of one length.
         for _ in 0..KEEP + 3 {
-            give_back(ndarray::ArcArray::<f32, _>::zeros(5).into_dyn());
+            give_back(&mut Some(ndarray::ArcArray::<f32, _>::zeros(5).into_dyn()));
         }
         let mut n = 0;
         while take::<f32>(5).is_some() {
