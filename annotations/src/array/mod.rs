@@ -96,8 +96,11 @@ pub struct Handle<A, D> {
     views: views::Kept,
     /// Where `held` goes when the handle is dropped: back to the thread's spent small values
     /// (`pool.rs`; set for the operators' small results), or `None`: freed.
-    give_back: Option<fn(&mut Option<NdArc<A, D>>)>,
+    give_back: Option<GiveBack<A, D>>,
 }
+
+/// How a handle gives its held value back to the pool (`pool::give_back`).
+type GiveBack<A, D> = fn(&mut Option<NdArc<A, D>>);
 
 impl<A, D> Drop for Handle<A, D> {
     fn drop(&mut self) {
