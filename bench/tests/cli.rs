@@ -160,3 +160,17 @@ fn compare_on_the_cpu_prints_modes_and_ratio() {
     assert!(svg.starts_with("<svg") && svg.contains("asin"), "{}", &svg[..svg.len().min(300)]);
     let _ = std::fs::remove_file(chart);
 }
+
+/// `small-arrays` runs each small-array program with ndarray and ported to Bach, and fails
+/// when their final states differ by a bit (Lorenz, the guide's `rk_step`) or beyond 1e-9
+/// (the oscillators): Bach's at-once paths (an operand computed in its own buffer, a product
+/// written into a spent value) give ndarray's numbers.
+#[test]
+fn small_arrays_ported_give_ndarrays_numbers() {
+    let o = bench(&["small-arrays", "--steps", "300", "--repeat", "1"]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "stdout {out}\nstderr {err}");
+    for what in ["Lorenz", "rk_step", "50 damped oscillators", "500 damped oscillators"] {
+        assert!(out.contains(what), "{what}: {out}");
+    }
+}

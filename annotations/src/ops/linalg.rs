@@ -172,12 +172,39 @@ fn float_product<F: Real, A: ndarray::LinalgScalar, S: Data<Elem = A>, S2: Data<
     }
     // Small host values: ndarray's `dot` here and now (what the op's CPU code runs: the same
     // bits), with no op machinery.
-    if l.small_host().is_some() && r.small_host().is_some() {
+    if let (Some((x, _)), Some((y, _))) = (l.small_host(), r.small_host()) {
+        if let Some(p) = mat_vec_kept::<F, A, L, R, O>(&x, &y, || l.home()) {
+            return Some(Ok(p));
+        }
         return Some(host_product(l, r));
     }
     let l: Array<F, L> = crate::array::same_type(l.to_owned());
     let r: Array<F, R> = crate::array::same_type(r.to_owned());
     Some(l.product::<OwnedRepr<F>, R, O>(&r).map(crate::array::same_type))
+}
+
+/// A small matrix·vector product of f64 or f32 written into a spent value of the result's
+/// length (`array/pool.rs`), which goes back to them when dropped: what a Runge-Kutta step
+/// makes each stage (`k.t().dot(&a)`). ndarray's `general_mat_vec_mul` with β = 0 writes each
+/// row's dot, as its `dot` does: the same bits. `None` for other shapes and types.
+fn mat_vec_kept<F: Real, A, L: Dimension, R: Dimension, O: Dimension>(
+    l: &ndarray::ArrayView<'_, A, L>,
+    r: &ndarray::ArrayView<'_, A, R>,
+    home: impl FnOnce() -> bach_runtime::Home,
+) -> Option<Array<A, O>> {
+    if L::NDIM != Some(2) || R::NDIM != Some(1) || O::NDIM != Some(1) || crate::array::type_id::<A>() != crate::array::type_id::<F>() {
+        return None;
+    }
+    let m: ndarray::ArrayView2<'_, F> = crate::array::same_type(l.view().into_dimensionality::<Ix2>().ok()?);
+    let x: ndarray::ArrayView1<'_, F> = crate::array::same_type(r.view().into_dimensionality::<Ix1>().ok()?);
+    let (rows, k) = m.dim();
+    if k != x.len() || rows == 0 || rows > crate::array::pool::MAX_LEN {
+        return None;
+    }
+    let mut out = crate::array::pool::take::<F>(rows).unwrap_or_else(|| ndarray::ArcArray::zeros(rows));
+    ndarray::linalg::general_mat_vec_mul(F::one(), &m, &x, F::zero(), &mut out);
+    let out: Array<F, O> = Array::from_kept(out.into_dimensionality::<O>().ok()?, home());
+    Some(crate::array::same_type(out))
 }
 
 /// The product of arrays of any other element type, on the host through ndarray (`None`: the
