@@ -997,10 +997,7 @@ impl<A, D: Dimension> Handle<A, D> {
         if !v.is_unique() || !v.is_standard_layout() {
             return None;
         }
-        // SAFETY: no one else holds the buffer (`is_unique`: this handle holds the only
-        // reference to it, by `&mut`), its elements are contiguous from `as_ptr` in row-major
-        // order (standard layout), and it is ndarray's own (writable) allocation.
-        Some(unsafe { std::slice::from_raw_parts_mut(v.as_ptr() as *mut A, v.len()) })
+        Some(pool::elements(v))
     }
     /// The value, when this handle holds it (made with it, wrote it, or evaluated it).
     pub(crate) fn value_ref(&self) -> Option<&NdArc<A, D>> {
@@ -1501,14 +1498,7 @@ impl<A: Clone> Array<A, Ix1> {
             };
             Some(same_type(Array::<F, Ix1>::from_kept(value, home)))
         }
-        let small = if const { std::mem::size_of::<A>() == 8 } {
-            kept::<f64, A, N>(&elems)
-        } else if const { std::mem::size_of::<A>() == 4 } {
-            kept::<f32, A, N>(&elems)
-        } else {
-            None
-        };
-        small.unwrap_or_else(|| Array::from_array(ndarray::Array1::from(Vec::from(elems))))
+        f64_or_f32::<A, _>(|| kept::<f64, A, N>(&elems), || kept::<f32, A, N>(&elems)).unwrap_or_else(|| Array::from_array(ndarray::Array1::from(Vec::from(elems))))
     }
 }
 

@@ -67,12 +67,16 @@ pub(crate) fn take<A: Pooled>(len: usize) -> Option<ArcArray<A, Ix1>> {
     A::buffers().try_with(|p| p.borrow_mut().by_len[len].pop()).ok().flatten()
 }
 
-/// The elements of a value [`take`] gave, to write (no uniqueness check: ndarray's
-/// `as_slice_mut` pays two atomic operations for it, a third of a small op).
-pub(crate) fn elements<A>(v: &mut ArcArray<A, Ix1>) -> &mut [A] {
-    // SAFETY: a kept value is contiguous (stride 1) and held by no one else: `keep` checked
-    // `is_unique`, and since then only this thread's pool held it, then the caller, who holds
-    // it by `&mut`. Its pointer came from ndarray's own (writable) allocation.
+/// The elements of a value [`take`] gave, or of a handle's value it checked (in standard
+/// layout, `is_unique`: `Handle::small_unique_mut`), to write (no second uniqueness check:
+/// ndarray's `as_slice_mut` pays two atomic operations for it, a third of a small op).
+pub(crate) fn elements<A, D: Dimension>(v: &mut ArcArray<A, D>) -> &mut [A] {
+    debug_assert!(v.is_standard_layout());
+    // SAFETY: the value is contiguous in row-major order from `as_ptr` and held by no one
+    // else: a kept value is 1-d with stride 1, `keep` checked `is_unique`, and since then
+    // only this thread's pool held it, then the caller, who holds it by `&mut`; a handle's
+    // value was checked by its caller, who holds it by `&mut`. Its pointer came from
+    // ndarray's own (writable) allocation.
     unsafe { std::slice::from_raw_parts_mut(v.as_ptr() as *mut A, v.len()) }
 }
 
