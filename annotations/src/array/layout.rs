@@ -5,7 +5,7 @@
 use std::sync::{Arc, LazyLock};
 
 use bach_runtime::{oa, Annotation, BachError, Family, Meta, Value, ValueRef};
-use ndarray::{ArcArray, ArrayView, Dimension, SliceInfoElem};
+use ndarray::{ArcArray, ArrayView, ArrayViewMut, Dimension, ShapeBuilder, SliceInfoElem};
 
 /// `v` in row-major order: a copy of a graph element type's values (the types Bach's values
 /// hold); `None` for any other element type (which may not be `Clone`).
@@ -136,7 +136,81 @@ pub(crate) fn sliced_shape(shape: &[usize], elems: &[SliceInfoElem]) -> std::res
     Ok(out)
 }
 
+/// A host view cut by `elems` as ndarray's `slice_move` cuts it (the same first element,
+/// shape and strides: `do_slice`'s rules), checked and cut in one pass with nothing
+/// allocated. A Runge-Kutta step slices its small matrices seven times, and ndarray's
+/// generic walk plus a separate check cost twice ndarray's own slice. `None` where this
+/// does not apply: a slice of an axis with a negative stride, a negative step (ndarray's
+/// views then need their low-address pointer), or `elems` that do not fit the shape (the
+/// caller then says why, through [`fits_slice`], and slices through ndarray).
+pub(crate) fn cut_host<'a, A, D: Dimension, E: Dimension>(v: ArrayView<'a, A, D>, elems: &[SliceInfoElem]) -> Option<ArrayView<'a, A, E>> {
+    let (offset, dim, strides) = cut_parts::<E>(v.shape(), v.strides(), elems)?;
+    // SAFETY: `cut_parts` gives an offset and a shape and strides (non-negative) that reach
+    // only elements `v` reaches: each index is below its axis length, each slice within it.
+    Some(unsafe { ArrayView::from_shape_ptr(dim.strides(strides), v.as_ptr().offset(offset)) })
+}
+
+/// [`cut_host`] of a mutable view; `Err(v)` where it does not apply.
+pub(crate) fn cut_host_mut<'a, A, D: Dimension, E: Dimension>(
+    mut v: ArrayViewMut<'a, A, D>,
+    elems: &[SliceInfoElem],
+) -> std::result::Result<ArrayViewMut<'a, A, E>, ArrayViewMut<'a, A, D>> {
+    let Some((offset, dim, strides)) = cut_parts::<E>(v.shape(), v.strides(), elems) else { return Err(v) };
+    // SAFETY: as `cut_host`'s; `v`'s elements are borrowed mutably for `'a` and `v` is
+    // consumed, so the cut is their one writer.
+    Ok(unsafe { ArrayViewMut::from_shape_ptr(dim.strides(strides), v.as_mut_ptr().offset(offset)) })
+}
+
+/// The offset of the first element, the shape and the strides of `shape`/`strides` cut by
+/// `elems` ([`cut_host`]).
+#[inline]
+fn cut_parts<E: Dimension>(shape: &[usize], strides: &[isize], elems: &[SliceInfoElem]) -> Option<(isize, E, E)> {
+    let out_ndim = elems.iter().filter(|e| !matches!(e, SliceInfoElem::Index(_))).count();
+    if E::NDIM.is_some_and(|n| n != out_ndim) {
+        return None;
+    }
+    let (mut dim, mut stride) = (E::zeros(out_ndim), E::zeros(out_ndim));
+    let absolute = |len: usize, i: isize| if i >= 0 { Some(i as usize) } else { len.checked_sub(i.unsigned_abs()) };
+    let (mut axis, mut out, mut offset) = (0, 0, 0isize);
+    for e in elems {
+        match *e {
+            SliceInfoElem::NewAxis => {
+                dim[out] = 1;
+                out += 1;
+            }
+            SliceInfoElem::Index(i) => {
+                let len = *shape.get(axis)?;
+                let at = absolute(len, i).filter(|&at| at < len)?;
+                offset += at as isize * strides[axis];
+                axis += 1;
+            }
+            SliceInfoElem::Slice { start, end, step } => {
+                let (len, s) = (*shape.get(axis)?, strides[axis]);
+                if step <= 0 || s < 0 {
+                    return None;
+                }
+                let from = absolute(len, start)?;
+                let to = absolute(len, end.unwrap_or(len as isize))?.max(from);
+                if to > len {
+                    return None;
+                }
+                let m = to - from;
+                if m > 0 {
+                    offset += from as isize * s;
+                }
+                let n = if step == 1 { m } else { m.div_ceil(step as usize) };
+                dim[out] = n;
+                stride[out] = if n <= 1 { 0 } else { (s * step) as usize };
+                out += 1;
+                axis += 1;
+            }
+        }
+    }
+    (axis == shape.len()).then_some((offset, dim, stride))
+}
+
 /// [`sliced_shape`]'s check alone (nothing allocated: the small-array path slices in loops).
+#[inline]
 pub(crate) fn fits_slice(shape: &[usize], elems: &[SliceInfoElem]) -> std::result::Result<(), String> {
     if fits(shape, elems) {
         return Ok(());
@@ -278,5 +352,81 @@ mod tests {
         }
         // Both answers occur, many times each.
         assert!(fit > 1000 && all - fit > 1000, "{fit} of {all}");
+    }
+
+    /// The one-pass cut gives ndarray's view (first element, shape, strides) wherever the
+    /// slice fits and no step or sliced stride is negative, on views of every layout, and
+    /// declines (for ndarray to cut, or to say why not) everywhere else.
+    #[test]
+    fn the_one_pass_cut_is_ndarrays_slice() {
+        let at: [isize; 6] = [-4, -1, 0, 1, 2, 4];
+        let mut kinds = vec![SliceInfoElem::NewAxis];
+        kinds.extend(at.iter().map(|&i| SliceInfoElem::Index(i)));
+        for &start in &at {
+            for end in [None, Some(-1), Some(0), Some(2), Some(5)] {
+                for step in [1, 2, 3, -1, 0] {
+                    kinds.push(SliceInfoElem::Slice { start, end, step });
+                }
+            }
+        }
+        let base = ndarray::Array::from_iter(0..60).into_shape_with_order((3, 4, 5)).unwrap();
+        let mut writable = base.clone();
+        // Views of every layout: a matrix, a transposed one, stepped and indexed, reversed
+        // (a negative stride), a row, an empty one.
+        fn layout<S: ndarray::RawData>(k: usize, a: ndarray::ArrayBase<S, ndarray::Ix3>) -> ndarray::ArrayBase<S, ndarray::IxDyn> {
+            use ndarray::{s, Axis};
+            match k {
+                0 => a.index_axis_move(Axis(0), 1).into_dyn(),
+                1 => a.index_axis_move(Axis(2), 2).reversed_axes().into_dyn(),
+                2 => a.slice_move(s![.., 1..3, ..;2]).index_axis_move(Axis(2), 1).into_dyn(),
+                3 => a.slice_move(s![.., ..;-1, 0]).into_dyn(),
+                4 => a.slice_move(s![0, 0, ..]).into_dyn(),
+                _ => a.slice_move(s![0, 0..0, ..]).into_dyn(),
+            }
+        }
+        let (mut cut, mut declined) = (0, 0);
+        for k in 0..6 {
+            let v = &layout(k, base.view());
+            let mut check = |elems: &[SliceInfoElem]| {
+                let fits = fits_slice(v.shape(), elems).is_ok();
+                let ours = cut_host::<_, _, ndarray::IxDyn>(v.view(), elems);
+                let plain = elems.iter().all(|e| !matches!(e, SliceInfoElem::Slice { step, .. } if *step < 0));
+                match ours {
+                    Some(c) => {
+                        let nd = v.view().slice_move(elems);
+                        assert_eq!((c.shape(), c.strides(), c.as_ptr()), (nd.shape(), nd.strides(), nd.as_ptr()), "{:?} {:?} {elems:?}", v.shape(), v.strides());
+                        let want = layout(k, writable.view_mut()).slice_move(elems).as_ptr();
+                        let ours = cut_host_mut::<_, _, ndarray::IxDyn>(layout(k, writable.view_mut()), elems).ok().expect("the same cut of a mutable view");
+                        assert_eq!((ours.shape(), ours.strides(), ours.as_ptr()), (nd.shape(), nd.strides(), want));
+                        cut += 1;
+                    }
+                    None => {
+                        // Declined only where it does not fit, or a step or a stride is
+                        // negative.
+                        let negative_axis = v.strides().iter().any(|&s| s < 0);
+                        assert!(!fits || !plain || negative_axis, "{:?} {:?} {elems:?}", v.shape(), v.strides());
+                        declined += 1;
+                    }
+                }
+            };
+            for a in &kinds {
+                check(&[*a]);
+                for b in &kinds {
+                    check(&[*a, *b]);
+                    for c in [SliceInfoElem::NewAxis, SliceInfoElem::Index(0), SliceInfoElem::from(..)] {
+                        check(&[*a, *b, c]);
+                        check(&[*a, c, *b]);
+                    }
+                }
+            }
+        }
+        assert!(cut > 1000 && declined > 1000, "{cut} cut, {declined} declined");
+        // Static dimensions: a row of a matrix, a block, and a new axis.
+        let m = ndarray::Array2::from_shape_fn((4, 2), |(i, j)| (10 * i + j) as f64);
+        let row: ArrayView<'_, f64, ndarray::Ix1> = cut_host(m.view(), ndarray::s![-1, ..].as_ref()).unwrap();
+        assert_eq!(row, m.row(3));
+        let block: ArrayView<'_, f64, ndarray::Ix2> = cut_host(m.t(), ndarray::s![.., ..-1].as_ref()).unwrap();
+        assert_eq!(block, m.slice(ndarray::s![..-1, ..]).t());
+        assert!(cut_host::<_, _, ndarray::Ix2>(m.view(), ndarray::s![.., 0].as_ref()).is_none(), "a cut of another dimension declines");
     }
 }

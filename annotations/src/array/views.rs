@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use bach_runtime::{BachError, Result};
 use ndarray::{Axis, Dimension, Ix1, Ix2, IxDyn, RemoveAxis, Slice, SliceArg, SliceInfoElem};
 
-use super::layout::{describe, fits_slice, slice_op, sliced_shape, transpose_op};
+use super::layout::{cut_host, describe, fits_slice, slice_op, sliced_shape, transpose_op};
 use super::{check_ndim, ArcArray, ArrayBase, ArrayView, CowArray, Data, Handle, Parts};
 use crate::array::{Array, Array0, Array1, Array2};
 
@@ -361,13 +361,16 @@ impl<A, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
     /// [`ArrayBase::slice`], with a slice that does not fit the shape as an error.
     pub fn try_slice<I: SliceArg<D>>(&self, info: I) -> Result<ArrayView<'_, A, I::OutDim>> {
         let elems = info.as_ref();
-        fits_slice(self.shape(), elems).map_err(|why| BachError::invalid("slice", format!("{} of shape {:?}: {why}", describe(elems), self.shape())))?;
-        // Elements on the host (a view's, or an array's value that views see): ndarray's
-        // slice of them, with no cut recorded.
+        // Elements on the host (a view's, or an array's value that views see): cut at once
+        // (checked in the same pass), with no cut recorded.
         let host = match self.parts() {
             Parts::Host(v) => Some(v),
             Parts::Handle(h) => h.host_for_views().map(|v| v.view()),
         };
+        if let Some(c) = host.clone().and_then(|v| cut_host(v, elems)) {
+            return Ok(ArrayBase { repr: View::Host(c) });
+        }
+        fits_slice(self.shape(), elems).map_err(|why| BachError::invalid("slice", format!("{} of shape {:?}: {why}", describe(elems), self.shape())))?;
         if let Some(v) = host {
             return Ok(ArrayBase { repr: View::Host(v.slice_move(info)) });
         }

@@ -13,7 +13,7 @@
 
 use ndarray::{Axis, Dimension, Ix1, IxDyn, RemoveAxis, Slice, SliceArg, SliceInfoElem};
 
-use super::layout::{describe, fits_slice};
+use super::layout::{cut_host_mut, describe, fits_slice};
 use super::views::Cut;
 use super::{ArrayBase, DataMut, ViewRepr};
 use bach_runtime::BachError;
@@ -53,7 +53,8 @@ impl<A, S: DataMut<Elem = A>, D: Dimension> ArrayBase<S, D> {
         if let Err(why) = fits_slice(self.shape(), info.as_ref()) {
             panic!("{}", BachError::invalid("slice_mut", format!("{} of shape {:?}: {why}", describe(info.as_ref()), self.shape())));
         }
-        self.mut_with(move |t| t.slice_move(info))
+        // Cut in one pass where it can be (`cut_host_mut`), else by ndarray.
+        self.mut_with(move |t| cut_host_mut(t, info.as_ref()).unwrap_or_else(|t| t.slice_move(info)))
     }
     /// A mutable view of the slice `slice` of axis `axis` (ndarray's `slice_axis_mut`).
     #[track_caller]
