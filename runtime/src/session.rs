@@ -203,6 +203,12 @@ impl Home {
     pub fn current() -> Home {
         Home(CURRENT.with(|c| c.borrow().clone()))
     }
+    /// The most elements the current session computes at once
+    /// ([`Session::eager_max_elements`]), read with no reference taken: what the small-array
+    /// path checks for each op's operands.
+    pub fn current_eager_max() -> usize {
+        CURRENT.with(|c| c.borrow().as_ref().map(|s| s.eager_max_elements())).unwrap_or_else(|| global_ref().eager_max_elements())
+    }
     /// `session` as a home.
     pub fn of(session: &Arc<Session>) -> Home {
         Home(Some(session.clone()))

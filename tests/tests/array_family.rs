@@ -606,3 +606,39 @@ fn an_owned_operand_computes_in_its_own_buffer_and_no_other_handle_sees_it() {
     let g = array![[1.0], [2.0]] + &array![[10.0, 20.0]];
     assert_eq!(g.iter().copied().collect::<Vec<_>>(), vec![11.0, 21.0, 12.0, 22.0]);
 }
+
+/// A small vector copied out of a matrix (`k.row(3).to_owned()`) or made by a small
+/// matrix·vector product (`k.t().dot(&a)`) is written into a spent value of its length: the
+/// same values, bits and layout as ndarray's, a buffer of its own (writing it changes
+/// nothing else), and a spent value is reused, not shared.
+#[test]
+fn a_small_copy_or_product_reuses_spent_values_and_shares_nothing() {
+    let rows = [[0.5, -1.25], [3.0e-300, 7.0], [1.0 / 3.0, -2.0], [1.0e10, 0.1]];
+    let k = Array2::from_shape_fn((4, 2), |(i, j)| rows[i][j]);
+    let nk = ndarray::Array2::from_shape_fn((4, 2), |(i, j)| rows[i][j]);
+    let (a, na) = (array![0.25, -4.0, 1.5, 2.0 / 3.0], ndarray::arr1(&[0.25, -4.0, 1.5, 2.0 / 3.0]));
+    let bits = |v: Vec<f64>| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    let mut seen = std::collections::HashSet::new();
+    for step in 0..4 {
+        let mut f = k.row(3).to_owned();
+        assert_eq!(bits(f.to_vec()), bits(nk.row(3).to_vec()));
+        f[0] = 99.0;
+        assert_eq!(k[[3, 0]], 1.0e10, "the matrix keeps its values");
+        let p = k.t().dot(&a);
+        assert_eq!(bits(p.to_vec()), bits(nk.t().dot(&na).to_vec()), "ndarray's bits");
+        let q = k.slice(s![..2, ..]).t().dot(&a.slice(s![..2]));
+        assert_eq!(bits(q.to_vec()), bits(nk.slice(ndarray::s![..2, ..]).t().dot(&na.slice(ndarray::s![..2])).to_vec()));
+        assert_ne!(p.as_ptr(), q.as_ptr());
+        assert_ne!(f.as_ptr(), q.as_ptr());
+        if step > 0 {
+            // From the second step on, the values dropped the step before are reused.
+            assert!(seen.contains(&(p.as_ptr() as usize)) || seen.contains(&(f.as_ptr() as usize)), "a spent value is reused");
+        }
+        seen.extend([p.as_ptr() as usize, q.as_ptr() as usize, f.as_ptr() as usize]);
+    }
+    // A reversed column is copied in ndarray's layout (reversed), so not into a spent value.
+    let c = k.column(0);
+    let r = c.slice(s![..;-1]).to_owned();
+    let nr = nk.column(0).slice_move(ndarray::s![..;-1]).to_owned();
+    assert_eq!((r.to_vec(), r.strides()), (nr.to_vec(), nr.strides()));
+}

@@ -100,7 +100,7 @@ pub struct Handle<A, D> {
 }
 
 /// How a handle gives its held value back to the pool (`pool::give_back`).
-type GiveBack<A, D> = fn(&mut Option<NdArc<A, D>>);
+pub(crate) type GiveBack<A, D> = fn(&mut Option<NdArc<A, D>>);
 
 impl<A, D> Drop for Handle<A, D> {
     fn drop(&mut self) {
@@ -901,8 +901,13 @@ impl<A, D: Dimension> Array<A, D> {
     where
         A: pool::Pooled,
     {
+        Self::from_kept_with(value, home, pool::give_back::<A, D>)
+    }
+    /// [`Array::from_kept`] in code generic over its element type, with the pool's
+    /// `give_back` for it ([`pool::give_back_of`]).
+    pub(crate) fn from_kept_with(value: NdArc<A, D>, home: Home, give_back: GiveBack<A, D>) -> Self {
         let mut a = Self::from_host_in(value, home);
-        a.repr.give_back = Some(pool::give_back::<A, D>);
+        a.repr.give_back = Some(give_back);
         a
     }
     /// A handle of `h` (an array of any handle kind becomes an owned array).
@@ -915,6 +920,18 @@ impl<A, D: Dimension> Array<A, D> {
     where
         A: Clone,
     {
+        // A small vector of f64 or f32 (`f = k.row(3).to_owned()` in a loop): into a spent
+        // value (`pool.rs`), given back when dropped; in the same layout as ndarray's copy
+        // (stride 1), so not for a reversed view, which ndarray copies reversed.
+        if v.ndim() == 1 && v.strides().first().is_some_and(|&s| s >= 0) && (1..=pool::MAX_LEN).contains(&v.len()) && v.len() <= Home::current_eager_max() {
+            if let Some(give_back) = pool::give_back_of::<A, D>() {
+                let mut out = pool::take_as::<A>(v.len()).unwrap_or_else(|| NdArc::from_iter(v.iter().cloned()));
+                pool::elements(&mut out).iter_mut().zip(v.iter()).for_each(|(o, x)| *o = x.clone());
+                if let Ok(out) = out.into_dimensionality::<D>() {
+                    return Array::from_kept_with(out, Home::current(), give_back);
+                }
+            }
+        }
         Array::from_shared_value(shared_of(v.to_owned()))
     }
 
@@ -980,7 +997,7 @@ impl<A, D: Dimension> Handle<A, D> {
         let max = match (self.lazy.get(), &self.home) {
             (Some(l), _) => l.session().eager_max_elements(),
             (None, Some(h)) => h.session().eager_max_elements(),
-            (None, None) => Home::current().session().eager_max_elements(),
+            (None, None) => Home::current_eager_max(),
         };
         (v.len() <= max).then_some((v, max))
     }
@@ -1175,7 +1192,7 @@ impl<S: Data, D: Dimension> ArrayBase<S, D> {
         match self.parts() {
             Parts::Handle(h) => h.small_host().map(|(v, max)| (v.view(), max)),
             Parts::Host(v) if v.len() <= EAGER_MAX_ELEMENTS => {
-                let max = Home::current().session().eager_max_elements();
+                let max = Home::current_eager_max();
                 (v.len() <= max).then_some((v, max))
             }
             Parts::Host(_) => None,

@@ -67,6 +67,25 @@ pub(crate) fn take<A: Pooled>(len: usize) -> Option<ArcArray<A, Ix1>> {
     A::buffers().try_with(|p| p.borrow_mut().by_len[len].pop()).ok().flatten()
 }
 
+/// [`take`] in code generic over its element type: `None` also when `A` is not pooled.
+pub(crate) fn take_as<A>(len: usize) -> Option<ArcArray<A, Ix1>> {
+    use crate::array::{same_type, type_id};
+    crate::array::f64_or_f32::<A, _>(
+        || (type_id::<A>() == type_id::<f64>()).then(|| take::<f64>(len).map(same_type)).flatten(),
+        || (type_id::<A>() == type_id::<f32>()).then(|| take::<f32>(len).map(same_type)).flatten(),
+    )
+}
+
+/// [`give_back`] for `A`, when `A` is pooled (f64, f32), for code generic over its element
+/// type.
+pub(crate) fn give_back_of<A, D: Dimension>() -> Option<crate::array::GiveBack<A, D>> {
+    use crate::array::{same_type, type_id, GiveBack};
+    crate::array::f64_or_f32::<A, _>(
+        || (type_id::<A>() == type_id::<f64>()).then(|| same_type::<GiveBack<f64, D>, GiveBack<A, D>>(give_back::<f64, D>)),
+        || (type_id::<A>() == type_id::<f32>()).then(|| same_type::<GiveBack<f32, D>, GiveBack<A, D>>(give_back::<f32, D>)),
+    )
+}
+
 /// The elements of a value [`take`] gave, or of a handle's value it checked (in standard
 /// layout, `is_unique`: `Handle::small_unique_mut`), to write (no second uniqueness check:
 /// ndarray's `as_slice_mut` pays two atomic operations for it, a third of a small op).
@@ -105,7 +124,9 @@ pub(crate) fn keep<A: Pooled>(slot: &mut Option<ArcArray<A, Ix1>>) {
     let _ = A::buffers().try_with(|p| {
         let kept = &mut p.borrow_mut().by_len[len];
         if kept.len() < KEEP {
-            kept.extend(slot.take());
+            if let Some(v) = slot.take() {
+                kept.push(v);
+            }
         }
     });
 }

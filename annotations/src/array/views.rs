@@ -342,6 +342,9 @@ impl<A, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
     /// The transpose, a view (ndarray's `t`): shares the buffer of a host value; of a lazy
     /// array, a lazy op (a copy in standard layout when evaluated).
     pub fn t(&self) -> ArrayView<'_, A, D> {
+        if let Parts::Host(v) = self.parts() {
+            return ArrayBase { repr: View::Host(v.reversed_axes()) };
+        }
         self.view_with(Cut::Reverse, |v| v.reversed_axes()).expect("every array has a transpose")
     }
     /// The axes reversed (ndarray's `reversed_axes`; the same as [`ArrayBase::t`]).

@@ -172,10 +172,7 @@ fn float_product<F: Real, A: ndarray::LinalgScalar, S: Data<Elem = A>, S2: Data<
     }
     // Small host values: ndarray's `dot` here and now (what the op's CPU code runs: the same
     // bits), with no op machinery.
-    if let (Some((x, _)), Some((y, _))) = (l.small_host(), r.small_host()) {
-        if let Some(p) = mat_vec_kept::<F, A, L, R, O>(&x, &y, || l.home()) {
-            return Some(Ok(p));
-        }
+    if let (Some(_), Some(_)) = (l.small_host(), r.small_host()) {
         return Some(host_product(l, r));
     }
     let l: Array<F, L> = crate::array::same_type(l.to_owned());
@@ -183,28 +180,33 @@ fn float_product<F: Real, A: ndarray::LinalgScalar, S: Data<Elem = A>, S2: Data<
     Some(l.product::<OwnedRepr<F>, R, O>(&r).map(crate::array::same_type))
 }
 
-/// A small matrix·vector product of f64 or f32 written into a spent value of the result's
-/// length (`array/pool.rs`), which goes back to them when dropped: what a Runge-Kutta step
-/// makes each stage (`k.t().dot(&a)`). ndarray's `general_mat_vec_mul` with β = 0 writes each
-/// row's dot, as its `dot` does: the same bits. `None` for other shapes and types.
-fn mat_vec_kept<F: Real, A, L: Dimension, R: Dimension, O: Dimension>(
-    l: &ndarray::ArrayView<'_, A, L>,
-    r: &ndarray::ArrayView<'_, A, R>,
-    home: impl FnOnce() -> bach_runtime::Home,
+/// A small matrix·vector product of f64 or f32 on the host, at once, written into a spent
+/// value of the result's length (`array/pool.rs`), which goes back to them when dropped: what
+/// a Runge-Kutta step makes each stage (`k.t().dot(&a)`). ndarray's `general_mat_vec_mul`
+/// with β = 0 writes each row's dot, as its `dot` does: the same bits. `None` for other shapes,
+/// element types, large or lazy operands (the product is then `any_product`'s). Made in the
+/// caller's element type, with no conversion of the result: the small path is ndarray's
+/// product plus little else.
+#[inline]
+fn small_mat_vec<A: ndarray::LinalgScalar, S: Data<Elem = A>, S2: Data<Elem = A>, L: Dimension, R: Dimension, O: Dimension>(
+    l: &ArrayBase<S, L>,
+    r: &ArrayBase<S2, R>,
 ) -> Option<Array<A, O>> {
-    if L::NDIM != Some(2) || R::NDIM != Some(1) || O::NDIM != Some(1) || crate::array::type_id::<A>() != crate::array::type_id::<F>() {
+    if L::NDIM != Some(2) || R::NDIM != Some(1) || O::NDIM != Some(1) {
         return None;
     }
-    let m: ndarray::ArrayView2<'_, F> = crate::array::same_type(l.view().into_dimensionality::<Ix2>().ok()?);
-    let x: ndarray::ArrayView1<'_, F> = crate::array::same_type(r.view().into_dimensionality::<Ix1>().ok()?);
+    let give_back = crate::array::pool::give_back_of::<A, O>()?;
+    let ((m, _), (x, _)) = (l.small_host()?, r.small_host()?);
+    let (m, x) = (m.into_dimensionality::<Ix2>().ok()?, x.into_dimensionality::<Ix1>().ok()?);
     let (rows, k) = m.dim();
     if k != x.len() || rows == 0 || rows > crate::array::pool::MAX_LEN {
         return None;
     }
-    let mut out = crate::array::pool::take::<F>(rows).unwrap_or_else(|| ndarray::ArcArray::zeros(rows));
-    ndarray::linalg::general_mat_vec_mul(F::one(), &m, &x, F::zero(), &mut out);
-    let out: Array<F, O> = Array::from_kept(out.into_dimensionality::<O>().ok()?, home());
-    Some(crate::array::same_type(out))
+    let mut out = crate::array::pool::take_as::<A>(rows).unwrap_or_else(|| ndarray::ArcArray::zeros(rows));
+    // (Through `pool::elements`: no uniqueness check on each write of a value no one shares.)
+    let mut y = ndarray::ArrayViewMut1::from(crate::array::pool::elements(&mut out));
+    ndarray::linalg::general_mat_vec_mul(A::one(), &m, &x, A::zero(), &mut y);
+    Some(Array::from_kept_with(out.into_dimensionality::<O>().ok()?, l.home(), give_back))
 }
 
 /// The product of arrays of any other element type, on the host through ndarray (`None`: the
@@ -246,6 +248,9 @@ fn any_product<A: ndarray::LinalgScalar, S: Data<Elem = A>, S2: Data<Elem = A>, 
     l: &ArrayBase<S, L>,
     r: &ArrayBase<S2, R>,
 ) -> Result<Array<A, O>> {
+    if let Some(p) = small_mat_vec(l, r) {
+        return Ok(p);
+    }
     crate::array::f64_or_f32::<A, _>(|| float_product::<f64, _, _, _, _, _, _>(l, r), || float_product::<f32, _, _, _, _, _, _>(l, r)).unwrap_or_else(|| host_product(l, r))
 }
 
@@ -256,6 +261,9 @@ macro_rules! dot_dims {
             type Lazy = Array<A, $O>;
             #[track_caller]
             fn dot(&self, rhs: &ArrayBase<S2, $R>) -> Array<A, $O> {
+                if let Some(p) = small_mat_vec(self, rhs) {
+                    return p;
+                }
                 or_panic(any_product(self, rhs))
             }
             fn try_dot(&self, rhs: &ArrayBase<S2, $R>) -> Result<Array<A, $O>> {
