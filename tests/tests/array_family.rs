@@ -642,3 +642,33 @@ fn a_small_copy_or_product_reuses_spent_values_and_shares_nothing() {
     let nr = nk.column(0).slice_move(ndarray::s![..;-1]).to_owned();
     assert_eq!((r.to_vec(), r.strides()), (nr.to_vec(), nr.strides()));
 }
+
+/// A slice that does not fit says why, at the caller, for a slice of an array, of a mutable
+/// view and of a lazy array, and a slice with a negative step (cut by ndarray) gives
+/// ndarray's view.
+#[test]
+fn a_mutable_slice_that_does_not_fit_says_why() {
+    let why = |f: &mut dyn FnMut()| {
+        let e = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).expect_err("a slice that does not fit panics");
+        e.downcast_ref::<String>().cloned().unwrap_or_default()
+    };
+    let mut a = Array2::<f64>::zeros((4, 2));
+    let m = why(&mut || {
+        a.slice_mut(s![4, ..]).fill(1.0);
+    });
+    assert!(m.contains("slice_mut") && m.contains("[4, 2]") && m.contains("past the end"), "{m}");
+    let m = why(&mut || {
+        let mut v = a.view_mut();
+        v.slice_mut(s![.., -3]).fill(1.0);
+    });
+    assert!(m.contains("slice_mut") && m.contains("before the start"), "{m}");
+    let mut lazy = Array1::<f64>::ones(100_000) * 2.0;
+    let m = why(&mut || {
+        lazy.slice_mut(s![..200_000]).fill(1.0);
+    });
+    assert!(m.contains("slice_mut") && m.contains("[100000]"), "{m}");
+    let mut b = Array1::from_vec(vec![1.0, 2.0, 3.0, 4.0]);
+    b.slice_mut(s![..;-2]).fill(0.0);
+    assert_eq!(b.to_vec(), vec![1.0, 0.0, 3.0, 0.0]);
+    assert_eq!(lazy.slice(s![..3]).to_vec(), vec![2.0; 3], "the array survives");
+}

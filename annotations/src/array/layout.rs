@@ -165,27 +165,26 @@ pub(crate) fn cut_host_mut<'a, A, D: Dimension, E: Dimension>(
 /// `elems` ([`cut_host`]).
 #[inline]
 fn cut_parts<E: Dimension>(shape: &[usize], strides: &[isize], elems: &[SliceInfoElem]) -> Option<(isize, E, E)> {
-    let out_ndim = elems.iter().filter(|e| !matches!(e, SliceInfoElem::Index(_))).count();
-    if E::NDIM.is_some_and(|n| n != out_ndim) {
-        return None;
-    }
+    // (A static dimension type's axes are known: no count.)
+    let out_ndim = E::NDIM.unwrap_or_else(|| elems.iter().filter(|e| !matches!(e, SliceInfoElem::Index(_))).count());
     let (mut dim, mut stride) = (E::zeros(out_ndim), E::zeros(out_ndim));
+    let (dims, steps) = (dim.slice_mut(), stride.slice_mut());
     let absolute = |len: usize, i: isize| if i >= 0 { Some(i as usize) } else { len.checked_sub(i.unsigned_abs()) };
     let (mut axis, mut out, mut offset) = (0, 0, 0isize);
     for e in elems {
         match *e {
             SliceInfoElem::NewAxis => {
-                dim[out] = 1;
+                *dims.get_mut(out)? = 1;
                 out += 1;
             }
             SliceInfoElem::Index(i) => {
-                let len = *shape.get(axis)?;
+                let (&len, &s) = (shape.get(axis)?, strides.get(axis)?);
                 let at = absolute(len, i).filter(|&at| at < len)?;
-                offset += at as isize * strides[axis];
+                offset += at as isize * s;
                 axis += 1;
             }
             SliceInfoElem::Slice { start, end, step } => {
-                let (len, s) = (*shape.get(axis)?, strides[axis]);
+                let (&len, &s) = (shape.get(axis)?, strides.get(axis)?);
                 if step <= 0 || s < 0 {
                     return None;
                 }
@@ -199,14 +198,14 @@ fn cut_parts<E: Dimension>(shape: &[usize], strides: &[isize], elems: &[SliceInf
                     offset += from as isize * s;
                 }
                 let n = if step == 1 { m } else { m.div_ceil(step as usize) };
-                dim[out] = n;
-                stride[out] = if n <= 1 { 0 } else { (s * step) as usize };
+                *dims.get_mut(out)? = n;
+                *steps.get_mut(out)? = if n <= 1 { 0 } else { (s * step) as usize };
                 out += 1;
                 axis += 1;
             }
         }
     }
-    (axis == shape.len()).then_some((offset, dim, stride))
+    (axis == shape.len() && out == out_ndim).then_some((offset, dim, stride))
 }
 
 /// [`sliced_shape`]'s check alone (nothing allocated: the small-array path slices in loops).

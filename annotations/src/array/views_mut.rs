@@ -50,11 +50,18 @@ impl<A, S: DataMut<Elem = A>, D: Dimension> ArrayBase<S, D> {
     /// does not fit the shape, as ndarray's does.
     #[track_caller]
     pub fn slice_mut<I: SliceArg<D>>(&mut self, info: I) -> ArrayViewMut<'_, A, I::OutDim> {
-        if let Err(why) = fits_slice(self.shape(), info.as_ref()) {
-            panic!("{}", BachError::invalid("slice_mut", format!("{} of shape {:?}: {why}", describe(info.as_ref()), self.shape())));
+        // Cut and checked in one pass where it can be (`cut_host_mut`); else checked, to say
+        // why not, and cut by ndarray.
+        let v = self.evaluated_mut().view_mut();
+        match cut_host_mut(v, info.as_ref()) {
+            Ok(cut) => wrap(cut),
+            Err(v) => {
+                if let Err(why) = fits_slice(v.shape(), info.as_ref()) {
+                    panic!("{}", BachError::invalid("slice_mut", format!("{} of shape {:?}: {why}", describe(info.as_ref()), v.shape())));
+                }
+                wrap(v.slice_move(info))
+            }
         }
-        // Cut in one pass where it can be (`cut_host_mut`), else by ndarray.
-        self.mut_with(move |t| cut_host_mut(t, info.as_ref()).unwrap_or_else(|t| t.slice_move(info)))
     }
     /// A mutable view of the slice `slice` of axis `axis` (ndarray's `slice_axis_mut`).
     #[track_caller]
