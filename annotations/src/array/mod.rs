@@ -77,12 +77,18 @@ pub struct ArrayBase<S: RawData, D = IxDyn> {
 }
 
 /// What an array or mutable view holds.
+///
+/// In the declared order (`repr(C)`), the held value first. Left to rustc, it followed a
+/// `OnceLock`'s 4-byte state, and a new handle's value was copied with that padding, 4 bytes
+/// off its alignment, through a temporary read back across two stores (a store-forwarding
+/// stall: a third of a small product's own time).
 #[doc(hidden)]
+#[repr(C)]
 pub struct Handle<A, D> {
-    /// The graph node; empty after a mutation until an annotated call needs one.
-    lazy: OnceLock<Lazy>,
     /// The value when the handle was made with it or wrote it (a host value).
     held: Option<NdArc<A, D>>,
+    /// The graph node; empty after a mutation until an annotated call needs one.
+    lazy: OnceLock<Lazy>,
     /// The evaluated value, kept by the handle so indexing can hand out references (boxed:
     /// only a lazy array has one, and a handle of at most 128 bytes is moved without a call
     /// to `memmove`: the small-array path makes and drops one for every op).
