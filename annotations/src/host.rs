@@ -48,7 +48,7 @@ impl<'a, A: Clone + 'a, S: DataMut<Elem = A>, D: Dimension> IntoIterator for &'a
     type Item = &'a mut A;
     type IntoIter = ndarray::iter::IterMut<'a, A, D>;
     fn into_iter(self) -> Self::IntoIter {
-        self.evaluated_mut().iter_mut()
+        self.evaluated_view_mut().into_iter()
     }
 }
 
@@ -66,7 +66,7 @@ impl<'a, A: Clone + 'a, S: DataMut<Elem = A>, D: Dimension> IntoNdProducer for &
     type Dim = D;
     type Output = ArrayViewMut<'a, A, D>;
     fn into_producer(self) -> Self::Output {
-        self.evaluated_mut().view_mut()
+        self.evaluated_view_mut()
     }
 }
 
@@ -200,7 +200,7 @@ impl<A: Clone, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
     where
         S: DataMut,
     {
-        rhs.assign_into(self.evaluated_mut().view_mut());
+        rhs.assign_into(self.evaluated_view_mut());
     }
     /// Folds along `axis` (ndarray's `fold_axis`), on the host: a Bach array of the results.
     #[track_caller]

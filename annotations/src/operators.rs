@@ -200,7 +200,7 @@ macro_rules! bit_assign {
             #[track_caller]
             fn $assign(&mut self, rhs: &ArrayBase<S2, E>) {
                 let r = rhs.evaluated_shared();
-                self.evaluated_mut().zip_mut_with(&r, |x, y| *x = x.clone() $op y.clone());
+                self.evaluated_view_mut().zip_mut_with(&r, |x, y| *x = x.clone() $op y.clone());
             }
         }
         impl<A: Clone + std::ops::$Trait<Output = A>, S: DataMut<Elem = A>, S2: Data<Elem = A>, D: Dimension, E: Dimension> std::ops::$Assign<ArrayBase<S2, E>> for ArrayBase<S, D> {

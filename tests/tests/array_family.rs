@@ -672,3 +672,44 @@ fn a_mutable_slice_that_does_not_fit_says_why() {
     assert_eq!(b.to_vec(), vec![1.0, 0.0, 3.0, 0.0]);
     assert_eq!(lazy.slice(s![..3]).to_vec(), vec![2.0; 3], "the array survives");
 }
+
+/// Library code generic over its element type with no bounds writes its arrays through
+/// mutable views (`view_mut`, `index_axis_mut`, `slice_mut`), as it does ndarray's: an owned
+/// array asks no `A: Clone` (finalfrontier's `HogwildArray<A, D>`), and writes land in it.
+#[test]
+fn an_owned_array_of_any_element_type_is_written_through_mutable_views() {
+    struct Wrapper<A, D>(Array<A, D>);
+    impl<A, D: Dimension + RemoveAxis> Wrapper<A, D> {
+        fn subview_mut(&mut self, axis: Axis, index: usize) -> ArrayViewMut<'_, A, D::Smaller> {
+            self.0.index_axis_mut(axis, index)
+        }
+        fn all_mut(&mut self) -> ArrayViewMut<'_, A, D> {
+            self.0.view_mut()
+        }
+    }
+    // An element type without Clone.
+    #[derive(Debug, PartialEq)]
+    struct Cell(i64);
+    let mut w = Wrapper(Array2::from_shape_fn((3, 2), |(i, j)| Cell((10 * i + j) as i64)));
+    w.subview_mut(Axis(0), 1)[1] = Cell(-1);
+    for c in w.all_mut().slice_mut(s![.., 0]).iter_mut() {
+        c.0 += 100;
+    }
+    let got: Vec<i64> = w.0.iter().map(|c| c.0).collect();
+    assert_eq!(got, vec![100, 1, 110, -1, 120, 21]);
+    // A reversed axis (negative strides) is written where ndarray writes.
+    let mut f = Wrapper(Array2::from_shape_fn((2, 3), |(i, j)| (3 * i + j) as f64));
+    f.0.invert_axis(Axis(1));
+    f.subview_mut(Axis(0), 0)[0] = -7.0;
+    assert_eq!(f.0.iter().copied().collect::<Vec<_>>(), vec![-7.0, 1.0, 0.0, 5.0, 4.0, 3.0]);
+    // A shared value is copied before it is written (copy on write): the other array keeps it.
+    let g = Array1::from_vec(vec![1.0, 2.0, 3.0]);
+    let mut h = Wrapper(g.clone());
+    h.all_mut()[0] = 9.0;
+    assert_eq!((g.to_vec(), h.0.to_vec()), (vec![1.0, 2.0, 3.0], vec![9.0, 2.0, 3.0]));
+    // A shared array of a Clone type made owned is its own too.
+    let s = ArcArray::from_vec(vec![String::from("a"), String::from("b")]);
+    let mut o = Wrapper(s.clone().into_owned());
+    o.all_mut()[0].push('!');
+    assert_eq!((s[0].as_str(), o.0[0].as_str()), ("a", "a!"));
+}

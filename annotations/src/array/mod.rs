@@ -244,6 +244,36 @@ pub(crate) fn same_type<T, U>(t: T) -> U {
     unsafe { std::mem::transmute_copy::<T, U>(&t) }
 }
 
+/// A mutable view of the elements of `v`, with no `A: Clone` asked (ndarray's `view_mut` of
+/// a shared array asks it, for its copy on write), in `v`'s own shape and strides.
+///
+/// # Safety
+/// No one else holds `v`'s value (`is_unique`), so for the view's life its elements have one
+/// writer.
+pub(crate) unsafe fn unique_view_mut<A, D: Dimension>(v: &mut NdArc<A, D>) -> ndarray::ArrayViewMut<'_, A, D> {
+    debug_assert!(v.is_unique());
+    // ndarray's views are made at the lowest address with non-negative strides, then the
+    // axes with negative strides turned back (`invert_axis`): the same first element.
+    let (dim, mut strides, mut low) = (v.raw_dim(), v.raw_dim(), v.as_ptr() as *mut A);
+    let mut flipped = vec![];
+    for (k, (&n, &s)) in v.shape().iter().zip(v.strides()).enumerate() {
+        if s < 0 && n > 0 {
+            // SAFETY: the axis's last element is in the value's buffer.
+            low = unsafe { low.offset((n as isize - 1) * s) };
+            flipped.push(k);
+        }
+        strides[k] = s.unsigned_abs();
+    }
+    use ndarray::ShapeBuilder;
+    // SAFETY: the caller's promise; the shape and (absolute) strides from `low` reach the
+    // same elements as `v`'s.
+    let mut view = unsafe { ndarray::ArrayViewMut::from_shape_ptr(dim.strides(strides), low) };
+    for k in flipped {
+        view.invert_axis(ndarray::Axis(k));
+    }
+    view
+}
+
 /// `v` as a `B` when `A` is `B` (see [`graph_element`]).
 pub(crate) fn same<A, B: Copy + 'static>(v: &A) -> Option<B> {
     (type_id::<A>() == type_id::<B>()).then(|| *same_type::<&A, &B>(v))
@@ -1119,6 +1149,42 @@ impl<A, D: Dimension> Handle<A, D> {
         // ArcArray copies on its first write while another handle or a node shares it.
         self.held.as_mut().expect("just evaluated")
     }
+    /// [`Handle::evaluated_mut`] as a mutable view, for an element type of any kind: a value
+    /// another handle or node shares is copied first (copy on write). An owned array of a
+    /// type other than the graph element types never shares its value (its `clone`, and
+    /// `into_owned` of a shared array, copy), so no `A: Clone` is needed: library code generic
+    /// over `A` with no bounds calls `view_mut` on its arrays, as on ndarray's.
+    #[track_caller]
+    pub(crate) fn evaluated_view_mut(&mut self) -> ndarray::ArrayViewMut<'_, A, D> {
+        fn unshare<B: Clone, A, D: Dimension>(v: &mut NdArc<A, D>) -> bool {
+            if type_id::<A>() != type_id::<B>() {
+                return false;
+            }
+            // (`view_mut` copies a shared value: ndarray's copy on write.)
+            same_type::<&mut NdArc<A, D>, &mut NdArc<B, D>>(v).view_mut();
+            true
+        }
+        let v = self.evaluated_mut();
+        if !(v.is_unique() || unshare::<f64, _, _>(v) || unshare::<f32, _, _>(v) || unshare::<i64, _, _>(v) || unshare::<bool, _, _>(v)) {
+            panic!("{}", BachError::invalid("view_mut", "the value of an owned array of a type without Clone is shared, so cannot be written (make it with into_owned)"));
+        }
+        // SAFETY: the value is this handle's alone (checked or just copied) and borrowed
+        // mutably for the view's life; `unique_view_mut` is the view of its elements.
+        unsafe { unique_view_mut(v) }
+    }
+    /// The value copied when another handle shares it and `A` is not a graph element type:
+    /// an owned array of such a type holds its value alone ([`Handle::evaluated_view_mut`]).
+    pub(crate) fn unshare(&mut self)
+    where
+        A: Clone,
+    {
+        if let (None, Some(v)) = (graph_element::<A>(), &mut self.held) {
+            if !v.is_unique() {
+                // (`view_mut` copies a shared value.)
+                v.view_mut();
+            }
+        }
+    }
     /// A second owned array of this value, as ndarray's `clone`: the value shared until either
     /// is written (copy on write) for the graph element types; copied for any other element
     /// type, so that such a value is shared only by shared arrays (`ArcArray`), as in ndarray,
@@ -1371,6 +1437,15 @@ impl<S: RawDataMut, D: Dimension> ArrayBase<S, D> {
     #[track_caller]
     pub(crate) fn evaluated_mut(&mut self) -> &mut ndarray::ArrayBase<S::Nd, D> {
         S::nd_mut(&mut self.repr)
+    }
+}
+
+impl<S: DataMut, D: Dimension> ArrayBase<S, D> {
+    /// [`ArrayBase::evaluated_mut`] as ndarray's mutable view, for any element type (an
+    /// owned array asks no `Clone`: `DataMut::view_mut_nd`).
+    #[track_caller]
+    pub(crate) fn evaluated_view_mut(&mut self) -> ndarray::ArrayViewMut<'_, S::Elem, D> {
+        S::view_mut_nd(&mut self.repr)
     }
 }
 

@@ -91,7 +91,14 @@ pub trait RawDataMut: RawData {
     #[track_caller]
     fn nd_mut<D: Dimension>(r: &mut Self::Repr<D>) -> &mut ndarray::ArrayBase<Self::Nd, D>;
 }
-pub trait DataMut: Data<Nd: ndarray::DataMut> + RawDataMut {
+pub trait DataMut: Data + RawDataMut {
+    /// [`RawDataMut::nd_mut`]'s values as a mutable view, for any element type: an owned
+    /// array (`Array<A, D>`) is written as ndarray's is, with no `A: Clone` asked (library
+    /// code generic over `A` calls `view_mut` and `index_axis_mut` on one); a shared array
+    /// asks it, as ndarray's does (its copy on write).
+    #[doc(hidden)]
+    #[track_caller]
+    fn view_mut_nd<D: Dimension>(r: &mut Self::Repr<D>) -> ndarray::ArrayViewMut<'_, Self::Elem, D>;
     /// `r` bound to `v`, the result of `r op rhs` of its shape: an array takes the result
     /// (lazy for the float types); a mutable view writes its values into its parent.
     #[doc(hidden)]
@@ -208,8 +215,14 @@ impl<A: Clone> RawDataClone for CowRepr<'_, A> {
         r.clone_owned()
     }
 }
+/// A shared array's values for writing: copied first when another handle shares them
+/// (ndarray's copy on write, which asks `A: Clone`).
+#[track_caller]
+fn shared_view_mut<A: Clone, D: Dimension>(r: &mut Handle<A, D>) -> ndarray::ArrayViewMut<'_, A, D> {
+    r.evaluated_mut().view_mut()
+}
 macro_rules! mut_handle {
-    ($([$($g:tt)*] $T:ty;)*) => {$(
+    ($([$($g:tt)*] $T:ty, $view_mut:expr;)*) => {$(
         impl<A> RawDataMut for $T {
             #[track_caller]
             fn nd_mut<D: Dimension>(r: &mut Handle<A, D>) -> &mut ndarray::ArcArray<A, D> {
@@ -218,6 +231,10 @@ macro_rules! mut_handle {
         }
         impl<$($g)*> DataMut for $T {
             #[track_caller]
+            fn view_mut_nd<D: Dimension>(r: &mut Handle<A, D>) -> ndarray::ArrayViewMut<'_, A, D> {
+                $view_mut(r)
+            }
+            #[track_caller]
             fn assign_array<D: Dimension>(r: &mut Handle<A, D>, v: super::Array<A, D>) {
                 *r = v.repr;
             }
@@ -225,8 +242,8 @@ macro_rules! mut_handle {
     )*};
 }
 mut_handle! {
-    [A: Clone] OwnedRepr<A>;
-    [A: Clone] OwnedArcRepr<A>;
+    [A] OwnedRepr<A>, Handle::evaluated_view_mut;
+    [A: Clone] OwnedArcRepr<A>, shared_view_mut;
 }
 macro_rules! owned_kinds {
     ($($T:ident),*) => {$(
@@ -354,6 +371,9 @@ impl<'a, A> RawDataMut for ViewRepr<&'a mut A> {
     }
 }
 impl<'a, A> DataMut for ViewRepr<&'a mut A> {
+    fn view_mut_nd<'r, D: Dimension>(r: &'r mut ndarray::ArrayViewMut<'a, A, D>) -> ndarray::ArrayViewMut<'r, A, D> {
+        r.view_mut()
+    }
     #[track_caller]
     fn assign_array<D: Dimension>(r: &mut ndarray::ArrayViewMut<'a, A, D>, v: super::Array<A, D>)
     where

@@ -579,7 +579,9 @@ impl<A: Clone, S: Data<Elem = A>, D: Dimension> ArrayBase<S, D> {
     /// The array as an owned array (ndarray's `into_owned`; [`ArrayBase::into_nd`] gives
     /// ndarray's).
     pub fn into_owned(self) -> Array<A, D> {
-        Array::of_handle(S::into_handle(self.repr))
+        let mut h = S::into_handle(self.repr);
+        h.unshare();
+        Array::of_handle(h)
     }
     /// The array as a shared array (ndarray's `into_shared`).
     pub fn into_shared(self) -> ArcArray<A, D> {

@@ -38,7 +38,7 @@ impl<A, S: DataMut<Elem = A>, D: Dimension> ArrayBase<S, D> {
     /// The elements for a mutable view (evaluated and made this array's own), cut by `f`.
     #[track_caller]
     fn mut_with<E: Dimension>(&mut self, f: impl FnOnce(ndarray::ArrayViewMut<'_, A, D>) -> ndarray::ArrayViewMut<'_, A, E>) -> ArrayViewMut<'_, A, E> {
-        wrap(f(self.evaluated_mut().view_mut()))
+        wrap(f(self.evaluated_view_mut()))
     }
 
     /// A mutable view of the whole array (ndarray's `view_mut`; evaluates).
@@ -52,7 +52,7 @@ impl<A, S: DataMut<Elem = A>, D: Dimension> ArrayBase<S, D> {
     pub fn slice_mut<I: SliceArg<D>>(&mut self, info: I) -> ArrayViewMut<'_, A, I::OutDim> {
         // Cut and checked in one pass where it can be (`cut_host_mut`); else checked, to say
         // why not, and cut by ndarray.
-        let v = self.evaluated_mut().view_mut();
+        let v = self.evaluated_view_mut();
         match cut_host_mut(v, info.as_ref()) {
             Ok(cut) => wrap(cut),
             Err(v) => {
@@ -110,7 +110,7 @@ impl<A, S: DataMut<Elem = A>, D: Dimension> ArrayBase<S, D> {
         if axis.index() >= self.ndim() {
             panic!("{}", BachError::invalid("axis_iter_mut", format!("axis {} of an array of shape {:?}", axis.index(), self.shape())));
         }
-        let mut v = self.evaluated_mut().view_mut();
+        let mut v = self.evaluated_view_mut();
         let it = v.axis_iter_mut(axis);
         // ndarray's `AxisIterMut` holds the elements' address, shape and strides by value, not
         // a reference to the local view: it lives as long as the elements' borrow.
@@ -131,7 +131,7 @@ impl<A, S: DataMut<Elem = A>, D: Dimension> ArrayBase<S, D> {
         if axis.index() >= self.ndim() {
             panic!("{}", BachError::invalid("lanes_mut", format!("axis {} of an array of shape {:?}", axis.index(), self.shape())));
         }
-        LanesMut::new(self.evaluated_mut().view_mut(), axis)
+        LanesMut::new(self.evaluated_view_mut(), axis)
     }
     /// The rows, mutable: lanes along the last axis (ndarray's `rows_mut`).
     #[track_caller]

@@ -36,7 +36,7 @@ pub trait AsNdMut<A, D: Dimension> {
 impl<A: Clone, S: crate::array::DataMut<Elem = A>, D: Dimension> AsNdMut<A, D> for ArrayBase<S, D> {
     #[track_caller]
     fn nd_view_mut(&mut self) -> ndarray::ArrayViewMut<'_, A, D> {
-        self.evaluated_mut().view_mut()
+        self.evaluated_view_mut()
     }
 }
 impl<A, S: ndarray::DataMut<Elem = A>, D: Dimension> AsNdMut<A, D> for ndarray::ArrayBase<S, D> {
@@ -248,22 +248,21 @@ fn any_product<A: ndarray::LinalgScalar, S: Data<Elem = A>, S2: Data<Elem = A>, 
     l: &ArrayBase<S, L>,
     r: &ArrayBase<S2, R>,
 ) -> Result<Array<A, O>> {
-    if let Some(p) = small_mat_vec(l, r) {
-        return Ok(p);
-    }
     crate::array::f64_or_f32::<A, _>(|| float_product::<f64, _, _, _, _, _, _>(l, r), || float_product::<f32, _, _, _, _, _, _>(l, r)).unwrap_or_else(|| host_product(l, r))
 }
 
 macro_rules! dot_dims {
-    ($($L:ty, $R:ty => $O:ty;)*) => {$(
+    ($($L:ty, $R:ty => $O:ty $(, $small:ident)?;)*) => {$(
         impl<A: ndarray::LinalgScalar, S: Data<Elem = A>, S2: Data<Elem = A>> Dot<ArrayBase<S2, $R>> for ArrayBase<S, $L> {
             type Output = Array<A, $O>;
             type Lazy = Array<A, $O>;
             #[track_caller]
             fn dot(&self, rhs: &ArrayBase<S2, $R>) -> Array<A, $O> {
-                if let Some(p) = small_mat_vec(self, rhs) {
+                // (Only where it can apply: what a cell compiles for another product stays
+                // as it was.)
+                $(if let Some(p) = $small(self, rhs) {
                     return p;
-                }
+                })?
                 or_panic(any_product(self, rhs))
             }
             fn try_dot(&self, rhs: &ArrayBase<S2, $R>) -> Result<Array<A, $O>> {
@@ -274,7 +273,7 @@ macro_rules! dot_dims {
 }
 dot_dims! {
     Ix2, Ix2 => Ix2;
-    Ix2, Ix1 => Ix1;
+    Ix2, Ix1 => Ix1, small_mat_vec;
     Ix1, Ix2 => Ix1;
     IxDyn, IxDyn => IxDyn;
     IxDyn, Ix1 => IxDyn;
