@@ -29,7 +29,7 @@ pub mod registry;
 pub mod sweep;
 mod whatif;
 
-pub use array::storage::{CowRepr, Data, DataMut, DataOwned, DataShared, OwnedArcRepr, OwnedRepr, RawData, RawDataClone, RawDataMut, RawDataSubst, ViewRepr};
+pub use array::storage::{CowRepr, Data, DataMut, DataOwned, DataShared, OwnedArcRepr, OwnedRepr, RawData, RawDataClone, RawDataMut, RawDataSubst, ViewRepr, ViewsMut};
 pub use array::{
     arr0, arr1, arr2, arr3, aview0, aview1, aview2, aview_mut1, concatenate, evaluate, stack, ArcArray, ArcArray1, ArcArray2, Array, Array0, Array1, Array2, Array3, Array4,
     Array5, Array6, ArrayBase, ArrayD, ArrayView, ArrayView0, ArrayView1, ArrayView2, ArrayView3, ArrayView4, ArrayView5, ArrayView6, ArrayViewD, ArrayViewMut, ArrayViewMut0,

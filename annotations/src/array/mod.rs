@@ -52,7 +52,7 @@ mod views;
 mod views_mut;
 mod zip;
 
-pub use storage::{CowRepr, Data, DataMut, DataOwned, OwnedArcRepr, OwnedRepr, RawData, RawDataClone, RawDataMut, ViewRepr};
+pub use storage::{CowRepr, Data, DataMut, DataOwned, OwnedArcRepr, OwnedRepr, RawData, RawDataClone, RawDataMut, ViewRepr, ViewsMut};
 pub use views::{arr0, arr1, arr2, arr3, aview0, aview1, aview2, concatenate, stack, AxisViews, Lanes};
 pub use views_mut::{
     aview_mut1, ArrayViewMut, ArrayViewMut0, ArrayViewMut1, ArrayViewMut2, ArrayViewMut3, ArrayViewMut4, ArrayViewMut5, ArrayViewMut6, ArrayViewMutD, AxisViewsMut, LanesMut,
@@ -1440,9 +1440,9 @@ impl<S: RawDataMut, D: Dimension> ArrayBase<S, D> {
     }
 }
 
-impl<S: DataMut, D: Dimension> ArrayBase<S, D> {
+impl<S: ViewsMut, D: Dimension> ArrayBase<S, D> {
     /// [`ArrayBase::evaluated_mut`] as ndarray's mutable view, for any element type (an
-    /// owned array asks no `Clone`: `DataMut::view_mut_nd`).
+    /// owned array asks no `Clone`: `ViewsMut::view_mut_nd`).
     #[track_caller]
     pub(crate) fn evaluated_view_mut(&mut self) -> ndarray::ArrayViewMut<'_, S::Elem, D> {
         S::view_mut_nd(&mut self.repr)

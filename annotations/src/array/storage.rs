@@ -91,14 +91,17 @@ pub trait RawDataMut: RawData {
     #[track_caller]
     fn nd_mut<D: Dimension>(r: &mut Self::Repr<D>) -> &mut ndarray::ArrayBase<Self::Nd, D>;
 }
-pub trait DataMut: Data + RawDataMut {
-    /// [`RawDataMut::nd_mut`]'s values as a mutable view, for any element type: an owned
-    /// array (`Array<A, D>`) is written as ndarray's is, with no `A: Clone` asked (library
-    /// code generic over `A` calls `view_mut` and `index_axis_mut` on one); a shared array
-    /// asks it, as ndarray's does (its copy on write).
+/// Storage written through mutable views (`view_mut`, `slice_mut`, `index_axis_mut`, ...):
+/// every [`DataMut`] kind, and an owned array of any element type. ndarray's `Array<A, D>`
+/// asks no `A: Clone` for them, and library code generic over `A` with no bounds calls them
+/// on its arrays; a shared array asks it, as ndarray's (its copy on write). Sealed.
+pub trait ViewsMut: Data + RawDataMut {
+    /// [`RawDataMut::nd_mut`]'s values as ndarray's mutable view.
     #[doc(hidden)]
     #[track_caller]
     fn view_mut_nd<D: Dimension>(r: &mut Self::Repr<D>) -> ndarray::ArrayViewMut<'_, Self::Elem, D>;
+}
+pub trait DataMut: Data<Nd: ndarray::DataMut> + ViewsMut {
     /// `r` bound to `v`, the result of `r op rhs` of its shape: an array takes the result
     /// (lazy for the float types); a mutable view writes its values into its parent.
     #[doc(hidden)]
@@ -222,18 +225,20 @@ fn shared_view_mut<A: Clone, D: Dimension>(r: &mut Handle<A, D>) -> ndarray::Arr
     r.evaluated_mut().view_mut()
 }
 macro_rules! mut_handle {
-    ($([$($g:tt)*] $T:ty, $view_mut:expr;)*) => {$(
+    ($([$($v:tt)*] $T:ty, $view_mut:expr;)*) => {$(
         impl<A> RawDataMut for $T {
             #[track_caller]
             fn nd_mut<D: Dimension>(r: &mut Handle<A, D>) -> &mut ndarray::ArcArray<A, D> {
                 r.evaluated_mut()
             }
         }
-        impl<$($g)*> DataMut for $T {
+        impl<$($v)*> ViewsMut for $T {
             #[track_caller]
             fn view_mut_nd<D: Dimension>(r: &mut Handle<A, D>) -> ndarray::ArrayViewMut<'_, A, D> {
                 $view_mut(r)
             }
+        }
+        impl<A: Clone> DataMut for $T {
             #[track_caller]
             fn assign_array<D: Dimension>(r: &mut Handle<A, D>, v: super::Array<A, D>) {
                 *r = v.repr;
@@ -370,10 +375,12 @@ impl<'a, A> RawDataMut for ViewRepr<&'a mut A> {
         r
     }
 }
-impl<'a, A> DataMut for ViewRepr<&'a mut A> {
+impl<'a, A> ViewsMut for ViewRepr<&'a mut A> {
     fn view_mut_nd<'r, D: Dimension>(r: &'r mut ndarray::ArrayViewMut<'a, A, D>) -> ndarray::ArrayViewMut<'r, A, D> {
         r.view_mut()
     }
+}
+impl<'a, A> DataMut for ViewRepr<&'a mut A> {
     #[track_caller]
     fn assign_array<D: Dimension>(r: &mut ndarray::ArrayViewMut<'a, A, D>, v: super::Array<A, D>)
     where

@@ -15,7 +15,7 @@ use ndarray::{Axis, Dimension, Ix1, IxDyn, RemoveAxis, Slice, SliceArg, SliceInf
 
 use super::layout::{cut_host_mut, describe, fits_slice};
 use super::views::Cut;
-use super::{ArrayBase, DataMut, ViewRepr};
+use super::{ArrayBase, ViewRepr, ViewsMut};
 use bach_runtime::BachError;
 
 /// A mutable view borrowing an array for `'a` (ndarray's `ArrayViewMut`).
@@ -34,7 +34,7 @@ fn wrap<A, E>(v: ndarray::ArrayViewMut<'_, A, E>) -> ArrayViewMut<'_, A, E> {
     ArrayBase { repr: v }
 }
 
-impl<A, S: DataMut<Elem = A>, D: Dimension> ArrayBase<S, D> {
+impl<A, S: ViewsMut<Elem = A>, D: Dimension> ArrayBase<S, D> {
     /// The elements for a mutable view (evaluated and made this array's own), cut by `f`.
     #[track_caller]
     fn mut_with<E: Dimension>(&mut self, f: impl FnOnce(ndarray::ArrayViewMut<'_, A, D>) -> ndarray::ArrayViewMut<'_, A, E>) -> ArrayViewMut<'_, A, E> {
