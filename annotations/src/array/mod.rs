@@ -254,24 +254,32 @@ pub(crate) unsafe fn unique_view_mut<A, D: Dimension>(v: &mut NdArc<A, D>) -> nd
     debug_assert!(v.is_unique());
     // ndarray's views are made at the lowest address with non-negative strides, then the
     // axes with negative strides turned back (`invert_axis`): the same first element.
-    let (dim, mut strides, mut low) = (v.raw_dim(), v.raw_dim(), v.as_ptr() as *mut A);
-    let mut flipped = vec![];
-    for (k, (&n, &s)) in v.shape().iter().zip(v.strides()).enumerate() {
-        if s < 0 && n > 0 {
-            // SAFETY: the axis's last element is in the value's buffer.
-            low = unsafe { low.offset((n as isize - 1) * s) };
-            flipped.push(k);
-        }
-        strides[k] = s.unsigned_abs();
+    let (low, flipped) = lowest_address(v.shape(), v.strides());
+    let mut strides = v.raw_dim();
+    for (s, &t) in strides.slice_mut().iter_mut().zip(v.strides()) {
+        *s = t.unsigned_abs();
     }
     use ndarray::ShapeBuilder;
-    // SAFETY: the caller's promise; the shape and (absolute) strides from `low` reach the
-    // same elements as `v`'s.
-    let mut view = unsafe { ndarray::ArrayViewMut::from_shape_ptr(dim.strides(strides), low) };
-    for k in flipped {
+    // SAFETY: the caller's promise; the shape and (absolute) strides from the lowest address
+    // reach the same elements as `v`'s.
+    let mut view = unsafe { ndarray::ArrayViewMut::from_shape_ptr(v.raw_dim().strides(strides), (v.as_ptr() as *mut A).offset(low)) };
+    for k in (0..view.ndim()).filter(|k| flipped & (1 << k) != 0) {
         view.invert_axis(ndarray::Axis(k));
     }
     view
+}
+
+/// The offset (in elements) from the first element of a strided value to its lowest address,
+/// and its axes of negative stride (a bit each; at most 64 axes).
+fn lowest_address(shape: &[usize], strides: &[isize]) -> (isize, u64) {
+    let (mut offset, mut flipped) = (0isize, 0u64);
+    for (k, (&n, &s)) in shape.iter().zip(strides).enumerate() {
+        if s < 0 && n > 0 && k < 64 {
+            offset += (n as isize - 1) * s;
+            flipped |= 1 << k;
+        }
+    }
+    (offset, flipped)
 }
 
 /// `v` as a `B` when `A` is `B` (see [`graph_element`]).
@@ -1156,20 +1164,19 @@ impl<A, D: Dimension> Handle<A, D> {
     /// over `A` with no bounds calls `view_mut` on its arrays, as on ndarray's.
     #[track_caller]
     pub(crate) fn evaluated_view_mut(&mut self) -> ndarray::ArrayViewMut<'_, A, D> {
-        fn unshare<B: Clone, A, D: Dimension>(v: &mut NdArc<A, D>) -> bool {
-            if type_id::<A>() != type_id::<B>() {
-                return false;
-            }
-            // (`view_mut` copies a shared value: ndarray's copy on write.)
-            same_type::<&mut NdArc<A, D>, &mut NdArc<B, D>>(v).view_mut();
-            true
-        }
         let v = self.evaluated_mut();
-        if !(v.is_unique() || unshare::<f64, _, _>(v) || unshare::<f32, _, _>(v) || unshare::<i64, _, _>(v) || unshare::<bool, _, _>(v)) {
-            panic!("{}", BachError::invalid("view_mut", "the value of an owned array of a type without Clone is shared, so cannot be written (make it with into_owned)"));
+        if !v.is_unique() {
+            // Copy on write, through Bach's one non-generic copy (what a cell compiles for
+            // each element and dimension type stays a thin shell).
+            match layout::row_major(&v.view()) {
+                Some(copy) => *v = copy,
+                None => {
+                    panic!("{}", BachError::invalid("view_mut", "the value of an owned array of a type without Clone is shared, so cannot be written (make it with into_owned)"))
+                }
+            }
         }
         // SAFETY: the value is this handle's alone (checked or just copied) and borrowed
-        // mutably for the view's life; `unique_view_mut` is the view of its elements.
+        // mutably for the view's life.
         unsafe { unique_view_mut(v) }
     }
     /// The value copied when another handle shares it and `A` is not a graph element type:
