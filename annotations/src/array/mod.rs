@@ -969,8 +969,13 @@ impl<A, D: Dimension> Array<A, D> {
         // (stride 1), so not for a reversed view, which ndarray copies reversed.
         if v.ndim() == 1 && v.strides().first().is_some_and(|&s| s >= 0) && (1..=pool::MAX_LEN).contains(&v.len()) && v.len() <= Home::current_eager_max() {
             if let Some(give_back) = pool::give_back_of::<A, D>() {
-                let mut out = pool::take_as::<A>(v.len()).unwrap_or_else(|| NdArc::from_iter(v.iter().cloned()));
-                pool::elements(&mut out).iter_mut().zip(v.iter()).for_each(|(o, x)| *o = x.clone());
+                let out = match pool::take_as::<A>(v.len()) {
+                    Some(mut out) => {
+                        pool::elements(&mut out).iter_mut().zip(v.iter()).for_each(|(o, x)| *o = x.clone());
+                        out
+                    }
+                    None => NdArc::from_iter(v.iter().cloned()),
+                };
                 if let Ok(out) = out.into_dimensionality::<D>() {
                     return Array::from_kept_with(out, Home::current(), give_back);
                 }

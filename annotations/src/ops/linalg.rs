@@ -188,16 +188,9 @@ fn float_product<F: Real, A: ndarray::LinalgScalar, S: Data<Elem = A>, S2: Data<
 /// caller's element type, with no conversion of the result: the small path is ndarray's
 /// product plus little else.
 #[inline]
-fn small_mat_vec<A: ndarray::LinalgScalar, S: Data<Elem = A>, S2: Data<Elem = A>, L: Dimension, R: Dimension, O: Dimension>(
-    l: &ArrayBase<S, L>,
-    r: &ArrayBase<S2, R>,
-) -> Option<Array<A, O>> {
-    if L::NDIM != Some(2) || R::NDIM != Some(1) || O::NDIM != Some(1) {
-        return None;
-    }
-    let give_back = crate::array::pool::give_back_of::<A, O>()?;
+fn small_mat_vec<A: ndarray::LinalgScalar, S: Data<Elem = A>, S2: Data<Elem = A>>(l: &ArrayBase<S, Ix2>, r: &ArrayBase<S2, Ix1>) -> Option<Array<A, Ix1>> {
+    let give_back = crate::array::pool::give_back_of::<A, Ix1>()?;
     let ((m, _), (x, _)) = (l.small_host()?, r.small_host()?);
-    let (m, x) = (m.into_dimensionality::<Ix2>().ok()?, x.into_dimensionality::<Ix1>().ok()?);
     let (rows, k) = m.dim();
     if k != x.len() || rows == 0 || rows > crate::array::pool::MAX_LEN {
         return None;
@@ -206,7 +199,7 @@ fn small_mat_vec<A: ndarray::LinalgScalar, S: Data<Elem = A>, S2: Data<Elem = A>
     // (Through `pool::elements`: no uniqueness check on each write of a value no one shares.)
     let mut y = ndarray::ArrayViewMut1::from(crate::array::pool::elements(&mut out));
     ndarray::linalg::general_mat_vec_mul(A::one(), &m, &x, A::zero(), &mut y);
-    Some(Array::from_kept_with(out.into_dimensionality::<O>().ok()?, l.home(), give_back))
+    Some(Array::from_kept_with(out, l.home(), give_back))
 }
 
 /// The product of arrays of any other element type, on the host through ndarray (`None`: the
