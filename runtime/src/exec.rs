@@ -83,15 +83,23 @@ pub(crate) fn execute(env: &Env<'_>, eval: u64, planned: &Arc<Plan>, part: &Grap
     }
     let mut result = Ok(());
     let mut stages = Vec::with_capacity(plan.stages.len() + 1);
-    for (s, stage) in plan.stages.iter().enumerate() {
+    for wave in plan.waves() {
         if env.interrupted() {
             result = Err(BachError::Interrupted);
             break;
         }
+        if wave.len() > 1 {
+            if let Err(e) = run_wave(env, eval, plan, wave, part, &mut store, &mut events, &mut plans, &mut stages) {
+                result = Err(e);
+                break;
+            }
+            continue;
+        }
         // The whole values a stage reads are fetched where it runs as it starts (inside, so
         // a device out of memory for them is handled like one out of memory for pieces).
+        let s = wave.start;
         let started = epoch.elapsed();
-        let r = run_stage_with_retries(env, eval, plan, s, stage, part, &mut store, &mut events, &mut plans);
+        let r = run_stage_with_retries(env, eval, plan, s, &plan.stages[s], part, &mut store, &mut events, &mut plans);
         let ran = plans.last().expect("the planner's plan comes first");
         stages.push(stage_time(env, ran, Some(s), ran.stages[s].device, started, epoch.elapsed()));
         if let Err(e) = r {
@@ -114,6 +122,95 @@ pub(crate) fn execute(env: &Env<'_>, eval: u64, planned: &Arc<Plan>, part: &Grap
     }
     env.progress.finish();
     (result, EvalTrace { eval, cell: env.cell, start, end: epoch.elapsed(), pieces: plan.total_pieces(), events, plans, stages, reason: None })
+}
+
+/// Run the stages of `wave` at once ([`Plan::waves`]: each whole on an accelerator of its
+/// own, none reading another's results): each gathers what it reads and places its results
+/// here, in order; then each runs its pieces on a thread of its own (one thread per device);
+/// then each lands, in order. A stage that runs out of device memory runs again alone
+/// afterwards, with its retries; so does the whole wave when one of its stages cannot be
+/// gathered.
+#[allow(clippy::too_many_arguments)]
+fn run_wave(
+    env: &Env<'_>,
+    eval: u64,
+    plan: &Plan,
+    wave: Range<usize>,
+    part: &GraphPart,
+    store: &mut Store<'_>,
+    events: &mut Vec<Event>,
+    plans: &mut Vec<Arc<Plan>>,
+    times: &mut Vec<StageTime>,
+) -> Result<()> {
+    let epoch = env.epoch();
+    let started = epoch.elapsed();
+    let mut runs = Vec::with_capacity(wave.len());
+    let mut alone: Vec<usize> = Vec::new();
+    for s in wave.clone() {
+        let mark = events.len();
+        let mut run = StageRun::new(env, eval, plan, s, &plan.stages[s], part)?;
+        match run.gather(store, events) {
+            Ok(()) => {
+                run.place_results();
+                runs.push(run);
+            }
+            Err(BachError::DeviceOutOfMemory { .. }) => {
+                events.truncate(mark);
+                alone.push(s);
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    let done: Vec<(Result<StageOut>, Vec<Event>, Duration)> = std::thread::scope(|scope| {
+        let workers: Vec<_> = runs
+            .iter()
+            .map(|run| {
+                scope.spawn(move || {
+                    let mut own = Vec::new();
+                    let r = run.run_pieces(&mut own);
+                    (r, own, epoch.elapsed())
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .map(|w| {
+                w.join().unwrap_or_else(|p| {
+                    (Err(BachError::invalid("execute", format!("a device's worker panicked: {}", crate::device::panic_text(&*p)))), Vec::new(), epoch.elapsed())
+                })
+            })
+            .collect()
+    });
+    let mut result = Ok(());
+    for (run, (r, own, end)) in runs.into_iter().zip(done) {
+        let s = run.s;
+        match r {
+            Ok(out) => {
+                events.extend(own);
+                let landed = run.land(out, store, events);
+                times.push(stage_time(env, plan, Some(s), plan.stages[s].device, started, end));
+                if result.is_ok() {
+                    result = landed;
+                }
+            }
+            Err(BachError::DeviceOutOfMemory { .. }) => alone.push(s),
+            Err(e) => {
+                if result.is_ok() {
+                    result = Err(e);
+                }
+            }
+        }
+    }
+    result?;
+    alone.sort_unstable();
+    for s in alone {
+        let started = epoch.elapsed();
+        let r = run_stage_with_retries(env, eval, plan, s, &plan.stages[s], part, store, events, plans);
+        let ran = plans.last().expect("the planner's plan comes first");
+        times.push(stage_time(env, ran, Some(s), ran.stages[s].device, started, epoch.elapsed()));
+        r?;
+    }
+    Ok(())
 }
 
 /// Stage `s` of `plan` (`None`: the copies at the end) as it ran on `device`: the cost

@@ -208,3 +208,85 @@ fn a_value_asked_for_one_accelerator_runs_there_alone() {
         s.force_cell(None);
     });
 }
+
+/// `x^T x` in plain loops, independent of ndarray and Bach.
+fn gram(x: &ndarray::Array2<f64>) -> ndarray::Array2<f64> {
+    let (n, d) = x.dim();
+    let mut g = ndarray::Array2::<f64>::zeros((d, d));
+    for r in 0..n {
+        for i in 0..d {
+            for j in 0..d {
+                g[[i, j]] += x[[r, i]] * x[[r, j]];
+            }
+        }
+    }
+    g
+}
+
+fn table(seed: u64, n: usize, d: usize) -> ndarray::Array2<f64> {
+    ndarray::Array2::from_shape_vec((n, d), uniform_vec(seed, n * d, -1.0, 1.0)).unwrap()
+}
+
+#[test]
+fn independent_whole_ops_are_scheduled_on_different_accelerators_and_run_at_once() {
+    let s = session(2);
+    with_session(&s, || {
+        let (x, y) = (table(21, 4000, 48), table(22, 3000, 48));
+        // Two Gram matrices (whole-value ops: not cut into pieces), then their sum.
+        let (gx, gy) = (bach::ml::gram(&Array2::from_array(x.clone()).into_dyn()).unwrap(), bach::ml::gram(&Array2::from_array(y.clone()).into_dyn()).unwrap());
+        let sum = &gx + &gy;
+        let plan = sum.plan().unwrap();
+        let on = |v: &ArrayD<f64>| plan.step_of(v.lazy().id()).unwrap().device;
+        assert_eq!(BTreeSet::from([on(&gx), on(&gy)]), BTreeSet::from([DeviceId(1), DeviceId(2)]), "two products, two accelerators:\n{plan}");
+        assert!(plan.notes.iter().any(|n| n.contains("finishes first there")), "the plan says why:\n{plan}");
+        assert!(plan.waves().iter().any(|w| w.len() == 2), "they start at once:\n{plan}");
+        let explained = sum.explain().unwrap().0;
+        eprintln!("{plan}\n{explained}");
+        assert!(explained.contains("earliest finish"), "{explained}");
+        let want = &gram(&x) + &gram(&y);
+        assert_close("gx + gy", &sum.to_array().unwrap().into_dyn(), &want.into_dyn(), 1e-12);
+        let ran: BTreeSet<DeviceId> = s.trace().last().unwrap().events.iter().filter(|e| e.kind == EventKind::Compute && e.op.as_ref() == "gram").map(|e| e.device).collect();
+        assert_eq!(ran, BTreeSet::from([DeviceId(1), DeviceId(2)]));
+
+        // A chain stays where its values are: the copy between accelerators costs more than
+        // waiting for the device.
+        let gxx = bach::ml::gram(&bach::ml::gram(&Array2::from_array(x.clone()).into_dyn()).unwrap()).unwrap();
+        let plan = gxx.plan().unwrap();
+        let devices: BTreeSet<DeviceId> = plan.steps.iter().filter(|st| st.op == "gram").map(|st| st.device).collect();
+        assert_eq!(devices.len(), 1, "a chain on one accelerator:\n{plan}");
+        assert_close("gram(gram(x))", &gxx.to_array().unwrap().into_dyn(), &gram(&gram(&x)).into_dyn(), 1e-12);
+    });
+}
+
+#[test]
+fn one_accelerator_plans_are_not_rescheduled() {
+    let s = session(1);
+    with_session(&s, || {
+        let (gx, gy) = (bach::ml::gram(&Array2::from_array(table(31, 500, 16)).into_dyn()).unwrap(), bach::ml::gram(&Array2::from_array(table(32, 500, 16)).into_dyn()).unwrap());
+        let plan = (&gx + &gy).plan().unwrap();
+        assert!(plan.stages.iter().all(|st| st.slot.is_none()), "{plan}");
+        assert!(plan.waves().iter().all(|w| w.len() == 1), "{plan}");
+    });
+}
+
+#[test]
+fn four_h100s_run_four_independent_eigenproblems_in_about_a_quarter_of_one() {
+    let s = session(1);
+    with_session(&s, || {
+        // Four symmetric eigenproblems of 2048 x 2048 (lazy inputs: only planned), summed.
+        let d = 2048;
+        let values: Vec<ArrayD<f64>> = (0..4)
+            .map(|k| {
+                let m = Array1::<f64>::linspace(k as f64, k as f64 + 1.0, d * d).into_shape_with_order((d, d)).unwrap().into_dyn();
+                bach::ml::symmetric_eigen(&m).unwrap()
+            })
+            .collect();
+        let total = &(&values[0] + &values[1]) + &(&values[2] + &values[3]);
+        let w = bach::whatif_profile(&total, "h100:4").unwrap();
+        let (one, four) = (w.current.predicted.seconds(), w.changed.predicted.seconds());
+        let devices: BTreeSet<DeviceId> = w.changed.steps.iter().filter(|st| st.op == "symmetric_eigen").map(|st| st.device).collect();
+        eprintln!("four eigenproblems of 2048 on the H100 profile: one GPU {one:.4} s, four {four:.4} s ({:.2}x)", four / one);
+        assert_eq!(devices.len(), 4, "one eigenproblem per GPU:\n{}", w.changed);
+        assert!(four <= 0.35 * one, "four H100s {four} s against one {one} s:\n{w}");
+    });
+}

@@ -364,6 +364,7 @@ mod tests {
                 outputs: vec![29],
                 paged: true,
                 kept_on_device: vec![],
+                slot: None,
                 streamed_elements: 0,
             },
             Stage {
@@ -376,6 +377,7 @@ mod tests {
                 outputs: vec![30],
                 paged: false,
                 kept_on_device: vec![],
+                slot: None,
                 streamed_elements: 0,
             },
         ];

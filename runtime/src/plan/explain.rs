@@ -41,6 +41,19 @@ impl Plan {
                 if stage.shards.len() > 1 {
                     let _ = write!(why, "; its pieces spread over {} accelerators, {} at once", stage.shards.len(), self.stage_width(s));
                 }
+                if let Some(slot) = stage.slot.filter(|_| st.device != CPU) {
+                    let peers: Vec<u8> =
+                        self.devices.iter().filter(|d| d.id != CPU && Some(d.kind) == self.devices.get(st.device.0 as usize).map(|p| p.kind)).map(|d| d.id.0).collect();
+                    let _ = write!(
+                        why,
+                        "; device {}: earliest finish of devices {} (list schedule: {} to {}{})",
+                        st.device.0,
+                        peers.iter().map(u8::to_string).collect::<Vec<_>>().join(", "),
+                        seconds(slot.start_s),
+                        seconds(slot.finish_s),
+                        if slot.alone_on != st.device { format!(", device {} busy", slot.alone_on.0) } else { String::new() }
+                    );
+                }
                 if let Some(m) = st.margin_s.filter(|m| *m < 0.0) {
                     let _ = write!(why, " (moving it would save {})", seconds(-m));
                 }

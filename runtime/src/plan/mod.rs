@@ -6,11 +6,13 @@ mod explain;
 pub(crate) mod pieces;
 mod placement;
 mod reason;
+mod schedule;
 mod shards;
 mod stages;
 mod transfers;
 
 use std::fmt;
+use std::ops::Range;
 use std::sync::Arc;
 
 use crate::annotation::{Annotation, OpKind};
@@ -168,6 +170,18 @@ pub struct Stage {
     /// a stage of whole values (no pieces are cut or written back: its op reads what it needs,
     /// a slice of two rows two rows, and its own cost prices that).
     pub streamed_elements: usize,
+    /// Where the list scheduler put it among several accelerators of one kind
+    /// ([`schedule`]): `None` on the CPU, spread, or with one accelerator.
+    pub slot: Option<Slot>,
+}
+
+/// A stage's place in the schedule over several accelerators: when it starts and finishes by
+/// the cost model, and the accelerator placement gave it alone (the first of its kind).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Slot {
+    pub start_s: f64,
+    pub finish_s: f64,
+    pub alone_on: DeviceId,
 }
 
 impl Stage {
@@ -286,6 +300,26 @@ impl Plan {
     pub fn stage_width(&self, s: usize) -> usize {
         self.stages.get(s).map_or(1, |stage| if stage.shards.len() > 1 { parallel_width(&self.devices, &stage.shards) } else { 1 })
     }
+    /// The stages in runs the executor starts at once: consecutive stages, each whole on an
+    /// accelerator of its own (not spread), none reading another's results. Every other
+    /// stage is a run of one. In execution order.
+    pub fn waves(&self) -> Vec<Range<usize>> {
+        let mut waves: Vec<Range<usize>> = Vec::new();
+        let alone = |s: usize| self.stages[s].device != CPU && self.stages[s].shards.len() < 2;
+        for s in 0..self.stages.len() {
+            if let Some(w) = waves.last_mut().filter(|w| alone(s) && alone(w.start)) {
+                let made: Vec<u64> = w.clone().flat_map(|t| self.stages[t].steps.iter().map(|&st| self.steps[st].id)).collect();
+                let distinct = w.clone().all(|t| self.stages[t].device != self.stages[s].device);
+                let independent = self.stages[s].steps.iter().all(|&st| self.steps[st].inputs.iter().all(|id| !made.contains(id)));
+                if distinct && independent {
+                    w.end = s + 1;
+                    continue;
+                }
+            }
+            waves.push(s..s + 1);
+        }
+        waves
+    }
     pub fn total_pieces(&self) -> usize {
         self.stages.iter().map(|s| s.pieces).sum()
     }
@@ -396,10 +430,14 @@ fn plan_with_policy(part: &GraphPart, cost: &CostModel, devices: &[DeviceProfile
     let mut notes = Vec::new();
     let consumers = part.consumers();
     let placed = placement::place(part, &consumers, devices, policy, &budget, &mut notes);
-    let predicted = placed.problem.total(&placed.device);
+    let mut predicted = placed.problem.total(&placed.device);
     let grouped = stages::group(part, &consumers, &placed);
     let stages::Grouped { steps, mut stages, stage_of } = grouped;
     shards::spread(part, &consumers, &placed.device, &mut stages, &stage_of, devices, &mut notes);
+    let mut placed = placed;
+    let mut steps = steps;
+    let between_accelerators_s = schedule::assign(part, &mut placed, &mut steps, &mut stages, &stage_of, devices, &mut notes);
+    predicted.copies_s += between_accelerators_s;
     for (s, stage) in stages.iter_mut().enumerate() {
         pieces::size(part, &steps, stage, s, &stage_of, devices, cost, &budget, &mut notes);
     }
@@ -423,6 +461,19 @@ fn plan_with_policy(part: &GraphPart, cost: &CostModel, devices: &[DeviceProfile
             plan.predicted.compute_s -= ops * (1.0 - 1.0 / width);
             plan.predicted.copies_s -= copies * (1.0 - 1.0 / width);
         }
+    }
+    // Stages the executor starts at once take the longest one's time, not their sum.
+    // Emulated accelerators share the host's cores (one thread each for a whole value), two
+    // logical devices share their GPU.
+    for wave in plan.waves().into_iter().filter(|w| w.len() > 1) {
+        let ids: Vec<DeviceId> = wave.clone().map(|s| plan.stages[s].device).collect();
+        let at_once = match plan.devices.get(ids[0].0 as usize) {
+            Some(d) if d.kind == DeviceKind::Emulated => ids.len().min(plan.devices[0].threads.max(1)),
+            _ => parallel_width(&plan.devices, &ids),
+        };
+        let ops: Vec<f64> = wave.map(|s| plan.stages[s].steps.iter().map(|&st| plan.steps[st].accelerator_s).filter(|t| t.is_finite()).sum::<f64>()).collect();
+        let (sum, longest) = (ops.iter().sum::<f64>(), ops.iter().copied().fold(0.0, f64::max));
+        plan.predicted.compute_s -= sum - longest.max(sum / at_once as f64);
     }
     Ok(plan)
 }

@@ -54,6 +54,7 @@ pub(super) fn group(part: &GraphPart, consumers: &[Vec<usize>], placed: &Placeme
                     paged: false,
                     kept_on_device: vec![],
                     streamed_elements: 0,
+                    slot: None,
                 },
             ));
             stages.len() - 1
