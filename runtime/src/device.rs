@@ -138,6 +138,11 @@ pub trait Device: Send + Sync {
     fn prefaults_results(&self) -> bool {
         false
     }
+    /// The CUDA ordinal of the GPU this device is (or is a logical device on), for
+    /// `:bach cell cuda:K`; `None` for devices that are not CUDA GPUs.
+    fn cuda_ordinal(&self) -> Option<usize> {
+        None
+    }
     /// Copy a host value (or piece) into this device's memory.
     fn copy_in(&self, value: ValueRef<'_>, tag: Tag) -> Result<Value>;
     /// Copy a value (or piece) of this device to the host.

@@ -511,6 +511,25 @@ def test_four_emulated_accelerators_in_a_notebook(jupyter_path):
         assert r["status"] == "ok", (r, text(msgs))
         assert "forced to device 2 by the cell" in text(msgs) and "device 2" in text(msgs), text(msgs)
 
+        # A CUDA ordinal on a session without GPUs: a clear error, and the session goes on.
+        r, msgs = run(kc, ":bach cell cuda:0")
+        assert r["status"] == "error", (r, text(msgs))
+        assert "no accelerator on cuda:0" in text(msgs) + str(r), (r, text(msgs))
+
+        # Two whole ops (Gram matrices): the list schedule puts them on two accelerators,
+        # which run them at once.
+        grams = (
+            ":bach cell gpu\n"
+            "let ga = bach::ml::gram(&Array1::<f64>::linspace(0.0, 1.0, 3000 * 40).into_shape_with_order((3000, 40)).unwrap().into_dyn()).unwrap();\n"
+            "let gb = bach::ml::gram(&Array1::<f64>::linspace(1.0, 2.0, 2000 * 40).into_shape_with_order((2000, 40)).unwrap().into_dyn()).unwrap();\n"
+            "let gs = &ga + &gb;\n"
+            ":bach explain gs"
+        )
+        r, msgs = run(kc, grams)
+        assert r["status"] == "ok", (r, text(msgs))
+        out = text(msgs)
+        assert "earliest finish of devices 1, 2, 3, 4" in out and "busy" in out, out
+
         check = (
             "let xs = ndarray::Array1::<f64>::linspace(0.0, 1.0, 1 << 18);\n"
             "let want = xs.mapv(|v| (v * 3.0).exp() + 1.0);\n"
@@ -522,6 +541,18 @@ def test_four_emulated_accelerators_in_a_notebook(jupyter_path):
         r, msgs = run(kc, check)
         assert r["status"] == "ok", (r, text(msgs))
         assert "worst relative difference" in text(msgs), text(msgs)
+
+        check = (
+            "let (xa, xb) = (ndarray::Array1::<f64>::linspace(0.0, 1.0, 3000 * 40).into_shape_with_order((3000, 40)).unwrap(), ndarray::Array1::<f64>::linspace(1.0, 2.0, 2000 * 40).into_shape_with_order((2000, 40)).unwrap());\n"
+            "let want = &xa.t().dot(&xa) + &xb.t().dot(&xb);\n"
+            "let got = gs.to_array().unwrap();\n"
+            "let worst = got.iter().zip(want.iter()).map(|(a, b)| ((a - b) / b).abs()).fold(0.0f64, f64::max);\n"
+            'println!("gram worst relative difference {worst:e}");\n'
+            "assert!(worst < 1e-12);"
+        )
+        r, msgs = run(kc, check)
+        assert r["status"] == "ok", (r, text(msgs))
+        assert "gram worst relative difference" in text(msgs), text(msgs)
     finally:
         kc.stop_channels()
         km.shutdown_kernel(now=True)

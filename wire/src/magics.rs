@@ -18,7 +18,7 @@ pub const HELP: &str = "\
 :bach memory                    what the session holds: graph nodes, cached values (host, device), trace
 :bach memory <size|none>        cap the accelerator memory the planner may use (e.g. 64MiB)
 :bach policy <name>             placement policy: optimal (default), greedy, threshold or cpu
-:bach cell <cpu|gpu|auto|gpu:K> where the ops this cell creates from here on run (gpu:K: accelerator K alone)
+:bach cell <cpu|gpu|auto|gpu:K|cuda:K> where the ops this cell creates from here on run (gpu:K: accelerator K alone; cuda:K: the one on CUDA GPU K)
 :bach cost                      the cost model the planner uses
 :bach cost set <path> = <value> change one parameter (e.g. elementwise.cuda.per_element = 2e-11)
 :bach cost reset                the defaults for this machine
@@ -91,10 +91,10 @@ const COMMANDS: &[Command] = &[
     Command { name: "timing", args: "", rust: |a| a.is_empty().then(String::new) },
     Command {
         name: "cell",
-        args: "<cpu|gpu|auto|gpu:K>",
+        args: "<cpu|gpu|auto|gpu:K|cuda:K>",
         rust: |a| {
             let numbered = |p: &str| a.strip_prefix(p).is_some_and(|k| !k.is_empty() && k.bytes().all(|b| b.is_ascii_digit()));
-            (matches!(a, "cpu" | "gpu" | "auto") || numbered("gpu:") || numbered("device:")).then(|| magic::force_cell(a))
+            (matches!(a, "cpu" | "gpu" | "auto") || numbered("gpu:") || numbered("device:") || numbered("cuda:")).then(|| magic::force_cell(a))
         },
     },
     Command { name: "cost", args: "[set <path> = <value> | reset | profile <h100|default|FILE>]", rust: cost },
@@ -366,7 +366,7 @@ mod tests {
         assert_eq!(expand(":bach cost reset").unwrap(), "bach::notebook::reset_cost();\n");
         assert!(expand(":bach cost set x").unwrap_err().contains("usage: :bach cost [set <path> = <value>"));
         assert_eq!(expand(":bach cell gpu").unwrap(), "bach::notebook::force_cell(\"gpu\");\n");
-        assert!(expand(":bach cell tpu").unwrap_err().contains("usage: :bach cell <cpu|gpu|auto|gpu:K>"));
+        assert!(expand(":bach cell tpu").unwrap_err().contains("usage: :bach cell <cpu|gpu|auto|gpu:K|cuda:K>"));
         assert_eq!(expand(":bach cell gpu:2").unwrap(), "bach::notebook::force_cell(\"gpu:2\");\n");
         assert!(expand(":bach cell gpu:two").is_err());
         assert_eq!(expand(":bach explain &a * 2.0").unwrap(), "bach::notebook::show_explain(&(&a * 2.0));\n");

@@ -230,10 +230,20 @@ pub fn use_cost_profile(name: &str) {
     s.update_config(|c| c.cost = cost);
 }
 
-/// `:bach cell <cpu|gpu|auto|gpu:K>`: where the ops this cell creates from here on run
+/// `:bach cell <cpu|gpu|auto|gpu:K|cuda:K>`: where the ops this cell creates from here on run
 /// (`gpu:K`, also `device:K`: accelerator number K as `:bach devices` lists it, alone).
 pub fn force_cell(device: &str) {
     let s = session::global();
+    // cuda:K: the session's first accelerator on CUDA GPU K (`:bach devices` names them).
+    if let Some(k) = device.trim().strip_prefix("cuda:") {
+        let k: usize = k.parse().unwrap_or_else(|_| panic!("`{device}`: cuda:K takes a CUDA GPU's ordinal (0, 1, ...)"));
+        let Some(d) = s.devices().accelerators().find(|d| d.cuda_ordinal() == Some(k)).map(|d| d.profile().id) else {
+            panic!("this session has no accelerator on cuda:{k} (`:bach devices` lists its devices; gpu:K picks one by its number there)")
+        };
+        s.force_cell_device(d);
+        println!("this cell's ops: on {} (cuda:{k}) where they can run there", s.devices().label(d));
+        return;
+    }
     let named = device.trim().strip_prefix("gpu:").or_else(|| device.trim().strip_prefix("device:"));
     if let Some(k) = named {
         let k: u8 = k.parse().unwrap_or_else(|_| panic!("`{device}`: gpu:K takes an accelerator's number as `:bach devices` lists it (1, 2, ...)"));
@@ -250,7 +260,7 @@ pub fn force_cell(device: &str) {
         "cpu" => Some(false),
         "gpu" | "accelerator" => Some(true),
         "auto" => None,
-        other => panic!("unknown device `{other}` for `:bach cell` (cpu, gpu, auto or gpu:K)"),
+        other => panic!("unknown device `{other}` for `:bach cell` (cpu, gpu, auto, gpu:K or cuda:K)"),
     };
     s.force_cell(forced);
     println!(

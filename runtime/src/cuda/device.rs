@@ -153,6 +153,10 @@ impl Device for CudaDevice {
         &self.profile
     }
 
+    fn cuda_ordinal(&self) -> Option<usize> {
+        Some(self.gpu.ordinal)
+    }
+
     fn run(&self, op: &Annotation, ctx: &OpCtx<'_>, args: &[ValueRef<'_>]) -> Result<Value> {
         self.guard(op.name(), |at| {
             let kernel = op.accelerator().ok_or_else(|| at.invalid("has no accelerator kernel: it cannot run on a GPU"))?;
