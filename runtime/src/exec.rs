@@ -144,6 +144,39 @@ fn run_wave(
 ) -> Result<()> {
     let epoch = env.epoch();
     let started = epoch.elapsed();
+    // The plan's whole copies of host values into each stage's accelerator, made at once: a
+    // thread per device, each on its own link. One that fails is left to the stage's gather
+    // (which retries, or says why).
+    let mut wanted: Vec<(usize, DeviceId)> = Vec::new();
+    for s in wave.clone() {
+        let dev = plan.stages[s].device;
+        for t in plan.transfers.iter().filter(|t| t.stage == Some(s) && !t.streamed && t.from == CPU && t.to == dev) {
+            if store.host[t.node].is_some() && !store.device.contains_key(&(t.node, dev)) && !wanted.contains(&(t.node, dev)) {
+                wanted.push((t.node, dev));
+            }
+        }
+    }
+    let mut to: Vec<DeviceId> = wanted.iter().map(|&(_, d)| d).collect();
+    to.dedup();
+    if to.len() > 1 {
+        let host: &[Option<Value>] = store.host;
+        let copied: Vec<Vec<(usize, DeviceId, Result<(Value, Event)>)>> = std::thread::scope(|scope| {
+            let workers: Vec<_> = to
+                .iter()
+                .map(|&d| {
+                    let mine: Vec<usize> = wanted.iter().filter(|&&(_, x)| x == d).map(|&(u, _)| u).collect();
+                    scope.spawn(move || mine.into_iter().map(|u| (u, d, copy_whole_in(env, eval, part, u, host[u].as_ref().expect("checked"), d))).collect::<Vec<_>>())
+                })
+                .collect();
+            workers.into_iter().map(|w| w.join().unwrap_or_default()).collect()
+        });
+        for (u, d, r) in copied.into_iter().flatten() {
+            if let Ok((v, event)) = r {
+                events.push(event);
+                store.device.insert((u, d), v);
+            }
+        }
+    }
     let mut runs = Vec::with_capacity(wave.len());
     let mut alone: Vec<usize> = Vec::new();
     for s in wave.clone() {
@@ -261,9 +294,10 @@ fn whole_on(env: &Env<'_>, eval: u64, part: &GraphPart, store: &mut Store<'_>, u
         (*from, device_of(env, dev)?.copy_in(host.view(), tag)?)
     } else {
         let v = store.host[u].as_ref().ok_or_else(|| BachError::invalid("execute", format!("#{} is on no device it can be copied from", node.id)))?;
-        let device = device_of(env, dev)?;
-        device.keep_host(v);
-        (CPU, device.copy_in(v.view(), tag)?)
+        let (moved, event) = copy_whole_in(env, eval, part, u, v, dev)?;
+        events.push(event);
+        store.device.insert((u, dev), moved.clone());
+        return Ok(moved);
     };
     events.push(Event::transfer(eval, node, from, dev, 0, t0..epoch.elapsed(), node.meta.bytes() as u64));
     if dev == CPU {
@@ -272,6 +306,16 @@ fn whole_on(env: &Env<'_>, eval: u64, part: &GraphPart, store: &mut Store<'_>, u
         store.device.insert((u, dev), moved.clone());
     }
     Ok(moved)
+}
+
+/// Host value `v` of node `u` copied whole into accelerator `dev`, and the copy's event.
+fn copy_whole_in(env: &Env<'_>, eval: u64, part: &GraphPart, u: usize, v: &Value, dev: DeviceId) -> Result<(Value, Event)> {
+    let node = &part.nodes[u];
+    let t0 = env.epoch().elapsed();
+    let device = device_of(env, dev)?;
+    device.keep_host(v);
+    let moved = device.copy_in(v.view(), Tag { node: node.id, piece: 0 })?;
+    Ok((moved, Event::transfer(eval, node, CPU, dev, 0, t0..env.epoch().elapsed(), node.meta.bytes() as u64)))
 }
 
 /// The pieces of a stage: row ranges of at most `piece_rows` (one empty piece for 0 rows).
