@@ -160,7 +160,7 @@ fn run_wave(
     to.dedup();
     if to.len() > 1 {
         let host: &[Option<Value>] = store.host;
-        let copied: Vec<Vec<(usize, DeviceId, Result<(Value, Event)>)>> = std::thread::scope(|scope| {
+        let copied: Vec<Vec<CopyIn>> = std::thread::scope(|scope| {
             let workers: Vec<_> = to
                 .iter()
                 .map(|&d| {
@@ -307,6 +307,10 @@ fn whole_on(env: &Env<'_>, eval: u64, part: &GraphPart, store: &mut Store<'_>, u
     }
     Ok(moved)
 }
+
+/// A whole copy into an accelerator made by a wave's thread: the node, the device, and the
+/// value there with the copy's event.
+type CopyIn = (usize, DeviceId, Result<(Value, Event)>);
 
 /// Host value `v` of node `u` copied whole into accelerator `dev`, and the copy's event.
 fn copy_whole_in(env: &Env<'_>, eval: u64, part: &GraphPart, u: usize, v: &Value, dev: DeviceId) -> Result<(Value, Event)> {
