@@ -145,6 +145,13 @@ pub trait Device: Send + Sync {
     }
     /// Copy a host value (or piece) into this device's memory.
     fn copy_in(&self, value: ValueRef<'_>, tag: Tag) -> Result<Value>;
+    /// Copy a value held by another accelerator straight into this one's memory, where the
+    /// two can (the emulated accelerators: one copy between their memories); `None` where
+    /// they cannot, and the executor stages the copy through host memory (the default; CUDA
+    /// peer copies are not made yet).
+    fn copy_from_peer(&self, _value: ValueRef<'_>, _tag: Tag) -> Option<Result<Value>> {
+        None
+    }
     /// Copy a value (or piece) of this device to the host.
     fn copy_out(&self, value: ValueRef<'_>, tag: Tag) -> Result<PendingCopy>;
     /// Copy a value (or piece) of this device into `dest`, rows of a host array being written

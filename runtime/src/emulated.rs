@@ -103,19 +103,24 @@ impl EmulatedDevice {
         if d.device != self.profile.id {
             return Err(BachError::invalid(op, format!("a value of device {} was handed to the emulated accelerator", d.device.0)));
         }
-        let buf = d.buffer::<EmulatedBuffer>().ok_or_else(|| BachError::invalid(op, "not a buffer of the emulated accelerator"))?;
-        fn view<'a, A: Element>(a: &'a ndarray::ArcArray<A, IxDyn>, d: &DeviceValue) -> ArrayViewD<'a, A> {
-            let flat = a.as_slice().expect("buffers are stored in standard layout");
-            ArrayViewD::from_shape(IxDyn(&d.meta.shape), &flat[d.offset..d.offset + d.meta.len()]).expect("a device value fits its buffer")
-        }
-        Ok(match &buf.data {
-            Value::F64(a) => ValueRef::F64(view(a, d)),
-            Value::F32(a) => ValueRef::F32(view(a, d)),
-            Value::I64(a) => ValueRef::I64(view(a, d)),
-            Value::Bool(a) => ValueRef::Bool(view(a, d)),
-            _ => unreachable!("only arrays are stored"),
-        })
+        buffer_view(d, op)
     }
+}
+
+/// A host view of (part of) a value in an emulated memory space (this one's or a peer's).
+fn buffer_view<'a>(d: &'a DeviceValue, op: &str) -> Result<ValueRef<'a>> {
+    let buf = d.buffer::<EmulatedBuffer>().ok_or_else(|| BachError::invalid(op, "not a buffer of the emulated accelerator"))?;
+    fn view<'a, A: Element>(a: &'a ndarray::ArcArray<A, IxDyn>, d: &DeviceValue) -> ArrayViewD<'a, A> {
+        let flat = a.as_slice().expect("buffers are stored in standard layout");
+        ArrayViewD::from_shape(IxDyn(&d.meta.shape), &flat[d.offset..d.offset + d.meta.len()]).expect("a device value fits its buffer")
+    }
+    Ok(match &buf.data {
+        Value::F64(a) => ValueRef::F64(view(a, d)),
+        Value::F32(a) => ValueRef::F32(view(a, d)),
+        Value::I64(a) => ValueRef::I64(view(a, d)),
+        Value::Bool(a) => ValueRef::Bool(view(a, d)),
+        _ => unreachable!("only arrays are stored"),
+    })
 }
 
 /// The value in standard (row-major, contiguous) layout, copying only when it is not.
@@ -173,6 +178,12 @@ impl Device for EmulatedDevice {
             return Err(BachError::invalid("copy out", "the value is not on the emulated accelerator"));
         };
         Ok(PendingCopy::ready(copy_of(&self.host_view(d, "copy out")?)))
+    }
+    /// From another emulated accelerator's memory straight into this one's: one copy.
+    fn copy_from_peer(&self, value: ValueRef<'_>, _tag: Tag) -> Option<Result<Value>> {
+        let ValueRef::Device(d) = &value else { return None };
+        d.buffer::<EmulatedBuffer>()?;
+        Some(buffer_view(d, "peer copy").and_then(|view| self.store(copy_of(&view), "peer copy")))
     }
     /// Straight into the result's rows: one copy, as a DMA into them would be (the default
     /// copies out, then writes the rows).

@@ -289,9 +289,14 @@ fn whole_on(env: &Env<'_>, eval: u64, part: &GraphPart, store: &mut Store<'_>, u
             store.device.iter().find(|((n, _), _)| *n == u).ok_or_else(|| BachError::invalid("execute", format!("#{} was not computed before it was needed", node.id)))?;
         (*from, device_of(env, *from)?.copy_out(v.view(), tag)?.finish()?)
     } else if let (None, Some(((_, from), v))) = (&store.host[u], store.device.iter().find(|((n, _), _)| *n == u)) {
-        // On another accelerator only: from device to device, staged through host memory.
-        let host = device_of(env, *from)?.copy_out(v.view(), tag)?.finish()?;
-        (*from, device_of(env, dev)?.copy_in(host.view(), tag)?)
+        // On another accelerator only: from device to device, straight where the two can,
+        // else staged through host memory.
+        let to = device_of(env, dev)?;
+        let moved = match to.copy_from_peer(v.view(), tag) {
+            Some(r) => r?,
+            None => to.copy_in(device_of(env, *from)?.copy_out(v.view(), tag)?.finish()?.view(), tag)?,
+        };
+        (*from, moved)
     } else {
         let v = store.host[u].as_ref().ok_or_else(|| BachError::invalid("execute", format!("#{} is on no device it can be copied from", node.id)))?;
         let (moved, event) = copy_whole_in(env, eval, part, u, v, dev)?;

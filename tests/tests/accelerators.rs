@@ -247,6 +247,15 @@ fn independent_whole_ops_are_scheduled_on_different_accelerators_and_run_at_once
         assert_close("gx + gy", &sum.to_array().unwrap().into_dyn(), &want.into_dyn(), 1e-12);
         let ran: BTreeSet<DeviceId> = s.trace().last().unwrap().events.iter().filter(|e| e.kind == EventKind::Compute && e.op.as_ref() == "gram").map(|e| e.device).collect();
         assert_eq!(ran, BTreeSet::from([DeviceId(1), DeviceId(2)]));
+        // The sum reads the other Gram matrix straight from its accelerator (emulated ones
+        // copy between their memories), not through the host.
+        let (made, read) = (on(&gy), on(&sum));
+        assert_ne!(made, read, "{plan}");
+        assert!(plan.transfers.iter().any(|t| t.id == gy.lazy().id() && t.from == made && t.to == read), "a peer copy:\n{plan}");
+        assert!(!plan.transfers.iter().any(|t| t.id == gy.lazy().id() && t.to == CPU), "not home first:\n{plan}");
+        let peer: Vec<(DeviceId, Option<DeviceId>)> =
+            s.trace().last().unwrap().events.iter().filter(|e| e.kind == EventKind::Transfer && e.node == gy.lazy().id()).map(|e| (e.device, e.to)).collect();
+        assert_eq!(peer, [(made, Some(read))], "one copy, device to device");
 
         // A chain stays where its values are: the copy between accelerators costs more than
         // waiting for the device.

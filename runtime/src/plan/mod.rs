@@ -220,6 +220,14 @@ pub fn parallel_width(devices: &[DeviceProfile], ids: &[DeviceId]) -> usize {
     names.len().max(1)
 }
 
+/// Whether a copy from accelerator `a` to accelerator `b` goes straight between their
+/// memories (two emulated accelerators: [`crate::device::Device::copy_from_peer`]) rather than
+/// staged through host memory (every other pair; CUDA peer copies are not made yet).
+pub fn peer_link(devices: &[DeviceProfile], a: DeviceId, b: DeviceId) -> bool {
+    let emulated = |d: DeviceId| devices.get(d.0 as usize).is_some_and(|p| p.kind == DeviceKind::Emulated);
+    a != b && a != CPU && b != CPU && emulated(a) && emulated(b)
+}
+
 /// A copy of a value between devices.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Transfer {
@@ -285,13 +293,15 @@ impl Plan {
         self.link_seconds(t, cost) / width as f64
     }
     /// The seconds of transfer `t` over one link, whole. Between two accelerators the copy is
-    /// staged through host memory: out of one, then into the other.
+    /// staged through host memory, out of one, then into the other, unless they copy
+    /// straight ([`peer_link`]: then one copy into the other).
     fn link_seconds(&self, t: &Transfer, cost: &CostModel) -> f64 {
         use crate::cost::Direction;
         let copy = |direction: Direction, d: DeviceId, memory: MemoryKind| self.devices.get(d.0 as usize).map_or(0.0, |p| cost.copy_seconds_of(t.bytes, direction, memory, p));
         match (t.from, t.to) {
             (_, CPU) => copy(Direction::D2h, t.from, t.memory),
             (CPU, to) => copy(Direction::H2d, to, t.memory),
+            (from, to) if peer_link(&self.devices, from, to) => copy(Direction::H2d, to, MemoryKind::Pageable),
             (from, to) => copy(Direction::D2h, from, MemoryKind::Pageable) + copy(Direction::H2d, to, MemoryKind::Pageable),
         }
     }

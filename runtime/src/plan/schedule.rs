@@ -71,6 +71,7 @@ pub(super) fn assign(
             (true, _, _) => 0.0,
             (_, true, _) => n.to_accelerator_s,
             (_, _, true) => n.to_host_s,
+            _ if super::peer_link(devices, from, to) => n.to_accelerator_s,
             _ => n.to_host_s + n.to_accelerator_s,
         }
     };
@@ -173,7 +174,8 @@ pub(super) fn assign(
                 priced.push((u, to));
                 let n = &problem.nodes[u];
                 let home_too = n.needed_on_host || n.readers.iter().any(|&r| placed.device[r] == CPU);
-                extra += n.to_accelerator_s + if home_too || priced.iter().any(|&(v, t)| v == u && t != to) { 0.0 } else { n.to_host_s };
+                let staged = !super::peer_link(devices, from, to);
+                extra += n.to_accelerator_s + if !staged || home_too || priced.iter().any(|&(v, t)| v == u && t != to) { 0.0 } else { n.to_host_s };
             }
         }
     }

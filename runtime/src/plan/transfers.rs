@@ -28,6 +28,7 @@ pub(super) fn insert(
     let mut on_host: Vec<bool> = part.nodes.iter().map(|n| n.materialized == Some(CPU)).collect();
     let mut on_dev: Vec<Option<DeviceId>> = part.nodes.iter().map(|n| n.materialized.filter(|&d| d != CPU)).collect();
     let mut transfers: Vec<Transfer> = Vec::new();
+    let stages_shards: Vec<usize> = stages.iter().map(|st| st.shards.len()).collect();
     // Per stage that is not paged: its device and the values from outside it that it reads
     // (a paged stage streams what it reads: it is not made to hold a value whole).
     let stages_after: Vec<(usize, DeviceId, Vec<usize>)> = stages
@@ -66,6 +67,11 @@ pub(super) fn insert(
                             }
                         }
                     }
+                } else if let Some(from) = on_dev[u].filter(|&a| !on_host[u] && super::peer_link(devices, a, stage.device)) {
+                    // Held on another accelerator that copies straight into this one: whole.
+                    if !transfers.iter().any(|t| t.node == u && t.to == stage.device && !t.streamed) {
+                        transfers.push(copy(part, u, from, stage.device, Some(s), false, MemoryKind::Pageable));
+                    }
                 } else if on_dev[u] != Some(stage.device) {
                     // A value a later stage here reads too is copied whole once (and stays), not
                     // streamed now and copied again then; unless this stage is paged (it does
@@ -89,9 +95,12 @@ pub(super) fn insert(
             }
             let mergeable_on_device = stage.pieces == 1 || part.nodes[o].op.result_split().key() == "rows";
             let later_here = consumers[o].iter().any(|&c| stage_node[c] != Some(s) && device[c] == stage.device);
+            // Read next on an accelerator this one copies straight into: kept here, for that copy.
+            let peer = |c: usize| stage_node[c].is_some_and(|t| stages_shards[t] < 2) && super::peer_link(devices, stage.device, device[c]);
+            let later_on_peer = consumers[o].iter().any(|&c| stage_node[c] != Some(s) && peer(c));
             let keep = part.nodes[o].target && part.nodes[o].keep_on_device;
-            let to_host_reader = consumers[o].iter().any(|&c| device[c] != stage.device) || (part.nodes[o].target && !keep);
-            let device_whole = (later_here || keep) && !stage.paged && mergeable_on_device && stage.shards.len() < 2;
+            let to_host_reader = consumers[o].iter().any(|&c| device[c] != stage.device && !peer(c)) || (part.nodes[o].target && !keep);
+            let device_whole = (later_here || later_on_peer || keep) && !stage.paged && mergeable_on_device && stage.shards.len() < 2;
             if keep && !device_whole {
                 notes.push(format!(
                     "#{} cannot stay on {}: {}; it comes back to the host",
