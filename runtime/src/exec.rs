@@ -127,9 +127,8 @@ pub(crate) fn execute(env: &Env<'_>, eval: u64, planned: &Arc<Plan>, part: &Grap
 /// Run the stages of `wave` at once ([`Plan::waves`]: each whole on an accelerator of its
 /// own, none reading another's results): each gathers what it reads and places its results
 /// here, in order; then each runs its pieces on a thread of its own (one thread per device);
-/// then each lands, in order. A stage that runs out of device memory runs again alone
-/// afterwards, with its retries; so does the whole wave when one of its stages cannot be
-/// gathered.
+/// then each lands, in order. A stage that runs out of device memory (gathering or running)
+/// runs again alone afterwards, with its retries.
 #[allow(clippy::too_many_arguments)]
 fn run_wave(
     env: &Env<'_>,
