@@ -330,6 +330,11 @@ impl Plan {
         }
         waves
     }
+    /// The cost model's seconds for stage `s`'s ops on an accelerator, summed (those that
+    /// can run there).
+    fn stage_accelerator_seconds(&self, s: usize) -> f64 {
+        self.stages[s].steps.iter().map(|&st| self.steps[st].accelerator_s).filter(|t| t.is_finite()).sum()
+    }
     pub fn total_pieces(&self) -> usize {
         self.stages.iter().map(|s| s.pieces).sum()
     }
@@ -466,7 +471,7 @@ fn plan_with_policy(part: &GraphPart, cost: &CostModel, devices: &[DeviceProfile
         plan.predicted.compute_s += plan.stage_overhead_seconds(s, cost);
         let width = plan.stage_width(s) as f64;
         if width > 1.0 {
-            let ops: f64 = plan.stages[s].steps.iter().map(|&st| plan.steps[st].accelerator_s).filter(|t| t.is_finite()).sum();
+            let ops = plan.stage_accelerator_seconds(s);
             let copies: f64 = plan.transfers.iter().filter(|t| t.stage == Some(s) && t.streamed).map(|t| plan.link_seconds(t, cost)).sum();
             plan.predicted.compute_s -= ops * (1.0 - 1.0 / width);
             plan.predicted.copies_s -= copies * (1.0 - 1.0 / width);
@@ -479,7 +484,7 @@ fn plan_with_policy(part: &GraphPart, cost: &CostModel, devices: &[DeviceProfile
     for wave in plan.waves().into_iter().filter(|w| w.len() > 1) {
         let ids: Vec<DeviceId> = wave.clone().map(|s| plan.stages[s].device).collect();
         let at_once = parallel_width(&plan.devices, &ids);
-        let ops: Vec<f64> = wave.map(|s| plan.stages[s].steps.iter().map(|&st| plan.steps[st].accelerator_s).filter(|t| t.is_finite()).sum::<f64>()).collect();
+        let ops: Vec<f64> = wave.map(|s| plan.stage_accelerator_seconds(s)).collect();
         let (sum, longest) = (ops.iter().sum::<f64>(), ops.iter().copied().fold(0.0, f64::max));
         plan.predicted.compute_s -= sum - longest.max(sum / at_once as f64);
     }
